@@ -1,0 +1,31 @@
+"""The `schedbridge` command line: one group, subcommands registered from their own modules."""
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> "module:attribute" of a click command; imported lazily so `schedbridge --help`
+# stays fast and a subcommand's heavy imports (pandas, pyspark) load only when used.
+SUBCOMMANDS: dict[str, str] = {
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="schedbridge")
+def main() -> None:
+    """schedbridge: research scheduling policies on Apache Hadoop YARN and Apache Spark."""
