@@ -8,6 +8,7 @@ import click
 # name -> "module:attribute" of a click command; imported lazily so `schedbridge --help`
 # stays fast and a subcommand's heavy imports (pandas, pyspark) load only when used.
 SUBCOMMANDS: dict[str, str] = {
+    "trace": "workloads.synthetic.cli:trace",
 }
 
 

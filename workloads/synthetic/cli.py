@@ -1,0 +1,34 @@
+"""`schedbridge trace generate KIND ...`: write a seeded synthetic trace and print its statistics."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from workloads.synthetic.base import write_trace
+from workloads.synthetic.kinds import KINDS, generate
+
+
+@click.group()
+def trace() -> None:
+    """Synthetic traces in the thesis format (submit_time n_tasks mean d1 ... dn)."""
+
+
+@trace.command("generate")
+@click.argument("kind", type=click.Choice(sorted(KINDS)), metavar="KIND")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Number of jobs [default: the thesis' size].")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--load", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Offered load on --nodes single-slot nodes [default: the kind's native arrival rate].")
+@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Cluster size the load refers to.")
+@click.option("--out", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True)
+def generate_command(kind: str, jobs: int | None, seed: int, load: float | None, nodes: int | None, out: Path) -> None:
+    """Generate a KIND trace into --out and print its statistics."""
+    generated = generate(kind, jobs=jobs, seed=seed, load=load, nodes=nodes)
+    try:
+        write_trace(generated.jobs, out)
+    except OSError as err:
+        raise click.ClickException(f"cannot write {out}: {err.strerror}") from err
+    click.echo(f"{kind}: {KINDS[kind].description}")
+    click.echo(generated.stats.describe())
+    click.echo(f"wrote {out}")
