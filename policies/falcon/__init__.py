@@ -1,0 +1,1 @@
+"""Falcon: dependency-aware scheduling with complementary packing and Selective Preemption."""

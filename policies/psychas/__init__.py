@@ -1,0 +1,1 @@
+"""Psychas & Ghaderi: scheduling jobs with random resource requirements (BF-J/S, VQS, VQS-BF)."""

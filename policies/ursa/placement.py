@@ -1,0 +1,105 @@
+"""Ursa's placement score and stage-aware batch placement (EuroSys '20, §4.2.2, Alg. 1).
+
+Per resource r a worker has a normalised headroom D_r(w) = max(0, (EPT − APT_r(w)) / EPT):
+how much of one scheduling interval's worth of work it can still absorb. Placing task t
+adds Inc_r(t, w). The score F(t, w) = Σ_r D_r(w)·min(Inc_r, D_r) pairs heavy use of a
+resource with workers where that resource is light; a worker with no headroom on a
+resource the task needs is excluded, so work waits at the scheduler (late binding).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+Vector = tuple[float, ...]
+Increment = Callable[[Hashable, Hashable], Vector]
+
+# "a large number" (Alg. 1, line 7): F ≤ #resources, so any EJF term below this is dominated.
+STAGE_BONUS = 1e6
+
+
+def headroom(ept: float, apt: float) -> float:
+    """D_r(w) for a time-like resource: the unused share of one EPT."""
+    return max(0.0, (ept - apt) / ept)
+
+
+def score(head: Sequence[float], inc: Sequence[float], hard: Sequence[bool]) -> float | None:
+    """Eq. (1) F(t, w), or None when w is excluded: some needed resource has no headroom,
+    or a hard resource (memory) does not fit."""
+    total = 0.0
+    for d, i, h in zip(head, inc, hard, strict=True):
+        if i > 0 and (d <= 0 or (h and i > d + 1e-9)):
+            return None
+        total += d * min(i, d)
+    return total
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The ready, unplaced tasks of one stage of one job, plus its job-order bonus
+    (EJF's W·T or SRJF's weighted priority)."""
+
+    key: Hashable
+    tasks: tuple[Hashable, ...]
+    order_bonus: float = 0.0
+
+
+@dataclass
+class Plan:
+    """A stage's tentative placement and its Alg. 1 score."""
+
+    stage: Stage
+    score: float
+    pairs: list[tuple[Hashable, Hashable]] = field(default_factory=list)
+
+
+def _commit(heads: dict[Hashable, list[float]], worker: Hashable, inc: Vector) -> None:
+    heads[worker] = [max(0.0, d - i) for d, i in zip(heads[worker], inc)]
+
+
+def stage_score(stage: Stage, heads: Mapping[Hashable, Sequence[float]], increment: Increment,
+                hard: Sequence[bool], stage_bonus: float = STAGE_BONUS) -> Plan:
+    """Alg. 1 StageScore on a copy of the headrooms: each task to its best worker in turn
+    (ties: first worker in ``heads`` order); mean F plus the bonus if every task placed."""
+    local = {w: list(d) for w, d in heads.items()}
+    plan = Plan(stage, 0.0)
+    total, bonus = 0.0, stage_bonus
+    for task in stage.tasks:
+        best: tuple[float, Hashable] | None = None
+        for w, d in local.items():
+            f = score(d, increment(task, w), hard)
+            if f is not None and (best is None or f > best[0]):
+                best = (f, w)
+        if best is None:
+            bonus = 0.0
+            continue
+        plan.pairs.append((task, best[1]))
+        _commit(local, best[1], increment(task, best[1]))
+        total += best[0]
+    plan.score = (total / len(plan.pairs) if plan.pairs else 0.0) + bonus + stage.order_bonus
+    return plan
+
+
+def place_batch(stages: Sequence[Stage], heads: Mapping[Hashable, Sequence[float]],
+                increment: Increment, hard: Sequence[bool],
+                stage_bonus: float = STAGE_BONUS) -> list[tuple[Hashable, Hashable]]:
+    """One scheduling round: repeat Alg. 1 (score every stage, commit the best plan,
+    rescore) until no stage can place a task. Ties between stages keep input order."""
+    live = {w: list(d) for w, d in heads.items()}
+    pending = list(stages)
+    placed: list[tuple[Hashable, Hashable]] = []
+    while pending:
+        plans = [stage_score(s, live, increment, hard, stage_bonus) for s in pending]
+        plans = [p for p in plans if p.pairs]
+        if not plans:
+            break
+        best = max(plans, key=lambda p: p.score)
+        for task, w in best.pairs:
+            _commit(live, w, increment(task, w))
+        placed.extend(best.pairs)
+        done = {t for t, _ in best.pairs}
+        rest = tuple(t for t in best.stage.tasks if t not in done)
+        pending = [s for s in pending if s is not best.stage]
+        if rest:
+            pending.append(Stage(best.stage.key, rest, best.stage.order_bonus))
+    return placed

@@ -1,0 +1,64 @@
+"""Ursa's placement score F(t, w), Algorithm 1 and the EJF/SRJF orders."""
+import pytest
+
+from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
+from policies.ursa.placement import STAGE_BONUS, Stage, headroom, place_batch, score, stage_score
+
+HARD = (False, False, True)  # cpu, network, memory
+
+
+def test_headroom_is_unused_share_of_ept():
+    assert headroom(1.0, 0.25) == 0.75 and headroom(1.0, 2.0) == 0.0
+
+
+def test_score_caps_increment_and_excludes_blocked_workers():
+    assert score((0.5, 1.0, 1.0), (0.8, 0.1, 0.2), HARD) == pytest.approx(0.5 * 0.5 + 0.1 + 0.2)
+    assert score((0.0, 1.0, 1.0), (0.1, 0.0, 0.1), HARD) is None  # needs CPU, none left
+    assert score((0.0, 1.0, 1.0), (0.0, 0.3, 0.1), HARD) == pytest.approx(0.4)  # no CPU needed
+    assert score((1.0, 1.0, 0.1), (0.1, 0.0, 0.2), HARD) is None  # memory does not fit
+
+
+def test_score_pairs_heavy_resource_with_light_worker():
+    cpu_heavy = (0.6, 0.1, 0.0)
+    cpu_light_worker, net_light_worker = (0.9, 0.2, 1.0), (0.2, 0.9, 1.0)
+    assert score(cpu_light_worker, cpu_heavy, HARD) > score(net_light_worker, cpu_heavy, HARD)
+
+
+def test_stage_score_bonus_only_when_whole_stage_fits():
+    heads = {"w1": (1.0, 1.0, 1.0)}
+    inc = lambda t, w: (1.0, 0.0, 0.1)  # noqa: E731  one task uses a whole EPT of CPU
+    whole = stage_score(Stage("s", ("a",)), heads, inc, HARD)
+    partial = stage_score(Stage("s", ("a", "b")), heads, inc, HARD)
+    assert whole.score == pytest.approx(1.1 + STAGE_BONUS)
+    assert partial.pairs == [("a", "w1")] and partial.score == pytest.approx(1.1)
+    assert heads["w1"] == (1.0, 1.0, 1.0)  # scored on a copy
+
+
+def test_place_batch_prefers_complete_stages_and_repeats():
+    heads = {"w1": (1.0, 1.0, 1.0), "w2": (1.0, 1.0, 1.0)}
+    inc = lambda t, w: (1.0, 0.0, 0.1) if t.startswith("big") else (0.5, 0.0, 0.1)  # noqa: E731
+    stages = [Stage("wide", ("big1", "big2", "big3")), Stage("small", ("s1", "s2"))]
+    placed = place_batch(stages, heads, inc, HARD)
+    # "small" fits entirely (bonus), one task per worker (F is higher on the idle one);
+    # then two of three "big" tasks still fit (capped), the third finds no CPU headroom.
+    assert placed[:2] == [("s1", "w1"), ("s2", "w2")]
+    assert sorted(t for t, _ in placed[2:]) == ["big1", "big2"]
+
+
+def test_order_bonus_breaks_stage_ties_toward_older_job():
+    heads = {"w1": (1.0, 1.0, 1.0)}
+    inc = lambda t, w: (1.0, 0.0, 0.1)  # noqa: E731
+    stages = [Stage("young", ("y",), ejf_bonus(0.01, 10.0, 12.0)),
+              Stage("old", ("o",), ejf_bonus(0.01, 0.0, 12.0))]
+    assert place_batch(stages, heads, inc, HARD) == [("o", "w1")]
+
+
+def test_srjf_weights_contended_resources_and_orders_small_jobs_first():
+    assert srjf_score((2.0, 1.0), (4.0, 1.0)) == pytest.approx(2 * 1.5 + 1 * 1.0)
+    assert srjf_priority((1.0, 0.0), (4.0, 1.0)) > srjf_priority((3.0, 0.0), (4.0, 1.0))
+    assert srjf_priority((0.0, 0.0), (4.0, 1.0)) == float("inf")
+
+
+def test_monotask_order_cpu_descending_network_ascending():
+    assert sorted([monotask_order(0, 5, True), monotask_order(0, 9, True)]) == [(0, -9), (0, -5)]
+    assert sorted([monotask_order(0, 9, False), monotask_order(0, 5, False)]) == [(0, 5), (0, 9)]
