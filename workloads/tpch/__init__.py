@@ -1,0 +1,1 @@
+"""TPC-H: Parquet data from tpchgen-cli, query texts and reference answers from DuckDB, runs on Spark SQL."""

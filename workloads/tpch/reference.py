@@ -1,0 +1,16 @@
+"""Reference answers: the same query text run by DuckDB over the same Parquet files."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from workloads.tpch.datagen import table_paths
+from workloads.tpch.queries import connect, query_texts
+
+
+def duckdb_answers(data_dir: Path, numbers: tuple[int, ...]) -> dict[int, list[tuple]]:
+    """Query number -> DuckDB's result rows, over `data_dir/<table>.parquet`."""
+    texts = query_texts()
+    with connect() as con:
+        for table, path in table_paths(str(data_dir)).items():
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{path}')")
+        return {n: con.execute(texts[n]).fetchall() for n in numbers}
