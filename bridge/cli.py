@@ -9,6 +9,7 @@ import click
 # stays fast and a subcommand's heavy imports (pandas, pyspark) load only when used.
 SUBCOMMANDS: dict[str, str] = {
     "trace": "workloads.synthetic.cli:trace",
+    "testbed": "bridge.testbed.cli:testbed",
 }
 
 

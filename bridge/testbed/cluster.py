@@ -1,0 +1,176 @@
+"""The local testbed as a whole: bring the daemons up in order, wait until usable, stop them."""
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bridge.paths import hadoop_lib_dir
+from bridge.testbed import hadoopconf
+from bridge.testbed.daemons import DaemonSpec, ProcessTable
+from bridge.testbed.layout import ClusterLayout, all_ports
+from yarnclient import ResourceManagerClient, YarnError
+from yarnclient.hdfs import hdfs_client
+
+NAMENODE = "org.apache.hadoop.hdfs.server.namenode.NameNode"
+DATANODE = "org.apache.hadoop.hdfs.server.datanode.DataNode"
+RESOURCEMANAGER = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
+NODEMANAGER = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
+
+
+class TestbedError(Exception):
+    """The testbed could not start or is unhealthy; the message says which daemon and why."""
+
+
+@dataclass(frozen=True)
+class Heaps:
+    """JVM heaps in MB, small enough for a 2-core, few-GB machine."""
+
+    namenode: int = 256
+    datanode: int = 192
+    resourcemanager: int = 384
+    nodemanager: int = 192
+
+
+class Testbed:
+    """Real HDFS and YARN daemons on this host, described by a `ClusterLayout`."""
+
+    def __init__(self, layout: ClusterLayout, heaps: Heaps = Heaps()) -> None:
+        self.layout = layout
+        self.heaps = heaps
+        self.processes = ProcessTable(layout.pid_dir, layout.log_dir)
+
+    # --- the daemons ---------------------------------------------------------------------
+    def daemons(self) -> list[DaemonSpec]:
+        conf = self.layout.conf_dir
+        specs = [
+            DaemonSpec("namenode", NAMENODE, conf, self.heaps.namenode),
+            DaemonSpec("datanode", DATANODE, conf, self.heaps.datanode),
+            DaemonSpec("resourcemanager", RESOURCEMANAGER, conf, self.heaps.resourcemanager),
+        ]
+        specs += [DaemonSpec(nm.name, NODEMANAGER, self.layout.nm_conf_dir(nm), self.heaps.nodemanager)
+                  for nm in self.layout.nodemanagers]
+        return specs
+
+    def running(self) -> dict[str, int | None]:
+        return {spec.name: self.processes.pid(spec.name) for spec in self.daemons()}
+
+    # --- up ------------------------------------------------------------------------------
+    def up(self, timeout_s: float = 120.0, progress: Callable[[str], None] = lambda _: None) -> None:
+        """Start whatever is not running and wait until HDFS is writable and every NM RUNNING."""
+        if not any(hadoop_lib_dir().glob("hadoop-yarn-server-resourcemanager-*.jar")):
+            raise TestbedError(f"Hadoop server jars not found in {hadoop_lib_dir()}: run `make setup`")
+        hadoopconf.write_all(self.layout)
+        for nm in self.layout.nodemanagers:
+            for sub in ("local", "logs", "recovery"):
+                (self.layout.nm_dir(nm) / sub).mkdir(parents=True, exist_ok=True)
+        to_start = [spec for spec in self.daemons() if self.processes.pid(spec.name) is None]
+        self._check_ports_free({spec.name for spec in to_start})
+        if any(spec.name == "namenode" for spec in to_start):
+            self._format_namenode_once(progress)
+        for spec in to_start:
+            progress(f"starting {spec.name}")
+            self.processes.start(spec)
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._wait("HDFS writable", self._hdfs_writable, deadline, progress)
+            self._wait(f"{len(self.layout.nodemanagers)} NodeManagers RUNNING", self._nodes_running,
+                       deadline, progress)
+        except TestbedError:
+            # A half-started testbed helps nobody: stop what this call started, keep the logs.
+            for spec in reversed(to_start):
+                self.processes.stop(spec.name)
+            raise
+
+    def _format_namenode_once(self, progress: Callable[[str], None]) -> None:
+        if (self.layout.data_dir / "namenode" / "current" / "VERSION").is_file():
+            return
+        progress("formatting the NameNode (first start)")
+        spec = DaemonSpec("namenode-format", NAMENODE, self.layout.conf_dir, self.heaps.namenode,
+                          args=("-format", "-nonInteractive", "-force"))
+        pid = self.processes.start(spec)
+        deadline = time.monotonic() + 60
+        while self.processes.pid(spec.name) == pid and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.processes.stop(spec.name, grace_s=1)
+        if not (self.layout.data_dir / "namenode" / "current" / "VERSION").is_file():
+            raise TestbedError("formatting the NameNode failed; its log ends with:\n"
+                               + self.processes.tail(spec.name))
+
+    def _check_ports_free(self, starting: set[str]) -> None:
+        owners = {"namenode": "namenode_", "datanode": "datanode_", "resourcemanager": "rm_"}
+        for port_name, port in all_ports(self.layout).items():
+            owner = next((d for d, prefix in owners.items() if port_name.startswith(prefix)),
+                         port_name.split(".")[0])
+            if owner in starting and not _port_free(self.layout.bind_host, port):
+                raise TestbedError(f"port {port} ({port_name}, needed by {owner}) on "
+                                   f"{self.layout.bind_host} is already taken by another process")
+
+    def _wait(self, what: str, ready: Callable[[], bool], deadline: float,
+              progress: Callable[[str], None]) -> None:
+        progress(f"waiting until {what}")
+        while time.monotonic() < deadline:
+            self._fail_on_dead_daemon()
+            if ready():
+                return
+            time.sleep(0.5)
+        raise TestbedError(f"timed out waiting until {what}\n" + self.status_text())
+
+    def _fail_on_dead_daemon(self) -> None:
+        for name, pid in self.running().items():
+            if pid is None:
+                raise TestbedError(f"{name} is not running; the end of its log "
+                                   f"({self.processes.log_path(name)}):\n{self.processes.tail(name)}")
+
+    def _hdfs_writable(self) -> bool:
+        try:
+            client = hdfs_client(self.layout.webhdfs_url, user=self.layout.user, timeout=5)
+            client.write("/tmp/.schedbridge-ready", data=b"ok", overwrite=True)
+            return True
+        except Exception:  # noqa: BLE001 - any failure means "not yet"; the deadline bounds it
+            return False
+
+    def _nodes_running(self) -> bool:
+        try:
+            nodes = self.rm().nodes(states=["RUNNING"])
+        except YarnError:
+            return False
+        return len(nodes) >= len(self.layout.nodemanagers)
+
+    def rm(self) -> ResourceManagerClient:
+        return ResourceManagerClient(self.layout.rm_url, user=self.layout.user, timeout=(2, 10),
+                                     retries=0)
+
+    # --- down and status -------------------------------------------------------------------
+    def down(self, progress: Callable[[str], None] = lambda _: None) -> list[str]:
+        """Stop the daemons we started (NodeManagers first, so they clean up containers)."""
+        stopped = []
+        for spec in reversed(self.daemons()):
+            if self.processes.stop(spec.name):
+                progress(f"stopped {spec.name}")
+                stopped.append(spec.name)
+        return stopped
+
+    def status_text(self) -> str:
+        lines = [f"testbed home: {self.layout.home}", f"HADOOP_CONF_DIR={self.layout.conf_dir}"]
+        for name, pid in self.running().items():
+            lines.append(f"  {name:<18} {'running, pid ' + str(pid) if pid else 'not running'}")
+        try:
+            for node in self.rm().nodes():
+                lines.append(f"  node {node.node_id:<18} {node.state:<10} "
+                             f"{node.vcores_used}/{node.vcores_total} vcores, "
+                             f"{node.memory_mb_used}/{node.memory_mb_total} MB")
+        except YarnError as exc:
+            lines.append(f"  ResourceManager REST not answering: {exc}")
+        return "\n".join(lines)
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True

@@ -1,0 +1,121 @@
+"""Start and stop one daemon process, tracked by a pid file the testbed writes itself.
+
+A pid file records the pid and the process start time, so a later `down` never signals a
+process that merely reused the pid.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from bridge.paths import hadoop_lib_dir
+from bridge.testbed.jvm import ADD_OPENS, java_executable
+
+
+@dataclass(frozen=True)
+class DaemonSpec:
+    """A Hadoop daemon: its name, main class, configuration directory and heap."""
+
+    name: str
+    main_class: str
+    conf_dir: Path
+    heap_mb: int
+    args: tuple[str, ...] = ()
+
+    def command(self, log_dir: Path) -> list[str]:
+        classpath = f"{self.conf_dir}:{hadoop_lib_dir()}/*"
+        return [
+            str(java_executable()), f"-Xmx{self.heap_mb}m", f"-Xms{min(64, self.heap_mb)}m",
+            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *ADD_OPENS,
+            f"-Dproc_{self.name}", f"-Dhadoop.log.dir={log_dir}", f"-Dyarn.log.dir={log_dir}",
+            "-Dhadoop.security.logger=WARN,console", "-cp", classpath, self.main_class, *self.args,
+        ]
+
+
+class ProcessTable:
+    """The daemons this testbed started: pid files in one directory, logs in another."""
+
+    def __init__(self, pid_dir: Path, log_dir: Path) -> None:
+        self.pid_dir, self.log_dir = pid_dir, log_dir
+
+    def log_path(self, name: str) -> Path:
+        return self.log_dir / f"{name}.log"
+
+    def start(self, spec: DaemonSpec) -> int:
+        """Launch the daemon in its own session, output appended to its log; returns its pid."""
+        self.pid_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path(spec.name), "ab") as log:
+            proc = subprocess.Popen(spec.command(self.log_dir), stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        (self.pid_dir / f"{spec.name}.pid").write_text(f"{proc.pid} {_start_time(proc.pid)}\n")
+        return proc.pid
+
+    def pid(self, name: str) -> int | None:
+        """The live pid we recorded for `name`, or None if it is not running (or not ours)."""
+        path = self.pid_dir / f"{name}.pid"
+        try:
+            pid_text, started = path.read_text().split()
+        except (FileNotFoundError, ValueError):
+            return None
+        pid = int(pid_text)
+        return pid if _start_time(pid) == started else None
+
+    def names(self) -> list[str]:
+        return sorted(p.stem for p in self.pid_dir.glob("*.pid"))
+
+    def stop(self, name: str, grace_s: float = 20.0) -> bool:
+        """SIGTERM, then SIGKILL after `grace_s`; True if a process of ours was stopped."""
+        pid = self.pid(name)
+        (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
+        if pid is None:
+            return False
+        _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.1)
+        if _alive(pid):
+            _signal(pid, signal.SIGKILL)
+        _reap(pid)
+        return True
+
+    def tail(self, name: str, lines: int = 30) -> str:
+        try:
+            with open(self.log_path(name), errors="replace") as log:
+                return "".join(deque(log, maxlen=lines))
+        except FileNotFoundError:
+            return f"(no log at {self.log_path(name)})\n"
+
+
+def _start_time(pid: int) -> str:
+    """Field 22 of /proc/<pid>/stat: the start time in clock ticks since boot."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rsplit(")", 1)[1].split()
+    return "" if fields[0] == "Z" else fields[19]
+
+
+def _alive(pid: int) -> bool:
+    return _start_time(pid) != ""
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if the daemon is our own child (same `up` process)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass

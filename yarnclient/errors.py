@@ -1,0 +1,33 @@
+"""Typed errors: what went wrong, with the server's own message when it sent one."""
+from __future__ import annotations
+
+
+class YarnError(Exception):
+    """Any failure talking to a YARN daemon."""
+
+    def __init__(self, message: str, *, url: str = "", status: int | None = None,
+                 exception: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.exception = exception  # the Java exception class the server named, if any
+
+
+class YarnConnectionError(YarnError):
+    """The daemon could not be reached (down, wrong address, or timed out)."""
+
+
+class YarnBadRequest(YarnError):
+    """HTTP 400: the request was malformed or refused as invalid."""
+
+
+class YarnForbidden(YarnError):
+    """HTTP 401/403: the caller may not do this (ACLs, authentication)."""
+
+
+class YarnNotFound(YarnError):
+    """HTTP 404: no such application, node, container or endpoint."""
+
+
+class YarnServerError(YarnError):
+    """HTTP 5xx or an unexpected reply."""

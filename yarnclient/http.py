@@ -1,0 +1,88 @@
+"""One HTTP session per daemon: timeouts, bounded retries with backoff, typed errors."""
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from yarnclient.errors import (YarnBadRequest, YarnConnectionError, YarnError, YarnForbidden,
+                               YarnNotFound, YarnServerError)
+
+DEFAULT_TIMEOUT = (3.0, 30.0)  # (connect, read) seconds
+_STATUS_ERRORS: dict[int, type[YarnError]] = {
+    400: YarnBadRequest, 401: YarnForbidden, 403: YarnForbidden, 404: YarnNotFound,
+}
+
+
+class RestSession:
+    """JSON over HTTP against one base URL; never hangs, never returns a raw HTTP error."""
+
+    def __init__(self, base_url: str, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+                 retries: int = 2, backoff: float = 0.3, user: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.user = user
+        self._session = requests.Session()
+        # Retry only what cannot have reached the server (connect errors); a write is never
+        # replayed after the server may have acted on it.
+        retry = Retry(total=retries, connect=retries, read=0, status=0, other=0,
+                      backoff_factor=backoff, allowed_methods=None)
+        adapter = HTTPAdapter(max_retries=retry)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
+        self._session.headers.update({"Accept": "application/json"})
+
+    def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                json: Any = None) -> Any:
+        """Send one request and return the decoded JSON body (None for an empty body)."""
+        url = f"{self.base_url}{path}"
+        params = dict(params or {})
+        if self.user and method != "GET":
+            params.setdefault("user.name", self.user)
+        try:
+            response = self._session.request(method, url, params=params, json=json,
+                                             timeout=self.timeout)
+        except requests.exceptions.RequestException as exc:
+            raise YarnConnectionError(f"cannot reach {self.base_url} ({type(exc).__name__}: "
+                                      f"{_root_cause(exc)})", url=url) from exc
+        if response.status_code >= 400:
+            raise _error_from(response, url)
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise YarnServerError(f"{url} answered with non-JSON content "
+                                  f"({response.headers.get('Content-Type', 'no type')})",
+                                  url=url, status=response.status_code) from exc
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params={k: v for k, v in params.items() if v is not None})
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def _root_cause(exc: BaseException) -> str:
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return str(exc) or type(exc).__name__
+
+
+def _error_from(response: requests.Response, url: str) -> YarnError:
+    """Map an HTTP error to a typed error carrying YARN's RemoteException message."""
+    message, exception = response.reason or "error", ""
+    try:
+        remote = response.json().get("RemoteException", {})
+        message = remote.get("message") or message
+        exception = remote.get("exception", "")
+    except ValueError:
+        text = response.text.strip()
+        if text:
+            message = text.splitlines()[0][:300]
+    cls = _STATUS_ERRORS.get(response.status_code,
+                             YarnServerError if response.status_code >= 500 else YarnError)
+    return cls(f"{response.status_code} from {url}: {message}", url=url,
+               status=response.status_code, exception=exception)

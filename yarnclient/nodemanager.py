@@ -1,0 +1,33 @@
+"""The NodeManager REST API (`/ws/v1/node`): node info and the containers on that node."""
+from __future__ import annotations
+
+from typing import Any
+
+from yarnclient.http import DEFAULT_TIMEOUT, RestSession
+from yarnclient.models import Container, items
+
+
+class NodeManagerClient:
+    """One NodeManager's web endpoint, e.g. `http://host:8042`."""
+
+    def __init__(self, url: str, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+                 retries: int = 2) -> None:
+        self._http = RestSession(url, timeout=timeout, retries=retries)
+
+    @property
+    def url(self) -> str:
+        return self._http.base_url
+
+    def info(self) -> dict[str, Any]:
+        return self._http.get("/ws/v1/node/info")["nodeInfo"]
+
+    def containers(self) -> list[Container]:
+        """Containers this NodeManager currently knows (running and recently finished)."""
+        return [Container.from_json(c)
+                for c in items(self._http.get("/ws/v1/node/containers"), "containers", "container")]
+
+    def container(self, container_id: str) -> Container:
+        return Container.from_json(self._http.get(f"/ws/v1/node/containers/{container_id}")["container"])
+
+    def close(self) -> None:
+        self._http.close()

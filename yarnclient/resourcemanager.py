@@ -1,0 +1,94 @@
+"""The ResourceManager REST API (`/ws/v1/cluster`)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from yarnclient.hadoopconf import rm_webapp_url
+from yarnclient.http import DEFAULT_TIMEOUT, RestSession
+from yarnclient.models import Application, ClusterMetrics, Node, items
+
+_BASE = "/ws/v1/cluster"
+
+
+class ResourceManagerClient:
+    """A ResourceManager's web endpoint, e.g. `http://rm-host:8088`.
+
+    Writes (kill, move, priority, node resources, submit) act as `user` under simple
+    authentication (`?user.name=`); on a Kerberos cluster put a proxy in front.
+    """
+
+    def __init__(self, url: str, *, user: str | None = None,
+                 timeout: tuple[float, float] = DEFAULT_TIMEOUT, retries: int = 2) -> None:
+        self._http = RestSession(url, timeout=timeout, retries=retries, user=user)
+
+    @classmethod
+    def from_conf_dir(cls, conf_dir: str | Path, **kwargs: Any) -> "ResourceManagerClient":
+        """Build from a Hadoop configuration directory (`HADOOP_CONF_DIR`)."""
+        return cls(rm_webapp_url(Path(conf_dir)), **kwargs)
+
+    @property
+    def url(self) -> str:
+        return self._http.base_url
+
+    # --- reads -----------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        return self._http.get(f"{_BASE}/info")["clusterInfo"]
+
+    def metrics(self) -> ClusterMetrics:
+        return ClusterMetrics.from_json(self._http.get(f"{_BASE}/metrics")["clusterMetrics"])
+
+    def scheduler(self) -> dict[str, Any]:
+        return self._http.get(f"{_BASE}/scheduler")["scheduler"]["schedulerInfo"]
+
+    def nodes(self, states: Iterable[str] | None = None) -> list[Node]:
+        body = self._http.get(f"{_BASE}/nodes", states=_csv(states))
+        return [Node.from_json(n) for n in items(body, "nodes", "node")]
+
+    def node(self, node_id: str) -> Node:
+        return Node.from_json(self._http.get(f"{_BASE}/nodes/{node_id}")["node"])
+
+    def apps(self, states: Iterable[str] | None = None, application_types: Iterable[str] | None = None,
+             queue: str | None = None) -> list[Application]:
+        body = self._http.get(f"{_BASE}/apps", states=_csv(states),
+                              applicationTypes=_csv(application_types), queue=queue)
+        return [Application.from_json(a) for a in items(body, "apps", "app")]
+
+    def app(self, app_id: str) -> Application:
+        return Application.from_json(self._http.get(f"{_BASE}/apps/{app_id}")["app"])
+
+    # --- writes ----------------------------------------------------------------------------
+    def new_application(self) -> dict[str, Any]:
+        """Reserve an application id; the reply also names the maximum container resource."""
+        return self._http.request("POST", f"{_BASE}/apps/new-application")
+
+    def submit_application(self, context: dict[str, Any]) -> None:
+        """Submit an ApplicationSubmissionContext (see `yarnclient.submission`)."""
+        self._http.request("POST", f"{_BASE}/apps", json=context)
+
+    def kill(self, app_id: str) -> str:
+        """Ask the RM to kill an application; returns the state the RM reports (it is asynchronous)."""
+        body = self._http.request("PUT", f"{_BASE}/apps/{app_id}/state", json={"state": "KILLED"})
+        return (body or {}).get("state", "")
+
+    def move_queue(self, app_id: str, queue: str) -> str:
+        body = self._http.request("PUT", f"{_BASE}/apps/{app_id}/queue", json={"queue": queue})
+        return (body or {}).get("queue", "")
+
+    def set_priority(self, app_id: str, priority: int) -> int:
+        body = self._http.request("PUT", f"{_BASE}/apps/{app_id}/priority", json={"priority": priority})
+        return int((body or {}).get("priority", priority))
+
+    def update_node_resource(self, node_id: str, *, vcores: int, memory_mb: int,
+                             overcommit_timeout_s: int = -1) -> dict[str, Any]:
+        """Change a node's advertised capacity (Kairos raises vcores to admit cores+Q tasks)."""
+        body = {"resource": {"memory": memory_mb, "vCores": vcores},
+                "overCommitTimeout": overcommit_timeout_s}
+        return self._http.request("POST", f"{_BASE}/nodes/{node_id}/resource", json=body) or {}
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _csv(values: Iterable[str] | None) -> str | None:
+    return ",".join(values) if values else None
