@@ -1,0 +1,63 @@
+"""Python client the bridge uses to drive one node agent; every call has a timeout and raises typed errors.
+
+Errors are the classes of `bridge.agent.errors`, rebuilt from the agent's `{"error", "message"}` reply:
+e.g. `UnknownContainer` (404), `ContainerNotRunning` (409), `Unauthorized` (401); a timeout or refused
+connection raises `AgentUnavailable`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+from bridge.agent.errors import ERRORS_BY_CODE, AgentError, AgentUnavailable
+
+
+class AgentClient:
+    """Talks to `http://<host>:<port>` with `Authorization: Bearer <token>`."""
+
+    def __init__(self, base_url: str, token: str, timeout_s: float = 3.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+        self._session = requests.Session()
+        self._session.headers["Authorization"] = f"Bearer {token}"
+
+    def node(self) -> dict[str, Any]:
+        return self._call("GET", "/v1/node")
+
+    def containers(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/containers")["containers"]
+
+    def container(self, container_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/containers/{container_id}")
+
+    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]:
+        """Shrink the container to the agent's minimum CPU share (or freeze it outright)."""
+        return self._call("POST", f"/v1/containers/{container_id}/suspend", {"freeze": freeze})
+
+    def resume(self, container_id: str) -> dict[str, Any]:
+        """Give the container its full size back."""
+        return self._call("POST", f"/v1/containers/{container_id}/resume", {})
+
+    def resize(self, container_id: str, cpus: float) -> dict[str, Any]:
+        """Cap the container at `cpus` cores (at least the agent's minimum share)."""
+        return self._call("POST", f"/v1/containers/{container_id}/resize", {"cpus": cpus})
+
+    def close(self) -> None:
+        self._session.close()
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        url = self.base_url + path
+        try:
+            response = self._session.request(method, url, json=body, timeout=self.timeout_s)
+        except requests.RequestException as exc:
+            raise AgentUnavailable(f"node agent at {self.base_url} did not answer {method} {path}: {exc}") from exc
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise AgentError(f"{method} {path}: agent sent non-JSON (HTTP {response.status_code})") from exc
+        if response.status_code != 200:
+            error = ERRORS_BY_CODE.get(payload.get("error"), AgentError) if isinstance(payload, dict) else AgentError
+            message = payload.get("message") if isinstance(payload, dict) else None
+            raise error(message or f"{method} {path}: HTTP {response.status_code}")
+        return payload

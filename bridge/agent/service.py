@@ -1,0 +1,227 @@
+"""The node agent's logic: keep a cgroup per running container of its NodeManager, resize on command.
+
+Every running container is adopted into a group at full size (so its CPU time is accounted from the
+start); suspend/resize/resume only change the group's limits. Reconciliation re-sweeps new child
+processes into their groups and releases the group of every container that is no longer running, so a
+throttle never outlives its container. Before any limit takes effect the state file records it, so a
+restart after a crash (`release_all`) can put every touched container back to full size.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import resource
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bridge.agent.cgroups import CpuController
+from bridge.agent.errors import (AgentError, BadRequest, ContainerNotRunning, NodeManagerUnavailable,
+                                 NoContainerProcesses, UnknownContainer)
+from bridge.agent.nodemanager import NmContainer, NodeManagerSource, check_container_id
+from bridge.agent.procfs import ProcTable, TreeFinder
+from bridge.agent.state import Managed, StateFile
+
+log = logging.getLogger(__name__)
+DEFAULT_MIN_SHARE = 0.1  # Kairos' `processorsharing.minimum-cpu`: small, not zero, so heartbeats go on
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits a command asks for: `share` cores (None = full size) and whether to freeze."""
+
+    share: float | None
+    frozen: bool = False
+
+
+class NodeAgent:
+    """Owns the cgroups of one NodeManager's containers; thread-safe (one lock around all changes)."""
+
+    def __init__(self, nm: NodeManagerSource, cgroups: CpuController, finder: TreeFinder, state: StateFile,
+                 min_share: float = DEFAULT_MIN_SHARE, proc_root: Path = Path("/proc")) -> None:
+        self.cpus = os.cpu_count() or 1
+        if not 0.01 <= min_share <= self.cpus:
+            raise BadRequest(f"min_share must be within [0.01, {self.cpus}] cores, got {min_share}")
+        self.nm, self.cgroups, self.finder, self.state = nm, cgroups, finder, state
+        self.min_share = min_share
+        self.proc_root = proc_root
+        self.managed: dict[str, Managed] = {}
+        self.listing: dict[str, NmContainer] = {}
+        self.nm_reachable = False
+        self._lock = threading.Lock()
+
+    # -- commands -------------------------------------------------------------------------------
+    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]:
+        return self._apply(container_id, Limits(self.min_share, frozen=freeze))
+
+    def resume(self, container_id: str) -> dict[str, Any]:
+        return self._apply(container_id, Limits(None))
+
+    def resize(self, container_id: str, cpus: Any) -> dict[str, Any]:
+        if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not math.isfinite(cpus) \
+                or not self.min_share <= cpus <= self.cpus:
+            raise BadRequest(f"resize of {container_id}: cpus must be a number within "
+                             f"[{self.min_share}, {self.cpus}], got {cpus!r}")
+        return self._apply(container_id, Limits(float(cpus)))
+
+    def _apply(self, container_id: str, limits: Limits) -> dict[str, Any]:
+        container = self._require_running(container_id)
+        with self._lock:
+            if container_id not in self.managed:
+                self._adopt(container_id, required=True)
+            entry = self.managed[container_id]
+            entry.share, entry.frozen = limits.share, limits.frozen
+            self.state.save(self.managed)  # recorded before it takes effect: a crash now is still undone
+            self.cgroups.set_share(container_id, limits.share)
+            self.cgroups.set_frozen(container_id, limits.frozen)
+            self._sweep(container_id, ProcTable(self.proc_root))  # children forked during the move
+            log.info("container %s: share=%s frozen=%s", container_id, limits.share, limits.frozen)
+            return self._status(container_id, container)
+
+    def _require_running(self, container_id: str) -> NmContainer:
+        check_container_id(container_id)
+        container = self.nm.container(container_id)
+        if container is None and container_id in self.managed:
+            raise ContainerNotRunning(f"container {container_id} is no longer listed by the NodeManager "
+                                      "(finished); nothing to resize")
+        if container is None:
+            raise UnknownContainer(f"container {container_id} is not known to this agent's NodeManager")
+        if not container.running:
+            raise ContainerNotRunning(f"container {container_id} is {container.state}, not RUNNING; "
+                                      "only running containers can be resized")
+        return container
+
+    # -- group bookkeeping (callers hold the lock) ---------------------------------------------
+    def _adopt(self, container_id: str, required: bool) -> None:
+        scan = self.finder.scan(ProcTable(self.proc_root), {container_id})
+        tree = scan.trees.get(container_id, frozenset())
+        if not tree:
+            if required:
+                refused = sorted(scan.refused.get(container_id, ()))
+                raise NoContainerProcesses(
+                    f"container {container_id} is RUNNING but no verified process of it is on this host"
+                    + (f" (refused unverified pids {refused})" if refused else ""))
+            return
+        self.managed[container_id] = Managed(origin=self.cgroups.origin(min(tree)))
+        self.state.save(self.managed)
+        self.cgroups.create(container_id)
+        self.cgroups.attach(container_id, sorted(tree))
+
+    def _sweep(self, container_id: str, table: ProcTable) -> None:
+        tree = self.finder.scan(table, {container_id}).trees.get(container_id, frozenset())
+        missing = tree - self.cgroups.pids(container_id)
+        if missing:
+            self.cgroups.attach(container_id, sorted(missing))
+
+    def _release(self, container_id: str) -> None:
+        entry = self.managed.get(container_id, Managed())
+        self.cgroups.release(container_id, entry.origin)
+        self.managed.pop(container_id, None)
+        log.info("container %s: released (full size, group removed)", container_id)
+
+    # -- periodic work ---------------------------------------------------------------------------
+    def reconcile(self) -> None:
+        """Adopt new running containers, sweep new children in, release groups of finished containers."""
+        try:
+            listing = {c.id: c for c in self.nm.containers()}
+            self.nm_reachable = True
+        except NodeManagerUnavailable as exc:
+            log.warning("reconcile: %s; releasing only groups whose processes are gone", exc)
+            listing, self.nm_reachable = None, False
+        with self._lock:
+            if listing is not None:
+                self.listing = listing
+            running = {cid for cid, c in self.listing.items() if c.running} if listing is not None \
+                else set(self.managed)
+            table = ProcTable(self.proc_root)
+            for cid in sorted(set(self.managed) | running):
+                self._guarded(self._reconcile_one, cid, cid in running, table)
+            self.state.save(self.managed)
+
+    def _reconcile_one(self, container_id: str, running: bool, table: ProcTable) -> None:
+        if container_id not in self.managed:
+            self._adopt(container_id, required=False)
+        elif not running or not (self.cgroups.pids(container_id) or self._tree(container_id, table)):
+            self._release(container_id)
+        else:
+            self._sweep(container_id, table)
+
+    def _tree(self, container_id: str, table: ProcTable) -> frozenset[int]:
+        return self.finder.scan(table, {container_id}).trees.get(container_id, frozenset())
+
+    @staticmethod
+    def _guarded(step: Any, container_id: str, *args: Any) -> None:
+        try:
+            step(container_id, *args)
+        except AgentError as exc:  # one broken container must not stop the others' reconciliation
+            log.error("container %s: %s", container_id, exc)
+
+    def release_all(self) -> list[str]:
+        """Put every container this agent (or a crashed predecessor) touched back to full size."""
+        with self._lock:
+            known = self.state.load() | self.managed
+            self.managed = known
+            names = sorted(set(known) | set(self.cgroups.groups()))
+            for cid in names:
+                self._guarded(self._release, cid)
+            self.state.save(self.managed)
+            return names
+
+    # -- reports ---------------------------------------------------------------------------------
+    def containers(self) -> list[dict[str, Any]]:
+        with self._lock:
+            ids = sorted(set(self.managed) | {c.id for c in self.listing.values() if c.running})
+            return [self._status(cid, self.listing.get(cid)) for cid in ids]
+
+    def container(self, container_id: str) -> dict[str, Any]:
+        container = self.nm.container(check_container_id(container_id))
+        with self._lock:
+            if container is None and container_id not in self.managed:
+                raise UnknownContainer(f"container {container_id} is not known to this agent's NodeManager")
+            return self._status(container_id, container)
+
+    def _status(self, container_id: str, container: NmContainer | None) -> dict[str, Any]:
+        entry = self.managed.get(container_id)
+        usage = None
+        if entry is not None:
+            try:
+                usage = self.cgroups.usage_ns(container_id)
+            except AgentError:
+                usage = None
+        return {
+            "id": container_id,
+            "state": container.state if container else "UNKNOWN",
+            "user": container.user if container else None,
+            "vcores": container.vcores if container else None,
+            "memory_mb": container.memory_mb if container else None,
+            "managed": entry is not None,
+            "share": entry.share if entry else None,
+            "frozen": entry.frozen if entry else False,
+            "throttled": entry.throttled if entry else False,
+            "pids": len(self.cgroups.pids(container_id)) if entry else 0,
+            "cpu_usage_ns": usage,
+            "sampled_at": time.time(),
+        }
+
+    def node(self) -> dict[str, Any]:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        with self._lock:
+            entries = list(self.managed.values())
+            return {
+                "host": socket.gethostname(),
+                "cgroup_version": self.cgroups.version,
+                "cpus": self.cpus,
+                "min_share": self.min_share,
+                "nodemanager_reachable": self.nm_reachable,
+                "running_containers": sum(1 for c in self.listing.values() if c.running),
+                "managed_containers": len(entries),
+                "throttled_containers": sum(1 for e in entries if e.throttled),
+                "frozen_containers": sum(1 for e in entries if e.frozen),
+                "loadavg": list(os.getloadavg()),
+                "agent_cpu_s": own.ru_utime + own.ru_stime,
+                "sampled_at": time.time(),
+            }
