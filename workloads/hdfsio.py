@@ -1,27 +1,15 @@
-"""Uploads to HDFS over WebHDFS, shared by the TPC-H and WordCount input generators.
+"""Uploads of generated inputs to HDFS, shared by the TPC-H and WordCount generators.
 
-Uploads go to a temporary name and are renamed into place, so a reader (or a second
-replay) never sees a half-written dataset; an existing complete target is kept.
+Uploads go to a temporary name and are renamed into place, so a reader (or a second replay)
+never sees a half-written dataset; an existing complete target is kept as it is.
 """
 from __future__ import annotations
 
-import getpass
 import posixpath
 import uuid
 from pathlib import Path
 
-from hdfs import InsecureClient
-
-TIMEOUT_S = 60.0
-
-
-def client(webhdfs_url: str, user: str | None = None) -> InsecureClient:
-    """A WebHDFS client (`http://namenode:9870`) with a timeout on every call."""
-    return InsecureClient(webhdfs_url, user=user or getpass.getuser(), timeout=TIMEOUT_S)
-
-
-def exists(webhdfs_url: str, hdfs_path: str) -> bool:
-    return client(webhdfs_url).status(hdfs_path, strict=False) is not None
+from yarnclient.hdfs import hdfs_client
 
 
 def upload(local: Path, webhdfs_url: str, hdfs_path: str, block_size: int | None = None) -> str:
@@ -30,7 +18,7 @@ def upload(local: Path, webhdfs_url: str, hdfs_path: str, block_size: int | None
     `block_size` (bytes) sets the HDFS block size of every uploaded file, which fixes the
     number of map tasks a Spark job gets when reading it.
     """
-    hdfs = client(webhdfs_url)
+    hdfs = hdfs_client(webhdfs_url)
     if hdfs.status(hdfs_path, strict=False) is not None:
         return hdfs_path
     parent, name = posixpath.split(hdfs_path.rstrip("/"))
