@@ -15,7 +15,7 @@ import click
 
 from bridge.agent.cgroups import detect
 from bridge.agent.errors import AgentError
-from bridge.agent.nodemanager import RestNodeManager
+from bridge.agent.nodemanager import YarnNodeManager
 from bridge.agent.procfs import TreeFinder
 from bridge.agent.server import AgentServer
 from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent
@@ -64,7 +64,7 @@ def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share:
     token = _token(token_file)
     try:
         cgroups = detect(cgroup_root, cgroup_parent or f"schedbridge-{port}", proc_root)
-        node_agent = NodeAgent(RestNodeManager(nm_url, nm_timeout), cgroups,
+        node_agent = NodeAgent(YarnNodeManager(nm_url, nm_timeout), cgroups,
                                TreeFinder(tuple(PurePosixPath(d) for d in nm_local_dirs)),
                                StateFile(state_file or Path(f"/var/lib/schedbridge/agent-{port}.json")),
                                min_share=min_share, proc_root=proc_root)

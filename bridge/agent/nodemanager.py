@@ -1,15 +1,17 @@
-"""What the agent needs from its NodeManager: the containers it runs, read over the NM REST API.
+"""What the agent needs from its NodeManager: the containers it runs.
 
-`NodeManagerSource` is the narrow interface the agent depends on; `RestNodeManager` implements it with
-`requests`. The lead's `yarnclient` NodeManager client can satisfy the same protocol and replace it.
+`NodeManagerSource` is the narrow interface the agent depends on (tests pass fakes); `YarnNodeManager`
+adapts the project's `yarnclient.NodeManagerClient` (NM REST `/ws/v1/node/containers[/{id}]`) to it.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-import requests
+from yarnclient.errors import YarnError, YarnNotFound
+from yarnclient.models import Container
+from yarnclient.nodemanager import NodeManagerClient
 
 from bridge.agent.errors import BadRequest, NodeManagerUnavailable
 
@@ -39,13 +41,9 @@ class NmContainer:
         return self.state == RUNNING
 
     @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> NmContainer:
-        try:
-            return cls(id=str(raw["id"]), state=str(raw["state"]), user=str(raw.get("user", "")),
-                       memory_mb=int(raw.get("totalMemoryNeededMB", 0)),
-                       vcores=int(raw.get("totalVCoresNeeded", 0)))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise NodeManagerUnavailable(f"malformed container entry from NodeManager: {raw!r}") from exc
+    def of(cls, container: Container) -> NmContainer:
+        return cls(container.container_id, container.state, container.user, container.memory_mb,
+                   container.vcores)
 
 
 class NodeManagerSource(Protocol):
@@ -60,40 +58,23 @@ class NodeManagerSource(Protocol):
         ...
 
 
-class RestNodeManager:
-    """NodeManagerSource over `GET <nm>/ws/v1/node/containers[/{id}]`."""
+class YarnNodeManager:
+    """NodeManagerSource over the NM REST API; YARN errors become NodeManagerUnavailable."""
 
-    def __init__(self, base_url: str, timeout_s: float = 2.0) -> None:
-        self._base = base_url.rstrip("/") + "/ws/v1/node/containers"
-        self._timeout = timeout_s
-        self._session = requests.Session()
+    def __init__(self, url: str, timeout_s: float = 2.0) -> None:
+        self.url = url
+        self._client = NodeManagerClient(url, timeout=(timeout_s, timeout_s), retries=1)
 
     def containers(self) -> list[NmContainer]:
-        body = self._get(self._base)
-        wrapper = body.get("containers") or {}  # an idle NM sends {"containers": null} or {}
-        entries = (wrapper.get("container") or []) if isinstance(wrapper, dict) else []
-        if isinstance(entries, dict):  # Jersey renders a one-element list as an object
-            entries = [entries]
-        return [NmContainer.from_json(entry) for entry in entries]
+        try:
+            return [NmContainer.of(c) for c in self._client.containers()]
+        except (YarnError, KeyError, TypeError, ValueError) as exc:
+            raise NodeManagerUnavailable(f"NodeManager {self.url}: cannot list containers: {exc}") from exc
 
     def container(self, container_id: str) -> NmContainer | None:
-        body = self._get(f"{self._base}/{check_container_id(container_id)}", missing_ok=True)
-        return NmContainer.from_json(body["container"]) if body else None
-
-    def _get(self, url: str, missing_ok: bool = False) -> dict[str, Any]:
         try:
-            response = self._session.get(url, timeout=self._timeout,
-                                         headers={"Accept": "application/json"})
-        except requests.RequestException as exc:
-            raise NodeManagerUnavailable(f"NodeManager at {url} unreachable: {exc}") from exc
-        if missing_ok and response.status_code == 404:
-            return {}
-        if response.status_code != 200:
-            raise NodeManagerUnavailable(f"NodeManager GET {url} returned HTTP {response.status_code}")
-        try:
-            body = response.json()
-        except ValueError as exc:
-            raise NodeManagerUnavailable(f"NodeManager GET {url} returned non-JSON") from exc
-        if not isinstance(body, dict):
-            raise NodeManagerUnavailable(f"NodeManager GET {url} returned {type(body).__name__}, not an object")
-        return body
+            return NmContainer.of(self._client.container(check_container_id(container_id)))
+        except YarnNotFound:
+            return None
+        except (YarnError, KeyError, TypeError, ValueError) as exc:
+            raise NodeManagerUnavailable(f"NodeManager {self.url}: cannot read {container_id}: {exc}") from exc

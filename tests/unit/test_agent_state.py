@@ -1,0 +1,32 @@
+"""The agent's state file: round trip, atomic replacement, and tolerance of a damaged file."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_fakes import CID, OTHER
+
+from bridge.agent.state import Managed, StateFile
+
+
+def test_round_trip_keeps_origin_share_and_freeze(tmp_path: Path) -> None:
+    state = StateFile(tmp_path / "sub" / "agent.json")
+    state.save({CID: Managed({"cpu": "/nm"}, share=0.1), OTHER: Managed({}, frozen=True)})
+    loaded = state.load()
+    assert loaded[CID] == Managed({"cpu": "/nm"}, share=0.1)
+    assert loaded[OTHER].frozen and loaded[OTHER].throttled
+    assert [p.name for p in (tmp_path / "sub").iterdir()] == ["agent.json"]  # no temp file left behind
+
+
+def test_missing_file_is_empty(tmp_path: Path) -> None:
+    assert StateFile(tmp_path / "none.json").load() == {}
+
+
+def test_torn_or_foreign_file_is_treated_as_empty(tmp_path: Path) -> None:
+    path = tmp_path / "agent.json"
+    path.write_text('{"version": 1, "containers": {"c": ')
+    assert StateFile(path).load() == {}
+    path.write_text(json.dumps({"version": 99, "containers": {}}))
+    assert StateFile(path).load() == {}
+    path.write_text(json.dumps([1, 2]))
+    assert StateFile(path).load() == {}
