@@ -1,0 +1,54 @@
+"""Simulator-internal events (the policy-facing ones live in ``policies.api``).
+
+Same shape as the API events: frozen values with a ``time`` and a class-level ``tier``.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from policies.api import ProbeInfo, value
+
+
+@value
+class SegmentEnd:
+    """The run segment ``token`` on ``node``/``slot`` reaches its end (stale if preempted)."""
+
+    time: float
+    node: int
+    slot: int
+    token: int
+    tier: ClassVar[int] = 0
+
+
+@value
+class StartTask:
+    """A Launch reply reached ``node``: the task starts on the reserved slot."""
+
+    time: float
+    node: int
+    slot: int
+    job_id: int
+    task: int
+    probe: ProbeInfo
+    tier: ClassVar[int] = 2
+
+
+@value
+class FreeSlot:
+    """A reserved slot is released (Cancel reply reached the node)."""
+
+    time: float
+    node: int
+    slot: int
+    tier: ClassVar[int] = 1
+
+
+@value
+class StealAttempt:
+    """Ask ``victims[i]`` for work on behalf of ``thief``; on refusal try ``i + 1``."""
+
+    time: float
+    thief: int
+    victims: tuple[int, ...]
+    i: int
+    tier: ClassVar[int] = 2

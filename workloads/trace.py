@@ -1,0 +1,170 @@
+"""Trace files -> immutable :class:`~workloads.model.Job` specs.
+
+Two formats, chosen by file extension:
+
+* **Thesis format** (any extension but ``.jsonl``): one job per line,
+  ``submit_time n_tasks mean_task_duration d1 ... dn`` (whitespace separated, seconds).
+  Blank lines and lines starting with ``#`` are skipped. Job ids are 0, 1, 2, ... in file
+  order. ``mean_task_duration`` becomes the job's scheduler-visible ``estimate``. Unlike the
+  authors' simulator, durations are not truncated to integers and jobs with equal submit times
+  are not nudged apart (ties are broken by file order).
+* **Rich format** (``.jsonl``): one JSON object per line with ``submit``, ``durations`` and
+  optionally ``estimate``, ``demands``, ``parents``, ``stage_of``, ``stage_parents``, ``name``,
+  ``id``.
+
+Every error is a :class:`TraceError` naming the file, the line and the field.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from workloads.model import Job, WorkloadError
+
+
+class TraceError(ValueError):
+    """A malformed trace line: names the file, the 1-based line number and the field."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int, field: str, message: str) -> None:
+        super().__init__(f"{path}:{line}: field '{field}': {message}")
+        self.path = str(path)
+        self.line = line
+        self.field = field
+
+
+def _num(path: Path, lineno: int, field: str, text: str, *, integer: bool = False) -> float:
+    try:
+        value = int(text) if integer else float(text)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise TraceError(path, lineno, field, f"expected {kind}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise TraceError(path, lineno, field, f"expected a finite number, got {text!r}")
+    if value < 0:
+        raise TraceError(path, lineno, field, f"must be >= 0, got {text!r}")
+    return value
+
+
+def parse_thesis_line(path: Path, lineno: int, line: str, job_id: int) -> Job:
+    parts = line.split()
+    if len(parts) < 3:
+        names = ("submit_time", "n_tasks", "mean_task_duration")
+        raise TraceError(path, lineno, names[len(parts)], "missing (expected "
+                         "'submit_time n_tasks mean_task_duration d1 ... dn')")
+    submit = _num(path, lineno, "submit_time", parts[0])
+    n = int(_num(path, lineno, "n_tasks", parts[1], integer=True))
+    mean = _num(path, lineno, "mean_task_duration", parts[2])
+    if n < 1:
+        raise TraceError(path, lineno, "n_tasks", f"must be >= 1, got {parts[1]!r}")
+    if len(parts) - 3 != n:
+        raise TraceError(path, lineno, f"d{min(n, len(parts) - 3) + 1}",
+                         f"n_tasks is {n} but the line has {len(parts) - 3} task durations")
+    try:
+        durations = tuple(map(float, parts[3:]))
+    except ValueError:
+        durations = ()
+    if not durations or min(durations) < 0 or not math.isfinite(sum(durations)):
+        for i, text in enumerate(parts[3:], start=1):  # slow path: find the culprit
+            _num(path, lineno, f"d{i}", text)
+    try:
+        return Job(job_id, submit, durations, mean)
+    except WorkloadError as e:  # pragma: no cover - fields already checked above
+        raise TraceError(path, lineno, "job", str(e)) from None
+
+
+def _json_job(path: Path, lineno: int, line: str, job_id: int) -> Job:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise TraceError(path, lineno, "json", f"invalid JSON: {e.msg} at column {e.colno}") from None
+    if not isinstance(obj, dict):
+        raise TraceError(path, lineno, "json", "expected a JSON object per line")
+    known = {"id", "submit", "durations", "estimate", "demands", "parents", "stage_of",
+             "stage_parents", "name"}
+    extra = sorted(set(obj) - known)
+    if extra:
+        raise TraceError(path, lineno, extra[0], f"unknown field; known fields: {sorted(known)}")
+    for req in ("submit", "durations"):
+        if req not in obj:
+            raise TraceError(path, lineno, req, "missing")
+    submit = _num(path, lineno, "submit", str(obj["submit"]))
+    durs = obj["durations"]
+    if not isinstance(durs, list) or not durs:
+        raise TraceError(path, lineno, "durations", "expected a non-empty list of numbers")
+    durations = tuple(_num(path, lineno, f"durations[{i}]", str(d)) for i, d in enumerate(durs))
+
+    def tuples(field: str, inner: type) -> tuple | None:
+        v = obj.get(field)
+        if v is None:
+            return None
+        if not isinstance(v, list):
+            raise TraceError(path, lineno, field, "expected a list")
+        try:
+            if inner is tuple:
+                return tuple(tuple(inner_v) for inner_v in v)
+            return tuple(inner(x) for x in v)
+        except (TypeError, ValueError):
+            raise TraceError(path, lineno, field, "malformed entries") from None
+
+    demands = tuples("demands", tuple)
+    if demands is not None:
+        try:
+            demands = tuple(tuple(float(x) for x in d) for d in demands)
+        except (TypeError, ValueError):
+            raise TraceError(path, lineno, "demands", "expected lists of numbers") from None
+    parents = tuples("parents", tuple)
+    stage_of = tuples("stage_of", int)
+    stage_parents = tuples("stage_parents", tuple)
+    estimate = obj.get("estimate", -1.0)
+    if estimate != -1.0:
+        estimate = _num(path, lineno, "estimate", str(estimate))
+    try:
+        return Job(int(obj.get("id", job_id)), submit, durations, float(estimate), demands, parents,
+                   stage_of, stage_parents, str(obj.get("name", "")))
+    except (WorkloadError, TypeError, ValueError) as e:
+        raise TraceError(path, lineno, "job", str(e)) from None
+
+
+def iter_trace(path: str | os.PathLike[str]) -> Iterator[Job]:
+    """Yield the jobs of a trace file in file order (see the module docstring for formats)."""
+    p = Path(path)
+    parse = _json_job if p.suffix == ".jsonl" else parse_thesis_line
+    job_id = 0
+    last_submit = -math.inf
+    try:
+        fh = open(p, encoding="utf-8")
+    except OSError as e:
+        raise TraceError(p, 0, "file", f"cannot open: {e.strerror}") from None
+    with fh:
+        for lineno, line in enumerate(fh, start=1):
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            job = parse(p, lineno, s, job_id)
+            if job.submit < last_submit:
+                raise TraceError(p, lineno, "submit_time" if parse is parse_thesis_line else "submit",
+                                 f"jobs must be in submission order ({job.submit} < {last_submit})")
+            last_submit = job.submit
+            job_id += 1
+            yield job
+
+
+def read_trace(path: str | os.PathLike[str]) -> list[Job]:
+    """All jobs of a trace file. Raises TraceError on the first malformed line."""
+    jobs = list(iter_trace(path))
+    if not jobs:
+        raise TraceError(path, 0, "file", "trace contains no jobs")
+    return jobs
+
+
+def write_trace(path: str | os.PathLike[str], jobs: list[Job]) -> None:
+    """Write jobs in the thesis format (``repr`` of floats, so a round trip is exact)."""
+    p = Path(path)
+    tmp = p.with_name(p.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for j in jobs:
+            fh.write(f"{j.submit!r} {j.n_tasks} {j.estimate!r} {' '.join(map(repr, j.durations))}\n")
+    os.replace(tmp, p)
