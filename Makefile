@@ -1,0 +1,50 @@
+# schedbridge: `make demo` runs the main job on the local testbed; `make test` runs every test.
+# Set-up is cached by stamp files: a second run only redoes what its inputs changed.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+CACHE  := .cache
+
+.PHONY: setup demo test unit integration bench testbed-up testbed-down clean
+
+setup: $(VENV)/.installed $(CACHE)/hadoop/.resolved plugin
+
+# Python dependencies: pinned in pyproject.toml, transitive versions fixed by constraints.txt.
+$(VENV)/.installed: pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip==25.3
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	touch $@
+
+# Hadoop 3.5.0 server jars from Maven Central into the project-local cache.
+$(CACHE)/hadoop/.resolved: testbed/pom.xml
+	mvn --batch-mode --quiet --file testbed/pom.xml package -Dtestbed.cache=$(abspath $(CACHE))/hadoop
+	touch $@
+
+# The Spark plugin jar, built from sparkplugin/ against pyspark's jars (rebuilt when sources change).
+plugin: $(VENV)/.installed
+	@if [ -f sparkplugin/build.py ]; then $(PY) sparkplugin/build.py; fi
+
+test: setup
+	$(PY) -m pytest -q -p no:cacheprovider tests
+
+unit: setup
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit
+
+integration: setup
+	$(PY) -m pytest -q -p no:cacheprovider -m integration tests/integration
+
+demo: setup
+	$(VENV)/bin/schedbridge demo
+
+bench: setup
+	$(PY) bench/testbed_bench.py
+
+testbed-up: setup
+	$(VENV)/bin/schedbridge testbed up
+
+testbed-down:
+	$(VENV)/bin/schedbridge testbed down
+
+clean: testbed-down
+	rm -rf $(VENV) $(CACHE) .testbed

@@ -1,0 +1,56 @@
+"""The `testbed` fixture: the real local Hadoop cluster, started once per test session.
+
+A testbed that was already running (a developer's `schedbridge testbed up`) is reused and left
+running; one this session started is stopped at the end.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bridge.paths import testbed_home
+from bridge.testbed.cluster import Testbed
+from bridge.testbed.layout import ClusterLayout, local_layout
+from bridge.testbed.spark import spark_env
+
+
+@dataclass(frozen=True)
+class RunningTestbed:
+    bed: Testbed
+
+    @property
+    def layout(self) -> ClusterLayout:
+        return self.bed.layout
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.layout.conf_dir
+
+    @property
+    def rm_url(self) -> str:
+        return self.layout.rm_url
+
+    @property
+    def hdfs_url(self) -> str:
+        """WebHDFS base URL (for the `hdfs` package)."""
+        return self.layout.webhdfs_url
+
+    @property
+    def fs_default(self) -> str:
+        """`hdfs://host:port`, for Spark paths."""
+        return self.layout.fs_default
+
+    def spark_env(self) -> dict[str, str]:
+        return spark_env(self.layout)
+
+
+@pytest.fixture(scope="session")
+def testbed() -> RunningTestbed:
+    bed = Testbed(local_layout(testbed_home()))
+    was_running = all(bed.running().values())
+    bed.up(timeout_s=180)
+    yield RunningTestbed(bed)
+    if not was_running:
+        bed.down()
