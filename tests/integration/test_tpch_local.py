@@ -8,7 +8,8 @@ from pyspark.sql import SparkSession
 
 from workloads.tpch.compare import compare_results
 from workloads.tpch.datagen import TABLES, generate
-from workloads.tpch.queries import QUERY_NUMBERS, is_ordered, query_texts
+from workloads.tpch import QUERY_NUMBERS
+from workloads.tpch.queries import is_ordered, query_texts
 from workloads.tpch.reference import duckdb_answers
 from workloads.tpch.spark import register_tables, run_query
 

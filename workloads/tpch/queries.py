@@ -17,7 +17,8 @@ from pathlib import Path
 import duckdb
 import duckdb_extension_tpch
 
-QUERY_NUMBERS = tuple(range(1, 23))
+from workloads.tpch import QUERY_NUMBERS
+
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.IGNORECASE)
 
 

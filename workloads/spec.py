@@ -1,0 +1,129 @@
+"""What a workload file describes, as immutable values: inputs, job categories, submissions.
+
+A workload file (`workloads.workload_file`) yields a `Workload`; `workloads.expand` turns it into
+the seeded tuple of `Submission`s that a replay submits and a report reads back.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+# --- inputs: data sets that replay prepares (and uploads) before submitting anything --------
+
+
+@dataclass(frozen=True)
+class WordCountInput:
+    """A file of random 100-character lines; `block_mb` fixes the number of map tasks."""
+
+    name: str
+    size_mb: float
+    block_mb: int
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TpchInput:
+    """A TPC-H data set (Parquet) at a scale factor."""
+
+    name: str
+    scale_factor: float
+
+
+Input = WordCountInput | TpchInput
+
+# --- job parameters: one frozen type per kind of job ----------------------------------------
+
+
+@dataclass(frozen=True)
+class WordCountJob:
+    kind: ClassVar[str] = "wordcount"
+    input: str
+    reduces: int
+    extra_flops: int = 0
+
+
+@dataclass(frozen=True)
+class TpchJob:
+    kind: ClassVar[str] = "tpch"
+    input: str
+    query: int
+
+
+@dataclass(frozen=True)
+class TasksJob:
+    """A trace job: one task per duration, each sleeping or spinning a CPU for that long."""
+
+    kind: ClassVar[str] = "tasks"
+    durations: tuple[float, ...]
+    mode: str = "sleep"
+
+
+JobParams = WordCountJob | TpchJob | TasksJob
+TASK_MODES = ("sleep", "spin")
+
+# --- the workload ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Category:
+    """A kind of job drawn with `probability`; TPC-H categories draw a query from `queries`."""
+
+    name: str
+    kind: str
+    probability: float
+    input: str
+    reduces: int = 0
+    extra_flops: int = 0
+    queries: tuple[int, ...] = ()
+    duration_alone_s: float | None = None
+
+
+@dataclass(frozen=True)
+class TraceSource:
+    """Jobs replayed from a trace in the thesis format; `time_scale` multiplies all times."""
+
+    path: Path
+    time_scale: float = 1.0
+    task_mode: str = "sleep"
+    max_jobs: int | None = None
+
+
+@dataclass(frozen=True)
+class Mix:
+    """`jobs` jobs drawn from `categories`, arriving Poisson (or at a fixed interval)."""
+
+    jobs: int
+    arrival: str
+    mean_interarrival_s: float
+    categories: tuple[Category, ...]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A job mix or a trace (exactly one), plus the inputs the jobs read."""
+
+    name: str
+    path: Path
+    seed: int
+    inputs: tuple[Input, ...] = ()
+    mix: Mix | None = None
+    trace: TraceSource | None = None
+
+
+ARRIVALS = ("poisson", "fixed")
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One job to submit `time_s` seconds after the replay starts."""
+
+    job_id: int
+    time_s: float
+    category: str
+    params: JobParams
+    duration_alone_s: float | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.params.kind

@@ -1,0 +1,193 @@
+"""Reading and validating workload files (TOML).
+
+Everything is checked here, before a replay submits anything: an unknown key, a wrong type, a
+negative rate, probabilities that do not add up, or an input or trace file that is not there
+raises `WorkloadFileError` naming the file and the dotted key. See `docs/workloads.md` for the
+format and `workloads/examples/` for complete files.
+"""
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from workloads.spec import (
+    ARRIVALS,
+    TASK_MODES,
+    Category,
+    Input,
+    Mix,
+    TpchInput,
+    TraceSource,
+    Workload,
+    WordCountInput,
+)
+from workloads.tpch import QUERY_NUMBERS
+
+_REQUIRED = object()
+KINDS = ("wordcount", "tpch")
+
+
+class WorkloadFileError(ValueError):
+    """A mistake in a workload file, located by file and dotted key."""
+
+    def __init__(self, path: Path, key: str, message: str) -> None:
+        super().__init__(f"{path}: {key}: {message}" if key else f"{path}: {message}")
+        self.path = path
+        self.key = key
+
+
+class _Table:
+    """One TOML table being read: typed lookups, and an error for every key nobody asked for."""
+
+    def __init__(self, path: Path, prefix: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise WorkloadFileError(path, prefix, "expected a table")
+        self.path, self.prefix, self.data = path, prefix, data
+        self._read: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}.{name}" if self.prefix else name
+
+    def error(self, name: str, message: str) -> WorkloadFileError:
+        return WorkloadFileError(self.path, self.key(name), message)
+
+    def raw(self, name: str, default: Any = _REQUIRED) -> Any:
+        self._read.add(name)
+        if name in self.data:
+            return self.data[name]
+        if default is _REQUIRED:
+            raise self.error(name, "missing")
+        return default
+
+    def text(self, name: str, default: Any = _REQUIRED, choices: tuple[str, ...] = ()) -> str:
+        value = self.raw(name, default)
+        if not isinstance(value, str):
+            raise self.error(name, f"expected a string, got {value!r}")
+        if choices and value not in choices:
+            raise self.error(name, f"must be one of {', '.join(choices)}; got {value!r}")
+        return value
+
+    def integer(self, name: str, default: Any = _REQUIRED, minimum: int | None = None) -> int:
+        value = self.raw(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(name, f"expected an integer, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.error(name, f"must be >= {minimum}, got {value}")
+        return value
+
+    def number(self, name: str, default: Any = _REQUIRED, positive: bool = True) -> float:
+        value = self.raw(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.error(name, f"expected a finite number, got {value!r}")
+        if value < 0 or (positive and value == 0):
+            raise self.error(name, f"must be {'> 0' if positive else '>= 0'}, got {value}")
+        return float(value)
+
+    def optional_number(self, name: str) -> float | None:
+        return self.number(name) if name in self.data else None
+
+    def subtables(self, name: str) -> list[_Table]:
+        """The tables under `name` (e.g. `[inputs.x]`, `[inputs.y]`), in file order."""
+        group = _Table(self.path, self.key(name), self.raw(name, {}))
+        group._read.update(group.data)
+        return [_Table(self.path, group.key(sub), data) for sub, data in group.data.items()]
+
+    @property
+    def name(self) -> str:
+        return self.prefix.rsplit(".", 1)[-1]
+
+    def finish(self) -> None:
+        """Reject the first key that was never read (typos must not pass silently)."""
+        unknown = sorted(set(self.data) - self._read)
+        if unknown:
+            known = ", ".join(sorted(self._read))
+            raise self.error(unknown[0], f"unknown key (known here: {known})")
+
+
+def _input(table: _Table) -> Input:
+    kind = table.text("kind", choices=KINDS)
+    if kind == "wordcount":
+        spec: Input = WordCountInput(table.name, table.number("size_mb"),
+                                     table.integer("block_mb", minimum=1),
+                                     table.integer("seed", 0, minimum=0))
+    else:
+        spec = TpchInput(table.name, table.number("scale_factor"))
+    table.finish()
+    return spec
+
+
+def _queries(table: _Table) -> tuple[int, ...]:
+    value = table.raw("queries", list(QUERY_NUMBERS))
+    if not isinstance(value, list) or not value or not all(
+            isinstance(q, int) and not isinstance(q, bool) and q in QUERY_NUMBERS for q in value):
+        raise table.error("queries", f"expected a non-empty list of query numbers 1-22, got {value!r}")
+    return tuple(value)
+
+
+def _category(table: _Table, inputs: dict[str, Input]) -> Category:
+    kind = table.text("kind", choices=KINDS)
+    probability = table.number("probability", positive=False)
+    if probability > 1:
+        raise table.error("probability", f"must be <= 1, got {probability}")
+    source = table.text("input")
+    expected = WordCountInput if kind == "wordcount" else TpchInput
+    if not isinstance(inputs.get(source), expected):
+        declared = ", ".join(n for n, i in inputs.items() if isinstance(i, expected)) or "none"
+        raise table.error("input", f"no {kind} input {source!r} in [inputs] (declared: {declared})")
+    alone = table.optional_number("duration_alone_s")
+    if kind == "wordcount":
+        category = Category(table.name, kind, probability, source, duration_alone_s=alone,
+                            reduces=table.integer("reduces", minimum=1),
+                            extra_flops=table.integer("extra_flops", 0, minimum=0))
+    else:
+        category = Category(table.name, kind, probability, source, duration_alone_s=alone,
+                            queries=_queries(table))
+    table.finish()
+    return category
+
+
+def _mix(top: _Table, inputs: dict[str, Input]) -> Mix:
+    categories = tuple(_category(t, inputs) for t in top.subtables("categories"))
+    if not categories:
+        raise top.error("categories", "a workload needs [categories.NAME] tables or a [trace]")
+    total = sum(c.probability for c in categories)
+    if not math.isclose(total, 1.0, abs_tol=1e-6):
+        raise top.error("categories", f"probabilities add up to {total:g}, not 1")
+    return Mix(jobs=top.integer("jobs", minimum=1),
+               arrival=top.text("arrival", "poisson", choices=ARRIVALS),
+               mean_interarrival_s=top.number("mean_interarrival_s"),
+               categories=categories)
+
+
+def _trace(table: _Table) -> TraceSource:
+    path = table.path.parent / table.text("path")
+    if not path.is_file():
+        raise table.error("path", f"trace file {path} does not exist")
+    max_jobs = table.raw("max_jobs", None)
+    source = TraceSource(path=path, time_scale=table.number("time_scale", 1.0),
+                         task_mode=table.text("task_mode", "sleep", choices=TASK_MODES),
+                         max_jobs=None if max_jobs is None else table.integer("max_jobs", minimum=1))
+    table.finish()
+    return source
+
+
+def load_workload(path: Path) -> Workload:
+    """Parse and validate a workload file; raises `WorkloadFileError` on any mistake."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise WorkloadFileError(path, "", f"cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkloadFileError(path, "", f"not valid TOML: {exc}") from None
+    top = _Table(path, "", data)
+    top.raw("description", "")
+    inputs = {i.name: i for i in map(_input, top.subtables("inputs"))}
+    trace_table = top.raw("trace", None)
+    trace = None if trace_table is None else _trace(_Table(path, "trace", trace_table))
+    workload = Workload(name=top.text("name", path.stem), path=path,
+                        seed=top.integer("seed", minimum=0), inputs=tuple(inputs.values()),
+                        mix=_mix(top, inputs) if trace is None else None, trace=trace)
+    top.finish()
+    return workload
