@@ -1,0 +1,197 @@
+"""Helpers to run the node agent for real on this host: a fake NodeManager REST server, a fake
+DefaultContainerExecutor-shaped container, the agent as a subprocess, and CPU-rate measurement.
+
+Real-YARN tests can reuse `AgentProcess` with a real NodeManager URL (and its local dirs) and measure a
+real container's group with `cpu_rate`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+TOKEN = "integration-token-0123456789abcdef"
+SCHEDBRIDGE = Path(sys.executable).parent / "schedbridge"
+SPIN = ("import os, signal\n"
+        "signal.signal(signal.SIGUSR1, lambda *_: os.fork())  # a child forked on demand, spinning too\n"
+        "while True:\n    pass\n")
+
+
+class FakeNodeManager:
+    """`/ws/v1/node/containers[/{id}]` on 127.0.0.1, from a dict the test edits (id -> state)."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, str] = {}
+        states = self.states
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                entry = lambda cid: {"id": cid, "state": states[cid], "user": "alice",  # noqa: E731
+                                     "totalMemoryNeededMB": 1024, "totalVCoresNeeded": 1}
+                match = re.fullmatch(r"/ws/v1/node/containers(?:/([^/?]+))?", self.path.split("?")[0])
+                if match is None or (match.group(1) and match.group(1) not in states):
+                    code, body = 404, {"RemoteException": {"exception": "NotFoundException",
+                                                           "message": f"{self.path} not found"}}
+                elif match.group(1):
+                    code, body = 200, {"container": entry(match.group(1))}
+                else:
+                    code, body = 200, {"containers": {"container": [entry(c) for c in sorted(states)]}}
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FakeContainer:
+    """`bash <local>/usercache/alice/appcache/<app>/<cid>/launch_container.sh` running a CPU spinner,
+    started like DefaultContainerExecutor does: own session, container env, cwd = work dir."""
+
+    def __init__(self, local_dir: Path, container_id: str) -> None:
+        app = "application_" + "_".join(container_id.split("_")[-5:-3])
+        self.work_dir = local_dir / "usercache" / "alice" / "appcache" / app / container_id
+        self.work_dir.mkdir(parents=True)
+        (self.work_dir / "spin.py").write_text(SPIN)
+        script = self.work_dir / "launch_container.sh"
+        script.write_text('#!/bin/bash\n"$SB_PYTHON" spin.py\n')
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CONTAINER_ID": container_id,
+               "SB_PYTHON": sys.executable}
+        self.proc = subprocess.Popen(["/bin/bash", str(script)], cwd=self.work_dir, env=env,
+                                     start_new_session=True)
+
+    def spinner_pid(self, timeout_s: float = 5.0) -> int:
+        return wait_for(lambda: _children(self.proc.pid)[0] if _children(self.proc.pid) else None,
+                        timeout_s, "the container's spinner to start")
+
+    def kill(self) -> None:
+        """SIGKILL the process group this object started (its session leader's pid is the group id)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=10)
+
+
+class AgentProcess:
+    """`schedbridge agent` as a subprocess with its own cgroup parent and state file."""
+
+    def __init__(self, nm_url: str, state_file: Path, cgroup_parent: str, local_dirs: tuple[Path, ...] = (),
+                 min_share: float = 0.1, reconcile_interval: float = 0.2) -> None:
+        self.args = [str(SCHEDBRIDGE), "agent", "--nm-url", nm_url, "--port", "0", "--state-file", str(state_file),
+                     "--cgroup-parent", cgroup_parent, "--min-share", str(min_share),
+                     "--reconcile-interval", str(reconcile_interval)]
+        for local in local_dirs:
+            self.args += ["--nm-local-dir", str(local)]
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+
+    def start(self, timeout_s: float = 30.0) -> str:
+        env = dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN=TOKEN)
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        line = _read_line(self.proc, timeout_s)
+        match = re.search(r"listening on (http://\S+)", line)
+        if match is None:
+            self.proc.kill()
+            raise AssertionError(f"agent did not start: {line!r} {self.proc.stderr.read().decode()[-2000:]}")
+        self.url = match.group(1)
+        return self.url
+
+    def signal(self, signum: int) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signum)
+        return self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def _read_line(proc: subprocess.Popen[bytes], timeout_s: float) -> str:
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout_s):
+            return ""
+    return proc.stdout.readline().decode()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def wait_for(probe: Callable[[], object], timeout_s: float, what: str, every_s: float = 0.05) -> object:
+    """Poll `probe` until it returns something truthy; fail naming `what` after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(every_s)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+def usage_file(parent: str, container_id: str) -> Path:
+    return CGROUP_ROOT / "cpuacct" / parent / container_id / "cpuacct.usage"
+
+
+def cpu_rate(read_ns: Callable[[], int], window_s: float = 1.0) -> float:
+    """Cores used over a window, from two cgroup CPU-time readings."""
+    start_ns, start = read_ns(), time.monotonic()
+    time.sleep(window_s)
+    return (read_ns() - start_ns) / 1e9 / (time.monotonic() - start)
+
+
+def proc_cpu_ns(pids: list[int]) -> int:
+    """CPU time of live processes from /proc/<pid>/stat (for processes outside the agent's groups)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) * 1_000_000_000 // tick
+    return total
+
+
+def remove_groups(parent: str) -> None:
+    """Test cleanup: hand back any process left in `parent`'s groups and remove them (v1 layout)."""
+    for controller in ("cpu", "cpuacct", "freezer"):
+        base = CGROUP_ROOT / controller / parent
+        if not base.is_dir():
+            continue
+        for group in [p for p in base.iterdir() if p.is_dir()]:
+            if controller == "freezer":
+                (group / "freezer.state").write_text("THAWED")
+            for pid in (group / "cgroup.procs").read_text().split():
+                try:
+                    (CGROUP_ROOT / controller / "cgroup.procs").write_text(pid)
+                except OSError:
+                    pass
+            group.rmdir()
+        base.rmdir()

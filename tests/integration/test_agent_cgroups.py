@@ -1,0 +1,139 @@
+"""The node agent for real on this host's cgroups, without YARN: a fake NodeManager REST server lists a
+DefaultContainerExecutor-shaped container (bash launch_container.sh -> CPU-spinning python), and the agent
+runs as a subprocess. CPU is measured from the group's cpuacct.usage over ~1 s windows.
+
+Every test removes the processes (by pid / own process group) and cgroups it created.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from agent_harness import (CGROUP_ROOT, TOKEN, AgentProcess, FakeContainer, FakeNodeManager, cpu_rate,
+                           proc_cpu_ns, remove_groups, usage_file, wait_for)
+
+from bridge.agent.client import AgentClient
+from bridge.agent.errors import ContainerNotRunning, UnknownContainer
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0 or not (CGROUP_ROOT / "cpu" / "cpu.cfs_quota_us").is_file(),
+                       reason="needs root and a writable cgroup v1 cpu controller"),
+]
+
+CID = "container_1763700000000_0001_01_000002"
+MIN_SHARE = 0.1
+SUSPENDED_MAX = MIN_SHARE * 1.5  # cores: one CFS period of slack over a 1 s window
+FULL_MIN = 0.3  # cores a lone spinner gets on a shared 2-core host, conservatively
+
+
+@dataclass
+class Node:
+    nm: FakeNodeManager
+    container: FakeContainer
+    agent: AgentProcess
+    parent: str
+    local: Path
+
+    def client(self) -> AgentClient:
+        return AgentClient(self.agent.url, TOKEN, timeout_s=10)
+
+    def rate(self) -> float:
+        return cpu_rate(lambda: int(usage_file(self.parent, CID).read_text()))
+
+    def group_pids(self) -> set[int]:
+        procs = CGROUP_ROOT / "cpu" / self.parent / CID / "cgroup.procs"
+        return {int(p) for p in procs.read_text().split()} if procs.exists() else set()
+
+    def restart_agent(self) -> None:
+        self.agent = AgentProcess(self.nm.url, self.agent_state, self.parent, (self.local,), MIN_SHARE)
+        self.agent.start()
+
+    @property
+    def agent_state(self) -> Path:
+        return self.local.parent / "agent-state.json"
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    parent = f"sbtest-{os.getpid()}"
+    local = tmp_path / "nm-local"
+    nm = FakeNodeManager()
+    nm.states[CID] = "RUNNING"
+    container = FakeContainer(local, CID)
+    agent = AgentProcess(nm.url, tmp_path / "agent-state.json", parent, (local,), MIN_SHARE)
+    node = Node(nm, container, agent, parent, local)
+    try:
+        agent.start()
+        wait_for(lambda: node.client().container(CID)["managed"], 10, "the agent to adopt the container")
+        yield node
+    finally:
+        node.agent.stop()
+        container.kill()
+        nm.close()
+        remove_groups(parent)
+
+
+def test_suspend_drops_to_min_share_and_resume_restores(node: Node) -> None:
+    client = node.client()
+    spinner = node.container.spinner_pid()
+    assert {node.container.proc.pid, spinner} <= node.group_pids()
+    assert node.rate() >= FULL_MIN
+
+    assert client.suspend(CID)["share"] == MIN_SHARE
+    assert node.rate() <= SUSPENDED_MAX
+
+    client.suspend(CID, freeze=True)
+    assert node.rate() <= 0.01
+
+    assert client.resume(CID)["throttled"] is False
+    assert node.rate() >= FULL_MIN
+
+
+def test_children_forked_while_suspended_stay_throttled(node: Node) -> None:
+    client = node.client()
+    spinner = node.container.spinner_pid()
+    client.suspend(CID)
+    os.kill(spinner, signal.SIGUSR1)  # our own spinner forks a second spinner
+    wait_for(lambda: len(node.group_pids()) == 3, 5, "the forked child to appear in the group")
+    assert node.rate() <= SUSPENDED_MAX  # two spinners share the 0.1-core cap
+
+
+def test_sigkill_then_restart_restores_every_throttled_container(node: Node) -> None:
+    node.client().suspend(CID)
+    spinner = node.container.spinner_pid()
+    node.agent.signal(signal.SIGKILL)
+    assert node.rate() <= SUSPENDED_MAX  # the crash left the throttle in place...
+
+    node.nm.states[CID] = "RUNNING"
+    node.restart_agent()  # ...and the restart undoes it before serving
+    cpu_line = next(line for line in Path(f"/proc/{spinner}/cgroup").read_text().splitlines()
+                    if line.split(":")[1] == "cpu")
+    assert cpu_line.endswith(":/")
+    full = wait_for(lambda: node.client().container(CID)["managed"] and node.rate(), 10, "re-adoption")
+    assert full >= FULL_MIN
+
+
+def test_sigterm_restores_and_removes_every_group(node: Node) -> None:
+    node.client().suspend(CID, freeze=True)
+    pids = [node.container.proc.pid, node.container.spinner_pid()]
+    assert node.agent.signal(signal.SIGTERM) == 0
+    assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
+    assert not (CGROUP_ROOT / "freezer" / node.parent).exists()
+    assert cpu_rate(lambda: proc_cpu_ns(pids)) >= FULL_MIN
+
+
+def test_unknown_and_finished_containers_are_refused_and_released(node: Node) -> None:
+    client = node.client()
+    with pytest.raises(UnknownContainer, match="container_1763700000000_0001_01_000099"):
+        client.suspend("container_1763700000000_0001_01_000099")
+    client.suspend(CID)
+    node.nm.states[CID] = "EXITED_WITH_SUCCESS"
+    wait_for(lambda: not (CGROUP_ROOT / "cpu" / node.parent / CID).exists(), 5,
+             "the finished container's throttle to be removed")
+    with pytest.raises(ContainerNotRunning, match="EXITED_WITH_SUCCESS"):
+        client.resize(CID, 0.5)
