@@ -1,0 +1,74 @@
+"""The testbed's rendered Hadoop configuration and its bookkeeping, without starting daemons."""
+from __future__ import annotations
+
+import os
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from bridge.testbed import hadoopconf
+from bridge.testbed.daemons import ProcessTable
+from bridge.testbed.layout import all_ports, local_layout
+from yarnclient.hadoopconf import read_site, rm_webapp_url, webhdfs_url
+
+
+def test_every_placeholder_is_filled_and_files_are_valid_xml(tmp_path: Path) -> None:
+    layout = local_layout(tmp_path)
+    hadoopconf.write_all(layout)
+    for nm in layout.nodemanagers:
+        for name in hadoopconf.CLUSTER_FILES:
+            text = (layout.nm_conf_dir(nm) / name).read_text()
+            assert "@{" not in text, name
+            if name.endswith(".xml"):
+                ET.fromstring(text)
+
+
+def test_nodemanagers_get_their_own_ports_dirs_and_resources(tmp_path: Path) -> None:
+    layout = local_layout(tmp_path, nodemanagers=3, vcores=6, memory_mb=2048)
+    hadoopconf.write_all(layout)
+    sites = [read_site(layout.nm_conf_dir(nm) / "yarn-site.xml") for nm in layout.nodemanagers]
+    for key in ("yarn.nodemanager.address", "yarn.nodemanager.webapp.address",
+                "yarn.nodemanager.local-dirs", "yarn.nodemanager.log-dirs"):
+        assert len({site[key] for site in sites}) == 3, key
+    assert {site["yarn.nodemanager.resource.cpu-vcores"] for site in sites} == {"6"}
+    assert {site["yarn.nodemanager.resource.memory-mb"] for site in sites} == {"2048"}
+    client = read_site(layout.conf_dir / "yarn-site.xml")
+    assert "yarn.nodemanager.address" not in client
+
+
+def test_client_conf_dir_points_at_loopback_services(tmp_path: Path) -> None:
+    layout = local_layout(tmp_path)
+    hadoopconf.write_all(layout)
+    assert rm_webapp_url(layout.conf_dir) == "http://127.0.0.1:8088"
+    assert webhdfs_url(layout.conf_dir) == "http://127.0.0.1:9870"
+    assert read_site(layout.conf_dir / "core-site.xml")["fs.defaultFS"] == "hdfs://127.0.0.1:9000"
+
+
+def test_base_port_shifts_every_port_and_ports_are_distinct(tmp_path: Path) -> None:
+    plain, shifted = all_ports(local_layout(tmp_path)), all_ports(local_layout(tmp_path, base_port=100))
+    assert len(set(plain.values())) == len(plain)
+    assert all(shifted[name] == port + 100 for name, port in plain.items())
+
+
+def test_process_table_never_trusts_a_pid_file_of_another_process(tmp_path: Path) -> None:
+    table = ProcessTable(tmp_path / "pids", tmp_path / "logs")
+    (tmp_path / "pids").mkdir()
+    # Our own pid with a wrong start time: a recycled pid must not be taken for our daemon.
+    (tmp_path / "pids" / "ghost.pid").write_text(f"{os.getpid()} 1\n")
+    assert table.pid("ghost") is None
+    assert table.stop("ghost") is False
+
+
+def test_process_table_starts_and_stops_its_own_process(tmp_path: Path) -> None:
+    from bridge.testbed import daemons
+
+    class Sleeper(daemons.DaemonSpec):
+        def command(self, log_dir: Path) -> list[str]:
+            return [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"]
+
+    table = ProcessTable(tmp_path / "pids", tmp_path / "logs")
+    pid = table.start(Sleeper("sleeper", "x", tmp_path, 1))
+    assert table.pid("sleeper") == pid
+    assert table.stop("sleeper", grace_s=5) is True
+    assert table.pid("sleeper") is None
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
