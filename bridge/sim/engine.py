@@ -21,6 +21,7 @@ metrics in ``bridge.metrics`` are computed from it afterwards.
 """
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from workloads.model import Job, Readiness
 class _Running:
     """Mutable record of a task on a slot (or suspended: slot -1)."""
 
-    __slots__ = ("job_id", "task", "start", "attained", "token", "probe", "demand", "flag", "long")
+    __slots__ = ("job_id", "task", "start", "attained", "token", "probe", "demand", "flag", "long", "hold")
 
     def __init__(self, job_id: int, task: int, start: float, attained: float, token: int,
                  probe: ProbeInfo | None, demand: tuple[float, ...] | None, flag: bool, long: bool) -> None:
@@ -53,6 +54,9 @@ class _Running:
         self.demand = demand
         self.flag = flag      # the entry it came from was queued behind a long task
         self.long = long      # long by the *reporting* classification
+        # unproductive seconds at the start of the current segment: a context switch after a
+        # resume, or math.inf while the task waits for DAG parents it was started before
+        self.hold = 0.0
 
 
 class _Reserved:
@@ -71,7 +75,8 @@ class SimLog:
     """What a run produced, in columnar form (no per-event objects are kept).
 
     Segments: one row per run segment of a task (a task suspended k times has k+1 rows);
-    ``seg_done`` is 1 on the segment that completed the task."""
+    ``seg_done`` is 1 on the segment that completed the task; ``seg_idle`` is the part of the
+    segment that held the slot without progress (context switch, waiting for DAG parents)."""
 
     seg_job: array = field(default_factory=lambda: array("q"))
     seg_task: array = field(default_factory=lambda: array("q"))
@@ -80,6 +85,7 @@ class SimLog:
     seg_start: array = field(default_factory=lambda: array("d"))
     seg_end: array = field(default_factory=lambda: array("d"))
     seg_done: array = field(default_factory=lambda: array("b"))
+    seg_idle: array = field(default_factory=lambda: array("d"))
     job_finish: dict[int, float] = field(default_factory=dict)
     rejected_jobs: dict[int, Status] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
@@ -101,6 +107,7 @@ COUNTERS = (
     "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
     "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
     "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
+    "disorders",
 )
 
 
@@ -109,16 +116,26 @@ class Simulation:
 
     ``report_long(job)`` (optional) is the *reporting* classification used only for the
     head-of-line counters; it never influences scheduling. ``record=True`` keeps every event
-    and the decisions it caused (tests compare these logs across runs)."""
+    and the decisions it caused (tests compare these logs across runs).
+
+    ``switch_cost`` (seconds) is the context switch a resumed task pays before it progresses.
+    A policy whose attribute ``early_start`` is true may start a DAG task before its parents
+    finish (dependency-oblivious baselines): the start counts as a *disorder* and the task
+    holds its slot and resources without progress until its parents are done."""
 
     def __init__(self, jobs: Sequence[Job], policy: Any, spec: ClusterSpec, *,
                  steal_delay: float = 0.0, report_long: Callable[[Job], bool] | None = None,
-                 record: bool = False) -> None:
+                 record: bool = False, switch_cost: float = 0.0) -> None:
         status = check_policy(policy)
         if not status.ok:
             raise DecisionError(status)
         if steal_delay < 0:
             raise ValueError(f"steal_delay must be >= 0, got {steal_delay}")
+        if switch_cost < 0:
+            raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
+        self.switch_cost = switch_cost
+        self.early_start = bool(getattr(policy, "early_start", False))
+        self.blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
         self.policy = policy
         self.spec = spec
         self.delay = spec.network_delay
@@ -303,6 +320,7 @@ class Simulation:
         lg.seg_start.append(r.start)
         lg.seg_end.append(now)
         lg.seg_done.append(1)
+        lg.seg_idle.append(min(r.hold, now - r.start))
         if r.demand is not None and self.used is not None:
             u = self.used[node]
             for i, x in enumerate(r.demand):
@@ -315,9 +333,10 @@ class Simulation:
             lg.job_finish[jid] = now
             del self.launched[jid]
             self.ready.pop(jid, None)
-        elif jid in self.ready:
-            self.ready[jid].finish(task)
         out: list[Any] = []
+        if left and jid in self.ready:
+            for t in self.ready[jid].finish(task):
+                self._unblock(jid, t, now, out)
         if "on_task_finished" in self._h:
             out.append(TaskFinished(now + self.delay, node, slot, jid, task, now))
         return self._slot_freed(node, slot, jid, task, out)
@@ -347,7 +366,8 @@ class Simulation:
         if launched[task]:
             raise self._fail(f"task {jid}.{task} was already launched", (node, slot, jid, task))
         rd = self.ready.get(jid)
-        if rd is not None and not rd.is_ready(task):
+        early = rd is not None and not rd.is_ready(task)
+        if early and not self.early_start:
             raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
         job = self.job_by_id[jid]
         demand = None
@@ -361,11 +381,33 @@ class Simulation:
             self.long_at[node] += 1
         if flag:
             self._c["short_tasks_after_long"] += 1
-        self.slots[node][slot] = _Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
+        r = self.slots[node][slot] = _Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
         self._c["launches"] += 1
-        out.append(SegmentEnd(now + job.durations[task], node, slot, self._token))
+        if early:
+            self._block(r, node, slot)
+        else:
+            out.append(SegmentEnd(now + job.durations[task], node, slot, self._token))
         if "on_task_started" in self._h:
             out.append(TaskStarted(now + self.delay, node, slot, jid, task))
+
+    def _block(self, r: _Running, node: int, slot: int, first: bool = True) -> None:
+        """``r`` holds its slot but cannot progress until its DAG parents finish; its first
+        start like that is a disorder."""
+        r.hold = math.inf
+        self.blocked[(r.job_id, r.task)] = (node, slot)
+        self._c["disorders"] += first
+
+    def _unblock(self, jid: int, task: int, now: float, out: list[Any]) -> None:
+        """A task started early became ready: it progresses from now on."""
+        where = self.blocked.pop((jid, task), None)
+        if where is None:
+            return
+        r = self.slots[where[0]][where[1]]
+        r.hold = now - r.start
+        self._token += 1
+        r.token = self._token
+        left = self.job_by_id[jid].durations[task] - r.attained
+        out.append(SegmentEnd(now + left, where[0], where[1], self._token))
 
     def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
         assert self.used is not None and self.spec.capacity is not None
@@ -469,8 +511,11 @@ class Simulation:
         lg.seg_start.append(r.start)
         lg.seg_end.append(now)
         lg.seg_done.append(0)
-        r.attained += now - r.start
+        idle = min(r.hold, now - r.start)
+        lg.seg_idle.append(idle)
+        r.attained += now - r.start - idle
         r.token = -1
+        self.blocked.pop((r.job_id, r.task), None)
         if r.demand is not None and self.used is not None:
             u = self.used[d.node]
             for i, x in enumerate(r.demand):
@@ -495,8 +540,13 @@ class Simulation:
         self.slots[d.node][d.slot] = r
         self.nfree[d.node] -= 1
         self._c["resumes"] += 1
+        rd = self.ready.get(d.job_id)
+        if rd is not None and not rd.is_ready(d.task):
+            self._block(r, d.node, d.slot, first=False)
+            return
+        r.hold = self.switch_cost
         left = self.job_by_id[d.job_id].durations[d.task] - r.attained
-        out.append(SegmentEnd(now + max(left, 0.0), d.node, d.slot, self._token))
+        out.append(SegmentEnd(now + self.switch_cost + max(left, 0.0), d.node, d.slot, self._token))
 
     def _steal(self, d: Steal, now: float, out: list[Any]) -> None:
         if d.victims:
@@ -588,7 +638,7 @@ class SimView:
             return r.attained
         for r in s.slots[node]:
             if r.__class__ is _Running and r.job_id == job_id and r.task == task:
-                return r.attained + s.kernel.now - r.start
+                return r.attained + max(0.0, s.kernel.now - r.start - r.hold)
         raise KeyError(f"task {job_id}.{task} is not on node {node}")
 
     def is_ready(self, job_id: int, task: int) -> bool:
