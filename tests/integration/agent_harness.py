@@ -104,19 +104,24 @@ class AgentProcess:
                      "--reconcile-interval", str(reconcile_interval)]
         for local in local_dirs:
             self.args += ["--nm-local-dir", str(local)]
+        self.log_path = state_file.with_suffix(".log")
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
 
     def start(self, timeout_s: float = 30.0) -> str:
         env = dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN=TOKEN)
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        with self.log_path.open("ab") as log:  # a file, not a pipe: a full pipe would stall the agent
+            self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=log, env=env)
         line = _read_line(self.proc, timeout_s)
         match = re.search(r"listening on (http://\S+)", line)
         if match is None:
-            self.proc.kill()
-            raise AssertionError(f"agent did not start: {line!r} {self.proc.stderr.read().decode()[-2000:]}")
+            self.stop()
+            raise AssertionError(f"agent did not start: {line!r} {self.log()[-2000:]}")
         self.url = match.group(1)
         return self.url
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
 
     def signal(self, signum: int) -> int:
         assert self.proc is not None
