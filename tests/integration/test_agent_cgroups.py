@@ -28,7 +28,7 @@ pytestmark = [
 CID = "container_1763700000000_0001_01_000002"
 MIN_SHARE = 0.1
 SUSPENDED_MAX = MIN_SHARE * 1.5  # cores: one CFS period of slack over a 1 s window
-FULL_MIN = 0.3  # cores a lone spinner gets on a shared 2-core host, conservatively
+FULL_MIN = 0.25  # cores an uncapped spinner gets even on this busy shared 2-core host
 
 
 @dataclass
@@ -91,6 +91,7 @@ def test_suspend_drops_to_min_share_and_resume_restores(node: Node) -> None:
     assert node.rate() <= 0.01
 
     assert client.resume(CID)["throttled"] is False
+    assert (CGROUP_ROOT / "cpu" / node.parent / CID / "cpu.cfs_quota_us").read_text().strip() == "-1"
     assert node.rate() >= FULL_MIN
 
 
