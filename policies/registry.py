@@ -29,6 +29,8 @@ ENTRY_POINT_GROUP = "schedbridge.policies"
 # The one list of built-in policies: name -> "module:attribute" holding a PolicyEntry.
 BUILTINS: dict[str, str] = {
     "fifo": "policies.fifo:ENTRY",
+    "kairos": "policies.kairos:ENTRY",
+    "bigc": "policies.bigc:ENTRY",
 }
 
 

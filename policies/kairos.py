@@ -1,0 +1,388 @@
+"""Kairos (thesis Ch. 4): node-level Least Attained Service plus central task-count balancing.
+
+No runtime estimates, no long/short classes, no partitions.
+
+* **Node scheduler** (Algorithm 2). Each node runs its tasks LAS-style on its ``N`` slots: a new
+  task is the youngest, so it runs at once, suspending the *oldest* running task when no slot is
+  free; a finishing task hands its slot to the youngest idle task; every quantum ``W`` a running
+  task is swapped for the youngest idle task if that one is not older (``<=``: equal ages
+  alternate every W, approximating processor sharing). Starvation prevention ([X] YARN code):
+  a task preempted more than ``starvation_preemptions`` times next runs unpreemptible for
+  ``starvation_quanta x W``, and its counter resets.
+* **Central scheduler** (Algorithm 3). A FIFO of pending tasks; each goes to a node with the
+  fewest tasks, never above ``N + Q`` tasks per node (admission control). Ties go to the node
+  whose tasks have the lowest attained-service variance ("var"), or a random one ("random"), or
+  the one with the lowest attained-service sum ("sum").
+* **Heartbeats** carry ``(task count, variance, sum, tasks received)``. The central scheduler
+  adds the tasks it sent that the node had not yet received, so counts are never stale low
+  (thesis gap §6.3: counts must be updated locally on assignment).
+
+Our reading where the thesis is silent: heartbeats are sent whenever a node's task set changes
+(``heartbeat_interval = 0``) or every ``heartbeat_interval`` seconds; quantum timers are armed
+only while a node has idle tasks (a timer that finds no idle task would only restart itself).
+"""
+from __future__ import annotations
+
+import enum
+import heapq
+from collections import deque
+from dataclasses import dataclass
+
+from policies.api import (
+    Assign,
+    ClusterView,
+    Decision,
+    Decisions,
+    Heartbeat,
+    JobArrival,
+    PolicyEnv,
+    ProbeArrival,
+    ProbeInfo,
+    Resume,
+    Run,
+    RunningTask,
+    SendHeartbeat,
+    SetTimer,
+    SlotFreed,
+    Suspend,
+    Timer,
+)
+from policies.registry import PolicyEntry
+
+
+class TieBreak(enum.Enum):
+    """How the central scheduler picks among nodes holding equally many tasks."""
+
+    VAR = "var"
+    RANDOM = "random"
+    SUM = "sum"
+
+
+@dataclass(frozen=True)
+class KairosConfig:
+    """Kairos parameters; defaults are the thesis' simulation settings (Yahoo trace).
+
+    q: extra tasks admitted per node beyond its slots (simulation 2; YARN prototype 4).
+    w: LAS quantum in seconds (simulation 100 Yahoo / 10000 Google; YARN prototype 50).
+    starvation_preemptions: preemptions tolerated before a protected run ([X] 3).
+    starvation_quanta: length of that protected run, in quanta ([X] 2).
+    tie_break: var (default), random or sum.
+    swap_margin: a running task is swapped out at a quantum end only if it is older than the
+        youngest idle task by at least ``swap_margin x w`` (thesis: 0; YARN prototype: 0.5).
+    heartbeat_interval: seconds between node heartbeats; 0 = on every change (our reading).
+    """
+
+    q: int = 2
+    w: float = 100.0
+    starvation_preemptions: int = 3
+    starvation_quanta: int = 2
+    tie_break: TieBreak = TieBreak.VAR
+    swap_margin: float = 0.0
+    heartbeat_interval: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.q < 0:
+            raise ValueError(f"q must be >= 0, got {self.q}")
+        if not self.w > 0:
+            raise ValueError(f"w must be > 0, got {self.w}")
+        if self.starvation_preemptions < 0 or self.starvation_quanta < 0:
+            raise ValueError("starvation_preemptions and starvation_quanta must be >= 0")
+        if self.swap_margin < 0 or self.heartbeat_interval < 0:
+            raise ValueError("swap_margin and heartbeat_interval must be >= 0")
+
+
+@dataclass(frozen=True)
+class KairosHeartbeat:
+    """Node -> central state: tasks present, variance and sum of their attained service, and
+    how many tasks the node has received in total (to count tasks still in flight)."""
+
+    n_tasks: int
+    variance: float
+    total: float
+    received: int
+
+
+def _age(task: RunningTask, now: float) -> float:
+    """Attained service, counting the current run segment of a running task."""
+    return task.attained + (now - task.started) if task.slot >= 0 else task.attained
+
+
+class _LevelQueue:
+    """Nodes bucketed by task count; within a bucket the lowest tie-break key wins.
+
+    One heap per count level with lazy deletion: an entry is valid while its version is the
+    node's current one, so updates are O(log n) pushes and never searches."""
+
+    def __init__(self, keys: list[float], cap: int) -> None:
+        self.cap = cap
+        self.count = [0] * len(keys)
+        self.key = list(keys)
+        self.version = [0] * len(keys)
+        self.heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(cap)]
+        if cap:
+            self.heaps[0] = sorted((key, node, 0) for node, key in enumerate(keys))
+
+    def update(self, node: int, count: int, key: float) -> None:
+        self.count[node], self.key[node] = count, key
+        self.version[node] += 1
+        if count < self.cap:
+            heapq.heappush(self.heaps[count], (key, node, self.version[node]))
+
+    def best(self) -> int | None:
+        """The admissible node with the fewest tasks and the lowest key, or None."""
+        for level, heap in enumerate(self.heaps):
+            while heap:
+                key, node, version = heap[0]
+                if version == self.version[node] and self.count[node] == level:
+                    return node
+                heapq.heappop(heap)
+        return None
+
+
+class _Central:
+    """Algorithm 3: FIFO of pending tasks, placement on the least-loaded node."""
+
+    def __init__(self, config: KairosConfig, env: PolicyEnv) -> None:
+        n_nodes = env.cluster.n_nodes
+        self.config = config
+        self.rng = env.rng("kairos-tiebreak")
+        keys = [self._fresh_key(0.0, 0.0) for _ in range(n_nodes)]
+        self.levels = _LevelQueue(keys, env.cluster.slots_per_node + config.q)
+        self.sent = [0] * n_nodes
+        self.pending: deque[ProbeInfo] = deque()
+
+    def add_job(self, ev: JobArrival) -> None:
+        job = ev.job
+        self.pending.extend(ProbeInfo(job.job_id, task) for task in range(job.n_tasks))
+
+    def heartbeat(self, node: int, hb: KairosHeartbeat) -> None:
+        in_flight = self.sent[node] - hb.received
+        self.levels.update(node, hb.n_tasks + in_flight, self._fresh_key(hb.variance, hb.total))
+
+    def _fresh_key(self, variance: float, total: float) -> float:
+        if self.config.tie_break is TieBreak.VAR:
+            return variance
+        if self.config.tie_break is TieBreak.SUM:
+            return total
+        return self.rng.random()
+
+    def dispatch(self) -> list[Decision]:
+        out: list[Decision] = []
+        levels = self.levels
+        while self.pending:
+            node = levels.best()
+            if node is None:
+                break
+            out.append(Assign(node, self.pending.popleft()))
+            self.sent[node] += 1
+            key = self.rng.random() if self.config.tie_break is TieBreak.RANDOM else levels.key[node]
+            levels.update(node, levels.count[node] + 1, key)  # local count update (thesis gap §6.3)
+        return out
+
+
+class _Node:
+    """Algorithm 2 for every node: LAS with preemption, quantum timers, starvation guard."""
+
+    def __init__(self, config: KairosConfig, n_nodes: int) -> None:
+        self.config = config
+        self.waiting: list[list[ProbeInfo]] = [[] for _ in range(n_nodes)]   # arrived, never run
+        self.received = [0] * n_nodes
+        self.preemptions: dict[tuple[int, int], int] = {}
+        self.protected_until: dict[tuple[int, int], float] = {}
+        self.armed: list[dict[int, int]] = [{} for _ in range(n_nodes)]      # slot -> timer epoch
+        self.epoch = 0
+        self.heartbeat_armed = [False] * n_nodes
+
+    # -- events --------------------------------------------------------------------------
+    def arrive(self, ev: ProbeArrival, view: ClusterView) -> list[Decision]:
+        node, now = ev.node, ev.time
+        self.received[node] += 1
+        slot = view.free_slot(node)
+        if slot >= 0:
+            out: list[Decision] = [Run(node, slot, ev.probe)]
+        else:
+            victim = self._oldest_preemptible(view.running(node), now)
+            if victim is None:
+                self.waiting[node].append(ev.probe)
+                out = []
+            else:
+                self._count_preemption(victim)
+                slot = victim.slot
+                out = [Suspend(node, slot), Run(node, slot, ev.probe)]
+        idle_after = self._idle_after(node, view, out)
+        return out + self._arm_quanta(node, view, now, idle_after, slot if out else -1)
+
+    def slot_freed(self, ev: SlotFreed, view: ClusterView) -> list[Decision]:
+        node, now = ev.node, ev.time
+        if ev.job_id >= 0:                     # a task finished: its quantum timer is stale
+            self._forget((ev.job_id, ev.task))
+            self.armed[node].pop(ev.slot, None)
+        slot = view.free_slot(node)
+        if slot < 0:
+            return []
+        youngest = self._youngest_idle(node, view)
+        if youngest is None:
+            return []
+        out = self._start(node, slot, youngest, now)
+        resumed = 1 if isinstance(youngest, RunningTask) else 0
+        idle_left = len(self.waiting[node]) + len(view.suspended(node)) - resumed
+        return out + self._arm_quanta(node, view, now, idle_left > 0, slot)
+
+    def quantum(self, ev: Timer, view: ClusterView) -> list[Decision]:
+        node, now = ev.node, ev.time
+        _, slot, epoch = ev.key
+        if self.armed[node].get(slot) != epoch:
+            return []                                            # stale: the slot changed hands
+        del self.armed[node][slot]
+        current = next((t for t in view.running(node) if t.slot == slot), None)
+        youngest = self._youngest_idle(node, view)
+        if current is None or youngest is None:
+            return []
+        if self._may_swap(current, youngest, now):
+            self._count_preemption(current)
+            out = [Suspend(node, slot), *self._start(node, slot, youngest, now)]
+            return out + [self._arm(node, slot, now + self.config.w)]
+        return [self._arm(node, slot, now + self.config.w)]
+
+    def heartbeat(self, node: int, view: ClusterView, now: float, extra_new: int = 0) -> KairosHeartbeat:
+        ages = [_age(t, now) for t in view.running(node)] + [t.attained for t in view.suspended(node)]
+        ages += [0.0] * (len(self.waiting[node]) + extra_new)
+        n = len(ages)
+        mean = sum(ages) / n if n else 0.0
+        variance = sum((a - mean) ** 2 for a in ages) / n if n else 0.0
+        return KairosHeartbeat(n, variance, sum(ages), self.received[node])
+
+    # -- LAS helpers ---------------------------------------------------------------------
+    def _protected(self, task: RunningTask, now: float) -> bool:
+        return self.protected_until.get((task.job_id, task.task), -1.0) > now
+
+    def _oldest_preemptible(self, running: tuple[RunningTask, ...], now: float) -> RunningTask | None:
+        candidates = [t for t in running if not self._protected(t, now)]
+        return max(candidates, key=lambda t: (_age(t, now), -t.slot), default=None)
+
+    def _youngest_idle(self, node: int, view: ClusterView) -> RunningTask | ProbeInfo | None:
+        """Least attained idle task: a never-run task (age 0, FIFO) or a suspended one."""
+        suspended = min(view.suspended(node), key=lambda t: t.attained, default=None)
+        if self.waiting[node] and (suspended is None or suspended.attained > 0):
+            return self.waiting[node][0]
+        return suspended
+
+    def _may_swap(self, current: RunningTask, youngest: RunningTask | ProbeInfo, now: float) -> bool:
+        if self._protected(current, now):
+            return False
+        idle_age = youngest.attained if isinstance(youngest, RunningTask) else 0.0
+        return idle_age + self.config.swap_margin * self.config.w <= _age(current, now)
+
+    def _start(self, node: int, slot: int, task: RunningTask | ProbeInfo, now: float) -> list[Decision]:
+        if isinstance(task, ProbeInfo):
+            self.waiting[node].remove(task)
+            return [Run(node, slot, task)]
+        key = (task.job_id, task.task)
+        if self.preemptions.get(key, 0) > self.config.starvation_preemptions:
+            self.protected_until[key] = now + self.config.starvation_quanta * self.config.w
+            self.preemptions[key] = 0
+        return [Resume(node, slot, task.job_id, task.task)]
+
+    def _count_preemption(self, task: RunningTask) -> None:
+        key = (task.job_id, task.task)
+        self.preemptions[key] = self.preemptions.get(key, 0) + 1
+
+    def _forget(self, key: tuple[int, int]) -> None:
+        self.preemptions.pop(key, None)
+        self.protected_until.pop(key, None)
+
+    # -- timers --------------------------------------------------------------------------
+    def _idle_after(self, node: int, view: ClusterView, out: list[Decision]) -> bool:
+        """Whether the node holds an idle task once ``out`` (from an arrival) is applied."""
+        preempted = any(isinstance(d, Suspend) for d in out)
+        return bool(self.waiting[node] or view.suspended(node) or preempted)
+
+    def _arm_quanta(self, node: int, view: ClusterView, now: float, idle_after: bool,
+                    started_slot: int) -> list[Decision]:
+        """While idle tasks exist, every running slot needs a timer at its next quantum end.
+
+        `started_slot` (or -1) just got a task starting now, which `view` does not show yet."""
+        if not idle_after:
+            return []
+        w = self.config.w
+        out: list[Decision] = []
+        if started_slot >= 0:
+            out.append(self._arm(node, started_slot, now + w))
+        for task in view.running(node):
+            if task.slot != started_slot and task.slot not in self.armed[node]:
+                periods = int((now - task.started) // w) + 1
+                out.append(self._arm(node, task.slot, task.started + periods * w))
+        return out
+
+    def _arm(self, node: int, slot: int, at: float) -> SetTimer:
+        self.epoch += 1
+        self.armed[node][slot] = self.epoch
+        return SetTimer(at, node, ("quantum", slot, self.epoch))
+
+
+class Kairos:
+    """The Kairos policy: `_Central` on the scheduler side, `_Node` on every node."""
+
+    name = "kairos"
+
+    def __init__(self, config: KairosConfig, env: PolicyEnv) -> None:
+        self.config = config
+        self.central = _Central(config, env)
+        self.nodes = _Node(config, env.cluster.n_nodes)
+
+    # scheduler side
+    def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
+        self.central.add_job(ev)
+        return self.central.dispatch()
+
+    def on_heartbeat(self, ev: Heartbeat, view: ClusterView) -> Decisions:
+        self.central.heartbeat(ev.node, ev.payload)
+        return self.central.dispatch()
+
+    # node side
+    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+        out = self.nodes.arrive(ev, view)
+        return out + self._report(ev.node, view, ev.time, extra_new=self._unplaced(out))
+
+    def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
+        out = self.nodes.slot_freed(ev, view)
+        if ev.job_id < 0:
+            return out
+        return out + self._report(ev.node, view, ev.time, extra_new=self._unplaced(out))
+
+    def on_node_timer(self, ev: Timer, view: ClusterView) -> Decisions:
+        if ev.key == "heartbeat":
+            return self._periodic_heartbeat(ev.node, view, ev.time)
+        return self.nodes.quantum(ev, view)
+
+    # heartbeats
+    @staticmethod
+    def _unplaced(out: list[Decision]) -> int:
+        """1 if `out` starts a never-run task (`view` lists it nowhere yet), else 0."""
+        return 1 if any(isinstance(d, Run) for d in out) else 0
+
+    def _report(self, node: int, view: ClusterView, now: float, extra_new: int = 0) -> list[Decision]:
+        if self.config.heartbeat_interval == 0:
+            return [SendHeartbeat(node, self.nodes.heartbeat(node, view, now, extra_new))]
+        if self.nodes.heartbeat_armed[node]:
+            return []
+        self.nodes.heartbeat_armed[node] = True
+        return [SetTimer(now + self.config.heartbeat_interval, node, "heartbeat")]
+
+    def _periodic_heartbeat(self, node: int, view: ClusterView, now: float) -> Decisions:
+        hb = self.nodes.heartbeat(node, view, now)
+        self.nodes.heartbeat_armed[node] = hb.n_tasks > 0
+        out: list[Decision] = [SendHeartbeat(node, hb)]
+        if hb.n_tasks:
+            out.append(SetTimer(now + self.config.heartbeat_interval, node, "heartbeat"))
+        return out
+
+
+def _factory(config: KairosConfig, env: PolicyEnv) -> Kairos:
+    return Kairos(config, env)
+
+
+ENTRY = PolicyEntry("kairos", KairosConfig, _factory,
+                    "Kairos: node-level LAS with quantum W + central fewest-tasks placement capped at N+Q")
+
+__all__ = ["ENTRY", "Kairos", "KairosConfig", "KairosHeartbeat", "TieBreak"]

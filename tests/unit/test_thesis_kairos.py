@@ -1,0 +1,151 @@
+"""Kairos on tiny hand-checked scenarios (thesis Algorithms 2 and 3) and in the simulator."""
+from __future__ import annotations
+
+import pytest
+
+from bridge.sim.engine import simulate
+from policies.api import (
+    Assign, ClusterSpec, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
+    RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
+)
+from policies.kairos import Kairos, KairosConfig, KairosHeartbeat, TieBreak
+from policies.registry import ConfigError, config_for, create
+from tests.unit.thesis_fakes import FakeView, env
+from workloads.model import Job
+
+
+def _kairos(n_nodes: int, slots: int = 1, **config: object) -> tuple[Kairos, FakeView]:
+    e = env(n_nodes, slots)
+    return Kairos(KairosConfig(**config), e), FakeView(e.cluster)
+
+
+def _of(kind: type, decisions: object) -> list:
+    return [d for d in decisions if isinstance(d, kind)]
+
+
+def test_las_resumes_the_least_attained_suspended_task() -> None:
+    policy, view = _kairos(1)
+    view.now = 500.0
+    view.susp[0] = [RunningTask(-1, 1, 0, 0.0, 50.0), RunningTask(-1, 2, 0, 0.0, 20.0),
+                    RunningTask(-1, 3, 0, 0.0, 80.0)]
+    out = policy.on_slot_freed(SlotFreed(500.0, 0, 0, 9, 0), view)
+    assert _of(Resume, out) == [Resume(0, 0, 2, 0)]
+
+
+def test_arrival_preempts_the_oldest_running_task() -> None:
+    policy, view = _kairos(1, slots=2)
+    view.now = 100.0
+    view.run[0] = [RunningTask(0, 1, 0, 90.0, 0.0), RunningTask(1, 2, 0, 30.0, 0.0)]  # ages 10, 70
+    probe = ProbeInfo(5, 0)
+    out = policy.on_probe_arrival(ProbeArrival(100.0, 0, probe), view)
+    assert out[:2] == [Suspend(0, 1), Run(0, 1, probe)]
+    timers = _of(SetTimer, out)   # an idle task now exists: both slots get quantum timers
+    assert sorted(t.at for t in timers) == [190.0, 200.0]   # slot 0 started at 90; slot 1 now
+
+
+def test_quantum_swaps_equal_ages_and_keeps_younger_running() -> None:
+    policy, view = _kairos(1, w=10.0)
+    view.run[0] = [RunningTask(0, 1, 0, 0.0, 0.0)]
+    view.now = 5.0
+    out = policy.on_probe_arrival(ProbeArrival(5.0, 0, ProbeInfo(2, 0)), view)  # preempts job 1 (age 5)
+    view.run[0] = [RunningTask(0, 2, 0, 5.0, 0.0)]
+    view.susp[0] = [RunningTask(-1, 1, 0, 0.0, 5.0)]
+    (timer,) = _of(SetTimer, out)
+    assert timer.at == 15.0
+    view.now = 15.0   # job 2 attained 10 > 5: swap back
+    out = policy.on_node_timer(Timer(15.0, 0, timer.key), view)
+    assert out[:2] == [Suspend(0, 0), Resume(0, 0, 1, 0)]
+    view.run[0] = [RunningTask(0, 1, 0, 15.0, 5.0)]
+    view.susp[0] = [RunningTask(-1, 2, 0, 5.0, 10.0)]
+    (timer,) = _of(SetTimer, out)
+    view.now = timer.at   # job 1 (age 5 + 10) vs job 2 (10): the suspended one is younger -> swap
+    out = policy.on_node_timer(Timer(timer.at, 0, timer.key), view)
+    assert out[:2] == [Suspend(0, 0), Resume(0, 0, 2, 0)]
+
+
+def test_starvation_guard_protects_a_task_preempted_too_often() -> None:
+    policy, view = _kairos(1, w=10.0, starvation_preemptions=0, starvation_quanta=2)
+    view.run[0] = [RunningTask(0, 1, 0, 0.0, 0.0)]
+    view.now = 1.0
+    policy.on_probe_arrival(ProbeArrival(1.0, 0, ProbeInfo(2, 0)), view)   # job 1 preempted once
+    view.run[0] = []
+    view.susp[0] = [RunningTask(-1, 1, 0, 0.0, 1.0)]
+    view.now = 2.0
+    out = policy.on_slot_freed(SlotFreed(2.0, 0, 0, 2, 0), view)
+    assert _of(Resume, out) == [Resume(0, 0, 1, 0)]
+    view.run[0] = [RunningTask(0, 1, 0, 2.0, 1.0)]
+    view.susp[0] = []
+    view.now = 3.0     # a new task arrives: job 1 is protected until 2 + 2 x 10, so it waits
+    probe = ProbeInfo(3, 0)
+    out = policy.on_probe_arrival(ProbeArrival(3.0, 0, probe), view)
+    assert not _of(Suspend, out) and not _of(Run, out)
+
+
+def _heartbeat(n: int, received: int, var: float = 0.0, total: float = 0.0) -> KairosHeartbeat:
+    return KairosHeartbeat(n, var, total, received)
+
+
+def test_central_never_exceeds_cores_plus_q_and_counts_in_flight_tasks() -> None:
+    policy, view = _kairos(2, q=2)
+    job = Job(0, 0.0, (1.0,) * 10)
+    view.jobs[0] = job
+    out = policy.on_job_arrival(JobArrival(0.0, job), view)
+    per_node = [sum(1 for d in out if d.node == n) for n in (0, 1)]
+    assert per_node == [3, 3]
+    # node 0 reports 2 tasks after receiving 2 of its 3: one is still in flight -> full
+    assert policy.on_heartbeat(Heartbeat(1.0, 0, _heartbeat(2, 2)), view) == []
+    out = policy.on_heartbeat(Heartbeat(2.0, 0, _heartbeat(2, 3)), view)
+    assert [d.node for d in out] == [0]
+
+
+@pytest.mark.parametrize(("tie_break", "expected"), [(TieBreak.VAR, 1), (TieBreak.SUM, 2)])
+def test_ties_on_task_count_go_to_the_lowest_key(tie_break: TieBreak, expected: int) -> None:
+    policy, view = _kairos(3, q=2, tie_break=tie_break)
+    for node, (var, total) in enumerate([(9.0, 1.0), (1.0, 5.0), (4.0, 0.5)]):
+        policy.on_heartbeat(Heartbeat(0.0, node, _heartbeat(1, 0, var, total)), view)
+    job = Job(0, 0.0, (1.0,))
+    view.jobs[0] = job
+    (assign,) = policy.on_job_arrival(JobArrival(0.0, job), view)
+    assert isinstance(assign, Assign) and assign.node == expected
+
+
+def test_heartbeat_carries_count_and_attained_variance() -> None:
+    policy, view = _kairos(1, slots=2)
+    view.now = 10.0
+    view.run[0] = [RunningTask(0, 1, 0, 6.0, 0.0)]                    # age 4
+    view.susp[0] = [RunningTask(-1, 2, 0, 0.0, 8.0)]                  # age 8
+    out = policy.on_probe_arrival(ProbeArrival(10.0, 0, ProbeInfo(3, 0)), view)  # runs at age 0
+    (hb,) = _of(SendHeartbeat, out)
+    assert hb.payload.n_tasks == 3 and hb.payload.received == 1
+    assert hb.payload.variance == pytest.approx(((4 - 4) ** 2 + (8 - 4) ** 2 + (0 - 4) ** 2) / 3)
+
+
+def test_config_refuses_impossible_values_and_is_registered() -> None:
+    with pytest.raises(ValueError):
+        KairosConfig(q=-1)
+    with pytest.raises(ValueError):
+        KairosConfig(w=0)
+    assert config_for("kairos", ["q=4", "w=50", "tie_break=sum"]).tie_break is TieBreak.SUM
+    with pytest.raises(ConfigError, match="valid parameters"):
+        config_for("kairos", ["quantum=5"])
+
+
+class _CapChecked(Kairos):
+    """Kairos that asserts, at every arrival, the node's task count is within N + Q."""
+
+    def on_probe_arrival(self, ev, view):  # type: ignore[no-untyped-def]
+        held = len(view.running(ev.node)) + len(view.suspended(ev.node)) + view.queued(ev.node)
+        assert held <= view.spec.slots_per_node + self.config.q
+        return super().on_probe_arrival(ev, view)
+
+
+@pytest.mark.parametrize("slots", [1, 2])
+def test_simulated_kairos_finishes_every_task_within_the_cap(slots: int) -> None:
+    jobs = [Job(i, i * 0.7, tuple(0.5 + (i * 7 + k * 3) % 11 for k in range(1 + i % 5))) for i in range(60)]
+    spec = ClusterSpec(4, slots)
+    policy = _CapChecked(KairosConfig(q=2, w=2.0), PolicyEnv(spec, 3))
+    result = simulate(jobs, policy, spec)
+    assert result.unfinished == []
+    assert sum(result.log.seg_done) == sum(j.n_tasks for j in jobs)
+    assert result.log.counters["suspends"] == result.log.counters["resumes"] > 0
+    assert create("kairos", PolicyEnv(spec, 1)).name == "kairos"
