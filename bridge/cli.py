@@ -10,6 +10,7 @@ import click
 SUBCOMMANDS: dict[str, str] = {
     "trace": "workloads.synthetic.cli:trace",
     "testbed": "bridge.testbed.cli:testbed",
+    "demo": "bridge.demo:demo",
     "agent": "bridge.agent.cli:agent",
 }
 

@@ -13,11 +13,11 @@ import pytest
 from bridge.paths import hadoop_lib_dir
 from bridge.testbed import dshell
 from bridge.testbed.spark import spark_submit
+from workloads.wordcount import submit as wordcount_submit
 from yarnclient import ResourceManagerClient, YarnConnectionError, YarnNotFound
 from yarnclient.hdfs import hdfs_client
 
 pytestmark = pytest.mark.integration
-JOBS = Path(__file__).parent / "jobs"
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_spark_wordcount_on_yarn_reads_hdfs_and_counts_right(testbed, hdfs, tmp_
     fs = testbed.fs_default
     result = subprocess.run(
         [str(spark_submit()), "--master", "yarn", "--deploy-mode", "client",
-         "--num-executors", "2", str(JOBS / "wordcount_submit.py"),
+         "--num-executors", "2", str(Path(wordcount_submit.__file__)),
          f"{fs}/tmp/wc-in/input.txt", f"{fs}/tmp/wc-out"],
         env=testbed.spark_env(), capture_output=True, text=True, timeout=400)
     assert result.returncode == 0, result.stderr[-3000:]
