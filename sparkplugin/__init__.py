@@ -1,0 +1,47 @@
+"""schedbridge's Spark scheduler backend: the JVM plugin jar and the Spark conf that selects it.
+
+The plugin (``sparkplugin/src/main/java``) is an ``ExternalClusterManager`` chosen by masters of
+the form ``spark-schedbridge://INNER`` (INNER is ``yarn``, ``local[N]``, ``local-cluster[W,C,M]``
+or ``spark://host:port``). ``make setup`` builds it with ``sparkplugin/build.py``.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+MASTER_PREFIX = "spark-schedbridge://"
+CONF_PREFIX = "spark.schedbridge."
+JAR = Path(__file__).resolve().parent / "build" / "schedbridge-sparkplugin.jar"
+
+
+class PluginJarMissing(FileNotFoundError):
+    """The plugin jar has not been built."""
+
+
+def jar_path() -> Path:
+    """Path of the built plugin jar; a clear error if it is missing."""
+    if not JAR.is_file():
+        raise PluginJarMissing(f"the Spark plugin jar {JAR} is missing: run `make setup` "
+                               "(or `python sparkplugin/build.py`) to build it")
+    return JAR
+
+
+def master(inner: str) -> str:
+    """The master URL wrapping Spark's own ``inner`` master, e.g. ``master("yarn")``."""
+    return inner if inner.startswith(MASTER_PREFIX) else MASTER_PREFIX + inner
+
+
+def spark_conf(policy: str, params: Mapping[str, str] | None = None, *, endpoint: str = "inprocess",
+               deadline_ms: int | None = None) -> dict[str, str]:
+    """Spark conf entries that put the plugin on the driver's classpath and choose the policy.
+
+    ``endpoint`` is ``inprocess`` (the PySpark driver hosts the policy) or ``tcp://host:port``
+    (``schedbridge serve``); ``params`` become ``spark.schedbridge.<name>``."""
+    jar = str(jar_path())
+    conf = {"spark.jars": jar, "spark.driver.extraClassPath": jar,
+            f"{CONF_PREFIX}policy": policy, f"{CONF_PREFIX}endpoint": endpoint}
+    if deadline_ms is not None:
+        conf[f"{CONF_PREFIX}deadline.ms"] = str(deadline_ms)
+    for name, value in (params or {}).items():
+        conf[f"{CONF_PREFIX}{name}"] = str(value)
+    return conf

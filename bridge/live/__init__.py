@@ -1,0 +1,1 @@
+"""Live drivers: the policy engine against a real Spark (and YARN) cluster."""

@@ -1,0 +1,70 @@
+"""In-process policy hosting: a PySpark driver serves its own SparkContext's offer rounds.
+
+The plugin reaches the host through pyspark's py4j callback server: a Python object implementing
+the Java interface ``org.schedbridge.spark.PolicyChannel`` (strings in, strings out) is registered
+with ``InProcessChannel.set`` before the SparkContext starts.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import sparkplugin
+from bridge.live.spark_host import PolicyHost
+
+
+class _Py4jChannel:
+    """The py4j callback: one JSON request in, one JSON reply out."""
+
+    def __init__(self, host: PolicyHost) -> None:
+        self._host = host
+
+    def call(self, request: str) -> str:
+        return self._host.handle(request)
+
+    class Java:
+        implements = ["org.schedbridge.spark.PolicyChannel"]
+
+
+def attach(host: PolicyHost) -> None:
+    """Registers ``host`` as this JVM's in-process policy (the gateway must be running)."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("the PySpark gateway is not running; call SparkContext._ensure_initialized first")
+    ensure_callback_server_started(gateway)
+    gateway.jvm.org.schedbridge.spark.InProcessChannel.set(_Py4jChannel(host))
+
+
+def detach() -> None:
+    """Unregisters the in-process policy; later rounds fall back to Spark's own scheduling."""
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is not None:
+        SparkContext._gateway.jvm.org.schedbridge.spark.InProcessChannel.set(None)
+
+
+def session(inner_master: str, host: PolicyHost, conf: Mapping[str, str] | None = None,
+            params: Mapping[str, str] | None = None, deadline_ms: int | None = None,
+            app_name: str = "schedbridge"):
+    """A SparkSession on ``spark-schedbridge://<inner_master>`` whose rounds ``host`` answers."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    entries = {**sparkplugin.spark_conf(host.planner.name, params, deadline_ms=deadline_ms),
+               **(conf or {})}
+    spark_conf = SparkConf().setAll(sorted(entries.items()))
+    SparkContext._ensure_initialized(conf=spark_conf)
+    attach(host)
+    return (SparkSession.builder.master(sparkplugin.master(inner_master)).appName(app_name)
+            .config(conf=spark_conf).getOrCreate())
+
+
+def stats() -> dict:
+    """The plugin's counters for the current SparkContext (rounds, fallbacks, warnings, latencies)."""
+    import json
+
+    from pyspark import SparkContext
+
+    return json.loads(SparkContext._gateway.jvm.org.schedbridge.spark.BridgeStats.json())

@@ -1,0 +1,244 @@
+"""Messages between the Spark plugin (JVM) and a policy host, version 1.
+
+One JSON object per message, primitive fields only. The plugin sends a *round* per offer round:
+free slots, runnable stages, the listener events since the last round (or, after a (re)connect or
+a failure, a full *snapshot* of Spark's state plus the requested policy and parameters). The host
+answers with grants (stage -> executor slots) and task ids to preempt, ``resync`` (send a
+snapshot next time) or ``error``. The Java side is ``sparkplugin/src/main/java/.../Protocol.java``.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+
+class ProtocolError(ValueError):
+    """A message that does not follow this protocol."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Free task slots of one executor in this round."""
+
+    executor: str
+    host: str
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
+class StageDemand:
+    """A runnable stage attempt (a Spark task set) and what it still needs."""
+
+    stage: int
+    attempt: int
+    job: int
+    tasks: int
+    pending: int
+    running: int
+    locality: Mapping[str, int]   # preferred host -> pending tasks preferring it
+    props: Mapping[str, str]      # job properties: spark.scheduler.pool, schedbridge.*
+    parents: tuple[int, ...]      # DAG parent stage ids
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRequest:
+    """The policy and parameters an application asked for (``spark.schedbridge.*``)."""
+
+    policy: str
+    params: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRound:
+    app: str
+    round: int
+    now_ms: int
+    cpus_per_task: int
+    slots: tuple[Slot, ...]
+    stages: tuple[StageDemand, ...]
+    events: tuple[Mapping[str, Any], ...]
+    snapshot: Mapping[str, Any] | None = None
+    request: PolicyRequest | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """Let stage ``stage`` (attempt ``attempt``) use ``slots`` free slots of ``executor``."""
+
+    stage: int
+    attempt: int
+    executor: str
+    slots: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A round's answer. Stages and slots not granted are held back this round."""
+
+    grants: tuple[Grant, ...] = ()
+    preempt: tuple[int, ...] = field(default=())
+
+
+def _stage(d: Mapping[str, Any]) -> StageDemand:
+    return StageDemand(int(d["stage"]), int(d["attempt"]), int(d["job"]), int(d["tasks"]),
+                       int(d["pending"]), int(d["running"]),
+                       {str(k): int(v) for k, v in d.get("locality", {}).items()},
+                       {str(k): str(v) for k, v in d.get("props", {}).items()},
+                       tuple(int(p) for p in d.get("parents", ())))
+
+
+def decode(text: str) -> dict[str, Any]:
+    """A JSON object of this protocol version, else ProtocolError."""
+    try:
+        msg = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ProtocolError(f"not JSON: {e}") from None
+    if not isinstance(msg, dict):
+        raise ProtocolError("a message must be a JSON object")
+    if msg.get("v") != PROTOCOL_VERSION:
+        raise ProtocolError(f"protocol v{msg.get('v')} not supported (this host speaks v{PROTOCOL_VERSION})")
+    return msg
+
+
+def parse_round(msg: Mapping[str, Any]) -> OfferRound:
+    """The round in a decoded message (``kind == "round"``)."""
+    if msg.get("kind") != "round":
+        raise ProtocolError(f"expected a round, got kind {msg.get('kind')!r}")
+    try:
+        conf = msg.get("conf")
+        request = None if conf is None else PolicyRequest(
+            str(conf["policy"]), {str(k): str(v) for k, v in conf.get("params", {}).items()})
+        return OfferRound(
+            app=str(msg["app"]), round=int(msg["round"]), now_ms=int(msg["now_ms"]),
+            cpus_per_task=int(msg["cpus_per_task"]),
+            slots=tuple(Slot(str(s["executor"]), str(s["host"]), int(s["free"])) for s in msg["slots"]),
+            stages=tuple(_stage(s) for s in msg["stages"]),
+            events=tuple(msg.get("events", ())), snapshot=msg.get("snapshot"), request=request)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ProtocolError(f"malformed round: {e!r}") from None
+
+
+def encode_placement(p: Placement) -> str:
+    return json.dumps({
+        "v": PROTOCOL_VERSION,
+        "assign": [{"stage": g.stage, "attempt": g.attempt, "executor": g.executor, "slots": g.slots}
+                   for g in p.grants],
+        "preempt": list(p.preempt),
+    }, separators=(",", ":"))
+
+
+def encode_error(reason: str) -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "error": reason})
+
+
+def encode_resync() -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "resync": True})
+
+
+def encode_hello_reply(ok: bool, error: str = "") -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "ok": ok, "error": error})
+
+
+# ---------------------------------------------------------------------------------------------
+# Listener events (the plugin's BridgeListener), batched into rounds
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorAdded:
+    t: int
+    executor: str
+    host: str
+    cores: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorRemoved:
+    t: int
+    executor: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStart:
+    t: int
+    task: int
+    stage: int
+    attempt: int
+    index: int
+    executor: str
+    host: str
+    speculative: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEnd:
+    t: int
+    task: int
+    stage: int
+    attempt: int
+    index: int
+    executor: str
+    host: str
+    speculative: bool
+    duration_ms: int
+    reason: str   # "Success", "TaskKilled", "ExceptionFailure", ...
+
+
+@dataclass(frozen=True, slots=True)
+class StageSpec:
+    stage: int
+    tasks: int
+    parents: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JobStart:
+    t: int
+    job: int
+    stages: tuple[StageSpec, ...]
+    props: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class JobEnd:
+    t: int
+    job: int
+    ok: bool
+
+
+LiveEvent = ExecutorAdded | ExecutorRemoved | TaskStart | TaskEnd | JobStart | JobEnd
+
+
+def _task_fields(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {"t": int(d["t"]), "task": int(d["task"]), "stage": int(d["stage"]),
+            "attempt": int(d["attempt"]), "index": int(d["index"]), "executor": str(d["executor"]),
+            "host": str(d["host"]), "speculative": bool(d["speculative"])}
+
+
+def parse_event(d: Mapping[str, Any]) -> LiveEvent:
+    """One listener event (``{"e": kind, "t": ms, ...}``) as a typed value."""
+    try:
+        kind = d["e"]
+        if kind == "executor_added":
+            return ExecutorAdded(int(d["t"]), str(d["executor"]), str(d["host"]), int(d["cores"]))
+        if kind == "executor_removed":
+            return ExecutorRemoved(int(d["t"]), str(d["executor"]), str(d["reason"]))
+        if kind == "task_start":
+            return TaskStart(**_task_fields(d))
+        if kind == "task_end":
+            return TaskEnd(**_task_fields(d), duration_ms=int(d["duration_ms"]), reason=str(d["reason"]))
+        if kind == "job_start":
+            stages = tuple(StageSpec(int(s["stage"]), int(s["tasks"]), tuple(int(p) for p in s["parents"]))
+                           for s in d["stages"])
+            return JobStart(int(d["t"]), int(d["job"]), stages,
+                            {str(k): str(v) for k, v in d.get("props", {}).items()})
+        if kind == "job_end":
+            return JobEnd(int(d["t"]), int(d["job"]), bool(d["ok"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ProtocolError(f"malformed event {d!r}: {e!r}") from None
+    raise ProtocolError(f"unknown event kind {kind!r}")

@@ -1,0 +1,87 @@
+package org.schedbridge.spark;
+
+import org.apache.spark.SparkContext;
+import org.apache.spark.deploy.LocalSparkCluster;
+import org.apache.spark.scheduler.ExternalClusterManager;
+import org.apache.spark.scheduler.SchedulerBackend;
+import org.apache.spark.scheduler.TaskScheduler;
+import org.apache.spark.scheduler.TaskSchedulerImpl;
+import org.apache.spark.scheduler.cluster.StandaloneSchedulerBackend;
+import org.apache.spark.scheduler.cluster.YarnClientSchedulerBackend;
+import org.apache.spark.scheduler.local.LocalSchedulerBackend;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Selected by {@code spark-schedbridge://INNER} masters (found through META-INF/services): builds a
+ * policy-driven task scheduler over Spark's own backend for INNER, so executors still come from
+ * YARN containers, standalone workers or the local JVM.
+ */
+public final class BridgeClusterManager implements ExternalClusterManager {
+    @Override
+    public boolean canCreate(String masterURL) {
+        return MasterUrl.matches(masterURL);
+    }
+
+    @Override
+    public TaskScheduler createTaskScheduler(SparkContext sc, String masterURL) {
+        MasterUrl url = MasterUrl.parse(masterURL);
+        PlacementRounds rounds = newRounds(sc);
+        return switch (url.kind) {
+            case YARN -> {
+                if (!"client".equals(sc.deployMode())) {
+                    throw new IllegalArgumentException("schedbridge: " + MasterUrl.PREFIX
+                            + "yarn supports only client deploy mode (the policy host lives with the driver)");
+                }
+                yield new BridgeYarnScheduler(sc, rounds);
+            }
+            case LOCAL -> new BridgeTaskScheduler(sc, url.numbers[1], true, rounds);
+            case LOCAL_CLUSTER, STANDALONE -> new BridgeTaskScheduler(sc, sc.conf().getInt("spark.task.maxFailures", 4),
+                    false, rounds);
+        };
+    }
+
+    private static PlacementRounds newRounds(SparkContext sc) {
+        BridgeConf conf = BridgeConf.from(sc.conf());
+        ClusterMirror mirror = new ClusterMirror();
+        sc.addSparkListener(new BridgeListener(mirror));
+        Transport transport = conf.endpoint.equals("inprocess") ? new InProcessChannel()
+                : new TcpTransport(conf.endpoint, conf.token, sc.appName(), conf);
+        return new PlacementRounds(sc, new PolicyClient(transport, mirror, conf, BridgeStats.reset()), mirror);
+    }
+
+    @Override
+    public SchedulerBackend createSchedulerBackend(SparkContext sc, String masterURL, TaskScheduler scheduler) {
+        MasterUrl url = MasterUrl.parse(masterURL);
+        TaskSchedulerImpl ts = (TaskSchedulerImpl) scheduler;
+        return switch (url.kind) {
+            case YARN -> new YarnClientSchedulerBackend(ts, sc);
+            case LOCAL -> new LocalSchedulerBackend(sc.conf(), ts, url.numbers[0]);
+            case STANDALONE -> standalone(ts, sc, url.inner);
+            case LOCAL_CLUSTER -> localCluster(ts, sc, url.numbers);
+        };
+    }
+
+    private static StandaloneSchedulerBackend standalone(TaskSchedulerImpl ts, SparkContext sc, String inner) {
+        String[] masters = inner.substring("spark://".length()).split(",");
+        for (int i = 0; i < masters.length; i++) {
+            masters[i] = "spark://" + masters[i];
+        }
+        return new StandaloneSchedulerBackend(ts, sc, masters);
+    }
+
+    /** As SparkContext does for local-cluster[W,C,M]: start in-JVM master and workers, stop them with the backend. */
+    private static StandaloneSchedulerBackend localCluster(TaskSchedulerImpl ts, SparkContext sc, int[] n) {
+        LocalSparkCluster cluster = new LocalSparkCluster(n[0], n[1], n[2], sc.conf());
+        StandaloneSchedulerBackend backend = new StandaloneSchedulerBackend(ts, sc, cluster.start());
+        backend.shutdownCallback_$eq(b -> {
+            cluster.stop();
+            return BoxedUnit.UNIT;
+        });
+        return backend;
+    }
+
+    @Override
+    public void initialize(TaskScheduler scheduler, SchedulerBackend backend) {
+        ((TaskSchedulerImpl) scheduler).initialize(backend);
+    }
+}

@@ -1,0 +1,103 @@
+package org.schedbridge.spark;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Properties;
+import java.util.TreeSet;
+import org.apache.spark.scheduler.JobFailed;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorAdded;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
+import org.apache.spark.scheduler.SparkListenerJobEnd;
+import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.scheduler.SparkListenerTaskStart;
+import org.apache.spark.scheduler.StageInfo;
+import org.apache.spark.scheduler.TaskInfo;
+import scala.jdk.javaapi.CollectionConverters;
+
+/** Turns Spark's task, executor and job events into flat JSON events for the {@link ClusterMirror}. */
+final class BridgeListener extends SparkListener {
+    /** Job properties forwarded to the policy besides {@code schedbridge.*} ones. */
+    static final String POOL = "spark.scheduler.pool";
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private final ClusterMirror mirror;
+
+    BridgeListener(ClusterMirror mirror) {
+        this.mirror = mirror;
+    }
+
+    private static ObjectNode event(String kind, long timeMs) {
+        ObjectNode ev = NODES.objectNode();
+        ev.put("e", kind).put("t", timeMs);
+        return ev;
+    }
+
+    @Override
+    public void onExecutorAdded(SparkListenerExecutorAdded e) {
+        mirror.record(event("executor_added", e.time()).put("executor", e.executorId())
+                .put("host", e.executorInfo().executorHost()).put("cores", e.executorInfo().totalCores()));
+    }
+
+    @Override
+    public void onExecutorRemoved(SparkListenerExecutorRemoved e) {
+        mirror.record(event("executor_removed", e.time()).put("executor", e.executorId())
+                .put("reason", String.valueOf(e.reason())));
+    }
+
+    @Override
+    public void onTaskStart(SparkListenerTaskStart e) {
+        TaskInfo ti = e.taskInfo();
+        mirror.record(task(event("task_start", ti.launchTime()), e.stageId(), e.stageAttemptId(), ti));
+    }
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd e) {
+        TaskInfo ti = e.taskInfo();
+        String reason = e.reason().getClass().getSimpleName().replace("$", "");
+        mirror.record(task(event("task_end", ti.finishTime()), e.stageId(), e.stageAttemptId(), ti)
+                .put("duration_ms", ti.duration()).put("reason", reason));
+    }
+
+    private static ObjectNode task(ObjectNode ev, int stage, int attempt, TaskInfo ti) {
+        return ev.put("task", ti.taskId()).put("stage", stage).put("attempt", attempt).put("index", ti.index())
+                .put("executor", ti.executorId()).put("host", ti.host()).put("speculative", ti.speculative());
+    }
+
+    @Override
+    public void onJobStart(SparkListenerJobStart e) {
+        ObjectNode ev = event("job_start", e.time()).put("job", e.jobId());
+        ArrayNode stages = ev.putArray("stages");
+        for (StageInfo si : CollectionConverters.asJava(e.stageInfos())) {
+            ObjectNode st = stages.addObject().put("stage", si.stageId()).put("tasks", si.numTasks());
+            ArrayNode ps = st.putArray("parents");
+            for (Object p : new TreeSet<>(CollectionConverters.asJava(si.parentIds()))) {
+                ps.add((Integer) p);
+            }
+        }
+        ev.set("props", properties(e.properties()));
+        mirror.record(ev);
+    }
+
+    @Override
+    public void onJobEnd(SparkListenerJobEnd e) {
+        mirror.record(event("job_end", e.time()).put("job", e.jobId())
+                .put("ok", !(e.jobResult() instanceof JobFailed)));
+    }
+
+    /** The pool and every {@code schedbridge.*} local property, sorted by key. */
+    static ObjectNode properties(Properties props) {
+        ObjectNode out = NODES.objectNode();
+        if (props == null) {
+            return out;
+        }
+        for (String key : new TreeSet<>(props.stringPropertyNames())) {
+            if (key.equals(POOL) || key.startsWith("schedbridge.")) {
+                out.put(key, props.getProperty(key));
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,39 @@
+package org.schedbridge.spark;
+
+import org.apache.spark.SparkContext;
+import org.apache.spark.scheduler.Pool;
+import org.apache.spark.scheduler.TaskDescription;
+import org.apache.spark.scheduler.WorkerOffer;
+import org.apache.spark.scheduler.cluster.YarnScheduler;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+
+/** Spark's YARN task scheduler (keeps YARN rack resolution), with policy-driven offer rounds. */
+public final class BridgeYarnScheduler extends YarnScheduler {
+    private final PlacementRounds rounds;
+    private FilteringPool pool;
+
+    BridgeYarnScheduler(SparkContext sc, PlacementRounds rounds) {
+        super(sc);
+        this.rounds = rounds;
+    }
+
+    @Override
+    public Pool rootPool() {
+        if (pool == null) {
+            pool = new FilteringPool(schedulingMode());
+        }
+        return pool;
+    }
+
+    @Override
+    public synchronized Seq<Seq<TaskDescription>> resourceOffers(IndexedSeq<WorkerOffer> offers, boolean all) {
+        return rounds.offer(offers, all, pool, super::resourceOffers);
+    }
+
+    @Override
+    public void stop(int exitCode) {
+        rounds.close();
+        super.stop(exitCode);
+    }
+}

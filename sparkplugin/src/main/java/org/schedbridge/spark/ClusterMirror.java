@@ -1,0 +1,89 @@
+package org.schedbridge.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Spark's state as the listener saw it (executors, running tasks, active jobs) plus the events not
+ * yet sent. Events go out in batches with the next offer round; after a reconnect or a failed
+ * round the whole state goes out instead, so a (re)started policy host rebuilds from Spark's truth.
+ */
+final class ClusterMirror {
+    /** Beyond this many unsent events the buffer is dropped and a snapshot is sent instead. */
+    private static final int MAX_PENDING = 50_000;
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private final Map<String, ObjectNode> executors = new LinkedHashMap<>();
+    private final Map<Long, ObjectNode> running = new LinkedHashMap<>();
+    private final Map<Integer, ObjectNode> jobs = new LinkedHashMap<>();
+    private final Map<Integer, ArrayNode> parents = new LinkedHashMap<>();
+    private ArrayNode pending = NODES.arrayNode();
+    private boolean overflowed;
+
+    /** Applies one listener event (see {@link BridgeListener} for the shapes) and queues it. */
+    synchronized void record(ObjectNode ev) {
+        switch (ev.get("e").asText()) {
+            case "executor_added" -> executors.put(ev.get("executor").asText(), ev);
+            case "executor_removed" -> executors.remove(ev.get("executor").asText());
+            case "task_start" -> running.put(ev.get("task").asLong(), ev);
+            case "task_end" -> running.remove(ev.get("task").asLong());
+            case "job_start" -> startJob(ev);
+            case "job_end" -> endJob(ev.get("job").asInt());
+            default -> throw new IllegalArgumentException("unknown event " + ev);
+        }
+        if (pending.size() >= MAX_PENDING) {
+            pending = NODES.arrayNode();
+            overflowed = true;
+        }
+        pending.add(ev);
+    }
+
+    private void startJob(ObjectNode ev) {
+        jobs.put(ev.get("job").asInt(), ev);
+        for (JsonNode st : ev.get("stages")) {
+            parents.put(st.get("stage").asInt(), (ArrayNode) st.get("parents"));
+        }
+    }
+
+    private void endJob(int job) {
+        ObjectNode ev = jobs.remove(job);
+        if (ev != null) {
+            for (JsonNode st : ev.get("stages")) {
+                parents.remove(st.get("stage").asInt());
+            }
+        }
+    }
+
+    /** Parent stage ids of a stage of an active job (empty if unknown). */
+    synchronized ArrayNode parentsOf(int stage) {
+        ArrayNode p = parents.get(stage);
+        return p == null ? NODES.arrayNode() : p;
+    }
+
+    /**
+     * Moves the unsent events into {@code request.events}; with {@code snapshot} (or after an
+     * overflow) puts the full state into {@code request.snapshot} instead.
+     */
+    synchronized void drainInto(ObjectNode request, boolean snapshot) {
+        if (snapshot || overflowed) {
+            ObjectNode snap = request.putObject("snapshot");
+            snap.putArray("executors").addAll(executors.values());
+            snap.putArray("running").addAll(running.values());
+            snap.putArray("jobs").addAll(jobs.values());
+            request.putArray("events");
+        } else {
+            request.set("events", pending);
+        }
+        pending = NODES.arrayNode();
+        overflowed = false;
+    }
+
+    /** True while the listener still lists the task as running (used to drop stale preemptions). */
+    synchronized boolean isRunning(long taskId) {
+        return running.containsKey(taskId);
+    }
+}

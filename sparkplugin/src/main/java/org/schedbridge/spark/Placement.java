@@ -1,0 +1,32 @@
+package org.schedbridge.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A policy's reply for one round: grants ("stage S attempt A may use N slots of executor E"),
+ * grouped by stage in the policy's order, and task ids to preempt. Stages and slots not granted
+ * are held back this round.
+ */
+final class Placement {
+    /** stage key -> executor id -> slots, both in the order the policy listed them. */
+    final Map<String, Map<String, Integer>> grants = new LinkedHashMap<>();
+    final List<Long> preempt = new ArrayList<>();
+
+    Placement(JsonNode reply) {
+        for (JsonNode g : reply.path("assign")) {
+            String stage = OfferBatch.key(g.path("stage").asInt(-1), g.path("attempt").asInt(0));
+            int slots = g.path("slots").asInt(1);
+            if (slots > 0) {
+                grants.computeIfAbsent(stage, k -> new LinkedHashMap<>())
+                        .merge(g.path("executor").asText(), slots, Integer::sum);
+            }
+        }
+        for (JsonNode t : reply.path("preempt")) {
+            preempt.add(t.asLong());
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package org.schedbridge.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.spark.SparkContext;
+import org.apache.spark.scheduler.TaskDescription;
+import org.apache.spark.scheduler.TaskSetManager;
+import org.apache.spark.scheduler.WorkerOffer;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.math.BigDecimal$;
+
+/**
+ * The policy-driven {@code resourceOffers}: one batch to the policy per offer round, then each
+ * granted stage is offered exactly its granted slots through Spark's own {@code resourceOffers},
+ * with the root pool showing only that stage. Spark's TaskSetManager still picks the task, so
+ * locality, retries and speculation stay Spark's. Any failure: the round is Spark's alone.
+ */
+final class PlacementRounds implements AutoCloseable {
+    /** Spark's own {@code TaskSchedulerImpl.resourceOffers} (the scheduler's super call). */
+    interface SparkOffers {
+        Seq<Seq<TaskDescription>> resourceOffers(IndexedSeq<WorkerOffer> offers, boolean isAllFreeResources);
+    }
+
+    /** Without runnable stages, unsent events are still flushed to the policy this often. */
+    private static final long IDLE_FLUSH_MS = 1000;
+
+    private final SparkContext sc;
+    private final PolicyClient client;
+    private final ClusterMirror mirror;
+    private final int cpusPerTask;
+    private final ExecutorService killer = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "schedbridge-preempt");
+        t.setDaemon(true);
+        return t;
+    });
+    private long round;
+    private long lastRoundMs;
+
+    PlacementRounds(SparkContext sc, PolicyClient client, ClusterMirror mirror) {
+        this.sc = sc;
+        this.client = client;
+        this.mirror = mirror;
+        this.cpusPerTask = sc.conf().getInt("spark.task.cpus", 1);
+    }
+
+    Seq<Seq<TaskDescription>> offer(IndexedSeq<WorkerOffer> offers, boolean all, FilteringPool pool, SparkOffers spark) {
+        List<WorkerOffer> list = CollectionConverters.asJava(offers);
+        List<TaskSetManager> queue = CollectionConverters.asJava(pool.sortedQueue());
+        if (queue.isEmpty()) {
+            if (System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
+                ask(newBatch(list, queue));
+            }
+            return spark.resourceOffers(offers, all);
+        }
+        if (!policyCanPlace(list, queue)) {
+            return spark.resourceOffers(offers, all);
+        }
+        OfferBatch batch = newBatch(list, queue);
+        if (batch.request.get("slots").isEmpty()) {
+            return spark.resourceOffers(offers, all);
+        }
+        Optional<JsonNode> reply = ask(batch);
+        if (reply.isEmpty()) {
+            return spark.resourceOffers(offers, all);
+        }
+        Placement placement = new Placement(reply.get());
+        preempt(placement.preempt);
+        return apply(placement, batch, list, offers, all, pool, spark);
+    }
+
+    private Optional<JsonNode> ask(OfferBatch batch) {
+        lastRoundMs = System.currentTimeMillis();
+        return client.round(batch.request);
+    }
+
+    private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {
+        return new OfferBatch(appId(), ++round, cpusPerTask, offers, queue, mirror);
+    }
+
+    /** Barrier stages, custom resources and non-default resource profiles stay Spark's. */
+    private static boolean policyCanPlace(List<WorkerOffer> offers, List<TaskSetManager> queue) {
+        for (TaskSetManager tsm : queue) {
+            if (tsm.isBarrier() || tsm.taskSet().resourceProfileId() != 0) {
+                return false;
+            }
+        }
+        for (WorkerOffer o : offers) {
+            if (o.resourceProfileId() != 0 || !o.resources().resourceAddressAmount().isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private Seq<Seq<TaskDescription>> apply(Placement placement, OfferBatch batch, List<WorkerOffer> list,
+                                           IndexedSeq<WorkerOffer> offers, boolean all, FilteringPool pool,
+                                           SparkOffers spark) {
+        int[] freeCores = new int[list.size()];
+        List<List<TaskDescription>> launched = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            freeCores[i] = list.get(i).cores().toInt();
+            launched.add(new ArrayList<>());
+        }
+        try {
+            pool.showOnly(null);
+            spark.resourceOffers(offers, all);  // lets Spark register new executors; launches nothing
+            for (Map.Entry<String, Map<String, Integer>> grant : placement.grants.entrySet()) {
+                TaskSetManager tsm = batch.stages.get(grant.getKey());
+                if (tsm != null) {
+                    pool.showOnly(tsm);
+                    launchGranted(grant.getValue(), batch, list, freeCores, launched, spark);
+                }
+            }
+        } finally {
+            pool.showAll();
+        }
+        List<Seq<TaskDescription>> out = new ArrayList<>();
+        for (List<TaskDescription> l : launched) {
+            out.add(CollectionConverters.asScala(l).toSeq());
+        }
+        return CollectionConverters.asScala(out).toSeq();
+    }
+
+    /** Offers the granted slots (capped by what is still free) to the one visible task set. */
+    private void launchGranted(Map<String, Integer> slots, OfferBatch batch, List<WorkerOffer> list,
+                               int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark) {
+        List<WorkerOffer> sub = new ArrayList<>();
+        List<Integer> index = new ArrayList<>();
+        for (Map.Entry<String, Integer> s : slots.entrySet()) {
+            Integer i = batch.offerIndex.get(s.getKey());
+            int cores = i == null ? 0 : Math.min(s.getValue() * cpusPerTask, freeCores[i]);
+            if (cores >= cpusPerTask) {
+                WorkerOffer o = list.get(i);
+                sub.add(new WorkerOffer(o.executorId(), o.host(), BigDecimal$.MODULE$.apply(cores), o.address(),
+                        o.resources(), o.resourceProfileId()));
+                index.add(i);
+            }
+        }
+        if (sub.isEmpty()) {
+            return;
+        }
+        List<Seq<TaskDescription>> result =
+                CollectionConverters.asJava(spark.resourceOffers(CollectionConverters.asScala(sub).toIndexedSeq(), false));
+        for (int j = 0; j < result.size(); j++) {
+            List<TaskDescription> tasks = CollectionConverters.asJava(result.get(j));
+            launched.get(index.get(j)).addAll(tasks);
+            freeCores[index.get(j)] -= tasks.size() * cpusPerTask;
+        }
+    }
+
+    /** Kills the named task attempts (Spark re-queues them) off the offer thread, if still running. */
+    private void preempt(List<Long> taskIds) {
+        for (long id : taskIds) {
+            if (mirror.isRunning(id)) {
+                killer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
+            }
+        }
+    }
+
+    private String appId() {
+        String id = sc.applicationId();
+        return id == null ? "unknown" : id;
+    }
+
+    @Override
+    public void close() {
+        killer.shutdownNow();
+        client.close();
+    }
+}

@@ -1,0 +1,134 @@
+package org.schedbridge.spark;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One policy round trip per offer round, guarded: the call runs on its own thread and must answer
+ * within the deadline; an unreachable host, an error, a late or malformed reply all make the round
+ * fall back to Spark's own scheduling. A warning is logged once per outage, and the first round
+ * after any failure carries the full state so the host rebuilds from Spark's.
+ */
+final class PolicyClient implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PolicyClient.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Transport transport;
+    private final ClusterMirror mirror;
+    private final BridgeConf conf;
+    private final BridgeStats stats;
+    private final ExecutorService caller = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "schedbridge-policy-call");
+        t.setDaemon(true);
+        return t;
+    });
+    private Future<String> inflight;
+    private long ackedEpoch = -1;
+    private boolean needSnapshot = true;
+    private boolean degraded;
+    private long failedRounds;
+
+    PolicyClient(Transport transport, ClusterMirror mirror, BridgeConf conf, BridgeStats stats) {
+        this.transport = transport;
+        this.mirror = mirror;
+        this.conf = conf;
+        this.stats = stats;
+    }
+
+    /** Sends {@code request} (events or snapshot added here); empty means "fall back this round". */
+    Optional<JsonNode> round(ObjectNode request) {
+        long epoch;
+        try {
+            epoch = transport.connect();
+        } catch (IOException e) {
+            return fail("policy host unreachable: " + e.getMessage());
+        }
+        if (inflight != null && !inflight.isDone()) {
+            return fail("previous policy call still running past its " + conf.deadlineMs + " ms deadline");
+        }
+        boolean snapshot = needSnapshot || epoch != ackedEpoch;
+        mirror.drainInto(request, snapshot);
+        if (snapshot) {
+            putConf(request.putObject("conf"));
+        }
+        needSnapshot = true;
+        long start = System.nanoTime();
+        JsonNode reply;
+        try {
+            String body = JSON.writeValueAsString(request);
+            inflight = caller.submit(() -> transport.call(body));
+            reply = JSON.readTree(inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS));
+        } catch (TimeoutException e) {
+            return fail("policy call exceeded its " + conf.deadlineMs + " ms deadline");
+        } catch (ExecutionException e) {
+            return fail("policy call failed: " + e.getCause());
+        } catch (JsonProcessingException e) {
+            return fail("malformed policy reply: " + e.getOriginalMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return fail("interrupted");
+        }
+        if (reply.path("v").asInt(-1) != Protocol.VERSION) {
+            return fail("policy host speaks protocol v" + reply.path("v").asText("?") + ", plugin v" + Protocol.VERSION);
+        }
+        if (reply.hasNonNull("error")) {
+            return fail("policy error: " + reply.get("error").asText());
+        }
+        if (reply.path("resync").asBoolean(false)) {
+            return Optional.empty();
+        }
+        needSnapshot = false;
+        ackedEpoch = epoch;
+        stats.policyRound((System.nanoTime() - start) / 1000);
+        recovered();
+        return Optional.of(reply);
+    }
+
+    private void putConf(ObjectNode out) {
+        out.put("policy", conf.policy);
+        ObjectNode params = out.putObject("params");
+        for (Map.Entry<String, String> kv : conf.params.entrySet()) {
+            params.put(kv.getKey(), kv.getValue());
+        }
+    }
+
+    private Optional<JsonNode> fail(String reason) {
+        failedRounds++;
+        boolean warn = !degraded;
+        if (warn) {
+            LOG.warn("schedbridge: {}; falling back to Spark's own scheduling until the policy answers again", reason);
+            degraded = true;
+        } else {
+            LOG.debug("schedbridge: fallback round: {}", reason);
+        }
+        stats.fallback(reason, warn);
+        return Optional.empty();
+    }
+
+    private void recovered() {
+        if (degraded) {
+            LOG.info("schedbridge: policy answering again after {} fallback round(s)", failedRounds);
+            degraded = false;
+            failedRounds = 0;
+        }
+    }
+
+    @Override
+    public void close() {
+        caller.shutdownNow();
+        transport.close();
+    }
+}

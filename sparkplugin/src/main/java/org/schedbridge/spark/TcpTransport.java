@@ -1,0 +1,123 @@
+package org.schedbridge.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The daemon ({@code schedbridge serve}): one JSON object per line over TCP. A new connection
+ * opens with a hello carrying the token; every socket operation has a timeout; a broken
+ * connection is dropped and re-opened at most once per retry interval.
+ */
+final class TcpTransport implements Transport {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final InetSocketAddress address;
+    private final String token;
+    private final String app;
+    private final int connectTimeoutMs;
+    private final int ioTimeoutMs;
+    private final int retryMs;
+    private Socket socket;
+    private BufferedReader in;
+    private BufferedWriter out;
+    private long epoch;
+    private long lastAttemptMs = Long.MIN_VALUE / 2;
+
+    TcpTransport(String endpoint, String token, String app, BridgeConf conf) {
+        URI uri = URI.create(endpoint);
+        if (!"tcp".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 0) {
+            throw new IllegalArgumentException(BridgeConf.PREFIX + "endpoint must be 'inprocess' or "
+                    + "tcp://host:port, got '" + endpoint + "'");
+        }
+        this.address = InetSocketAddress.createUnresolved(uri.getHost(), uri.getPort());
+        this.token = token;
+        this.app = app;
+        this.connectTimeoutMs = Math.max(conf.deadlineMs, 100);
+        this.ioTimeoutMs = conf.ioTimeoutMs;
+        this.retryMs = conf.retryMs;
+    }
+
+    @Override
+    public synchronized long connect() throws IOException {
+        if (socket != null) {
+            return epoch;
+        }
+        long now = System.currentTimeMillis();
+        if (now - lastAttemptMs < retryMs) {
+            throw new IOException("daemon " + address + " unreachable (retrying every " + retryMs + " ms)");
+        }
+        lastAttemptMs = now;
+        Socket s = new Socket();
+        socket = s;
+        try {
+            s.connect(new InetSocketAddress(address.getHostString(), address.getPort()), connectTimeoutMs);
+            s.setSoTimeout(connectTimeoutMs);
+            s.setTcpNoDelay(true);
+            in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+            out = new BufferedWriter(new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8));
+            hello();
+            s.setSoTimeout(ioTimeoutMs);
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw new IOException("daemon " + address + ": " + e.getMessage(), e);
+        }
+        return ++epoch;
+    }
+
+    private void hello() throws IOException {
+        ObjectNode hello = JSON.createObjectNode();
+        hello.put("v", Protocol.VERSION).put("kind", "hello").put("app", app).put("token", token);
+        JsonNode reply = JSON.readTree(exchange(JSON.writeValueAsString(hello)));
+        if (!reply.path("ok").asBoolean(false)) {
+            throw new IOException("daemon refused the connection: " + reply.path("error").asText("no reason"));
+        }
+    }
+
+    @Override
+    public synchronized String call(String request) throws IOException {
+        if (socket == null) {
+            throw new IOException("daemon " + address + " not connected");
+        }
+        try {
+            return exchange(request);
+        } catch (IOException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private String exchange(String line) throws IOException {
+        out.write(line);
+        out.write('\n');
+        out.flush();
+        String reply = in.readLine();
+        if (reply == null) {
+            throw new IOException("daemon closed the connection");
+        }
+        return reply;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (socket != null) {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // already broken; nothing to release
+            }
+        }
+        socket = null;
+        in = null;
+        out = null;
+    }
+}
