@@ -1,8 +1,9 @@
-"""Helpers to run the node agent for real on this host: a fake NodeManager REST server, a fake
-DefaultContainerExecutor-shaped container, the agent as a subprocess, and CPU-rate measurement.
+"""A trial rig for the node agent on a host without YARN (integration tests, `bench/agent_bench.py`):
+a fake NodeManager REST server, a DefaultContainerExecutor-shaped CPU-spinning container, the agent as
+a subprocess, and CPU measurement from cgroup accounting.
 
-Real-YARN tests can reuse `AgentProcess` with a real NodeManager URL (and its local dirs) and measure a
-real container's group with `cpu_rate`.
+Tests against a real YARN cluster reuse `AgentProcess` with the real NodeManager's URL and local dirs,
+and `cpu_rate`/`usage_file` on a real container's group.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 TOKEN = "integration-token-0123456789abcdef"
@@ -28,24 +30,33 @@ SPIN = ("import os, signal\n"
 
 
 class FakeNodeManager:
-    """`/ws/v1/node/containers[/{id}]` on 127.0.0.1, from a dict the test edits (id -> state)."""
+    """`/ws/v1/node/containers[/{id}]` on 127.0.0.1, from a dict the caller edits (id -> state)."""
 
     def __init__(self) -> None:
         self.states: dict[str, str] = {}
-        states = self.states
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def reply(self, path: str) -> tuple[int, dict[str, Any]]:
+        """The NodeManager's answer to GET `path`: 404 with a RemoteException for unknown ids."""
+        match = re.fullmatch(r"/ws/v1/node/containers(?:/([^/?]+))?", path.split("?")[0])
+        if match is None or (match.group(1) and match.group(1) not in self.states):
+            return 404, {"RemoteException": {"exception": "NotFoundException", "message": f"{path} not found"}}
+        if match.group(1):
+            return 200, {"container": self._entry(match.group(1))}
+        return 200, {"containers": {"container": [self._entry(c) for c in sorted(self.states)]}}
+
+    def _entry(self, container_id: str) -> dict[str, Any]:
+        return {"id": container_id, "state": self.states[container_id], "user": "alice",
+                "totalMemoryNeededMB": 1024, "totalVCoresNeeded": 1}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                entry = lambda cid: {"id": cid, "state": states[cid], "user": "alice",  # noqa: E731
-                                     "totalMemoryNeededMB": 1024, "totalVCoresNeeded": 1}
-                match = re.fullmatch(r"/ws/v1/node/containers(?:/([^/?]+))?", self.path.split("?")[0])
-                if match is None or (match.group(1) and match.group(1) not in states):
-                    code, body = 404, {"RemoteException": {"exception": "NotFoundException",
-                                                           "message": f"{self.path} not found"}}
-                elif match.group(1):
-                    code, body = 200, {"container": entry(match.group(1))}
-                else:
-                    code, body = 200, {"containers": {"container": [entry(c) for c in sorted(states)]}}
+            def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+                code, body = fake.reply(self.path)
                 data = json.dumps(body).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
@@ -56,9 +67,7 @@ class FakeNodeManager:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return Handler
 
     def close(self) -> None:
         self.server.shutdown()

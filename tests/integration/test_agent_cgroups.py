@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from agent_harness import (CGROUP_ROOT, TOKEN, AgentProcess, FakeContainer, FakeNodeManager, cpu_rate,
-                           proc_cpu_ns, remove_groups, usage_file, wait_for)
 
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
+from bridge.agent.trial import (CGROUP_ROOT, TOKEN, AgentProcess, FakeContainer, FakeNodeManager, cpu_rate,
+                                proc_cpu_ns, remove_groups, usage_file, wait_for)
 
 pytestmark = [
     pytest.mark.integration,
