@@ -13,9 +13,8 @@ from pathlib import Path
 
 import click
 
-from bridge.paths import testbed_home
 from bridge.testbed.cluster import Testbed, TestbedError
-from bridge.testbed.layout import local_layout
+from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import spark_env, spark_submit
 from workloads.hdfsio import upload
 from workloads.wordcount import submit as wordcount_submit
@@ -73,7 +72,7 @@ def run_wordcount(bed: Testbed, size_mb: int, workdir: Path) -> None:
 @click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
 def demo(size_mb: int, keep_testbed: bool) -> None:
     """Start the local testbed and run the main job on it."""
-    bed = Testbed(local_layout(testbed_home()))
+    bed = Testbed(default_layout())
     was_running = all(bed.running().values())
     try:
         bed.up(progress=_say)

@@ -40,3 +40,13 @@ def hadoop_apps_dir() -> Path:
 def testbed_home() -> Path:
     """State of the local testbed: rendered configuration, data, logs and pid files."""
     return Path(os.environ.get("SCHEDBRIDGE_TESTBED", project_home() / ".testbed"))
+
+
+def testbed_base_port() -> int:
+    """Shift of every testbed port from the defaults (`SCHEDBRIDGE_TESTBED_BASE_PORT`), so two
+    testbeds (say, a developer's and a fresh clone's tests) can run side by side."""
+    value = os.environ.get("SCHEDBRIDGE_TESTBED_BASE_PORT", "0")
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"SCHEDBRIDGE_TESTBED_BASE_PORT must be an integer, got {value!r}") from None

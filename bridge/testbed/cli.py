@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import click
 
-from bridge.paths import testbed_home
 from bridge.testbed.cluster import Testbed, TestbedError
-from bridge.testbed.layout import local_layout
+from bridge.testbed.layout import default_layout
 
 
 def _testbed(nodemanagers: int, vcores: int, memory_mb: int) -> Testbed:
-    return Testbed(local_layout(testbed_home(), nodemanagers=nodemanagers, vcores=vcores,
-                                memory_mb=memory_mb))
+    return Testbed(default_layout(nodemanagers=nodemanagers, vcores=vcores, memory_mb=memory_mb))
 
 
 _shape = [

@@ -9,6 +9,8 @@ import getpass
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from bridge.paths import testbed_base_port, testbed_home
+
 
 @dataclass(frozen=True)
 class NodeManagerSpec:
@@ -108,6 +110,12 @@ def local_layout(home: Path, nodemanagers: int = 2, vcores: int = 4, memory_mb: 
     if base_port:
         layout = replace(layout, **{name: getattr(layout, name) + base_port for name in _PORT_FIELDS})
     return layout
+
+
+def default_layout(**shape: int) -> ClusterLayout:
+    """The testbed the CLI, the demo and the tests share: its home and port shift come from
+    the environment (`bridge.paths`), its shape from `shape` (see `local_layout`)."""
+    return local_layout(testbed_home(), base_port=testbed_base_port(), **shape)
 
 
 _PORT_FIELDS = (

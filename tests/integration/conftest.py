@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.paths import testbed_home
 from bridge.testbed.cluster import Testbed
-from bridge.testbed.layout import ClusterLayout, local_layout
+from bridge.testbed.layout import ClusterLayout, default_layout
 from bridge.testbed.spark import spark_env
 
 
@@ -48,7 +47,7 @@ class RunningTestbed:
 
 @pytest.fixture(scope="session")
 def testbed() -> RunningTestbed:
-    bed = Testbed(local_layout(testbed_home()))
+    bed = Testbed(default_layout())
     was_running = all(bed.running().values())
     bed.up(timeout_s=180)
     yield RunningTestbed(bed)
