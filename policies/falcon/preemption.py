@@ -78,10 +78,11 @@ def choose(eligible: Sequence[SpTask[K]], waiting: Sequence[float], rng: random.
 
 
 def selective_preemption(waiting: Sequence[SpTask[K]], running: Sequence[SpTask[K]],
-                         independent: Callable[[K, K], bool], rng: random.Random,
+                         compatible: Callable[[K, K], bool], rng: random.Random,
                          delta: float = DEFAULT_DELTA,
                          reading: Reading = Reading.ROULETTE) -> SpDecision[K] | None:
-    """One SP decision on a worker whose processors are all busy, or None.
+    """One SP decision on a worker, or None. ``compatible(w, r)`` is C2 (w independent of
+    r) plus whatever else the caller requires, e.g. that w fits once r leaves.
 
     The victim is the lowest-priority running task that the chosen task beats and is
     independent of; ties go to the largest remaining time (least progress lost), our reading.
@@ -89,7 +90,7 @@ def selective_preemption(waiting: Sequence[SpTask[K]], running: Sequence[SpTask[
     prios = [t.priority for t in waiting]
 
     def victims(t: SpTask[K]) -> list[SpTask[K]]:
-        return [r for r in running if t.priority > r.priority and independent(t.key, r.key)]
+        return [r for r in running if t.priority > r.priority and compatible(t.key, r.key)]
 
     eligible = [t for t in waiting
                 if t.runnable and satisfies_c3(t.priority, prios, delta) and victims(t)]

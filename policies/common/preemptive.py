@@ -1,0 +1,163 @@
+"""Worker-side machinery of priority-preemptive, multi-resource schedulers (Falcon and the
+baselines of its paper): each worker keeps its queued tasks, fills free slots by priority
+(backfilling what fits), then considers one preemption per event.
+
+What differs between policies is injected: the priority of a task, the preemption rule
+(which waiting task may displace which running one), and whether tasks may start before
+their DAG parents finish. A liveness guard applies to every rule: when a ready task waits
+and running tasks are stuck waiting for their parents, the stuck tasks are suspended (like
+Hadoop's reducer preemption); otherwise dependency-oblivious workers can deadlock.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from policies.api import ClusterView, Decision, ProbeInfo, Resume, Run, Suspend
+from policies.common.vectors import add, fits, sub
+from policies.falcon.preemption import SpDecision, SpTask
+
+TaskKey = tuple[int, int]
+Priority = Callable[[TaskKey, int, ClusterView], float]
+
+
+class PreemptionRule(Protocol):
+    """Pick (preemptor, victim) among a worker's waiting and running tasks, or None.
+    ``compatible(w, r)`` says whether waiting ``w`` may replace running ``r`` at all."""
+
+    def __call__(self, waiting: Sequence[SpTask[TaskKey]], running: Sequence[SpTask[TaskKey]],
+                 compatible: Callable[[TaskKey, TaskKey], bool]) -> SpDecision[TaskKey] | None: ...
+
+
+def preempt_lowest(waiting: Sequence[SpTask[TaskKey]], running: Sequence[SpTask[TaskKey]],
+                   compatible: Callable[[TaskKey, TaskKey], bool]) -> SpDecision[TaskKey] | None:
+    """Plain priority preemption (Natjam-like): the best startable waiting task displaces the
+    lowest-priority running task it beats, with no rank filter."""
+    for w in sorted((w for w in waiting if w.runnable), key=lambda w: (-w.priority, w.key)):
+        victims = [r for r in running if w.priority > r.priority and compatible(w.key, r.key)]
+        if victims:
+            return SpDecision(w.key, min(victims, key=lambda r: (r.priority, r.key)).key)
+    return None
+
+
+def preempt_longest(waiting: Sequence[SpTask[TaskKey]], running: Sequence[SpTask[TaskKey]],
+                    compatible: Callable[[TaskKey, TaskKey], bool]) -> SpDecision[TaskKey] | None:
+    """Amoeba-like: when the best startable waiting task beats some running task, checkpoint
+    the running task with the most remaining work, whatever its priority (our reading)."""
+    for w in sorted((w for w in waiting if w.runnable), key=lambda w: (-w.priority, w.key)):
+        if any(w.priority > r.priority for r in running):
+            victims = [r for r in running if compatible(w.key, r.key)]
+            if victims:
+                return SpDecision(w.key, max(victims, key=lambda r: (r.remaining, r.key)).key)
+    return None
+
+
+@dataclass(frozen=True)
+class _Waiting:
+    key: TaskKey
+    probe: ProbeInfo | None  # None: a suspended task (resumed, not run)
+    demand: tuple[float, ...]
+    ready: bool
+    priority: float
+
+
+class PreemptiveWorkers:
+    """Per-worker queues plus the fill-then-preempt step."""
+
+    def __init__(self, priority: Priority, rule: PreemptionRule,
+                 independent: Callable[[TaskKey, TaskKey], bool], early_start: bool) -> None:
+        self.priority = priority
+        self.rule = rule
+        self.independent = independent
+        self.early_start = early_start
+        self.queued: dict[int, dict[TaskKey, ProbeInfo]] = {}
+
+    def enqueue(self, node: int, probe: ProbeInfo) -> None:
+        assert probe.task is not None
+        self.queued.setdefault(node, {})[(probe.job_id, probe.task)] = probe
+
+    def holds(self, node: int, key: TaskKey) -> bool:
+        return key in self.queued.get(node, {})
+
+    def step(self, node: int, view: ClusterView) -> list[Decision]:
+        """Start what fits by priority; then either break a dependency deadlock or consider
+        at most one preemption."""
+        waiting = self._waiting(node, view)
+        free = view.free_capacity(node) or ()
+        running = view.running(node)
+        slots = sorted(set(range(view.spec.slots_per_node)) - {r.slot for r in running})
+        out, free = self._fill(node, waiting, free, slots, ready_only=False)
+        if not waiting:
+            return out
+        stuck = [r for r in running if not view.is_ready(r.job_id, r.task)]
+        if stuck and any(w.ready for w in waiting):
+            return out + self._unstick(node, view, stuck, waiting, free, slots)
+        return out + self._preempt(node, view, waiting, free, running)
+
+    def _fill(self, node: int, waiting: list[_Waiting], free: Sequence[float], slots: list[int],
+              ready_only: bool) -> tuple[list[Decision], Sequence[float]]:
+        """Start waiting tasks in priority order while slots last, skipping what does not fit.
+        A suspended task is resumed only once ready: restarting it could not progress."""
+        out: list[Decision] = []
+        for w in sorted(waiting, key=lambda w: (-w.priority, w.key)):
+            if not slots:
+                break
+            startable = w.ready or (self.early_start and not ready_only and w.probe is not None)
+            if startable and fits(w.demand, free):
+                out.append(self._start(node, slots.pop(0), w))
+                free = sub(free, w.demand)
+                waiting.remove(w)
+        return out, free
+
+    def _unstick(self, node: int, view: ClusterView, stuck: Sequence, waiting: list[_Waiting],
+                 free: Sequence[float], slots: list[int]) -> list[Decision]:
+        """Liveness guard: suspend every running task still waiting for its parents and give
+        the room to ready tasks (like Hadoop's reducer preemption)."""
+        out: list[Decision] = []
+        for r in stuck:
+            out.append(Suspend(node, r.slot))
+            free = add(free, _demand(view, (r.job_id, r.task)))
+            slots.append(r.slot)
+        slots.sort()
+        started, _ = self._fill(node, waiting, free, slots, ready_only=True)
+        return out + started
+
+    def _waiting(self, node: int, view: ClusterView) -> list[_Waiting]:
+        entries = [(k, p) for k, p in sorted(self.queued.get(node, {}).items())]
+        entries += [((r.job_id, r.task), None) for r in view.suspended(node)]
+        return [_Waiting(k, p, _demand(view, k), view.is_ready(*k), self.priority(k, node, view))
+                for k, p in entries]
+
+    def _start(self, node: int, slot: int, w: _Waiting) -> Decision:
+        if w.probe is None:
+            return Resume(node, slot, w.key[0], w.key[1])
+        del self.queued[node][w.key]
+        return Run(node, slot, w.probe)
+
+    def _preempt(self, node: int, view: ClusterView, waiting: list[_Waiting], free: Sequence[float],
+                 running: Sequence) -> list[Decision]:
+        slot_of = {(r.job_id, r.task): r.slot for r in running}
+        demand = {w.key: w.demand for w in waiting} | {k: _demand(view, k) for k in slot_of}
+        startable = {w.key for w in waiting if w.ready or (self.early_start and w.probe is not None)}
+
+        def compatible(w: TaskKey, r: TaskKey) -> bool:
+            return w in startable and self.independent(w, r) and fits(demand[w], add(free, demand[r]))
+
+        run_tasks = [SpTask(k, self.priority(k, node, view),
+                            view.job(k[0]).durations[k[1]] - view.attained(node, *k))
+                     for k in sorted(slot_of)]
+        wait_tasks = [SpTask(w.key, w.priority, 0.0, w.key in startable) for w in waiting]
+        decision = self.rule(wait_tasks, run_tasks, compatible)
+        if decision is None:
+            return []
+        chosen = next(w for w in waiting if w.key == decision.preemptor)
+        slot = slot_of[decision.victim]
+        return [Suspend(node, slot), self._start(node, slot, chosen)]
+
+
+def _demand(view: ClusterView, key: TaskKey) -> tuple[float, ...]:
+    job = view.job(key[0])
+    if job.demands is None:
+        return tuple(0.0 for _ in view.spec.resources)
+    return job.demands[key[1]]

@@ -1,0 +1,114 @@
+"""What a Falcon-family scheduler knows about each job: its DAG, task estimates, finished
+tasks and where tasks were sent, and the time-dependent priority of Eqs. (2)/(3).
+
+Estimates are the true durations times optional lognormal noise: Falcon "accurately
+estimates the run time" (via Hawk), so the noiseless default is an oracle (our reading).
+A task's waiting time counts from job submission and excludes service received, so it is
+frozen while the task runs and grows while it waits or is suspended (our reading).
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+
+from policies.api import ClusterView
+from policies.falcon.priority import dag_priorities, leaf_priority
+from workloads.dag import ancestors, children_of
+from workloads.model import Job
+
+TaskKey = tuple[int, int]
+
+
+class TaskBook:
+    """Per-job DAG facts plus the Eq. (2)/(3) priority, memoised per job and instant."""
+
+    def __init__(self, rng: random.Random, noise: float, w1: float, w2: float, dag: bool) -> None:
+        self.rng = rng
+        self.noise = noise
+        self.w1, self.w2 = w1, w2
+        self.dag = dag
+        self.jobs: dict[int, Job] = {}
+        self.est: dict[TaskKey, float] = {}
+        self.children: dict[int, dict[int, tuple[int, ...]]] = {}
+        self.ancestry: dict[int, dict[int, frozenset[int]]] = {}
+        self.pending_parents: dict[TaskKey, int] = {}
+        self.finished: set[TaskKey] = set()
+        self.node_of: dict[TaskKey, int] = {}
+        self._memo: dict[int, tuple[float, dict[int, float]]] = {}
+
+    def add(self, job: Job) -> list[TaskKey]:
+        """Register a job; returns its tasks without parents."""
+        jid = job.job_id
+        self.jobs[jid] = job
+        parents = {i: (job.parents[i] if job.parents else ()) for i in range(job.n_tasks)}
+        self.children[jid] = children_of(parents)
+        self.ancestry[jid] = ancestors(parents)
+        for i, d in enumerate(job.durations):
+            factor = math.exp(self.rng.gauss(0.0, self.noise)) if self.noise > 0 else 1.0
+            self.est[(jid, i)] = d * factor
+            self.pending_parents[(jid, i)] = len(parents[i])
+        return [(jid, i) for i in range(job.n_tasks) if not parents[i]]
+
+    def finish(self, key: TaskKey) -> list[TaskKey]:
+        """Record a finished task; returns the tasks it made ready."""
+        self.finished.add(key)
+        self.node_of.pop(key, None)
+        ready = []
+        for c in self.children[key[0]][key[1]]:
+            ck = (key[0], c)
+            self.pending_parents[ck] -= 1
+            if self.pending_parents[ck] == 0:
+                ready.append(ck)
+        if all((key[0], i) in self.finished for i in range(self.jobs[key[0]].n_tasks)):
+            self._forget(key[0])
+        return ready
+
+    def _forget(self, jid: int) -> None:
+        job = self.jobs.pop(jid)
+        for i in range(job.n_tasks):
+            self.finished.discard((jid, i))
+            self.est.pop((jid, i), None)
+            self.pending_parents.pop((jid, i), None)
+        self.children.pop(jid)
+        self.ancestry.pop(jid)
+        self._memo.pop(jid, None)
+
+    def independent(self, a: TaskKey, b: TaskKey) -> bool:
+        """Tasks of different jobs always are; within a job, neither is the other's ancestor."""
+        if a[0] != b[0]:
+            return True
+        anc = self.ancestry[a[0]]
+        return a[1] not in anc[b[1]] and b[1] not in anc[a[1]]
+
+    def attained(self, key: TaskKey, view: ClusterView) -> float:
+        node = self.node_of.get(key)
+        if node is None:
+            return 0.0
+        try:
+            return view.attained(node, *key)
+        except KeyError:  # queued at the node, not started yet
+            return 0.0
+
+    def leaf(self, key: TaskKey, view: ClusterView) -> float:
+        """Eq. (3) for one task at ``view.now``."""
+        att = self.attained(key, view)
+        waited = view.now - self.jobs[key[0]].submit - att
+        return leaf_priority(self.est[key] - att, max(waited, 0.0), self.w1, self.w2)
+
+    def priority(self, key: TaskKey, node: int, view: ClusterView) -> float:
+        """Eq. (2) over unfinished children (or Eq. (3) alone when ``dag`` is off)."""
+        if not self.dag:
+            return self.leaf(key, view)
+        jid = key[0]
+        memo = self._memo.get(jid)
+        if memo is None or memo[0] != view.now:
+            memo = (view.now, self._job_priorities(jid, view))
+            self._memo[jid] = memo
+        return memo[1][key[1]]
+
+    def _job_priorities(self, jid: int, view: ClusterView) -> dict[int, float]:
+        live = {i: tuple(c for c in cs if (jid, c) not in self.finished)
+                for i, cs in self.children[jid].items()}
+        leaf: Callable[[int], float] = lambda i: self.leaf((jid, i), view)  # noqa: E731
+        return dag_priorities(live, leaf)
