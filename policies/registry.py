@@ -31,6 +31,17 @@ BUILTINS: dict[str, str] = {
     "fifo": "policies.fifo:ENTRY",
     "kairos": "policies.kairos:ENTRY",
     "bigc": "policies.bigc:ENTRY",
+    "eagle": "policies.eagle:ENTRY",
+    "sparrow": "policies.sparrow:ENTRY",
+    "falcon": "policies.falcon.policy:ENTRY",
+    "natjam": "policies.natjam:ENTRY",
+    "amoeba": "policies.amoeba:ENTRY",
+    "srpt-preempt": "policies.srpt_preemptive:ENTRY",
+    "snb": "policies.snb:ENTRY",
+    "bf-js": "policies.psychas.policy:BF_JS",
+    "fifo-ff": "policies.psychas.policy:FIFO_FF",
+    "vqs": "policies.psychas.policy:VQS",
+    "vqs-bf": "policies.psychas.policy:VQS_BF",
 }
 
 
