@@ -1,8 +1,8 @@
 """The node agent's logic: keep a cgroup per running container of its NodeManager, resize on command.
 
 Every running container is adopted into a group at full size (so its CPU time is accounted from the
-start); suspend/resize/resume only change the group's limits. Reconciliation re-sweeps new child
-processes into their groups and releases the group of every container that is no longer running, so a
+start); suspend/resize/resume only change the group's limits (children inherit the group, so the hot
+path never scans /proc). Reconciliation re-sweeps stray processes into their groups and releases the group of every container that is no longer running, so a
 throttle never outlives its container. Before any limit takes effect the state file records it, so a
 restart after a crash (`release_all`) can put every touched container back to full size.
 """
@@ -78,7 +78,6 @@ class NodeAgent:
             self.state.save(self.managed)  # recorded before it takes effect: a crash now is still undone
             self.cgroups.set_share(container_id, limits.share)
             self.cgroups.set_frozen(container_id, limits.frozen)
-            self._sweep(container_id, ProcTable(self.proc_root))  # children forked during the move
             log.info("container %s: share=%s frozen=%s", container_id, limits.share, limits.frozen)
             return self._status(container_id, container)
 
@@ -110,6 +109,9 @@ class NodeAgent:
         self.state.save(self.managed)
         self.cgroups.create(container_id)
         self.cgroups.attach(container_id, sorted(tree))
+        # A child forked while its parent was being moved may have stayed behind; once every member is
+        # in, later children inherit the group by themselves, so one more pass closes the race.
+        self._sweep(container_id, ProcTable(self.proc_root))
 
     def _sweep(self, container_id: str, table: ProcTable) -> None:
         tree = self.finder.scan(table, {container_id}).trees.get(container_id, frozenset())

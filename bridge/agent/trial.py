@@ -27,6 +27,7 @@ SCHEDBRIDGE = Path(sys.executable).parent / "schedbridge"
 SPIN = ("import os, signal\n"
         "signal.signal(signal.SIGUSR1, lambda *_: os.fork())  # a child forked on demand, spinning too\n"
         "while True:\n    pass\n")
+IDLE = "import time\ntime.sleep(10**6)\n"
 
 
 class FakeNodeManager:
@@ -75,16 +76,17 @@ class FakeNodeManager:
 
 
 class FakeContainer:
-    """`bash <local>/usercache/alice/appcache/<app>/<cid>/launch_container.sh` running a CPU spinner,
-    started like DefaultContainerExecutor does: own session, container env, cwd = work dir."""
+    """`bash <local>/usercache/alice/appcache/<app>/<cid>/launch_container.sh` running a Python program
+    (a CPU spinner by default), started like DefaultContainerExecutor does: own session, the
+    container's environment, cwd = the container work dir."""
 
-    def __init__(self, local_dir: Path, container_id: str) -> None:
+    def __init__(self, local_dir: Path, container_id: str, program: str = SPIN) -> None:
         app = "application_" + "_".join(container_id.split("_")[-5:-3])
         self.work_dir = local_dir / "usercache" / "alice" / "appcache" / app / container_id
         self.work_dir.mkdir(parents=True)
-        (self.work_dir / "spin.py").write_text(SPIN)
+        (self.work_dir / "task.py").write_text(program)
         script = self.work_dir / "launch_container.sh"
-        script.write_text('#!/bin/bash\n"$SB_PYTHON" spin.py\n')
+        script.write_text('#!/bin/bash\n"$SB_PYTHON" task.py\n')
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CONTAINER_ID": container_id,
                "SB_PYTHON": sys.executable}
         self.proc = subprocess.Popen(["/bin/bash", str(script)], cwd=self.work_dir, env=env,
