@@ -1,5 +1,12 @@
-"""Typed agent errors, shared by the server (which maps them to HTTP) and the client (which rebuilds them)."""
+"""Typed agent errors, shared by the server (which maps them to HTTP) and the client (which rebuilds them).
+
+Each class declares its wire `code` and HTTP `status` once, and registers itself in ERRORS_BY_CODE.
+"""
 from __future__ import annotations
+
+from typing import Any
+
+ERRORS_BY_CODE: dict[str, type[AgentError]] = {}
 
 
 class AgentError(Exception):
@@ -8,72 +15,46 @@ class AgentError(Exception):
     code = "agent_error"
     status = 500
 
+    def __init_subclass__(cls, code: str, status: int, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.code, cls.status = code, status
+        ERRORS_BY_CODE[code] = cls
 
-class BadRequest(AgentError):
+
+ERRORS_BY_CODE[AgentError.code] = AgentError
+
+
+class BadRequest(AgentError, code="bad_request", status=400):
     """The request is malformed (bad JSON, bad container id, share out of range)."""
 
-    code = "bad_request"
-    status = 400
 
-
-class Unauthorized(AgentError):
+class Unauthorized(AgentError, code="unauthorized", status=401):
     """The shared token is missing or wrong."""
 
-    code = "unauthorized"
-    status = 401
 
-
-class NoSuchEndpoint(AgentError):
+class NoSuchEndpoint(AgentError, code="no_such_endpoint", status=404):
     """The path or method is not part of the agent's API."""
 
-    code = "no_such_endpoint"
-    status = 404
 
-
-class UnknownContainer(AgentError):
+class UnknownContainer(AgentError, code="unknown_container", status=404):
     """The agent's NodeManager does not know the container."""
 
-    code = "unknown_container"
-    status = 404
 
-
-class ContainerNotRunning(AgentError):
+class ContainerNotRunning(AgentError, code="container_not_running", status=409):
     """The container exists but is not RUNNING (finished, or not started yet)."""
 
-    code = "container_not_running"
-    status = 409
 
-
-class NoContainerProcesses(AgentError):
+class NoContainerProcesses(AgentError, code="no_container_processes", status=409):
     """The container is RUNNING but no verified process of it was found on this host."""
 
-    code = "no_container_processes"
-    status = 409
 
-
-class NodeManagerUnavailable(AgentError):
+class NodeManagerUnavailable(AgentError, code="nodemanager_unavailable", status=502):
     """The NodeManager REST API did not answer (or answered garbage) within the timeout."""
 
-    code = "nodemanager_unavailable"
-    status = 502
 
-
-class CgroupError(AgentError):
+class CgroupError(AgentError, code="cgroup_error", status=500):
     """A cgroup operation failed (permissions, missing controller)."""
 
-    code = "cgroup_error"
-    status = 500
 
-
-class AgentUnavailable(AgentError):
+class AgentUnavailable(AgentError, code="agent_unavailable", status=503):
     """Client side only: the agent did not answer within the timeout."""
-
-    code = "agent_unavailable"
-    status = 503
-
-
-ERRORS_BY_CODE: dict[str, type[AgentError]] = {
-    cls.code: cls
-    for cls in (AgentError, BadRequest, Unauthorized, NoSuchEndpoint, UnknownContainer, ContainerNotRunning,
-                NoContainerProcesses, NodeManagerUnavailable, CgroupError, AgentUnavailable)
-}

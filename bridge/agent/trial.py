@@ -7,7 +7,6 @@ and `cpu_rate`/`usage_file` on a real container's group.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import selectors
@@ -20,6 +19,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from bridge.agent.server import send_json
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 TOKEN = "integration-token-0123456789abcdef"
@@ -57,13 +58,7 @@ class FakeNodeManager:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server naming)
-                code, body = fake.reply(self.path)
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, *fake.reply(self.path))
 
             def log_message(self, *args: object) -> None:
                 pass
