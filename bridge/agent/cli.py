@@ -75,8 +75,11 @@ def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share:
     if restored:
         log.info("restored %d container(s) left by a previous run: %s", len(restored), ", ".join(restored))
     _run(node_agent, server, reconcile_interval)
-    node_agent.release_all()
-    cgroups.close()
+    try:
+        node_agent.release_all()
+        cgroups.close()
+    except (AgentError, OSError) as exc:
+        raise click.ClickException(f"stopping: {exc}; a restart will retry the restore") from exc
     log.info("stopped; every container is back to full size")
 
 
