@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_fakes import add_proc
+from tests.unit.agent_fakes import add_proc
 
 from bridge.agent.cgroups import CgroupV1, CgroupV2, detect, quota_us
 from bridge.agent.errors import BadRequest, CgroupError

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from agent_fakes import CID, LOCAL, OTHER, add_proc, container_tree, work_dir
+from tests.unit.agent_fakes import CID, LOCAL, OTHER, add_proc, container_tree, work_dir
 
 from bridge.agent.procfs import ProcTable, TreeFinder
 

@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 import requests
-from agent_fakes import CID, OTHER, FakeCgroups, FakeNodeManager, container_tree
+from tests.unit.agent_fakes import CID, OTHER, FakeCgroups, FakeNodeManager, container_tree
 
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import (AgentUnavailable, BadRequest, ContainerNotRunning, NoSuchEndpoint, Unauthorized,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 import pytest
-from agent_fakes import CID, LOCAL, OTHER, FakeCgroups, FakeNodeManager, add_proc, container_tree, work_dir
+from tests.unit.agent_fakes import CID, LOCAL, OTHER, FakeCgroups, FakeNodeManager, add_proc, container_tree, work_dir
 
 from bridge.agent.errors import BadRequest, ContainerNotRunning, NoContainerProcesses, UnknownContainer
 from bridge.agent.procfs import TreeFinder

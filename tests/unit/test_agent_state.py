@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_fakes import CID, OTHER
+from tests.unit.agent_fakes import CID, OTHER
 
 from bridge.agent.state import Managed, StateFile
 
