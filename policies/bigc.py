@@ -18,20 +18,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from policies.api import (
-    Assign,
-    ClusterView,
-    Decision,
-    Decisions,
-    JobArrival,
-    PolicyEnv,
-    ProbeArrival,
-    ProbeInfo,
-    Resume,
-    Run,
-    SlotFreed,
-    Suspend,
-    TaskFinished,
-    TaskStarted,
+    Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
+    SlotFreed, Suspend, TaskFinished, TaskStarted,
 )
 from policies.registry import PolicyEntry
 

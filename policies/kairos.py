@@ -29,23 +29,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from policies.api import (
-    Assign,
-    ClusterView,
-    Decision,
-    Decisions,
-    Heartbeat,
-    JobArrival,
-    PolicyEnv,
-    ProbeArrival,
-    ProbeInfo,
-    Resume,
-    Run,
-    RunningTask,
-    SendHeartbeat,
-    SetTimer,
-    SlotFreed,
-    Suspend,
-    Timer,
+    Assign, ClusterView, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
+    Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
 from policies.registry import PolicyEntry
 

@@ -32,6 +32,7 @@ BUILTINS: dict[str, str] = {
     "kairos": "policies.kairos:ENTRY",
     "bigc": "policies.bigc:ENTRY",
     "eagle": "policies.eagle:ENTRY",
+    "eagle": "policies.eagle:ENTRY",
     "sparrow": "policies.sparrow:ENTRY",
     "falcon": "policies.falcon.policy:ENTRY",
     "natjam": "policies.natjam:ENTRY",

@@ -1,0 +1,313 @@
+"""Eagle (thesis Ch. 3): "Divide and Stick to Your Probes".
+
+Long jobs (estimated task duration above ``cutoff``) are placed centrally by Least-Work-Left in
+the general partition, exactly as in Hawk; short jobs are scheduled by distributed batch probing
+over the whole cluster, with three additions:
+
+* **Succinct State Sharing (SSS).** The central scheduler keeps a bit-vector of the nodes holding
+  long work (queued or running) and piggybacks a timestamped copy on every long-task message. A
+  node holding long work rejects short probes and returns its copy; the job's scheduler re-sends
+  the rejected probe to a node that the freshest copy it has received marks free of long work,
+  and after ``rounds`` rounds to the short-only partition. No short probe waits behind a long task.
+* **Sticky Batch Probing + SRPT (SBP).** A probe stands for its whole job: after a task of J
+  finishes, the node asks J's scheduler again instead of moving on, and the node runs the queued
+  short probe whose job has the least estimated remaining work (``estimate x tasks not yet
+  handed out``), never looking past a long entry, within a bypass budget of
+  ``starvation_cap x`` the bypassed probe's task estimate (Algorithm 1).
+* **minProbes.** At least ``min_probes`` probes per short job.
+
+Ablations are config fields turned into strategy objects here: ``sss=false`` accepts every probe,
+``sbp_srpt=false`` serves the queue FIFO and drops a probe after one task, ``min_probes=0``.
+Eagle does no work stealing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from policies.api import (
+    ClusterView, Code, Decision, Decisions, Drop, JobArrival, PolicyEnv, Probe, ProbeArrival,
+    Launch, ProbeInfo, ProbeRejected, Reject, Run, SlotFreed, Status, TaskFinished, TaskRequest, TaskStarted,
+)
+from policies.common import srpt
+from policies.common.lwl import LwlTable
+from policies.common.partitions import Partition, check_percent
+from policies.common.probing import LateBinder, probe_count, sample
+from policies.common.srpt import QueuedProbe
+from policies.registry import PolicyEntry
+
+# Tries of uniform rejection sampling before a bit-vector round falls back to the short partition.
+_BITVECTOR_DRAWS = 64
+
+
+@dataclass(frozen=True)
+class EagleConfig:
+    """Eagle parameters; defaults are the thesis' Google settings ([X] simulator values).
+
+    cutoff: estimated task duration (s) above which a job is long (Google 1129.532, Yahoo 90.5811,
+        Cloudera 272.783).
+    short_partition: % of the nodes, from id 0, reserved for short tasks (17 Google, 2 Yahoo, 9 Cloudera).
+    probe_ratio, min_probes: a short job sends max(min_probes, ceil(probe_ratio x tasks)) probes.
+    sss: succinct state sharing (reject short probes at nodes holding long work).
+    sbp_srpt: sticky batch probing with SRPT queue reordering (else FIFO, one task per probe).
+    starvation_cap: bypass budget, in estimated task durations of the bypassed probe (5).
+    rounds: probing rounds before the short-partition fallback (2: random, then bit-vector).
+    """
+
+    cutoff: float = 1129.532
+    short_partition: float = 17.0
+    probe_ratio: float = 2.0
+    min_probes: int = 20
+    sss: bool = True
+    sbp_srpt: bool = True
+    starvation_cap: float = 5.0
+    rounds: int = 2
+
+    def __post_init__(self) -> None:
+        check_percent("short_partition", self.short_partition)
+        if self.short_partition == 100:
+            raise ValueError("short_partition must leave a general partition for long jobs (< 100)")
+        if not self.probe_ratio > 0:
+            raise ValueError(f"probe_ratio must be > 0, got {self.probe_ratio}")
+        if self.min_probes < 0 or self.rounds < 1:
+            raise ValueError("min_probes must be >= 0 and rounds >= 1")
+        if self.starvation_cap < 0:
+            raise ValueError(f"starvation_cap must be >= 0, got {self.starvation_cap}")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A timestamped copy of the long-work bit-vector (bit i set: node i holds long work)."""
+
+    bits: int
+    ts: int
+
+    def marks_free(self, node: int) -> bool:
+        return not (self.bits >> node) & 1
+
+
+class _LongWork:
+    """The central scheduler's view of long work: LWL table plus the SSS bit-vector."""
+
+    def __init__(self, n_nodes: int, partition: Partition) -> None:
+        self.lwl = LwlTable(n_nodes, partition.general)
+        self.bits = 0
+        self.ts = 0
+
+    def place(self, now: float, est: float) -> tuple[int, Snapshot]:
+        node = self.lwl.place(now, est)
+        self.bits |= 1 << node
+        self.ts += 1
+        return node, Snapshot(self.bits, self.ts)
+
+    def finished(self, node: int, key: tuple[int, int], now: float) -> None:
+        self.lwl.finished(node, key, now)
+        if not self.lwl.has_work(node) and (self.bits >> node) & 1:
+            self.bits ^= 1 << node
+            self.ts += 1
+
+
+class _Acceptance(Protocol):
+    def rejects(self, probe: ProbeInfo, long_here: int) -> bool: ...
+
+
+class _SssAcceptance:
+    """SSS: a node holding long work refuses short probes."""
+
+    def rejects(self, probe: ProbeInfo, long_here: int) -> bool:
+        return not probe.long and long_here > 0
+
+
+class _AcceptAll:
+    def rejects(self, probe: ProbeInfo, long_here: int) -> bool:
+        return False
+
+
+class _Discipline(Protocol):
+    sticky: bool
+
+    def pick(self, queue: list[QueuedProbe], remaining, eligible) -> int | None: ...  # type: ignore[no-untyped-def]
+
+
+class _StickySrpt:
+    """SBP + SRPT with the bypass budget (Algorithm 1)."""
+
+    sticky = True
+
+    def __init__(self, cap: float) -> None:
+        self.cap = cap
+
+    def pick(self, queue, remaining, eligible):  # type: ignore[no-untyped-def]
+        chosen = srpt.pick(queue, remaining, self.cap, eligible)
+        if chosen is not None:
+            srpt.charge(queue, chosen, eligible)
+        return chosen
+
+
+class _Fifo:
+    """Plain batch probing: the oldest entry first, one task per probe."""
+
+    sticky = False
+
+    def pick(self, queue, remaining, eligible):  # type: ignore[no-untyped-def]
+        return next((i for i, entry in enumerate(queue) if eligible is None or eligible(entry)), None)
+
+
+class _Nodes:
+    """Node-side state: queues, long work present, the last bit-vector copy, in-flight requests."""
+
+    def __init__(self, n_nodes: int) -> None:
+        self.queues: list[list[QueuedProbe]] = [[] for _ in range(n_nodes)]
+        self.long_here = [0] * n_nodes
+        self.snapshot: list[Snapshot | None] = [None] * n_nodes
+        self.requesting: list[dict[int, QueuedProbe]] = [{} for _ in range(n_nodes)]  # slot -> entry
+        self.long_slots: list[set[int]] = [set() for _ in range(n_nodes)]
+
+
+class Eagle:
+    name = "eagle"
+
+    def __init__(self, config: EagleConfig, env: PolicyEnv) -> None:
+        n = env.cluster.n_nodes
+        self.config = config
+        self.n = n
+        self.partition = Partition.from_percent(n, 100.0, 100.0 - config.short_partition)
+        self.short_only = self.partition.short_only
+        self.rng = env.rng("eagle-probes")
+        self.binder = LateBinder()
+        self.long_work = _LongWork(n, self.partition)
+        self.long_jobs: dict[int, float] = {}                   # long job -> estimate
+        self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
+        self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
+        self.nodes = _Nodes(n)
+        self.acceptance: _Acceptance = _SssAcceptance() if config.sss else _AcceptAll()
+        self.discipline: _Discipline = _StickySrpt(config.starvation_cap) if config.sbp_srpt else _Fifo()
+
+    # -- scheduler side ------------------------------------------------------------------
+    def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
+        job = ev.job
+        self.binder.add(job)
+        self.tasks_left[job.job_id] = job.n_tasks
+        if job.estimate > self.config.cutoff:
+            self.long_jobs[job.job_id] = job.estimate
+            return [self._place_long(ev.time, job.job_id, job.estimate) for _ in range(job.n_tasks)]
+        count = probe_count(job.n_tasks, self.config.probe_ratio, self.config.min_probes)
+        return (Probe(sample(self.rng, count, 0, self.n), ProbeInfo(job.job_id, est=job.estimate)),)
+
+    def _place_long(self, now: float, job_id: int, est: float) -> Probe:
+        node, snapshot = self.long_work.place(now, est)
+        return Probe((node,), ProbeInfo(job_id, est=est, long=True, info=snapshot))
+
+    def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
+        out = self.binder.answer(ev, view)
+        if isinstance(out[0], Launch):
+            left = self.tasks_left[ev.probe.job_id] - 1
+            if left:
+                self.tasks_left[ev.probe.job_id] = left
+            else:
+                del self.tasks_left[ev.probe.job_id]
+        return out
+
+    def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
+        est = self.long_jobs.get(ev.job_id)
+        if est is not None:
+            self.long_work.lwl.started(ev.node, (ev.job_id, ev.task), ev.time, est)
+        return ()
+
+    def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
+        if ev.job_id in self.long_jobs:
+            self.long_work.finished(ev.node, (ev.job_id, ev.task), ev.time)
+        return ()
+
+    def on_probe_rejected(self, ev: ProbeRejected, view: ClusterView) -> Decisions:
+        probe, copy = ev.probe, ev.payload
+        if probe.job_id not in self.tasks_left:
+            self.freshest.pop(probe.job_id, None)
+            return ()
+        known = self.freshest.get(probe.job_id)
+        if copy is not None and (known is None or copy.ts > known.ts):
+            self.freshest[probe.job_id] = known = copy
+        next_round = probe.round + 1
+        target = self._bitvector_target(known) if next_round < self.config.rounds else None
+        if target is None:
+            target = self._short_partition_target()
+        retry = ProbeInfo(probe.job_id, est=probe.est, pid=probe.pid, round=next_round)
+        return (Probe((target,), retry),)
+
+    def _bitvector_target(self, snapshot: Snapshot | None) -> int | None:
+        """A node drawn uniformly among those the copy marks free of long work."""
+        for _ in range(_BITVECTOR_DRAWS):
+            node = int(self.rng.random() * self.n)
+            if snapshot is None or snapshot.marks_free(node):
+                return node
+        return None
+
+    def _short_partition_target(self) -> int:
+        nodes = self.short_only if len(self.short_only) else range(self.n)
+        return nodes[int(self.rng.random() * len(nodes))]
+
+    # -- node side -----------------------------------------------------------------------
+    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+        node, probe = ev.node, ev.probe
+        nodes = self.nodes
+        if self.acceptance.rejects(probe, nodes.long_here[node]):
+            status = Status(Code.UNSCHEDULABLE, "node holds a long task", self.name)
+            return (Reject(status, node=node, probe=probe, payload=nodes.snapshot[node]),)
+        if probe.long:
+            nodes.long_here[node] += 1
+            nodes.snapshot[node] = probe.info
+        nodes.queues[node].append(QueuedProbe(probe))
+        slot = view.free_slot(node)
+        return self._next(node, slot, view) if slot >= 0 else ()
+
+    def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
+        node, slot = ev.node, ev.slot
+        nodes = self.nodes
+        if slot in nodes.long_slots[node]:
+            nodes.long_slots[node].discard(slot)
+            nodes.long_here[node] -= 1
+        entry = nodes.requesting[node].pop(slot, None)
+        if entry is not None and ev.job_id < 0:          # Cancel: the kept probe left the queue
+            nodes.queues[node].remove(entry)
+        if view.free_slot(node) != slot:
+            return ()
+        return self._next(node, slot, view)
+
+    def _next(self, node: int, slot: int, view: ClusterView) -> list[Decision]:
+        """Drop probes of jobs with no task left, then run what the queue discipline picks."""
+        queue = self.nodes.queues[node]
+        busy = self.nodes.requesting[node]
+        out: list[Decision] = self._drop_finished(node)
+        eligible = (lambda entry: all(entry is not other for other in busy.values())) if busy else None
+        left = self.tasks_left
+        chosen = self.discipline.pick(queue, lambda p: p.est * left.get(p.job_id, 0), eligible)
+        if chosen is None:
+            return out
+        entry = queue[chosen]
+        probe = entry.probe
+        keep = self.discipline.sticky and not probe.long
+        if keep:
+            busy[slot] = entry
+        else:
+            del queue[chosen]
+            if probe.long:
+                self.nodes.long_slots[node].add(slot)
+        out.append(Run(node, slot, probe, keep))
+        return out
+
+    def _drop_finished(self, node: int) -> list[Decision]:
+        queue = self.nodes.queues[node]
+        busy = self.nodes.requesting[node].values()
+        left = self.tasks_left
+        dead = [e for e in queue if e.probe.job_id not in left and all(e is not b for b in busy)]
+        if not dead:
+            return []
+        drop = {id(e) for e in dead}
+        queue[:] = [e for e in queue if id(e) not in drop]
+        return [Drop(node, e.probe) for e in dead]
+
+
+ENTRY = PolicyEntry("eagle", EagleConfig, Eagle,
+                    "Eagle: Hawk's LWL + partition, SSS probe rejection, sticky batch probing with SRPT, minProbes 20")
+
+__all__ = ["ENTRY", "Eagle", "EagleConfig", "Snapshot"]

@@ -1,0 +1,133 @@
+"""Eagle on tiny hand-checked scenarios (SSS, sticky batch probing, SRPT + bypass budget)."""
+from __future__ import annotations
+
+import pytest
+
+from bridge.sim.engine import simulate
+from policies.api import (
+    ClusterSpec, Drop, JobArrival, Launch, PolicyEnv, Probe, ProbeArrival, ProbeInfo, ProbeRejected,
+    Reject, Run, RunningTask, SlotFreed, Status, TaskRequest,
+)
+from policies.common import srpt
+from policies.eagle import Eagle, EagleConfig, Snapshot
+from policies.registry import ConfigError, config_for
+from tests.unit.thesis_fakes import FakeView, env
+from workloads.model import Job
+from workloads.synthetic import generate
+
+
+def _eagle(n_nodes: int, **config: object) -> tuple[Eagle, FakeView]:
+    e = env(n_nodes)
+    return Eagle(EagleConfig(**{"cutoff": 10.0, **config}), e), FakeView(e.cluster)
+
+
+def _arrive(policy: Eagle, view: FakeView, job: Job) -> list:
+    view.jobs[job.job_id] = job
+    return list(policy.on_job_arrival(JobArrival(job.submit, job), view))
+
+
+def test_srpt_picks_least_remaining_within_the_bypass_budget() -> None:
+    a = srpt.QueuedProbe(ProbeInfo(1, est=1.0))
+    b = srpt.QueuedProbe(ProbeInfo(2, est=3.0))
+    c = srpt.QueuedProbe(ProbeInfo(3, est=3.0))
+    remaining = {1: 10.0, 2: 3.0, 3: 3.0}
+    queue = [a, b, c]
+    chosen = srpt.pick(queue, lambda p: remaining[p.job_id], cap=5.0)
+    assert chosen == 1                               # job 2 (3 s left) bypasses job 1 (10 s left)
+    srpt.charge(queue, chosen)
+    assert a.bypassed == 3.0 and c.bypassed == 0.0
+    del queue[1]
+    # job 3 would push job 1's counter to 6 > 5 x 1: the budget forces job 1 first
+    assert srpt.pick(queue, lambda p: remaining[p.job_id], cap=5.0) == 0
+
+
+def test_srpt_never_looks_past_a_long_entry() -> None:
+    queue = [srpt.QueuedProbe(ProbeInfo(1, est=1.0, long=True)), srpt.QueuedProbe(ProbeInfo(2, est=1.0))]
+    assert srpt.pick(queue, lambda p: 0.0, cap=5.0) == 0
+
+
+def test_long_tasks_go_to_the_general_partition_by_least_work_left() -> None:
+    policy, view = _eagle(10, short_partition=50.0)
+    probes = _arrive(policy, view, Job(0, 0.0, (20.0,) * 5))
+    nodes = sorted(n for p in probes for n in p.nodes)
+    assert nodes == [5, 6, 7, 8, 9] and all(p.probe.long for p in probes)
+
+
+def test_short_probes_are_rejected_at_nodes_holding_long_work() -> None:
+    policy, view = _eagle(10, short_partition=50.0)
+    (long_probe,) = _arrive(policy, view, Job(0, 0.0, (20.0,)))
+    node = long_probe.nodes[0]
+    view.run[node] = [RunningTask(0, 9, 0, 0.0, 0.0)]          # busy: the long probe just queues
+    assert policy.on_probe_arrival(ProbeArrival(0.001, node, long_probe.probe), view) == ()
+    short = ProbeInfo(1, est=1.0)
+    view.jobs[1] = Job(1, 0.0, (1.0,))
+    (reject,) = policy.on_probe_arrival(ProbeArrival(0.001, node, short), view)
+    assert isinstance(reject, Reject) and reject.probe is short
+    assert isinstance(reject.payload, Snapshot) and not reject.payload.marks_free(node)
+
+
+def test_rejected_probe_goes_to_a_free_node_then_to_the_short_partition() -> None:
+    policy, view = _eagle(10, short_partition=20.0)
+    _arrive(policy, view, Job(1, 0.0, (1.0,) * 3))
+    copy = Snapshot(bits=sum(1 << n for n in range(2, 10) if n != 7), ts=5)
+    status = Status()
+    for _ in range(20):
+        (retry,) = policy.on_probe_rejected(ProbeRejected(0.002, 3, ProbeInfo(1, est=1.0), status, copy), view)
+        assert retry.nodes[0] in (0, 1, 7) and retry.probe.round == 1
+    for _ in range(20):
+        (retry,) = policy.on_probe_rejected(
+            ProbeRejected(0.003, 7, ProbeInfo(1, est=1.0, round=1), status, copy), view)
+        assert retry.nodes[0] in (0, 1) and retry.probe.round == 2
+
+
+def test_sticky_probe_keeps_the_node_on_the_same_job() -> None:
+    policy, view = _eagle(1, short_partition=0.0, min_probes=1, probe_ratio=0.1)
+    (probe_a,) = _arrive(policy, view, Job(1, 0.0, (1.0,) * 2))
+    (probe_b,) = _arrive(policy, view, Job(2, 0.0, (9.0,) * 3))
+    a, b = probe_a.probe, probe_b.probe
+    (run,) = policy.on_probe_arrival(ProbeArrival(0.001, 0, a), view)
+    assert run == Run(0, 0, a, True)
+    view.run[0] = [RunningTask(0, 1, 0, 0.002, 0.0)]
+    assert policy.on_probe_arrival(ProbeArrival(0.001, 0, b), view) == ()
+    assert policy.on_task_request(TaskRequest(0.0015, 0, 0, a), view) == (Launch(0, 0, 1, 0),)
+    view.run[0] = []
+    assert policy.on_slot_freed(SlotFreed(1.0, 0, 0, 1, 0), view) == [Run(0, 0, a, True)]   # sticks
+    assert policy.on_task_request(TaskRequest(1.001, 0, 0, a), view) == (Launch(0, 0, 1, 1),)
+    out = policy.on_slot_freed(SlotFreed(2.0, 0, 0, 1, 1), view)
+    assert out == [Drop(0, a), Run(0, 0, b, True)]               # job 1 is done: move on to job 2
+
+
+def test_fifo_ablation_uses_one_task_per_probe() -> None:
+    policy, view = _eagle(1, short_partition=0.0, min_probes=1, probe_ratio=0.1, sbp_srpt=False)
+    (probe_a,) = _arrive(policy, view, Job(1, 0.0, (1.0,) * 2))
+    (run,) = policy.on_probe_arrival(ProbeArrival(0.001, 0, probe_a.probe), view)
+    assert run.keep is False
+
+
+def test_config_refuses_impossible_values() -> None:
+    with pytest.raises(ValueError, match="short_partition"):
+        EagleConfig(short_partition=120.0)
+    with pytest.raises(ValueError, match="general partition"):
+        EagleConfig(short_partition=100.0)
+    with pytest.raises(ConfigError):
+        config_for("eagle", ["rounds=0"])
+    assert config_for("eagle", ["sss=false"]).sss is False
+
+
+def _simulate(**config: object) -> dict[str, int]:
+    kind = generate("yahoo", jobs=250, seed=4, load=0.95, nodes=150)
+    jobs = [Job(i, j.submit_time, j.durations) for i, j in enumerate(kind.jobs)]
+    spec = ClusterSpec(150, 1)
+    policy = Eagle(EagleConfig(cutoff=90.5811, short_partition=2.0, **config), PolicyEnv(spec, 2))
+    result = simulate(jobs, policy, spec, report_long=lambda j: j.estimate > 90.5811)
+    assert result.unfinished == []
+    assert sum(result.log.seg_done) == sum(j.n_tasks for j in jobs)
+    return result.log.counters
+
+
+def test_eagle_places_no_probe_behind_a_long_task() -> None:
+    with_sss = _simulate()
+    assert with_sss["short_tasks_after_long"] == 0
+    assert with_sss["probes_behind_long"] <= with_sss["rejected_probes"]    # every such probe was refused
+    without = _simulate(sss=False)
+    assert without["short_tasks_after_long"] > 0 and without["rejected_probes"] == 0
