@@ -32,7 +32,6 @@ BUILTINS: dict[str, str] = {
     "kairos": "policies.kairos:ENTRY",
     "bigc": "policies.bigc:ENTRY",
     "eagle": "policies.eagle:ENTRY",
-    "eagle": "policies.eagle:ENTRY",
     "sparrow": "policies.sparrow:ENTRY",
     "falcon": "policies.falcon.policy:ENTRY",
     "natjam": "policies.natjam:ENTRY",
@@ -43,6 +42,10 @@ BUILTINS: dict[str, str] = {
     "fifo-ff": "policies.psychas.policy:FIFO_FF",
     "vqs": "policies.psychas.policy:VQS",
     "vqs-bf": "policies.psychas.policy:VQS_BF",
+    "ursa": "policies.ursa.policy:URSA",
+    "ursa-per-task": "policies.ursa.policy:URSA_PER_TASK",
+    "capacity": "policies.ursa.policy:CAPACITY",
+    "tetris": "policies.ursa.policy:TETRIS",
 }
 
 

@@ -1,0 +1,279 @@
+"""Ursa's scheduling policy on the engine (EuroSys '20 §4.2, the parts that are policy).
+
+Workloads are monotask DAGs: each task uses one time-like resource (a CPU core or a network
+slot) plus memory, and is released the moment it finishes, which is what lets jobs share
+a worker at fine grain. The scheduler runs a placement pass after every arrival/completion
+instant (a zero scheduling interval; our reading) on the ready, unplaced tasks, grouped by
+stage; workers start their queued tasks in monotask order (job order, then CPU tasks by
+descending and network tasks by ascending input) whenever they fit.
+
+Per-resource load (APT) is the assigned, unfinished work on a worker divided by its rate
+(work is duration × demand, known exactly: Ursa estimates it from input sizes; our reading
+uses the true durations). A worker with an idle core has APT_cpu = 0 (§4.2.2); we extend the
+rule to an idle network slot. While ready tasks remain unplaced, passes repeat every
+``interval`` seconds (the paper's batching interval).
+
+The placement step is a :data:`Planner`: Algorithm 1 (stage-aware or per task), or the
+paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
+(alignment of demand and free resources), which only bind a task where it fits now.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from policies.api import (NONE, Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv,
+                          ProbeArrival, ProbeInfo, Run, SetTimer, SlotFreed, TaskFinished, Timer)
+from policies.common.vectors import fits, normalized, sub
+from policies.registry import PolicyEntry
+from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
+from policies.ursa.placement import Stage, headroom, place_batch
+from workloads.model import Job
+
+TaskKey = tuple[int, int]
+Vector = tuple[float, ...]
+MEMORY_NAMES = ("mem", "memory")
+
+
+@dataclass(frozen=True)
+class UrsaConfig:
+    """EPT (s), job order and its weight W (EJF: per second of age; SRJF: times priority),
+    and the scheduling interval: how soon to retry while ready tasks remain unplaced."""
+
+    ept: float = 4.0
+    order: Literal["ejf", "srjf"] = "ejf"
+    weight: float = 0.01
+    interval: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not self.ept > 0:
+            raise ValueError(f"ept must be > 0, got {self.ept}")
+        if self.weight < 0:
+            raise ValueError(f"weight must be >= 0, got {self.weight}")
+        if not self.interval > 0:
+            raise ValueError(f"interval must be > 0, got {self.interval}")
+
+
+@dataclass
+class Table:
+    """One pass's view of the workers: free capacity net of queued demand, headrooms, and
+    which resources are hard (memory) versus time-like."""
+
+    free: dict[int, Vector]
+    heads: dict[int, list[float]]
+    hard: tuple[bool, ...]
+    capacity: Vector
+
+
+Planner = Callable[[Sequence[Stage], Table, Callable[[TaskKey, int], Vector], Callable[[TaskKey], Vector]],
+                   list[tuple[TaskKey, int]]]
+
+
+class UrsaScheduler:
+    """Central placement passes plus worker-side monotask queues."""
+
+    def __init__(self, name: str, config: UrsaConfig, env: PolicyEnv, planner: Planner) -> None:
+        spec = env.cluster
+        if spec.capacity is None:
+            raise ValueError(f"{name} needs a cluster with a capacity vector")
+        self.name = name
+        self.config = config
+        self.planner = planner
+        self.capacity = spec.capacity
+        self.hard = tuple(r in MEMORY_NAMES for r in spec.resources)
+        self.cpu = spec.resources.index("cpu") if "cpu" in spec.resources else -1
+        self.jobs: dict[int, Job] = {}
+        self.unplaced: dict[int, set[int]] = {}
+        self.left: dict[int, list[float]] = {}  # per job: remaining time-like work per resource
+        self.assigned: list[dict[TaskKey, Vector]] = [{} for _ in range(spec.n_nodes)]
+        self.queued: list[dict[TaskKey, ProbeInfo]] = [{} for _ in range(spec.n_nodes)]
+        self._done: dict[int, int] = {}
+        self.pass_at: float | None = None
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def demand(self, key: TaskKey) -> Vector:
+        d = self.jobs[key[0]].demands
+        return d[key[1]] if d is not None else tuple(0.0 for _ in self.capacity)
+
+    def work(self, key: TaskKey) -> Vector:
+        """Per-resource work: duration × demand (memory: its size, not time)."""
+        dur = self.jobs[key[0]].durations[key[1]]
+        return tuple(x if hard else x * dur for x, hard in zip(self.demand(key), self.hard))
+
+    def _cluster_left(self) -> list[float]:
+        return [sum(x) for x in zip(*self.left.values())]
+
+    def job_rank(self, jid: int) -> tuple[float, ...]:
+        """Smaller runs first: (submit, id) for EJF; SRJF score then id for SRJF."""
+        if self.config.order == "ejf":
+            return (self.jobs[jid].submit, jid)
+        return (srjf_score(self.left[jid], self._cluster_left()), jid)
+
+    def order_bonus(self, jid: int, now: float) -> float:
+        if self.config.order == "ejf":
+            return ejf_bonus(self.config.weight, self.jobs[jid].submit, now)
+        return self.config.weight * min(srjf_priority(self.left[jid], self._cluster_left()), 1e3)
+
+    # -- scheduler side --------------------------------------------------------------------
+    def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
+        self.jobs[ev.job.job_id] = ev.job
+        self.unplaced[ev.job.job_id] = set(range(ev.job.n_tasks))
+        self.left[ev.job.job_id] = [0.0] * len(self.capacity)
+        for t in range(ev.job.n_tasks):
+            self._account(ev.job.job_id, t, +1)
+        return self._wake(ev.time)
+
+    def _account(self, jid: int, task: int, sign: int) -> None:
+        left = self.left[jid]
+        for i, w in enumerate(self.work((jid, task))):
+            if not self.hard[i]:
+                left[i] += sign * w
+
+    def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
+        del self.assigned[ev.node][(ev.job_id, ev.task)]
+        self._account(ev.job_id, ev.task, -1)
+        if view.job(ev.job_id).n_tasks == self._done.setdefault(ev.job_id, 0) + 1:
+            for store in (self.jobs, self.unplaced, self.left, self._done):
+                del store[ev.job_id]
+        else:
+            self._done[ev.job_id] += 1
+        return self._wake(ev.time)
+
+    def _wake(self, at: float) -> Decisions:
+        """One pass per instant: arrivals and completions at ``at`` are all seen first."""
+        if self.pass_at is not None and self.pass_at <= at:
+            return NONE
+        self.pass_at = at
+        return (SetTimer(at, None, "place"),)
+
+    def on_timer(self, ev: Timer, view: ClusterView) -> Decisions:
+        if ev.time != self.pass_at:
+            return NONE  # superseded by an earlier pass
+        self.pass_at = None
+        stages = self._stages(view)
+        if not stages:
+            return NONE
+        out: list[Decision] = []
+        placed = self.planner(stages, self._table(view), self._increment, self.demand)
+        for key, node in placed:
+            self.unplaced[key[0]].discard(key[1])
+            self.assigned[node][key] = self.work(key)
+            out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
+        if len(placed) < sum(len(s.tasks) for s in stages):
+            out.extend(self._wake(ev.time + self.config.interval))
+        return out
+
+    def _stages(self, view: ClusterView) -> list[Stage]:
+        groups: dict[tuple[int, int], list[int]] = {}
+        for jid in sorted(self.jobs, key=self.job_rank):
+            job = self.jobs[jid]
+            for t in sorted(self.unplaced[jid]):
+                if view.is_ready(jid, t):
+                    groups.setdefault((jid, job.stage_of[t] if job.stage_of else 0), []).append(t)
+        return [Stage(k, tuple((k[0], t) for t in ts), self.order_bonus(k[0], view.now))
+                for k, ts in groups.items()]
+
+    def _table(self, view: ClusterView) -> Table:
+        free: dict[int, Vector] = {}
+        heads: dict[int, list[float]] = {}
+        for w in range(len(self.assigned)):
+            queued = [self.demand(k) for k in self.queued[w]]
+            f = view.free_capacity(w) or self.capacity
+            for d in queued:
+                f = sub(f, d)
+            free[w] = f
+            heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
+        return Table(free, heads, self.hard, self.capacity)
+
+    def _headroom(self, w: int, i: int, free: Vector) -> float:
+        if self.hard[i]:
+            return max(0.0, free[i] / self.capacity[i])
+        if free[i] >= 1.0:
+            return 1.0  # an idle core (or network slot): APT = 0, §4.2.2 extended to every unit
+        apt = sum(work[i] for work in self.assigned[w].values()) / self.capacity[i]
+        return headroom(self.config.ept, apt)
+
+    def _increment(self, key: TaskKey, w: int) -> Vector:
+        return tuple(x / self.capacity[i] if self.hard[i] else x / self.capacity[i] / self.config.ept
+                     for i, x in enumerate(self.work(key)))
+
+    # -- worker side -----------------------------------------------------------------------
+    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+        self.queued[ev.node][(ev.probe.job_id, ev.probe.task)] = ev.probe
+        return self._fill(ev.node, view)
+
+    def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
+        return self._fill(ev.node, view)
+
+    def _fill(self, node: int, view: ClusterView) -> list[Decision]:
+        """Start queued monotasks in MO order while they fit (a later one may pass a blocked one)."""
+        free = view.free_capacity(node) or self.capacity
+        slots = view.free_slots(node)
+        running = {r.slot for r in view.running(node)}
+        free_slots = [s for s in range(view.spec.slots_per_node) if s not in running]
+        out: list[Decision] = []
+        for key in sorted(self.queued[node], key=self._mo_key):
+            if not slots:
+                break
+            if fits(self.demand(key), free):
+                free = sub(free, self.demand(key))
+                out.append(Run(node, free_slots.pop(0), self.queued[node].pop(key)))
+                slots -= 1
+        return out
+
+    def _mo_key(self, key: TaskKey) -> tuple:
+        d = self.demand(key)
+        is_cpu = self.cpu >= 0 and d[self.cpu] > 0
+        return (*self.job_rank(key[0])[:-1], *monotask_order(key[0], self.jobs[key[0]].durations[key[1]], is_cpu),
+                key[1])
+
+
+# -- planners --------------------------------------------------------------------------------
+def algorithm1(stages: Sequence[Stage], table: Table, increment, demand) -> list[tuple[TaskKey, int]]:  # noqa: ANN001
+    """Ursa Algorithm 1, stage-aware, repeated until nothing more can be placed."""
+    return place_batch(stages, table.heads, increment, table.hard)
+
+
+def per_task(stages: Sequence[Stage], table: Table, increment, demand) -> list[tuple[TaskKey, int]]:  # noqa: ANN001
+    """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
+    singles = [Stage((s.key, t), (t,), s.order_bonus) for s in stages for t in s.tasks]
+    return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0)
+
+
+def greedy(score: Callable[[Vector, Vector, Vector], float]) -> Planner:
+    """A replaced-algorithm baseline: task by task in stage order, the best-scoring worker
+    where the task fits now; tasks that fit nowhere wait for the next pass."""
+    def plan(stages, table, increment, demand):  # noqa: ANN001, ANN202
+        out = []
+        for s in stages:
+            for t in s.tasks:
+                d = demand(t)
+                fit = [(score(d, f, table.capacity), -w, w) for w, f in table.free.items() if fits(d, f)]
+                if fit:
+                    w = max(fit)[2]
+                    table.free[w] = sub(table.free[w], d)
+                    out.append((t, w))
+        return out
+    return plan
+
+
+def most_available(d: Vector, free: Vector, cap: Vector) -> float:
+    """YARN Capacity-like: the worker with the most free resources (normalised sum)."""
+    return sum(normalized(free, cap))
+
+
+def alignment(d: Vector, free: Vector, cap: Vector) -> float:
+    """Tetris: dot product of the task's demand and the worker's free resources (normalised)."""
+    return sum(a * b for a, b in zip(normalized(d, cap), normalized(free, cap)))
+
+
+
+def _entry(name: str, planner: Planner, summary: str) -> PolicyEntry:
+    return PolicyEntry(name, UrsaConfig, lambda c, env: UrsaScheduler(name, c, env, planner), summary)
+
+
+URSA = _entry("ursa", algorithm1, "Ursa: per-resource load-balanced, stage-aware placement; EJF or SRJF order")
+URSA_PER_TASK = _entry("ursa-per-task", per_task, "Ursa without stage awareness (Fig. 7 ablation)")
+CAPACITY = _entry("capacity", greedy(most_available), "Ursa runtime with YARN Capacity-like most-available placement")
+TETRIS = _entry("tetris", greedy(alignment), "Ursa runtime with Tetris alignment placement (peak demands)")
