@@ -1,13 +1,15 @@
 """Find the process tree of each YARN container in /proc, and refuse processes that only claim to be one.
 
-Verified against Hadoop's DefaultContainerExecutor: the NM starts `bash default_container_executor.sh`
-with the container's sanitized environment (which includes `CONTAINER_ID`) and with the container work
-dir `<local-dir>/usercache/<user>/appcache/<app>/<container_id>` as cwd; that script then does
-`exec setsid /bin/bash -c launch_container.sh`, whose later `exec`s (e.g. into `java`) keep pid,
-environment and cwd. So a container's *root* is a process whose environment names the container, whose
-parent's does not, and whose cwd is that container's work dir (under one of the NM's local dirs when
-they are configured). The tree is the verified roots plus all their descendants. A process that merely
-sets `CONTAINER_ID` elsewhere is refused.
+Read from Hadoop 3.x's DefaultContainerExecutor source: the NM runs `bash default_container_executor.sh`
+with the container's environment and the container work dir
+`<local-dir>/usercache/<user>/appcache/<app>/<container_id>` as cwd; that wrapper runs
+`default_container_executor_session.sh`, which does `exec setsid /bin/bash launch_container.sh`
+(the container's own session, signalled as a group); launch_container.sh exports `CONTAINER_ID` and
+`exec`s the payload (e.g. `java`), keeping pid and cwd. So a container's *root* is a process whose
+environment names the container, whose parent's does not, and whose cwd is that container's work dir
+(under one of the NM's local dirs when they are configured); the command line is not used, since the
+exec chain rewrites it. The tree is the verified roots plus all their descendants. A process that
+merely sets `CONTAINER_ID` elsewhere is refused.
 """
 from __future__ import annotations
 
