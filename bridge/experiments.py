@@ -1,0 +1,51 @@
+"""`schedbridge experiment NAME`: named, reproducible experiments that write tables and plots.
+
+Experiments are listed in one place, :data:`EXPERIMENTS` (name -> ``"module:function"``),
+and imported only when run. A function takes ``(out_dir: Path, quick: bool)`` and returns
+the files it wrote; ``quick`` runs a reduced version (fewer points and seeds) for smoke
+tests. Results are deterministic under the seeds each experiment fixes.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+EXPERIMENTS: dict[str, str] = {
+    "falcon-orderings": "bridge.experiments_multires:falcon_orderings",
+    "falcon-ablations": "bridge.experiments_multires:falcon_ablations",
+    "psychas-stability": "bridge.experiments_multires:psychas_stability",
+    "psychas-load": "bridge.experiments_multires:psychas_load",
+    "psychas-trace": "bridge.experiments_multires:psychas_trace",
+    "ursa-placement": "bridge.experiments_multires:ursa_placement",
+    "cross-family": "bridge.experiments_multires:cross_family",
+}
+
+
+def load(name: str) -> Callable[[Path, bool], list[Path]]:
+    target = EXPERIMENTS.get(name)
+    if target is None:
+        raise click.ClickException(f"unknown experiment {name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True, help="Directory for tables (CSV, Markdown) and plots (PNG).")
+@click.option("--quick", is_flag=True, help="Reduced version (fewer points and seeds).")
+@click.option("--list", "list_only", is_flag=True, help="List the experiments and exit.")
+def experiment(name: str | None, out_dir: Path, quick: bool, list_only: bool) -> None:
+    """Run the experiment NAME and write its results under --out."""
+    if list_only or name is None:
+        for n in sorted(EXPERIMENTS):
+            click.echo(n)
+        return
+    run = load(name)
+    target = out_dir / name
+    target.mkdir(parents=True, exist_ok=True)
+    for path in run(target, quick):
+        click.echo(str(path))
