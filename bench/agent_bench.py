@@ -96,6 +96,19 @@ def measure(client: AgentClient, cid: str, parent: str, trials: int) -> dict[str
     return out
 
 
+def overhead(agent: AgentProcess, client: AgentClient, cid: str, parent: str, trials: int,
+             idle_s: float) -> tuple[dict[str, list[float]], float, float]:
+    """Latencies, the agent's idle CPU (cores) and its CPU per command (s)."""
+    pid = agent.proc.pid
+    cpu0 = proc_cpu_s(pid)
+    time.sleep(idle_s)
+    idle_core = (proc_cpu_s(pid) - cpu0) / idle_s
+    cpu0, t0 = proc_cpu_s(pid), time.monotonic()
+    results = measure(client, cid, parent, trials)
+    per_command = (proc_cpu_s(pid) - cpu0 - idle_core * (time.monotonic() - t0)) / (5 * trials)
+    return results, idle_core, per_command
+
+
 @click.command()
 @click.option("--trials", default=20, show_default=True)
 @click.option("--containers", default=8, show_default=True, help="Containers on the node (1 spins, rest sleep)")
@@ -104,27 +117,19 @@ def main(trials: int, containers: int, idle_s: float) -> None:
     parent = f"sbbench-{os.getpid()}"
     ids = [APP.format(i + 2) for i in range(containers)]
     with tempfile.TemporaryDirectory() as tmp:
+        local = Path(tmp) / "local"
         nm = FakeNodeManager()
-        fakes: list[FakeContainer] = []
+        nm.states.update({cid: "RUNNING" for cid in ids})
+        fakes = [FakeContainer(local, ids[0])] + [FakeContainer(local, cid, program=IDLE) for cid in ids[1:]]
+        agent = AgentProcess(nm.url, Path(tmp) / "state.json", parent, (local,), reconcile_interval=1.0)
         try:
-            fakes += [FakeContainer(Path(tmp) / "local", ids[0])]
-            fakes += [FakeContainer(Path(tmp) / "local", cid, program=IDLE) for cid in ids[1:]]
-            nm.states.update({cid: "RUNNING" for cid in ids})
-            agent = AgentProcess(nm.url, Path(tmp) / "state.json", parent, (Path(tmp) / "local",),
-                                 reconcile_interval=1.0)
             agent.start()
             client = AgentClient(agent.url, TOKEN, timeout_s=10)
-            wait_for(lambda: all(c["managed"] for c in client.containers()) and len(client.containers()) == len(ids),
-                     15, "the agent to adopt every container")
-            cpu0 = proc_cpu_s(agent.proc.pid)
-            time.sleep(idle_s)
-            idle_core = (proc_cpu_s(agent.proc.pid) - cpu0) / idle_s
-            cpu0, t0 = proc_cpu_s(agent.proc.pid), time.monotonic()
-            results = measure(client, ids[0], parent, trials)
-            busy_s = time.monotonic() - t0
-            per_command = (proc_cpu_s(agent.proc.pid) - cpu0 - idle_core * busy_s) / (5 * trials)
-            agent.stop()
+            wait_for(lambda: sum(c["managed"] for c in client.containers()) == len(ids), 15,
+                     "the agent to adopt every container")
+            results, idle_core, per_command = overhead(agent, client, ids[0], parent, trials, idle_s)
         finally:
+            agent.stop()
             for fake in fakes:
                 fake.kill()
             nm.close()
