@@ -68,7 +68,7 @@ class Testbed:
         to_start = [spec for spec in self.daemons() if self.processes.pid(spec.name) is None]
         self._check_ports_free({spec.name for spec in to_start})
         if any(spec.name == "namenode" for spec in to_start):
-            self._format_namenode_once(progress)
+            self.format_namenode_once(progress)
         for spec in to_start:
             progress(f"starting {spec.name}")
             self.processes.start(spec)
@@ -83,7 +83,8 @@ class Testbed:
                 self.processes.stop(spec.name)
             raise
 
-    def _format_namenode_once(self, progress: Callable[[str], None]) -> None:
+    def format_namenode_once(self, progress: Callable[[str], None]) -> None:
+        """Format HDFS on first start only (shared with the docker-compose NameNode)."""
         if (self.layout.data_dir / "namenode" / "current" / "VERSION").is_file():
             return
         progress("formatting the NameNode (first start)")
