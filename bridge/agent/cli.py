@@ -52,7 +52,7 @@ def _token(token_file: Path | None) -> str:
 @click.option("--cgroup-root", default="/sys/fs/cgroup", show_default=True, type=click.Path(path_type=Path))
 @click.option("--cgroup-parent", help="Group holding this agent's groups. Default: schedbridge-<port>")
 @click.option("--reconcile-interval", default=1.0, show_default=True, type=click.FloatRange(0.05, 60))
-@click.option("--nm-timeout", default=2.0, show_default=True, type=click.FloatRange(0.1, 60))
+@click.option("--nm-timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60))
 @click.option("--proc-root", default="/proc", hidden=True, type=click.Path(path_type=Path))
 @click.option("-v", "--verbose", is_flag=True)
 def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share: float,

@@ -61,7 +61,7 @@ class NodeManagerSource(Protocol):
 class YarnNodeManager:
     """NodeManagerSource over the NM REST API; YARN errors become NodeManagerUnavailable."""
 
-    def __init__(self, url: str, timeout_s: float = 2.0) -> None:
+    def __init__(self, url: str, timeout_s: float = 5.0) -> None:
         self.url = url
         self._client = NodeManagerClient(url, timeout=(timeout_s, timeout_s), retries=1)
 
