@@ -1,10 +1,11 @@
 """The node agent's logic: keep a cgroup per running container of its NodeManager, resize on command.
 
-Every running container is adopted into a group at full size (so its CPU time is accounted from the
-start); suspend/resize/resume only change the group's limits (children inherit the group, so the hot
-path never scans /proc). Reconciliation re-sweeps stray processes into their groups and releases the group of every container that is no longer running, so a
-throttle never outlives its container. Before any limit takes effect the state file records it, so a
-restart after a crash (`release_all`) can put every touched container back to full size.
+Every running container is adopted into a group at full size, so its CPU time is accounted from the
+start; suspend/resize/resume only change the group's limits (children inherit the group, so commands
+never scan /proc). Reconciliation sweeps stray processes into their groups and releases the group of
+every container that is no longer running, so a throttle never outlives its container. The state file
+records each limit before it takes effect, so a restart after a crash (`release_all`) can put every
+touched container back to full size.
 """
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ class NodeAgent:
         container = self._require_running(container_id)
         with self._lock:
             if container_id not in self.managed:
-                self._adopt(container_id, required=True)
+                self._adopt(container_id, ProcTable(self.proc_root), required=True)
             entry = self.managed[container_id]
             entry.share, entry.frozen = limits.share, limits.frozen
             self.state.save(self.managed)  # recorded before it takes effect: a crash now is still undone
@@ -95,8 +96,8 @@ class NodeAgent:
         return container
 
     # -- group bookkeeping (callers hold the lock) ---------------------------------------------
-    def _adopt(self, container_id: str, required: bool) -> None:
-        scan = self.finder.scan(ProcTable(self.proc_root), {container_id})
+    def _adopt(self, container_id: str, table: ProcTable, required: bool) -> None:
+        scan = self.finder.scan(table, {container_id})
         tree = scan.trees.get(container_id, frozenset())
         if not tree:
             if required:
@@ -114,8 +115,7 @@ class NodeAgent:
         self._sweep(container_id, ProcTable(self.proc_root))
 
     def _sweep(self, container_id: str, table: ProcTable) -> None:
-        tree = self.finder.scan(table, {container_id}).trees.get(container_id, frozenset())
-        missing = tree - self.cgroups.pids(container_id)
+        missing = self._tree(container_id, table) - self.cgroups.pids(container_id)
         if missing:
             self.cgroups.attach(container_id, sorted(missing))
 
@@ -146,7 +146,7 @@ class NodeAgent:
 
     def _reconcile_one(self, container_id: str, running: bool, table: ProcTable) -> None:
         if container_id not in self.managed:
-            self._adopt(container_id, required=False)
+            self._adopt(container_id, table, required=False)
         elif not running or not (self.cgroups.pids(container_id) or self._tree(container_id, table)):
             self._release(container_id)
         else:
