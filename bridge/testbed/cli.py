@@ -72,3 +72,10 @@ def logs(nodemanagers: int, vcores: int, memory_mb: int, daemon: str | None, lin
     for name in [daemon] if daemon else names:
         click.echo(f"==> {bed.processes.log_path(name)} <==")
         click.echo(bed.processes.tail(name, lines))
+
+
+# The docker-compose services' entry points live in their own module, on this same group.
+from bridge.testbed.compose_cli import render_cmd, run_daemon  # noqa: E402
+
+testbed.add_command(render_cmd)
+testbed.add_command(run_daemon)
