@@ -5,10 +5,10 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.unit.agent_fakes import add_proc
 
 from bridge.agent.cgroups import CgroupV1, CgroupV2, detect, quota_us
 from bridge.agent.errors import BadRequest, CgroupError
+from tests.unit.agent_fakes import add_proc
 
 
 def v1_root(tmp_path: Path, comount: bool = False) -> Path:

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from tests.unit.agent_fakes import CID, LOCAL, OTHER, add_proc, container_tree, work_dir
-
 from bridge.agent.procfs import ProcTable, TreeFinder
+from tests.unit.agent_fakes import CID, LOCAL, OTHER, add_proc, container_tree, work_dir
 
 
 def scan(root: Path, wanted: set[str], local_dirs: tuple[Path, ...] = ()):

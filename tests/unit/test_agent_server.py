@@ -7,7 +7,6 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 import requests
-from tests.unit.agent_fakes import CID, OTHER, FakeCgroups, FakeNodeManager, container_tree
 
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import (AgentUnavailable, BadRequest, ContainerNotRunning, NoSuchEndpoint, Unauthorized,
@@ -16,6 +15,7 @@ from bridge.agent.procfs import TreeFinder
 from bridge.agent.server import AgentServer
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
+from tests.unit.agent_fakes import CID, OTHER, FakeCgroups, FakeNodeManager, container_tree
 
 TOKEN = "s3cret-token-0123456789"
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 import pytest
-from tests.unit.agent_fakes import CID, LOCAL, OTHER, FakeCgroups, FakeNodeManager, add_proc, container_tree, work_dir
 
 from bridge.agent.errors import BadRequest, ContainerNotRunning, NoContainerProcesses, UnknownContainer
 from bridge.agent.procfs import TreeFinder
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
+from tests.unit.agent_fakes import (CID, LOCAL, OTHER, FakeCgroups, FakeNodeManager, add_proc, container_tree,
+                                    work_dir)
 
 
 def make_agent(tmp_path: Path, nm: FakeNodeManager, cgroups: FakeCgroups) -> NodeAgent:

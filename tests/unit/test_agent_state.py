@@ -4,9 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.unit.agent_fakes import CID, OTHER
-
 from bridge.agent.state import Managed, StateFile
+from tests.unit.agent_fakes import CID, OTHER
 
 
 def test_round_trip_keeps_origin_share_and_freeze(tmp_path: Path) -> None:
