@@ -170,11 +170,17 @@ def usage_file(parent: str, container_id: str) -> Path:
     return CGROUP_ROOT / "cpuacct" / parent / container_id / "cpuacct.usage"
 
 
+def cpu_rates(readers: list[Callable[[], int]], window_s: float = 1.0) -> list[float]:
+    """Cores used over one common window by each reader's CPU-time counter (ns)."""
+    starts, t0 = [read() for read in readers], time.monotonic()
+    time.sleep(window_s)
+    ends, elapsed = [read() for read in readers], time.monotonic() - t0
+    return [(end - start) / 1e9 / elapsed for start, end in zip(starts, ends)]
+
+
 def cpu_rate(read_ns: Callable[[], int], window_s: float = 1.0) -> float:
     """Cores used over a window, from two cgroup CPU-time readings."""
-    start_ns, start = read_ns(), time.monotonic()
-    time.sleep(window_s)
-    return (read_ns() - start_ns) / 1e9 / (time.monotonic() - start)
+    return cpu_rates([read_ns], window_s)[0]
 
 
 def proc_cpu_ns(pids: list[int]) -> int:
