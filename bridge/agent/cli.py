@@ -53,15 +53,17 @@ def _token(token_file: Path | None) -> str:
 @click.option("--cgroup-parent", help="Group holding this agent's groups. Default: schedbridge-<port>")
 @click.option("--reconcile-interval", default=1.0, show_default=True, type=click.FloatRange(0.05, 60))
 @click.option("--nm-timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60))
+@click.option("--restore-only", is_flag=True,
+              help="Put every container a previous run touched back to full size, remove its groups, exit")
 @click.option("--proc-root", default="/proc", hidden=True, type=click.Path(path_type=Path))
 @click.option("-v", "--verbose", is_flag=True)
 def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share: float,
           nm_local_dirs: tuple[str, ...], state_file: Path | None, cgroup_root: Path, cgroup_parent: str | None,
-          reconcile_interval: float, nm_timeout: float, proc_root: Path, verbose: bool) -> None:
+          reconcile_interval: float, nm_timeout: float, restore_only: bool, proc_root: Path, verbose: bool) -> None:
     """Resize this host's YARN containers through cgroups on the bridge's command."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    token = _token(token_file)
+    token = None if restore_only else _token(token_file)
     try:
         cgroups = detect(cgroup_root, cgroup_parent or f"schedbridge-{port}", proc_root)
         node_agent = NodeAgent(YarnNodeManager(nm_url, nm_timeout), cgroups,
@@ -69,12 +71,13 @@ def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share:
                                StateFile(state_file or Path(f"/var/lib/schedbridge/agent-{port}.json")),
                                min_share=min_share, proc_root=proc_root)
         restored = node_agent.release_all()
-        server = AgentServer(host, port, node_agent, token)
+        server = AgentServer(host, port, node_agent, token) if token else None
     except (AgentError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     if restored:
         log.info("restored %d container(s) left by a previous run: %s", len(restored), ", ".join(restored))
-    _run(node_agent, server, reconcile_interval)
+    if server is not None:
+        _run(node_agent, server, reconcile_interval)
     try:
         node_agent.release_all()
         cgroups.close()

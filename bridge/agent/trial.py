@@ -114,6 +114,12 @@ class AgentProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
 
+    def restore_only(self, timeout_s: float = 60.0) -> int:
+        """Run `schedbridge agent --restore-only` with this agent's settings; its exit code."""
+        with self.log_path.open("ab") as log:
+            return subprocess.run(self.args + ["--restore-only"], stdout=log, stderr=log, timeout=timeout_s,
+                                  env=dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN="")).returncode
+
     def start(self, timeout_s: float = 30.0) -> str:
         env = dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN=TOKEN)
         with self.log_path.open("ab") as log:  # a file, not a pipe: a full pipe would stall the agent

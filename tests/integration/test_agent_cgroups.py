@@ -132,6 +132,15 @@ def test_sigkill_then_restart_restores_every_throttled_container(node: Node) -> 
     assert node.share_of_control() >= FULL_RATIO
 
 
+def test_restore_only_undoes_a_dead_agents_throttles(node: Node) -> None:
+    node.client().suspend(CID)
+    node.agent.signal(signal.SIGKILL)
+    assert node.agent.restore_only() == 0
+    assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
+    pids = [node.container.proc.pid, node.container.spinner_pid()]
+    assert node.share_of_control(lambda: proc_cpu_ns(pids)) >= FULL_RATIO
+
+
 def test_sigterm_restores_and_removes_every_group(node: Node) -> None:
     node.client().suspend(CID, freeze=True)
     pids = [node.container.proc.pid, node.container.spinner_pid()]
