@@ -170,10 +170,13 @@ class _CgroupFs:
         raise CgroupError(f"cgroup {group} still busy after {attempts} attempts")
 
     def groups(self) -> list[str]:
-        parent_dir = next(iter(self.hierarchies.values())) / self.parent
-        if not parent_dir.is_dir():
-            return []
-        return sorted(entry.name for entry in os.scandir(parent_dir) if entry.is_dir())
+        """Names of the groups under the parent in any hierarchy (a half-released one included)."""
+        names: set[str] = set()
+        for mount in self.hierarchies.values():
+            parent_dir = mount / self.parent
+            if parent_dir.is_dir():
+                names.update(entry.name for entry in os.scandir(parent_dir) if entry.is_dir())
+        return sorted(names)
 
     def close(self) -> None:
         """Remove the (now empty) parent groups so a stopped agent leaves nothing behind."""

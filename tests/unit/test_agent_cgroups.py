@@ -109,6 +109,12 @@ def test_names_cannot_escape_the_parent(tmp_path: Path) -> None:
         CgroupV1(v1_root(tmp_path), "sb").create("..")
 
 
+def test_groups_include_half_released_ones(tmp_path: Path) -> None:
+    root = v1_root(tmp_path)
+    (root / "freezer" / "sb" / "left-behind").mkdir(parents=True)
+    assert CgroupV1(root, "sb").groups() == ["left-behind"]
+
+
 def test_quota_has_the_kernel_floor() -> None:
     assert quota_us(0.1) == 10_000
     assert quota_us(0.001) == 1_000
