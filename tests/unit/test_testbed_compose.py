@@ -1,0 +1,114 @@
+"""What a compose container does before and while running its daemons: the shared token, the
+cgroup v2 delegation for the node agent, the commands per role and the foreground supervisor."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from bridge.testbed import compose
+from bridge.testbed.cgroupdelegate import DelegationError, delegate_cpu
+
+NM_ADDRESS = "172.30.0.9"
+
+
+# --- the agents' token -------------------------------------------------------------------------
+def test_token_is_created_once_and_then_reused(tmp_path: Path) -> None:
+    path = tmp_path / "run" / "agent-token"
+    first = compose.ensure_token(path).read_text()
+    assert compose.ensure_token(path).read_text() == first
+    assert len(first.strip()) >= 16  # the agent's minimum
+    assert [p.name for p in path.parent.iterdir()] == ["agent-token"]  # no temporary left behind
+
+
+# --- cgroup delegation -------------------------------------------------------------------------
+def _cgroup_v2(root: Path, subtree: str = "", controllers: str = "cpuset cpu io memory pids") -> Path:
+    root.mkdir()
+    (root / "cgroup.controllers").write_text(controllers + "\n")
+    (root / "cgroup.subtree_control").write_text(subtree + "\n")
+    (root / "cgroup.procs").write_text("1\n")
+    return root
+
+
+def test_v2_container_root_moves_to_a_leaf_and_enables_cpu(tmp_path: Path) -> None:
+    root = _cgroup_v2(tmp_path / "cg")
+    assert delegate_cpu(root) is True
+    assert (root / "init" / "cgroup.procs").read_text() == "1"
+    assert (root / "cgroup.subtree_control").read_text() == "+cpu"
+
+
+def test_nothing_to_delegate_on_v1_or_when_cpu_is_already_enabled(tmp_path: Path) -> None:
+    (tmp_path / "v1" / "cpu").mkdir(parents=True)
+    assert delegate_cpu(tmp_path / "v1") is False
+    root = _cgroup_v2(tmp_path / "cg", subtree="cpu memory")
+    assert delegate_cpu(root) is False
+    assert not (root / "init").exists()
+
+
+def test_an_unwritable_or_cpu_less_tree_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DelegationError, match="cpu controller is not available"):
+        delegate_cpu(_cgroup_v2(tmp_path / "nocpu", controllers="memory pids"))
+    root = _cgroup_v2(tmp_path / "ro")
+    (root / "init").write_text("")  # where the leaf must go: an unwritable tree fails like this
+    with pytest.raises(DelegationError, match="privileged"):
+        delegate_cpu(root)
+
+
+# --- what each role runs -----------------------------------------------------------------------
+def _commands(role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    monkeypatch.setattr(compose, "delegate_cpu", lambda: False)  # never touch this host's cgroups
+    layout = compose.compose_layout(tmp_path, nm_host=NM_ADDRESS)
+    compose.render(role, layout)
+    return compose.role_commands(role, layout, "fifo", tmp_path / "token", lambda _: None)
+
+
+def test_nodemanager_runs_its_daemon_and_an_agent_on_its_own_address(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nm, agent = _commands("nodemanager", tmp_path, monkeypatch)
+    assert nm[-1] == "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
+    options = dict(zip(agent[2::2], agent[3::2]))
+    assert agent[1] == "agent"
+    assert options["--host"] == NM_ADDRESS and options["--nm-url"] == f"http://{NM_ADDRESS}:8042"
+    assert Path(options["--token-file"]).read_text().strip()
+    site = ET.parse(tmp_path / "conf-nm" / "nodemanager-1" / "yarn-site.xml").getroot()
+    local_dirs = next(p.findtext("value") for p in site.iter("property")
+                      if p.findtext("name") == "yarn.nodemanager.local-dirs")
+    assert options["--nm-local-dir"] == local_dirs
+
+
+def test_client_serves_the_chosen_policy_on_loopback_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [serve] = _commands("client", tmp_path, monkeypatch)
+    assert serve[1:] == ["serve", "--policy", "fifo", "--host", "127.0.0.1"]
+    assert (tmp_path / "token").is_file()  # the client talks to the agents with the same token
+
+
+def test_datanode_runs_only_its_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [datanode] = _commands("datanode", tmp_path, monkeypatch)
+    assert datanode[-1] == "org.apache.hadoop.hdfs.server.datanode.DataNode"
+    assert f"{tmp_path / 'conf'}:" in datanode[datanode.index("-cp") + 1]
+
+
+# --- the foreground supervisor -----------------------------------------------------------------
+def _supervisor(*scripts: str) -> subprocess.Popen[str]:
+    commands = [[sys.executable, "-c", script] for script in scripts]
+    code = f"import sys; from bridge.testbed.foreground import supervise; sys.exit(supervise({commands!r}))"
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+SLEEPER = "import os, time; os.write(1, b'ready\\n'); time.sleep(120)"  # one write: lines never interleave
+
+
+def test_the_first_process_to_exit_stops_the_others_and_gives_the_exit_code() -> None:
+    proc = _supervisor(SLEEPER, "import sys; sys.exit(3)")
+    assert proc.wait(timeout=60) == 3  # well before the sleeper's two minutes
+
+
+def test_stop_signals_reach_every_process() -> None:
+    proc = _supervisor(SLEEPER, SLEEPER)
+    assert [proc.stdout.readline(), proc.stdout.readline()] == ["ready\n", "ready\n"]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
