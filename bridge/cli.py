@@ -12,6 +12,7 @@ SUBCOMMANDS: dict[str, str] = {
     "testbed": "bridge.testbed.cli:testbed",
     "demo": "bridge.demo:demo",
     "agent": "bridge.agent.cli:agent",
+    "experiment": "bridge.experiments:experiment",
 }
 
 

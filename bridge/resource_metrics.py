@@ -7,8 +7,10 @@
   task holds its slot), Y = capacity × nodes × makespan, Z = resource-time that made
   progress (held time minus context switches and waiting for DAG parents):
   SE_r = X / Y, UE_r = Z / X, utilisation_r = SE_r · UE_r;
-* average utilisation in the Falcon sense: allocated over capacity, time-averaged and
-  averaged over resources (the mean SE);
+* average allocation (the Falcon spec's reading of utilisation: allocated over capacity,
+  time-averaged, averaged over resources: the mean SE) and average utilisation (the mean of
+  SE_r · UE_r). They differ when tasks hold resources without progress (a dependency-
+  oblivious task started before its parents, a context switch); we rank by utilisation;
 * average queue size over a window (Psychas–Ghaderi): tasks that arrived and had not
   started, time-averaged.
 """
@@ -33,13 +35,14 @@ class ResourceMetrics:
     disorders: int
     se: tuple[float, ...]
     ue: tuple[float, ...]
+    avg_allocation: float
     avg_utilization: float
 
     def row(self, resources: tuple[str, ...]) -> dict[str, object]:
         """A flat table row (one SE and one UE column per resource)."""
         out: dict[str, object] = {k: getattr(self, k) for k in (
             "policy", "jobs", "tasks", "makespan", "mean_jct", "throughput_tasks_per_ms",
-            "preemptions", "disorders", "avg_utilization")}
+            "preemptions", "disorders", "avg_allocation", "avg_utilization")}
         for name, se, ue in zip(resources, self.se, self.ue):
             out[f"SE_{name}"] = se
             out[f"UE_{name}"] = ue
@@ -78,7 +81,8 @@ def measure(result: SimResult) -> ResourceMetrics:
         float(np.mean([finish[j] - jobs[j].submit for j in finish])),
         n_tasks / (makespan * 1000.0) if makespan > 0 else 0.0,
         lg.counters.get("suspends", 0), lg.counters.get("disorders", 0),
-        se, ue, float(np.mean(se)) if se else 0.0)
+        se, ue, float(np.mean(se)) if se else 0.0,
+        float(np.mean([a * b for a, b in zip(se, ue)])) if se else 0.0)
 
 
 def mean_queue(result: SimResult, start: float, end: float) -> float:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from policies.api import ClusterView, Decision, ProbeInfo, Resume, Run, Suspend
+from policies.api import ClusterView, Decision, ProbeInfo, Resume, Run, SetTimer, Suspend
 from policies.common.vectors import add, fits, sub
 from policies.falcon.preemption import SpDecision, SpTask
 
@@ -153,7 +153,10 @@ class PreemptiveWorkers:
             return []
         chosen = next(w for w in waiting if w.key == decision.preemptor)
         slot = slot_of[decision.victim]
-        return [Suspend(node, slot), self._start(node, slot, chosen)]
+        out: list[Decision] = [Suspend(node, slot), self._start(node, slot, chosen)]
+        if not chosen.ready:  # it will be stuck: look again once this instant settles
+            out.append(SetTimer(view.now, node, "recheck"))
+        return out
 
 
 def _demand(view: ClusterView, key: TaskKey) -> tuple[float, ...]:

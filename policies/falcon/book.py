@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from policies.api import ClusterView
 from policies.falcon.priority import dag_priorities, leaf_priority
-from workloads.dag import ancestors, children_of
+from workloads.dag import ancestors, children_of, topological_order
 from workloads.model import Job
 
 TaskKey = tuple[int, int]
@@ -31,7 +31,10 @@ class TaskBook:
         self.jobs: dict[int, Job] = {}
         self.est: dict[TaskKey, float] = {}
         self.children: dict[int, dict[int, tuple[int, ...]]] = {}
+        self.live: dict[int, dict[int, tuple[int, ...]]] = {}  # children not finished yet
+        self.parents: dict[int, dict[int, tuple[int, ...]]] = {}
         self.ancestry: dict[int, dict[int, frozenset[int]]] = {}
+        self.order: dict[int, list[int]] = {}
         self.pending_parents: dict[TaskKey, int] = {}
         self.finished: set[TaskKey] = set()
         self.node_of: dict[TaskKey, int] = {}
@@ -43,7 +46,10 @@ class TaskBook:
         self.jobs[jid] = job
         parents = {i: (job.parents[i] if job.parents else ()) for i in range(job.n_tasks)}
         self.children[jid] = children_of(parents)
+        self.live[jid] = dict(self.children[jid])
+        self.parents[jid] = parents
         self.ancestry[jid] = ancestors(parents)
+        self.order[jid] = topological_order(parents)
         for i, d in enumerate(job.durations):
             factor = math.exp(self.rng.gauss(0.0, self.noise)) if self.noise > 0 else 1.0
             self.est[(jid, i)] = d * factor
@@ -54,6 +60,9 @@ class TaskBook:
         """Record a finished task; returns the tasks it made ready."""
         self.finished.add(key)
         self.node_of.pop(key, None)
+        live = self.live[key[0]]
+        for p in self.parents[key[0]][key[1]]:
+            live[p] = tuple(c for c in live[p] if c != key[1])
         ready = []
         for c in self.children[key[0]][key[1]]:
             ck = (key[0], c)
@@ -71,7 +80,10 @@ class TaskBook:
             self.est.pop((jid, i), None)
             self.pending_parents.pop((jid, i), None)
         self.children.pop(jid)
+        self.live.pop(jid)
+        self.parents.pop(jid)
         self.ancestry.pop(jid)
+        self.order.pop(jid)
         self._memo.pop(jid, None)
 
     def independent(self, a: TaskKey, b: TaskKey) -> bool:
@@ -108,7 +120,5 @@ class TaskBook:
         return memo[1][key[1]]
 
     def _job_priorities(self, jid: int, view: ClusterView) -> dict[int, float]:
-        live = {i: tuple(c for c in cs if (jid, c) not in self.finished)
-                for i, cs in self.children[jid].items()}
         leaf: Callable[[int], float] = lambda i: self.leaf((jid, i), view)  # noqa: E731
-        return dag_priorities(live, leaf)
+        return dag_priorities(self.live[jid], leaf, self.order[jid])

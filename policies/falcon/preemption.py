@@ -7,6 +7,7 @@ reverse rank. Limiting preemption to the top ⌊(1−δ)k⌋ keeps the context-s
 """
 from __future__ import annotations
 
+import bisect
 import random
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -88,12 +89,17 @@ def selective_preemption(waiting: Sequence[SpTask[K]], running: Sequence[SpTask[
     independent of; ties go to the largest remaining time (least progress lost), our reading.
     """
     prios = [t.priority for t in waiting]
+    ranked = sorted(prios)
+    k = len(ranked)
+    floor = min((r.priority for r in running), default=float("inf"))
 
     def victims(t: SpTask[K]) -> list[SpTask[K]]:
         return [r for r in running if t.priority > r.priority and compatible(t.key, r.key)]
 
+    # C3 via the sorted queue: the number of tasks t beats is its insertion point (Eq. 5).
     eligible = [t for t in waiting
-                if t.runnable and satisfies_c3(t.priority, prios, delta) and victims(t)]
+                if t.runnable and t.priority > floor
+                and bisect.bisect_left(ranked, t.priority) / k >= delta and victims(t)]
     if not eligible:
         return None
     chosen = choose(eligible, prios, rng, reading)

@@ -25,15 +25,19 @@ def leaf_priority(remaining: float, waited: float, w1: float = 0.5, w2: float = 
     return w1 / max(remaining, MIN_REMAINING) + w2 * waited
 
 
-def dag_priorities(children: Mapping[K, Sequence[K]], leaf: Callable[[K], float]) -> dict[K, float]:
+def dag_priorities(children: Mapping[K, Sequence[K]], leaf: Callable[[K], float],
+                   order: Sequence[K] | None = None) -> dict[K, float]:
     """Eq. (2) over one job's DAG: a task with children gets the sum of its children's
-    priorities; a leaf gets ``leaf(task)`` (Eq. 3). Computed in reverse topological order."""
-    parents: dict[K, list[K]] = {t: [] for t in children}
-    for task, cs in children.items():
-        for c in cs:
-            parents[c].append(task)
+    priorities; a leaf gets ``leaf(task)`` (Eq. 3). ``order`` is a topological order of the
+    tasks (parents first); callers that evaluate one DAG often pass it precomputed."""
+    if order is None:
+        parents: dict[K, list[K]] = {t: [] for t in children}
+        for task, cs in children.items():
+            for c in cs:
+                parents[c].append(task)
+        order = topological_order(parents)
     prio: dict[K, float] = {}
-    for task in reversed(topological_order(parents)):
+    for task in reversed(order):
         cs = children[task]
         prio[task] = sum(prio[c] for c in cs) if cs else leaf(task)
     return prio
