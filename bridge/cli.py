@@ -13,6 +13,9 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "bridge.demo:demo",
     "agent": "bridge.agent.cli:agent",
     "experiment": "bridge.experiments:experiment",
+    "serve": "bridge.live.spark_daemon:serve",
+    "submit": "bridge.live.spark_submit:submit",
+    "replay": "bridge.replay.cli:replay",
 }
 
 

@@ -5,6 +5,8 @@ the seeded tuple of `Submission`s that a replay submits and a report reads back.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -127,3 +129,32 @@ class Submission:
     @property
     def kind(self) -> str:
         return self.params.kind
+
+
+_PARAM_TYPES: dict[str, type] = {cls.kind: cls for cls in (WordCountJob, TpchJob, TasksJob)}
+
+
+def params_to_json(params: JobParams) -> str:
+    """A job's parameters as one JSON object with its `kind` (for result files and child jobs)."""
+    return json.dumps({"kind": params.kind, **dataclasses.asdict(params)}, sort_keys=True)
+
+
+def params_from_json(text: str) -> JobParams:
+    """The inverse of `params_to_json`."""
+    fields = json.loads(text)
+    cls = _PARAM_TYPES[fields.pop("kind")]
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+
+
+def submission_to_json(submission: Submission) -> str:
+    """A submission as JSON, to hand it to a per-job Spark application."""
+    fields = dataclasses.asdict(submission)
+    fields["params"] = json.loads(params_to_json(submission.params))
+    return json.dumps(fields, sort_keys=True)
+
+
+def submission_from_json(text: str) -> Submission:
+    """The inverse of `submission_to_json`."""
+    fields = json.loads(text)
+    fields["params"] = params_from_json(json.dumps(fields["params"]))
+    return Submission(**fields)

@@ -1,0 +1,1 @@
+"""Replaying a workload against a live YARN cluster and recording what happened."""

@@ -1,0 +1,104 @@
+"""Per-task records from Spark event logs: launch and finish times, host, executor, CPU time.
+
+Both replay modes write event logs to the results directory (one file per application), and the
+job group set by `bridge.replay.jobs.run_job` ties each Spark job, hence each stage and task,
+back to the replayed job. Logs of interrupted applications (`.inprogress`, possibly cut in the
+middle of a line) are read as far as they go.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_GROUP_PREFIX = "schedbridge-job-"
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    job_id: int
+    app_id: str
+    stage_id: int
+    stage_attempt: int
+    task_id: int
+    attempt: int
+    executor_id: str
+    host: str
+    node: str
+    container_id: str
+    launch_epoch_s: float
+    finish_epoch_s: float
+    status: str
+    run_time_s: float
+    cpu_time_s: float
+
+
+def _events(path: Path) -> Iterator[dict]:
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                return  # the tail of a log whose writer was killed
+
+
+def _job_id(properties: dict | None) -> int | None:
+    group = (properties or {}).get("spark.jobGroup.id", "")
+    suffix = group.removeprefix(_GROUP_PREFIX)
+    return int(suffix) if group.startswith(_GROUP_PREFIX) and suffix.isdigit() else None
+
+
+def _executor(event: dict) -> tuple[str, str]:
+    """(YARN node id, container id) of an executor; empty outside YARN."""
+    attributes = (event.get("Executor Info") or {}).get("Attributes") or {}
+    node = f"{attributes['NM_HOST']}:{attributes['NM_PORT']}" if "NM_HOST" in attributes else ""
+    return node, attributes.get("CONTAINER_ID", "")
+
+
+def _task(event: dict, job_id: int, app_id: str, executors: dict[str, tuple[str, str]]) -> TaskRecord:
+    info, metrics = event["Task Info"], event.get("Task Metrics") or {}
+    reason = (event.get("Task End Reason") or {}).get("Reason", "")
+    executor_id = str(info.get("Executor ID", ""))
+    node, container_id = executors.get(executor_id, ("", ""))
+    return TaskRecord(
+        job_id=job_id, app_id=app_id, stage_id=event["Stage ID"],
+        stage_attempt=event.get("Stage Attempt ID", 0), task_id=info["Task ID"],
+        attempt=info.get("Attempt", 0), executor_id=executor_id, host=info.get("Host", ""),
+        node=node or info.get("Host", ""), container_id=container_id, launch_epoch_s=info["Launch Time"] / 1000.0,
+        finish_epoch_s=info["Finish Time"] / 1000.0,
+        status="succeeded" if reason == "Success" else (reason or "failed").lower(),
+        run_time_s=metrics.get("Executor Run Time", 0) / 1000.0,
+        cpu_time_s=metrics.get("Executor CPU Time", 0) / 1e9)
+
+
+def read_log(path: Path) -> list[TaskRecord]:
+    """The finished tasks of one application's event log that belong to replayed jobs."""
+    app_id, stage_job, executors, tasks = "", {}, {}, []
+    for event in _events(path):
+        kind = event.get("Event")
+        if kind == "SparkListenerApplicationStart":
+            app_id = event.get("App ID", "")
+        elif kind == "SparkListenerExecutorAdded":
+            executors[str(event.get("Executor ID"))] = _executor(event)
+        elif kind == "SparkListenerJobStart":
+            job_id = _job_id(event.get("Properties"))
+            for stage in event.get("Stage IDs", []):
+                stage_job.setdefault(stage, job_id)
+        elif kind == "SparkListenerTaskEnd" and stage_job.get(event.get("Stage ID")) is not None:
+            tasks.append(_task(event, stage_job[event["Stage ID"]], app_id, executors))
+    return tasks
+
+
+def logging_conf(directory: Path) -> dict[str, str]:
+    """Spark settings for plain-JSON, single-file event logs in `directory` (Spark 4 defaults to
+    rolling, zstd-compressed logs, which this reader does not handle)."""
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": directory.resolve().as_uri(),
+            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
+
+
+def read_logs(directory: Path) -> list[TaskRecord]:
+    """Tasks from every event log in `directory`, ordered by launch time."""
+    logs = sorted(p for p in directory.glob("*") if p.is_file() and not p.name.startswith("."))
+    tasks = [t for path in logs for t in read_log(path)]
+    return sorted(tasks, key=lambda t: (t.launch_epoch_s, t.app_id, t.task_id, t.attempt))

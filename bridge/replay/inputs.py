@@ -1,0 +1,42 @@
+"""Making a workload's inputs exist on the cluster before the first job is submitted.
+
+Inputs are generated once into the local cache and uploaded under `/schedbridge/inputs/`,
+named by what determines their content, so later replays (and other workloads) reuse them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from bridge.paths import cache_dir
+from workloads import hdfsio
+from workloads.spec import Input, TpchInput, WordCountInput
+from workloads.tpch.datagen import dataset_name, generate
+from workloads.wordcount.inputgen import write_input
+
+HDFS_ROOT = "/schedbridge/inputs"
+MB = 1024 * 1024
+
+
+def _wordcount(spec: WordCountInput, local_root: Path, webhdfs_url: str) -> str:
+    name = f"wc-{spec.size_mb:g}mb-seed{spec.seed}.txt"
+    local = local_root / "wordcount" / name
+    if not local.is_file():
+        write_input(local, int(spec.size_mb * MB), spec.seed)
+    hdfs_path = f"{HDFS_ROOT}/wordcount/block{spec.block_mb}mb/{name}"
+    return hdfsio.upload(local, webhdfs_url, hdfs_path, block_size=spec.block_mb * MB)
+
+
+def _tpch(spec: TpchInput, local_root: Path, webhdfs_url: str) -> str:
+    local = generate(spec.scale_factor, local_root / "tpch")
+    return hdfsio.upload(local, webhdfs_url, f"{HDFS_ROOT}/tpch/{dataset_name(spec.scale_factor)}")
+
+
+def prepare_inputs(inputs: tuple[Input, ...], webhdfs_url: str, fs_default: str,
+                   local_root: Path | None = None) -> dict[str, str]:
+    """Input name -> its full `hdfs://` URI, generating and uploading what is missing."""
+    root = local_root or cache_dir() / "workloads"
+    paths = {}
+    for spec in inputs:
+        prepare = _wordcount if isinstance(spec, WordCountInput) else _tpch
+        paths[spec.name] = fs_default.rstrip("/") + prepare(spec, root, webhdfs_url)
+    return paths

@@ -1,0 +1,46 @@
+"""Running one submission inside a SparkSession, whatever its kind.
+
+The same function runs a job in the shared application (on a replay thread) and in a
+per-job application (`bridge.replay.child`), so both modes execute identical Spark work.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from workloads import tasksjob
+from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob
+from workloads.tpch.spark import register_tables, run_query
+from workloads.wordcount import job as wordcount
+
+
+def job_group(job_id: int) -> str:
+    """The Spark job group of a replayed job: how event-log records are traced back to it."""
+    return f"schedbridge-job-{job_id}"
+
+
+def _wordcount(spark: SparkSession, params: WordCountJob, inputs: dict[str, str]) -> None:
+    wordcount.run(spark.sparkContext, inputs[params.input], params.reduces, params.extra_flops)
+
+
+def _tpch(spark: SparkSession, params: TpchJob, inputs: dict[str, str]) -> None:
+    session = spark.newSession()  # its own temporary views: concurrent jobs may use other data
+    register_tables(session, inputs[params.input])
+    run_query(session, params.query)
+
+
+def _tasks(spark: SparkSession, params: TasksJob, inputs: dict[str, str]) -> None:
+    tasksjob.run(spark.sparkContext, params.durations, params.mode)
+
+
+_RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], None]] = {
+    WordCountJob: _wordcount, TpchJob: _tpch, TasksJob: _tasks}
+
+
+def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str]) -> None:
+    """Run `submission` to completion under its job group, on the calling thread."""
+    spark.sparkContext.setJobGroup(job_group(submission.job_id), submission.category,
+                                   interruptOnCancel=True)
+    _RUNNERS[type(submission.params)](spark, submission.params, inputs)

@@ -1,0 +1,131 @@
+"""How a replayed job reaches the cluster: as a job of one shared Spark application, or as its
+own Spark application. Both run `bridge.replay.jobs.run_job`, so the Spark work is identical.
+
+A launcher's `run` blocks on the calling (replay) thread until the job ends and reports an
+`Outcome`; `cancel_all` makes every running `run` return soon with status "killed".
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from pyspark.sql import SparkSession
+
+from bridge.replay import child
+from bridge.replay.jobs import run_job
+from bridge.testbed.spark import spark_submit
+from workloads.spec import Submission, submission_to_json
+
+TERMINATE_GRACE_S = 30.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # succeeded | failed | killed
+    error: str = ""
+
+
+class Launcher(Protocol):
+    def run(self, submission: Submission) -> Outcome: ...
+
+    def cancel_all(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+_EXCEPTION_LINE = re.compile(r"^[\w.$]+(Error|Exception)\b")
+
+
+def failure_summary(text: str) -> str:
+    """The most telling line of a failure: the last line naming an exception, else the last line."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    named = [line for line in lines if _EXCEPTION_LINE.match(line)]
+    return (named or lines or [""])[-1][:500]
+
+
+class SharedApplication:
+    """Jobs as concurrent Spark jobs of one long-running application (the Sparrow/Eagle setting)."""
+
+    def __init__(self, master: str, conf: dict[str, str], env: dict[str, str],
+                 inputs: dict[str, str]) -> None:
+        os.environ.update(env)  # read by the Spark JVM that the builder launches
+        builder = SparkSession.builder.master(master)
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        self.spark = builder.getOrCreate()
+        self.app_id = self.spark.sparkContext.applicationId
+        self._inputs = inputs
+        self._cancelled = threading.Event()
+
+    def run(self, submission: Submission) -> Outcome:
+        try:
+            run_job(self.spark, submission, self._inputs)
+        except Exception as exc:  # noqa: BLE001 - any job failure is a result, not a crash
+            status = "killed" if self._cancelled.is_set() else "failed"
+            return Outcome(status, failure_summary(str(exc)))
+        return Outcome("succeeded")
+
+    def cancel_all(self) -> None:
+        self._cancelled.set()
+        self.spark.sparkContext.cancelAllJobs()
+
+    def close(self) -> None:
+        self.spark.stop()
+
+
+class PerJobApplications:
+    """Each job as its own Spark application, submitted with `spark-submit` (client mode)."""
+
+    def __init__(self, master: str, conf: dict[str, str], env: dict[str, str],
+                 inputs: dict[str, str], log_dir: Path) -> None:
+        self._master, self._conf, self._env, self._inputs = master, conf, env, inputs
+        self._log_dir = log_dir
+        self._procs: dict[int, subprocess.Popen] = {}
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+
+    def command(self, submission: Submission) -> list[str]:
+        conf = dict(self._conf, **{"spark.app.name": f"{self._conf['spark.app.name']}-job-{submission.job_id}"})
+        args = [str(spark_submit()), "--master", self._master, "--deploy-mode", "client"]
+        for key, value in conf.items():
+            args += ["--conf", f"{key}={value}"]
+        return args + [child.__file__, submission_to_json(submission), json.dumps(self._inputs)]
+
+    def run(self, submission: Submission) -> Outcome:
+        log_path = self._log_dir / f"job-{submission.job_id}.log"
+        with self._lock:
+            if self._cancelled.is_set():
+                return Outcome("killed")
+            with log_path.open("w") as log:
+                proc = subprocess.Popen(self.command(submission), env=self._env, stdout=log,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+            self._procs[submission.job_id] = proc
+        code = proc.wait()
+        with self._lock:
+            del self._procs[submission.job_id]
+        if code == 0:
+            return Outcome("succeeded")
+        status = "killed" if self._cancelled.is_set() else "failed"
+        return Outcome(status, f"exit {code}: {failure_summary(log_path.read_text(errors='replace'))}")
+
+    def cancel_all(self) -> None:
+        """Terminate every child we started (its shutdown hook stops its YARN application)."""
+        with self._lock:
+            self._cancelled.set()
+            procs = list(self._procs.values())
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(TERMINATE_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+    def close(self) -> None:
+        """Nothing to release: each application ended with its job."""

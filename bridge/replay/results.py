@@ -1,0 +1,113 @@
+"""The results directory of a replay: what happened to every job, task and the cluster.
+
+Files (CSV, each replaced atomically, so a reader never sees half a file):
+
+* `jobs.csv`: job_id, category, kind, params (JSON), arrival_s, submit_s, start_s, end_s,
+  status (succeeded, failed, killed, pending), duration_alone_s, n_tasks, app_id, error.
+  Times are seconds since the replay started; start_s is the first task's launch.
+* `tasks.csv`: one row per task attempt (see `eventlog.TaskRecord`), times as above.
+* `utilization.csv`: time_s and the RM's allocated/total vcores and memory, containers, apps.
+* `meta.json`: workload, policy, mode, seed, start time, and `state` (running, complete,
+  interrupted).
+
+`jobs.csv` is rewritten on every job event, so an interrupted replay leaves a readable record.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from bridge.replay.eventlog import TaskRecord
+from workloads.spec import Submission, params_to_json
+
+JOB_COLUMNS = ("job_id", "category", "kind", "params", "arrival_s", "submit_s", "start_s",
+               "end_s", "status", "duration_alone_s", "n_tasks", "app_id", "error")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
+def write_frame(path: Path, frame: pd.DataFrame) -> None:
+    write_atomically(path, frame.to_csv(index=False))
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    submission: Submission
+    submit_s: float = math.nan
+    end_s: float = math.nan
+    status: str = "pending"
+    app_id: str = ""
+    error: str = ""
+
+
+class Ledger:
+    """Thread-safe job records of one replay, mirrored to `jobs.csv` on every change."""
+
+    def __init__(self, directory: Path, submissions: tuple[Submission, ...]) -> None:
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._records = {s.job_id: JobRecord(s) for s in submissions}
+        self._flush()
+
+    def update(self, job_id: int, **changes: object) -> None:
+        with self._lock:
+            self._records[job_id] = replace(self._records[job_id], **changes)
+            self._flush()
+
+    def records(self) -> list[JobRecord]:
+        with self._lock:
+            return list(self._records.values())
+
+    def _flush(self, tasks: list[TaskRecord] | None = None, t0: float = 0.0) -> None:
+        write_frame(self.directory / "jobs.csv", jobs_frame(list(self._records.values()), tasks, t0))
+
+    def finish(self, tasks: list[TaskRecord], t0: float) -> None:
+        """Final `jobs.csv` with start times and task counts from the event logs."""
+        with self._lock:
+            self._flush(tasks, t0)
+
+
+def jobs_frame(records: list[JobRecord], tasks: list[TaskRecord] | None, t0: float) -> pd.DataFrame:
+    first_launch: dict[int, float] = {}
+    n_tasks: dict[int, int] = {}
+    app_ids: dict[int, str] = {}
+    for task in tasks or ():
+        first_launch[task.job_id] = min(first_launch.get(task.job_id, math.inf), task.launch_epoch_s - t0)
+        n_tasks[task.job_id] = n_tasks.get(task.job_id, 0) + 1
+        app_ids.setdefault(task.job_id, task.app_id)
+    rows = [{
+        "job_id": r.submission.job_id, "category": r.submission.category,
+        "kind": r.submission.kind, "params": params_to_json(r.submission.params),
+        "arrival_s": r.submission.time_s, "submit_s": r.submit_s,
+        "start_s": first_launch.get(r.submission.job_id, math.nan), "end_s": r.end_s,
+        "status": r.status, "duration_alone_s": r.submission.duration_alone_s,
+        "n_tasks": n_tasks.get(r.submission.job_id, 0), "app_id": r.app_id or app_ids.get(r.submission.job_id, ""), "error": r.error,
+    } for r in records]
+    return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
+
+
+def tasks_frame(tasks: list[TaskRecord], t0: float) -> pd.DataFrame:
+    frame = pd.DataFrame([asdict(t) for t in tasks], columns=list(TaskRecord.__dataclass_fields__))
+    frame.insert(frame.columns.get_loc("launch_epoch_s"), "launch_s", frame["launch_epoch_s"] - t0)
+    frame.insert(frame.columns.get_loc("finish_epoch_s"), "finish_s", frame["finish_epoch_s"] - t0)
+    return frame.drop(columns=["launch_epoch_s", "finish_epoch_s"])
+
+
+def write_meta(directory: Path, meta: dict[str, object]) -> None:
+    write_atomically(directory / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,183 @@
+"""The replay loop: submit every job at its arrival time, record what happens, clean up.
+
+Everything that can be checked is checked before the first submission (workload file, policy,
+cluster reachable, inputs in HDFS). Jobs run on their own threads; a failed job is recorded and
+the replay goes on. On Ctrl-C the running jobs are cancelled, any YARN application tagged with
+this run is killed, and the results gathered so far are written.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from bridge.replay.eventlog import logging_conf, read_logs
+from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
+from bridge.replay.policy import SparkSettings
+from bridge.replay.results import Ledger, tasks_frame, write_frame, write_meta
+from bridge.replay.sampler import UtilizationSampler
+from bridge.replay.target import ClusterTarget
+from workloads.spec import Submission
+from yarnclient.errors import YarnError
+from yarnclient.resourcemanager import ResourceManagerClient
+
+MODES = ("shared", "per-job")
+_LIVE_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """Everything a replay needs, resolved and validated."""
+
+    workload: str
+    seed: int
+    policy: str
+    mode: str
+    submissions: tuple[Submission, ...]
+    inputs: dict[str, str]
+    target: ClusterTarget
+    settings: SparkSettings
+    results: Path
+    extra_conf: dict[str, str]
+
+
+def spark_conf(plan: ReplayPlan, run_tag: str) -> dict[str, str]:
+    """Conf shared by both modes, then the mode's executor model, then the user's overrides."""
+    conf = {"spark.app.name": f"schedbridge-{plan.workload}-{plan.policy}",
+            "spark.yarn.tags": f"schedbridge,{run_tag}",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.ui.enabled": "false",
+            **logging_conf(plan.results / "eventlogs")}
+    if plan.mode == "shared":
+        conf["spark.executor.instances"] = "4"
+    else:  # Ursa's Y+S baseline: executors come and go with demand (idle timeout 2 s)
+        conf.update({"spark.dynamicAllocation.enabled": "true",
+                     "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+                     "spark.dynamicAllocation.minExecutors": "0",
+                     "spark.dynamicAllocation.maxExecutors": "4",
+                     "spark.dynamicAllocation.executorIdleTimeout": "2s"})
+    return {**conf, **plan.settings.conf, **plan.extra_conf}
+
+
+def kill_tagged_apps(rm: ResourceManagerClient, run_tag: str) -> list[str]:
+    """Kill this run's YARN applications that are still alive (no orphans); returns their ids."""
+    killed = []
+    for app in rm.apps(states=_LIVE_STATES):
+        if run_tag in app.raw.get("applicationTags", "").split(","):
+            rm.kill(app.app_id)
+            killed.append(app.app_id)
+    return killed
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (e.g. from `timeout` or a CI runner) cleans up like Ctrl-C does."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Finish clean-up even if Ctrl-C is pressed again (or SIGTERM arrives)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class Replay:
+    def __init__(self, plan: ReplayPlan, rm: ResourceManagerClient) -> None:
+        self.plan, self.rm = plan, rm
+        self.run_tag = f"replay-{uuid.uuid4().hex[:12]}"
+        self.t0 = 0.0
+        self.ledger = Ledger(plan.results, plan.submissions)
+        self._threads: list[threading.Thread] = []
+        self._progress: tqdm | None = None
+
+    def _launcher(self) -> Launcher:
+        conf, plan = spark_conf(self.plan, self.run_tag), self.plan
+        if plan.mode == "shared":
+            return SharedApplication(plan.settings.master, conf, plan.target.env, plan.inputs)
+        return PerJobApplications(plan.settings.master, conf, plan.target.env, plan.inputs,
+                                  plan.results / "logs")
+
+    def _meta(self, state: str) -> dict[str, object]:
+        p = self.plan
+        return {"source": "live", "workload": p.workload, "seed": p.seed, "policy": p.policy,
+                "mode": p.mode, "jobs": len(p.submissions), "t0_epoch": self.t0, "state": state,
+                "run_tag": self.run_tag, "rm_url": p.target.rm_url, "inputs": p.inputs}
+
+    def _run_one(self, launcher: Launcher, submission: Submission) -> None:
+        self.ledger.update(submission.job_id, submit_s=time.time() - self.t0, status="running")
+        outcome = launcher.run(submission)
+        self.ledger.update(submission.job_id, end_s=time.time() - self.t0, status=outcome.status,
+                           error=outcome.error)
+        if self._progress is not None:
+            self._progress.update(1)
+
+    def _submit_all(self, launcher: Launcher) -> None:
+        for submission in self.plan.submissions:
+            time.sleep(max(0.0, self.t0 + submission.time_s - time.time()))
+            thread = threading.Thread(target=self._run_one, args=(launcher, submission),
+                                      name=f"job-{submission.job_id}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        for thread in self._threads:
+            while thread.is_alive():
+                thread.join(0.5)
+
+    def run(self) -> str:
+        """Replay every submission; returns the final state (complete or interrupted)."""
+        for sub in ("eventlogs", "logs"):
+            (self.plan.results / sub).mkdir(parents=True, exist_ok=True)
+        state, launcher, sampler = "complete", None, UtilizationSampler(self.rm)
+        with (tqdm(total=len(self.plan.submissions), unit="job", desc=self.plan.policy) as self._progress,
+              _terminate_as_interrupt()):
+            try:
+                launcher = self._launcher()  # a shared application is up before the first arrival
+                self.t0 = time.time()
+                write_meta(self.plan.results, self._meta("running"))
+                sampler.start(self.t0)
+                self._submit_all(launcher)
+            except KeyboardInterrupt:
+                state = "interrupted"
+                with _no_interrupts():
+                    self._cancel(launcher)
+        with _no_interrupts():
+            self._finish(launcher, sampler, state)
+        return state
+
+    def _cancel(self, launcher: Launcher | None) -> None:
+        if launcher is not None:
+            launcher.cancel_all()
+        for thread in self._threads:
+            thread.join(60.0)
+
+    def _finish(self, launcher: Launcher | None, sampler: UtilizationSampler, state: str) -> None:
+        if launcher is not None:
+            launcher.close()
+        try:
+            kill_tagged_apps(self.rm, self.run_tag)
+        except YarnError as exc:
+            tqdm.write(f"replay: could not check for leftover applications: {exc}")
+        write_frame(self.plan.results / "utilization.csv", sampler.stop())
+        tasks = read_logs(self.plan.results / "eventlogs")
+        write_frame(self.plan.results / "tasks.csv", tasks_frame(tasks, self.t0))
+        self.ledger.finish(tasks, self.t0)
+        write_meta(self.plan.results, self._meta(state))
