@@ -16,6 +16,7 @@ import resource
 import socket
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from bridge.agent.state import Managed, StateFile
 
 log = logging.getLogger(__name__)
 DEFAULT_MIN_SHARE = 0.1  # Kairos' `processorsharing.minimum-cpu`: small, not zero, so heartbeats go on
+REMEMBERED_FINISHED = 4096  # released ids kept so a late command hears "finished", not "unknown"
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class NodeAgent:
         self.proc_root = proc_root
         self.managed: dict[str, Managed] = {}
         self.listing: dict[str, NmContainer] = {}
+        self.finished: OrderedDict[str, None] = OrderedDict()
         self.nm_reachable = False
         self._lock = threading.Lock()
 
@@ -85,7 +88,7 @@ class NodeAgent:
     def _require_running(self, container_id: str) -> NmContainer:
         check_container_id(container_id)
         container = self.nm.container(container_id)
-        if container is None and container_id in self.managed:
+        if container is None and (container_id in self.managed or container_id in self.finished):
             raise ContainerNotRunning(f"container {container_id} is no longer listed by the NodeManager "
                                       "(finished); nothing to resize")
         if container is None:
@@ -123,6 +126,9 @@ class NodeAgent:
         entry = self.managed.get(container_id, Managed())
         self.cgroups.release(container_id, entry.origin)
         self.managed.pop(container_id, None)
+        self.finished[container_id] = None
+        if len(self.finished) > REMEMBERED_FINISHED:
+            self.finished.popitem(last=False)
         log.info("container %s: released (full size, group removed)", container_id)
 
     # -- periodic work ---------------------------------------------------------------------------

@@ -91,6 +91,9 @@ def test_reconcile_sweeps_new_children_and_releases_finished(tmp_path: Path, nm:
     assert StateFile(tmp_path / "state.json").load() == {}
     with pytest.raises(ContainerNotRunning):
         agent.resume(CID)
+    del nm.listed[CID]  # the NM soon forgets it; the agent still says "finished", not "unknown"
+    with pytest.raises(ContainerNotRunning, match="finished"):
+        agent.resume(CID)
 
 
 def test_nm_outage_keeps_throttles_of_live_containers(tmp_path: Path, nm: FakeNodeManager) -> None:
