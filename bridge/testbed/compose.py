@@ -41,13 +41,14 @@ def compose_layout(home: Path, nm_host: str = "nodemanager") -> ClusterLayout:
     return replace(base, bind_host="0.0.0.0", nodemanagers=(nm,), **SERVICE_HOSTS)
 
 
-def node_address() -> str:
-    """This container's address on the compose network (Docker maps the hostname to it).
+def node_name() -> str:
+    """This container's hostname, which names its NodeManager.
 
-    A NodeManager advertises its address, not its hostname: replicas of a scaled service have
-    no stable names, and an address needs no DNS on the RM, the AMs or the bridge.
+    Hadoop names a node by the canonical name of its address, which in a container is the
+    hostname Docker gave it (replicas of a scaled service have no other stable name); Docker's
+    DNS resolves that hostname for every container on the network.
     """
-    return socket.gethostbyname(socket.gethostname())
+    return socket.gethostname()
 
 
 def render(role: str, layout: ClusterLayout) -> None:
@@ -89,17 +90,17 @@ def _schedbridge() -> str:
     return str(Path(sys.executable).with_name("schedbridge"))
 
 
-def agent_command(layout: ClusterLayout, address: str, token_file: Path) -> list[str]:
-    """The node agent next to this container's NodeManager, reachable on the compose network only.
+def agent_command(layout: ClusterLayout, token_file: Path) -> list[str]:
+    """The node agent beside this container's NodeManager, on the compose network only.
 
-    The cgroup parent carries the hostname so that agents never share groups even where the
+    Its cgroup parent carries the node's name, so agents never share groups even where the
     containers share the host's cgroup tree (cgroup v1).
     """
     nm = layout.nodemanagers[0]
-    return [_schedbridge(), "agent", "--nm-url", f"http://{address}:{nm.webapp_port}",
-            "--host", address, "--port", str(AGENT_PORT), "--token-file", str(token_file),
+    return [_schedbridge(), "agent", "--nm-url", nm.webapp_url, "--host", nm.host,
+            "--port", str(AGENT_PORT), "--token-file", str(token_file),
             "--nm-local-dir", str(layout.nm_dir(nm) / "local"),
-            "--cgroup-parent", f"schedbridge-{socket.gethostname()}"]
+            "--cgroup-parent", f"schedbridge-{nm.host}"]
 
 
 def serve_command(policy: str) -> list[str]:
@@ -120,5 +121,5 @@ def role_commands(role: str, layout: ClusterLayout, policy: str, token_file: Pat
     if role == "nodemanager":
         if delegate_cpu():
             progress("moved this container's processes to a leaf cgroup; cpu enabled for the agent")
-        commands.append(agent_command(layout, layout.nodemanagers[0].host, ensure_token(token_file)))
+        commands.append(agent_command(layout, ensure_token(token_file)))
     return commands

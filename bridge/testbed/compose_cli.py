@@ -15,7 +15,7 @@ from bridge.paths import testbed_home
 from bridge.testbed import hadoopconf
 from bridge.testbed.cgroupdelegate import DelegationError
 from bridge.testbed.cluster import TestbedError
-from bridge.testbed.compose import ROLES, TOKEN_FILE, compose_layout, node_address, render, role_commands
+from bridge.testbed.compose import ROLES, TOKEN_FILE, compose_layout, node_name, render, role_commands
 from bridge.testbed.foreground import supervise
 from bridge.testbed.layout import ClusterLayout, default_layout
 
@@ -53,7 +53,7 @@ def run_daemon(role: str, home: Path, policy: str, token_file: Path) -> None:
     For docker-compose services: a nodemanager also runs its node agent; the client runs the
     bridge daemon (`schedbridge serve`).
     """
-    layout = compose_layout(home, node_address() if role == "nodemanager" else "nodemanager")
+    layout = compose_layout(home, node_name() if role == "nodemanager" else "nodemanager")
     render(role, layout)
     try:
         commands = role_commands(role, layout, policy, token_file, _progress)

@@ -19,7 +19,7 @@ from bridge.testbed.spark import spark_defaults
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
 SCHEMA = ROOT / ".cache" / "compose-spec" / "compose-spec.json"
-NM_ADDRESS = "172.30.0.9"  # what a NodeManager container finds for itself
+NM_HOST = "3f2a9c1b7d4e"  # a NodeManager container's hostname (its short container id)
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +186,7 @@ def test_each_service_renders_the_local_testbed_configuration_but_for_addresses(
         role: str, tmp_path: Path) -> None:
     local = local_layout(tmp_path / "local")
     hadoopconf.write_all(local)
-    ours = compose.compose_layout(tmp_path / "compose", nm_host=NM_ADDRESS)
+    ours = compose.compose_layout(tmp_path / "compose", nm_host=NM_HOST)
     compose.render(role, ours)
     for name in hadoopconf.CLUSTER_FILES:
         ours_file, local_file = _conf_dir(role, ours) / name, _conf_dir(role, local) / name
@@ -199,12 +199,12 @@ def test_each_service_renders_the_local_testbed_configuration_but_for_addresses(
     assert fs == f"hdfs://namenode:{ours.namenode_rpc_port}"
 
 
-def test_compose_nodemanager_advertises_its_address_and_the_local_resources(tmp_path: Path) -> None:
-    ours = compose.compose_layout(tmp_path, nm_host=NM_ADDRESS)
+def test_compose_nodemanager_advertises_its_hostname_and_the_local_resources(tmp_path: Path) -> None:
+    ours = compose.compose_layout(tmp_path, nm_host=NM_HOST)
     compose.render("nodemanager", ours)
     site = ET.fromstring((_conf_dir("nodemanager", ours) / "yarn-site.xml").read_text())
     values = {p.findtext("name"): p.findtext("value") for p in site.iter("property")}
-    assert values["yarn.nodemanager.address"] == f"{NM_ADDRESS}:45454"
+    assert values["yarn.nodemanager.address"] == f"{NM_HOST}:45454"
     assert values["yarn.nodemanager.bind-host"] == "0.0.0.0"
     local_nm = local_layout(tmp_path / "local").nodemanagers[0]
     assert values["yarn.nodemanager.resource.cpu-vcores"] == str(local_nm.vcores)

@@ -13,7 +13,7 @@ import pytest
 from bridge.testbed import compose
 from bridge.testbed.cgroupdelegate import DelegationError, delegate_cpu
 
-NM_ADDRESS = "172.30.0.9"
+NM_HOST = "3f2a9c1b7d4e"  # a NodeManager container's hostname (its short container id)
 
 
 # --- the agents' token -------------------------------------------------------------------------
@@ -61,18 +61,19 @@ def test_an_unwritable_or_cpu_less_tree_is_a_clear_error(tmp_path: Path) -> None
 # --- what each role runs -----------------------------------------------------------------------
 def _commands(role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(compose, "delegate_cpu", lambda: False)  # never touch this host's cgroups
-    layout = compose.compose_layout(tmp_path, nm_host=NM_ADDRESS)
+    layout = compose.compose_layout(tmp_path, nm_host=NM_HOST)
     compose.render(role, layout)
     return compose.role_commands(role, layout, "fifo", tmp_path / "token", lambda _: None)
 
 
-def test_nodemanager_runs_its_daemon_and_an_agent_on_its_own_address(
+def test_nodemanager_runs_its_daemon_and_an_agent_under_its_own_name(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nm, agent = _commands("nodemanager", tmp_path, monkeypatch)
     assert nm[-1] == "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
     options = dict(zip(agent[2::2], agent[3::2]))
     assert agent[1] == "agent"
-    assert options["--host"] == NM_ADDRESS and options["--nm-url"] == f"http://{NM_ADDRESS}:8042"
+    assert options["--host"] == NM_HOST and options["--nm-url"] == f"http://{NM_HOST}:8042"
+    assert options["--cgroup-parent"] == f"schedbridge-{NM_HOST}"  # replicas never share groups
     assert Path(options["--token-file"]).read_text().strip()
     site = ET.parse(tmp_path / "conf-nm" / "nodemanager-1" / "yarn-site.xml").getroot()
     local_dirs = next(p.findtext("value") for p in site.iter("property")
