@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, str] = {
     "serve": "bridge.live.spark_daemon:serve",
     "submit": "bridge.live.spark_submit:submit",
     "replay": "bridge.replay.cli:replay",
+    "report": "bridge.report.cli:report",
 }
 
 

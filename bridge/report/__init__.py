@@ -1,0 +1,1 @@
+"""Side-by-side tables and plots of replay (live) and simulator results directories."""

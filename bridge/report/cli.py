@@ -1,0 +1,34 @@
+"""`schedbridge report RESULTS...`: compare runs side by side, in a table and in plots."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bridge.replay.results import write_atomically
+from bridge.report.load import ResultsError, load_runs
+from bridge.report.plots import write_plots
+from bridge.report.table import render, summary
+
+
+@click.command("report")
+@click.argument("results", nargs=-1, required=True,
+                type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write report.csv, report.txt and the PNG plots "
+                   "(default: report/ inside the first results directory).")
+def report(results: tuple[Path, ...], out: Path | None) -> None:
+    """Side-by-side table and plots for one or more results directories (live or simulated)."""
+    try:
+        runs = load_runs(list(results))
+    except ResultsError as exc:
+        raise click.ClickException(str(exc)) from None
+    target = out or results[0] / "report"
+    target.mkdir(parents=True, exist_ok=True)
+    table = summary(runs)
+    text = render(table)
+    write_atomically(target / "report.csv", table.to_csv())
+    write_atomically(target / "report.txt", text + "\n")
+    click.echo(text)
+    for path in write_plots(runs, target):
+        click.echo(f"plot: {path}")

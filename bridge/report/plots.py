@@ -1,0 +1,65 @@
+"""PNG plots of several runs: CDFs of JCT and slowdown, and cluster utilization over time."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from bridge.report.load import Run  # noqa: E402
+from bridge.report.measures import (  # noqa: E402
+    alone_estimates,
+    completion_times,
+    slowdowns,
+    utilization_series,
+)
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    temp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(temp, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    temp.replace(path)
+    return path
+
+
+def _cdf(series_by_label: dict[str, pd.Series], xlabel: str, title: str, path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, values in series_by_label.items():
+        xs = np.sort(values.dropna().to_numpy())
+        if len(xs):
+            ax.step(xs, np.arange(1, len(xs) + 1) / len(xs), where="post", label=label)
+    ax.set(xlabel=xlabel, ylabel="fraction of jobs", title=title, ylim=(0, 1.02))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return _save(fig, path)
+
+
+def _utilization(runs: list[Run], path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for run in runs:
+        series = utilization_series(run)
+        if series is not None:
+            ax.step(series.index, series.to_numpy(), where="post", label=run.label)
+    ax.set(xlabel="time since start (s)", ylabel="allocated vcores / total",
+           title="Cluster utilization", ylim=(0, 1.05))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return _save(fig, path)
+
+
+def write_plots(runs: list[Run], out: Path) -> list[Path]:
+    """jct_cdf.png, slowdown_cdf.png and utilization.png in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    estimates = alone_estimates(runs)
+    return [
+        _cdf({r.label: completion_times(r.jobs) for r in runs}, "job completion time (s)",
+             "CDF of job completion time", out / "jct_cdf.png"),
+        _cdf({r.label: slowdowns(r.jobs, estimates) for r in runs}, "slowdown (JCT / runtime alone)",
+             "CDF of slowdown", out / "slowdown_cdf.png"),
+        _utilization(runs, out / "utilization.png"),
+    ]

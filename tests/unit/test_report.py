@@ -1,0 +1,105 @@
+"""`schedbridge report` on two small hand-made results directories."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from bridge.report.cli import report
+from bridge.report.load import ResultsError, load_runs
+from bridge.report.table import summary
+
+JOB_COLUMNS = ["job_id", "category", "params", "submit_s", "start_s", "end_s", "status",
+               "duration_alone_s"]
+
+
+def make_run(path: Path, policy: str, jcts: list[float], alone: float | None = None,
+             failed: int = 0) -> Path:
+    """Jobs submitted every 10 s with the given completion times, on a 4-vcore cluster
+    where 2 vcores are allocated for the whole run and tasks run 1 s per job."""
+    path.mkdir()
+    rows = [[i, "c", f'{{"job": {i}}}', 10.0 * i, 10.0 * i, 10.0 * i + jct, "succeeded", alone]
+            for i, jct in enumerate(jcts)]
+    rows += [[len(jcts) + k, "c", "{}", 0.0, float("nan"), 1.0, "failed", alone] for k in range(failed)]
+    pd.DataFrame(rows, columns=JOB_COLUMNS).to_csv(path / "jobs.csv", index=False)
+    span = max(r[5] for r in rows)
+    pd.DataFrame({"time_s": [0.0, span / 2], "vcores_allocated": [2, 2], "vcores_total": [4, 4]}
+                 ).to_csv(path / "utilization.csv", index=False)
+    pd.DataFrame({"job_id": range(len(jcts)), "run_time_s": [1.0] * len(jcts)}
+                 ).to_csv(path / "tasks.csv", index=False)
+    (path / "meta.json").write_text(json.dumps({"policy": policy, "mode": "shared", "source": "live"}))
+    return path
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> list[Path]:
+    fifo = make_run(tmp_path / "fifo", "fifo", [10.0, 20.0, 30.0, 40.0, 50.0], failed=1)
+    other = make_run(tmp_path / "other", "other", [5.0, 5.0, 5.0, 5.0, 5.0], alone=5.0)
+    return [fifo, other]
+
+
+def test_table_values(two_runs: list[Path]) -> None:
+    table = summary(load_runs(two_runs))
+    fifo, other = table["fifo shared (live)"], table["other shared (live)"]
+    assert (fifo["jobs"], fifo["succeeded"], fifo["failed"]) == (6, 5, 1)
+    assert fifo["JCT (s) p50"] == 30.0
+    assert fifo["JCT (s) p90"] == pytest.approx(46.0)
+    assert fifo["mean JCT (s)"] == 30.0
+    assert fifo["makespan (s)"] == 90.0            # first submit 0, last end 40 + 50
+    assert fifo["SE (vcores)"] == pytest.approx(0.5)
+    assert fifo["UE (vcores)"] == pytest.approx(5.0 / (2 * 90.0))
+    assert fifo["utilization"] == pytest.approx(0.5 * 5.0 / 180.0)
+    assert other["JCT (s) p99"] == 5.0
+    assert other["slowdown p50"] == 1.0            # duration_alone_s given
+    assert other["makespan (s)"] == 45.0
+
+
+def test_slowdown_estimated_from_fastest_same_job(tmp_path: Path) -> None:
+    a = make_run(tmp_path / "a", "a", [10.0, 40.0])
+    b = make_run(tmp_path / "b", "b", [20.0, 10.0])
+    table = summary(load_runs([a, b]))
+    # job 0 alone ~ 10 (run a), job 1 alone ~ 10 (run b)
+    assert table["a shared (live)"]["slowdown p50"] == pytest.approx(2.5)
+    assert table["b shared (live)"]["slowdown p99"] == pytest.approx(1.99)
+
+
+def test_cli_writes_table_and_plots(two_runs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    result = CliRunner().invoke(report, [str(p) for p in two_runs] + ["--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "fifo shared (live)" in result.output and "other shared (live)" in result.output
+    for name in ("jct_cdf.png", "slowdown_cdf.png", "utilization.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = pd.read_csv(out / "report.csv", index_col=0)
+    assert saved.loc["makespan (s)", "fifo shared (live)"] == 90.0
+
+
+def test_run_without_tasks_or_utilization(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "r", "p", [3.0])
+    (run / "tasks.csv").unlink()
+    (run / "utilization.csv").unlink()
+    column = summary(load_runs([run]))["p shared (live)"]
+    assert column["JCT (s) p50"] == 3.0
+    assert pd.isna(column["SE (vcores)"]) and pd.isna(column["utilization"])
+
+
+def test_same_labels_are_told_apart(tmp_path: Path) -> None:
+    runs = load_runs([make_run(tmp_path / "x", "p", [1.0]), make_run(tmp_path / "y", "p", [2.0])])
+    assert [r.label for r in runs] == ["p shared (live) [x]", "p shared (live) [y]"]
+
+
+def test_not_a_results_directory(tmp_path: Path) -> None:
+    with pytest.raises(ResultsError, match="no jobs.csv"):
+        load_runs([tmp_path])
+    result = CliRunner().invoke(report, [str(tmp_path)])
+    assert result.exit_code != 0 and "no jobs.csv" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_column_is_named(tmp_path: Path) -> None:
+    (tmp_path / "jobs.csv").write_text("job_id,submit_s\n0,1\n")
+    with pytest.raises(ResultsError, match="end_s, status"):
+        load_runs([tmp_path])
