@@ -13,8 +13,8 @@ Timing (``spec.network_delay`` = d, one way):
 * An unbound Run reserves the slot and the TaskRequest reaches the scheduler after d; the
   Launch/Cancel reply reaches the node after another d (a task starts 2d after its probe ran).
 * TaskFinished, Heartbeat and ProbeRejected reach the scheduler side after d.
-* Steal requests and given entries travel in ``steal_delay`` (0: the thesis models stealing as
-  free). Suspend/Resume and SetTimer act at the requested instant.
+* A Steal asks its victims in order, all at ``now + steal_delay``, and given entries travel in
+  ``steal_delay`` (0 by default: the thesis models stealing as free). Suspend/Resume and SetTimer act at the requested instant.
 
 What is measured goes into a :class:`SimLog` (run segments, job finish times, counters); the
 metrics in ``bridge.metrics`` are computed from it afterwards.
@@ -342,17 +342,19 @@ class Simulation:
         return self._slot_freed(node, slot, jid, task, out)
 
     def _on_steal_attempt(self, ev: StealAttempt) -> list[Any]:
+        """Ask the victims in order, all at this instant, until one gives entries."""
         fn = self._h.get("on_steal_request")
         if fn is None:
             raise self._fail("policy steals but has no on_steal_request hook", ev)
-        self._c["steal_requests"] += 1
-        victim = ev.victims[ev.i]
-        req = StealRequest(ev.time, victim, ev.thief)
-        decisions = fn(req, self.view)
         out: list[Any] = []
-        self._apply(req, decisions, out)
-        if not any(d.__class__ is Give and d.probes for d in decisions or ()) and ev.i + 1 < len(ev.victims):
-            out.append(StealAttempt(ev.time, ev.thief, ev.victims, ev.i + 1))
+        view = self.view
+        for victim in ev.victims:
+            self._c["steal_requests"] += 1
+            req = StealRequest(ev.time, victim, ev.thief)
+            decisions = fn(req, view)
+            self._apply(req, decisions, out)
+            if decisions and any(d.__class__ is Give and d.probes for d in decisions):
+                break
         return out
 
     # ------------------------------------------------------------------------------- decisions
@@ -550,7 +552,7 @@ class Simulation:
 
     def _steal(self, d: Steal, now: float, out: list[Any]) -> None:
         if d.victims:
-            out.append(StealAttempt(now + self.steal_delay, d.thief, tuple(d.victims), 0))
+            out.append(StealAttempt(now + self.steal_delay, d.thief, tuple(d.victims)))
 
     def _give(self, d: Give, now: float, out: list[Any]) -> None:
         if not d.probes:

@@ -45,10 +45,9 @@ class FreeSlot:
 
 @value
 class StealAttempt:
-    """Ask ``victims[i]`` for work on behalf of ``thief``; on refusal try ``i + 1``."""
+    """``thief`` asks ``victims`` in order until one gives entries (all in one instant)."""
 
     time: float
     thief: int
     victims: tuple[int, ...]
-    i: int
     tier: ClassVar[int] = 2

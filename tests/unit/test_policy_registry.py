@@ -88,7 +88,7 @@ def test_nonconforming_policy_refused():
 
 def test_every_builtin_loads_with_defaults():
     reg = default_registry()
-    env = PolicyEnv(ClusterSpec(4))
+    env = PolicyEnv(ClusterSpec(64, slots_per_node=2, resources=("cpu", "mem"), capacity=(2.0, 8.0)))
     for name in BUILTINS:
         p = reg.create(name, env)
         assert p.name == name

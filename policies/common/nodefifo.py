@@ -1,0 +1,31 @@
+"""Node-side FIFO behaviour shared by probing policies: queue entries, run the head on a free slot."""
+from __future__ import annotations
+
+from policies.api import ClusterView, Decisions, ProbeArrival, Run, SlotFreed
+from policies.common.queues import NodeQueues
+
+
+class FifoNodes:
+    """Mixin: ``on_probe_arrival`` runs the entry if a slot is free and nothing waits, else queues
+    it; ``on_slot_freed`` runs the head. ``after_idle(node, slot, view)`` is called when a slot
+    frees and the queue is empty (Hawk steals there); it returns decisions."""
+
+    queues: NodeQueues
+
+    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+        q = self.queues[ev.node]
+        if not q:
+            slot = view.free_slot(ev.node)
+            if slot >= 0:
+                return (Run(ev.node, slot, ev.probe),)
+        q.append(ev.probe)
+        return ()
+
+    def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
+        q = self.queues[ev.node]
+        if q:
+            return (Run(ev.node, ev.slot, q.popleft()),)
+        return self.after_idle(ev.node, ev.slot, view)
+
+    def after_idle(self, node: int, slot: int, view: ClusterView) -> Decisions:
+        return ()

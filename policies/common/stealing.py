@@ -1,0 +1,46 @@
+"""Randomized work stealing (Hawk): who to ask, and what a victim gives away."""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+E = TypeVar("E")
+
+
+def pick_victims(rng: random.Random, attempts: int, lo: int, hi: int, thief: int) -> tuple[int, ...]:
+    """``attempts`` victims drawn uniformly (with replacement) from ``[lo, hi)``, never the thief."""
+    span = hi - lo
+    if span <= 0 or (span == 1 and lo == thief):
+        return ()
+    out = []
+    r = rng.random
+    while len(out) < attempts:
+        v = lo + int(r() * span)
+        if v != thief:
+            out.append(v)
+    return tuple(out)
+
+
+def first_short_group_after_long(queue: Sequence[E], is_long: Callable[[E], bool],
+                                 running_short: bool, cap: int = 10_000) -> tuple[int, int]:
+    """Hawk's rule (Fig. 2.3): the slice ``[i, j)`` of ``queue`` holding the first consecutive
+    group of short entries that comes after a long one.
+
+    If the victim is running a short task, its leading run of short entries is not stealable
+    (they are not blocked); skip it, then skip the following long entries, and take the maximal
+    run of shorts after them (at most ``cap``). If it runs a long task (or nothing), the
+    stealable group is the leading run of shorts right behind that long task (when idle there is
+    nothing blocked at the head, so the rule treats it like running short). Returns ``(i, i)``
+    when nothing is stealable."""
+    n = len(queue)
+    i = 0
+    if running_short:
+        while i < n and not is_long(queue[i]):
+            i += 1
+    while i < n and is_long(queue[i]):
+        i += 1
+    j = i
+    while j < n and j - i < cap and not is_long(queue[j]):
+        j += 1
+    return i, j
