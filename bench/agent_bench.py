@@ -24,14 +24,13 @@ import click
 
 from bridge.agent.client import AgentClient
 from bridge.agent.trial import (CGROUP_ROOT, IDLE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
-                                remove_groups, usage_file, wait_for)
+                                proc_cpu_ns, remove_groups, usage_file, wait_for)
 
 APP = "container_1763800000000_0007_01_{:06d}"
 
 
 def proc_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return proc_cpu_ns([pid]) / 1e9
 
 
 def poll_until(probe: Callable[[], bool], timeout_s: float = 2.0) -> float:
