@@ -14,9 +14,13 @@ from bridge.agent.errors import ERRORS_BY_CODE, AgentError, AgentUnavailable
 
 
 class AgentClient:
-    """Talks to `http://<host>:<port>` with `Authorization: Bearer <token>`."""
+    """Talks to `http://<host>:<port>` with `Authorization: Bearer <token>`.
 
-    def __init__(self, base_url: str, token: str, timeout_s: float = 3.0) -> None:
+    The default timeout exceeds the agent's own NodeManager timeout (5 s), so a slow NM yields the
+    agent's typed `NodeManagerUnavailable` rather than a client-side `AgentUnavailable`.
+    """
+
+    def __init__(self, base_url: str, token: str, timeout_s: float = 8.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
         self._session = requests.Session()
