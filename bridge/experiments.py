@@ -3,11 +3,14 @@
 Experiments are listed in one place, :data:`EXPERIMENTS` (name -> ``"module:function"``),
 and imported only when run. A function takes ``(out_dir: Path, quick: bool)`` and returns
 the files it wrote; ``quick`` runs a reduced version (fewer points and seeds) for smoke
-tests. Results are deterministic under the seeds each experiment fixes.
+tests. A function that also takes a keyword ``scale`` supports ``--scale`` (a size factor: nodes,
+jobs and tasks per job for the thesis experiments); the others refuse it. Results are
+deterministic under the seeds each experiment fixes.
 """
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +24,11 @@ EXPERIMENTS: dict[str, str] = {
     "psychas-trace": "bridge.experiments_multires:psychas_trace",
     "ursa-placement": "bridge.experiments_multires:ursa_placement",
     "cross-family": "bridge.experiments_multires:cross_family",
+    "hawk-vs-sparrow": "bridge.experiments_thesis:hawk_vs_sparrow",
+    "hawk-breakdown": "bridge.experiments_thesis:hawk_breakdown",
+    "eagle-vs-hawk": "bridge.experiments_thesis:eagle_vs_hawk",
+    "kairos-vs-eagle": "bridge.experiments_thesis:kairos_vs_eagle",
+    "kairos-prototype": "bridge.experiments_thesis:kairos_prototype_experiment",
 }
 
 
@@ -37,8 +45,11 @@ def load(name: str) -> Callable[[Path, bool], list[Path]]:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
               show_default=True, help="Directory for tables (CSV, Markdown) and plots (PNG).")
 @click.option("--quick", is_flag=True, help="Reduced version (fewer points and seeds).")
+@click.option("--scale", type=click.FloatRange(min=0, min_open=True, max=1), default=None,
+              help="Size factor for experiments that take one (thesis experiments: nodes, jobs and "
+                   "tasks per job; 0.01 runs in seconds).")
 @click.option("--list", "list_only", is_flag=True, help="List the experiments and exit.")
-def experiment(name: str | None, out_dir: Path, quick: bool, list_only: bool) -> None:
+def experiment(name: str | None, out_dir: Path, quick: bool, scale: float | None, list_only: bool) -> None:
     """Run the experiment NAME and write its results under --out."""
     if list_only or name is None:
         for n in sorted(EXPERIMENTS):
@@ -47,5 +58,10 @@ def experiment(name: str | None, out_dir: Path, quick: bool, list_only: bool) ->
     run = load(name)
     target = out_dir / name
     target.mkdir(parents=True, exist_ok=True)
-    for path in run(target, quick):
+    kwargs: dict[str, float] = {}
+    if scale is not None:
+        if "scale" not in inspect.signature(run).parameters:
+            raise click.ClickException(f"experiment {name!r} does not take --scale")
+        kwargs["scale"] = scale
+    for path in run(target, quick, **kwargs):
         click.echo(str(path))

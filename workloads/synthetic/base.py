@@ -19,15 +19,19 @@ _MIN_DURATION = 0.001
 
 @dataclass(frozen=True)
 class TraceJob:
-    """One job of a generated trace: its submission time and each task's duration (seconds)."""
+    """One job of a generated trace: its submission time and each task's duration (seconds).
+
+    ``estimate`` is the per-job task-runtime estimate written in the mean field; negative means
+    the mean of the durations (the thesis' estimate). Shrunk traces keep the original mean."""
 
     submit_time: float
     durations: tuple[float, ...]
+    estimate: float = -1.0
 
     @property
     def mean_duration(self) -> float:
-        """The per-job runtime estimate of Hawk and Eagle: the mean of its task durations."""
-        return sum(self.durations) / len(self.durations)
+        """The per-job runtime estimate of Hawk and Eagle (by default the mean task duration)."""
+        return self.estimate if self.estimate >= 0 else sum(self.durations) / len(self.durations)
 
     @property
     def task_seconds(self) -> float:

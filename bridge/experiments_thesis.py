@@ -1,0 +1,365 @@
+"""The thesis' experiments (Hawk Ch. 2, Eagle Ch. 3, Kairos Ch. 4) on the synthetic traces.
+
+Each experiment is a list of simulation runs (trace kind, cluster size, policy variant, seed),
+summarised per run (job completion time percentiles for short and long jobs by the trace's
+reporting cutoff, utilization, head-of-line counters) and written as CSV tables, printed tables
+and PNG plots. ``scale`` shrinks an experiment with :func:`workloads.synthetic.scaling.shrink`:
+``scale`` times the nodes, jobs and tasks per job at the same offered load, so ``--scale 0.01``
+runs in seconds and ``--scale 1`` is the thesis' size.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import click
+import numpy as np
+
+from bridge.sim.engine import SimResult, simulate
+from policies.api import ClusterSpec, PolicyEnv
+from policies.registry import config_for, create
+from workloads.model import Job
+from workloads.synthetic import generate, get_kind
+from workloads.synthetic.scaling import shrink
+
+PERCENTILES = (50, 90, 99)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A policy under a label, with `--set`-style settings (per-trace ones are added later)."""
+
+    label: str
+    policy: str
+    settings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    trace: str
+    nodes: int          # thesis-scale size; the run uses round(nodes x scale)
+    variant: Variant
+    seed: int
+    slots: int = 1
+
+
+@dataclass
+class Summary:
+    """One run, measured. `jct` maps job id to completion time (for per-job comparisons)."""
+
+    trace: str
+    nodes: int
+    label: str
+    seed: int
+    stats: dict[str, float]
+    jct: dict[int, float] = field(repr=False)
+    long_jobs: frozenset[int] = field(repr=False)
+
+
+def trace_settings(policy: str, trace: str) -> tuple[str, ...]:
+    """The per-trace parameters the thesis uses for each policy (cutoffs, partitions, W)."""
+    kind = get_kind(trace)
+    if policy in ("hawk", "eagle"):
+        return (f"cutoff={kind.cutoff}", f"short_partition={kind.short_partition_pct}")
+    if policy == "kairos":
+        return ("w=10000",) if trace == "google" else ()
+    if policy == "bigc":
+        return (f"cutoff={kind.cutoff}",)
+    return ()
+
+
+def build_jobs(trace: str, n_jobs: int, seed: int, scale: float) -> list[Job]:
+    """The trace's jobs shrunk to `scale` (offered load on `scale x` nodes as the original)."""
+    generated = generate(trace, jobs=n_jobs, seed=seed)
+    return [Job(i, j.submit_time, j.durations, j.mean_duration)
+            for i, j in enumerate(shrink(generated.jobs, scale))]
+
+
+def run_one(spec: RunSpec, jobs: Sequence[Job], scale: float) -> Summary:
+    """Simulate `spec` on `jobs` and summarise it."""
+    cutoff = get_kind(spec.trace).cutoff
+    nodes = max(1, round(spec.nodes * scale))
+    cluster = ClusterSpec(nodes, spec.slots)
+    settings = trace_settings(spec.variant.policy, spec.trace) + spec.variant.settings
+    policy = create(spec.variant.policy, PolicyEnv(cluster, spec.seed), config_for(spec.variant.policy, settings))
+    result = simulate(jobs, policy, cluster, report_long=lambda j: j.estimate > cutoff)
+    long_jobs = frozenset(j.job_id for j in jobs if j.estimate > cutoff)
+    return _summarise(spec, result, long_jobs)
+
+
+def _summarise(spec: RunSpec, result: SimResult, long_jobs: frozenset[int]) -> Summary:
+    finish = result.log.job_finish
+    jct = {j.job_id: finish[j.job_id] - j.submit for j in result.jobs if j.job_id in finish}
+    stats: dict[str, float] = {}
+    for cls, members in (("short", [v for k, v in jct.items() if k not in long_jobs]),
+                         ("long", [v for k, v in jct.items() if k in long_jobs])):
+        values = np.array(members) if members else np.array([math.nan])
+        for p in PERCENTILES:
+            stats[f"{cls}_p{p}"] = float(np.percentile(values, p))
+        stats[f"{cls}_mean"] = float(values.mean())
+        stats[f"{cls}_jobs"] = len(members)
+    log = result.log
+    busy = float(np.sum(np.asarray(log.seg_end) - np.asarray(log.seg_start)))
+    span = result.end_time - min(j.submit for j in result.jobs)
+    stats["utilization"] = busy / (result.spec.n_nodes * result.spec.slots_per_node * span) if span > 0 else 0.0
+    stats["unfinished"] = len(result.unfinished)
+    for counter in ("probes_behind_long", "short_tasks_after_long", "rejected_probes", "stolen_entries",
+                    "suspends"):
+        stats[counter] = log.counters.get(counter, 0)
+    return Summary(spec.trace, spec.nodes, spec.variant.label, spec.seed, stats, jct, long_jobs)
+
+
+def run_all(specs: Sequence[RunSpec], n_jobs: dict[str, int], scale: float, desc: str) -> list[Summary]:
+    """Run every spec (building each trace once per seed), with a progress bar."""
+    from tqdm import tqdm
+
+    cache: dict[tuple[str, int], list[Job]] = {}
+    out = []
+    for spec in tqdm(specs, desc=desc, unit="run"):
+        key = (spec.trace, spec.seed)
+        if key not in cache:
+            cache[key] = build_jobs(spec.trace, max(20, round(n_jobs[spec.trace] * scale)), spec.seed, scale)
+        out.append(run_one(spec, cache[key], scale))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# tables and plots
+# ------------------------------------------------------------------------------------------
+
+def ratios(rows: Sequence[Summary], baseline: str) -> list[dict[str, object]]:
+    """Each non-baseline run's percentiles divided by the baseline's (same trace, nodes, seed),
+    averaged over seeds; also the share of jobs it completes no later than the baseline."""
+    base = {(r.trace, r.nodes, r.seed): r for r in rows if r.label == baseline}
+    groups: dict[tuple[str, int, str], list[dict[str, float]]] = {}
+    for r in rows:
+        b = base.get((r.trace, r.nodes, r.seed))
+        if r.label == baseline or b is None:
+            continue
+        ratio = {k: _div(r.stats[k], b.stats[k]) for k in r.stats if k.endswith(tuple(f"_p{p}" for p in PERCENTILES))
+                 or k.endswith("_mean")}
+        for cls in ("short", "long"):
+            ratio[f"{cls}_better_or_equal"] = _share_not_worse(r, b, cls == "long")
+        groups.setdefault((r.trace, r.nodes, r.label), []).append(ratio)
+    table = []
+    for (trace, nodes, label), values in sorted(groups.items()):
+        row: dict[str, object] = {"trace": trace, "nodes": nodes, "variant": label, "baseline": baseline}
+        for key in values[0]:
+            row[key] = round(float(np.nanmean([v[key] for v in values])), 4)
+        table.append(row)
+    return table
+
+
+def _div(a: float, b: float) -> float:
+    return a / b if b > 0 else math.nan
+
+
+def _share_not_worse(run: Summary, base: Summary, long: bool) -> float:
+    ids = [j for j in run.jct if (j in run.long_jobs) == long and j in base.jct]
+    return sum(run.jct[j] <= base.jct[j] + 1e-9 for j in ids) / len(ids) if ids else math.nan
+
+
+def write_csv(rows: Sequence[dict[str, object]], path: Path) -> Path:
+    with path.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def raw_rows(rows: Sequence[Summary]) -> list[dict[str, object]]:
+    return [{"trace": r.trace, "nodes": r.nodes, "variant": r.label, "seed": r.seed,
+             **{k: round(v, 4) for k, v in r.stats.items()}} for r in rows]
+
+
+def echo_table(rows: Sequence[dict[str, object]], columns: Sequence[str]) -> None:
+    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
+    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
+    for r in rows:
+        click.echo("  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)))
+
+
+def plot_ratios(table: Sequence[dict[str, object]], path: Path, title: str) -> Path:
+    """Ratio vs nodes, one panel per (trace, class), one line per (variant, percentile)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    traces = sorted({str(r["trace"]) for r in table})
+    fig, axes = plt.subplots(len(traces), 2, figsize=(10, 3.2 * len(traces)), squeeze=False)
+    for row_axes, trace in zip(axes, traces):
+        rows = [r for r in table if r["trace"] == trace]
+        for ax, cls in zip(row_axes, ("short", "long")):
+            for variant in sorted({str(r["variant"]) for r in rows}):
+                series = sorted((int(r["nodes"]), r) for r in rows if r["variant"] == variant)
+                for p in PERCENTILES:
+                    ax.plot([n for n, _ in series], [r[f"{cls}_p{p}"] for _, r in series], marker="o",
+                            label=f"{variant} p{p}")
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+            ax.set_title(f"{trace}: {cls} jobs (normalized to {rows[0]['baseline']})")
+            ax.set_xlabel("nodes (thesis scale)")
+            ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ------------------------------------------------------------------------------------------
+# the experiments
+# ------------------------------------------------------------------------------------------
+
+# Jobs per trace at scale 1 (Table 2.2 / 3.1 sizes).
+THESIS_JOBS = {"google": 506460, "yahoo": 24262, "cloudera": 21030}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Variants against a baseline over cluster sizes, per trace."""
+
+    name: str
+    title: str
+    baseline: Variant
+    variants: tuple[Variant, ...]
+    sizes: dict[str, tuple[int, ...]]
+    seeds: tuple[int, ...] = (1,)
+
+    def specs(self) -> list[RunSpec]:
+        return [RunSpec(trace, nodes, v, seed)
+                for trace, sizes in self.sizes.items() for nodes in sizes for seed in self.seeds
+                for v in (self.baseline, *self.variants)]
+
+    def run(self, out_dir: Path, scale: float) -> list[Path]:
+        rows = run_all(self.specs(), THESIS_JOBS, scale, self.name)
+        table = ratios(rows, self.baseline.label)
+        written = [write_csv(raw_rows(rows), out_dir / f"{self.name}-runs.csv"),
+                   write_csv(table, out_dir / f"{self.name}-normalized.csv"),
+                   plot_ratios(table, out_dir / f"{self.name}.png", self.title)]
+        click.echo(f"\n{self.title} (scale {scale:g}; ratios < 1: better than {self.baseline.label})")
+        echo_table(table, ["trace", "nodes", "variant", "short_p50", "short_p90", "short_p99",
+                           "long_p50", "long_p90", "long_p99", "short_better_or_equal"])
+        return written
+
+
+HAWK = Variant("hawk", "hawk")
+SPARROW = Variant("sparrow", "sparrow")
+EAGLE = Variant("eagle", "eagle")
+KAIROS = Variant("kairos", "kairos")
+GOOGLE_SWEEP = (15000, 17000, 19000, 21000, 23000)
+
+SWEEPS = {
+    s.name: s for s in (
+        Sweep("hawk-vs-sparrow", "Hawk vs Sparrow (Fig 2.5, 2.6)", SPARROW, (HAWK,),
+              {"google": (10000, 15000, 20000, 25000, 30000, 40000, 50000),
+               "yahoo": (3000, 4000, 6000, 8000), "cloudera": (10000, 15000, 20000, 30000)}),
+        Sweep("hawk-breakdown", "Hawk components (Fig 2.7)", HAWK,
+              (Variant("no-central", "hawk", ("centralized=false",)),
+               Variant("no-partition", "hawk", ("short_partition=0",)),
+               Variant("no-stealing", "hawk", ("steal_attempts=0",))),
+              {"google": (15000,)}),
+        Sweep("eagle-vs-hawk", "Eagle vs Hawk (Fig 3.2)", HAWK, (EAGLE,),
+              {"google": GOOGLE_SWEEP, "yahoo": (4000, 5000, 6000, 7000, 8000), "cloudera": GOOGLE_SWEEP}),
+        Sweep("kairos-vs-eagle", "Kairos vs Eagle (Fig 4.8, 4.9)", EAGLE, (KAIROS,),
+              {"google": GOOGLE_SWEEP, "yahoo": (4000, 5000, 6000, 7000, 8000)}),
+    )
+}
+
+
+# Kairos prototype stand-in (thesis §3.6): 30 nodes x 4 cores, 100 WordCount-like jobs.
+PROTOTYPE_NODES, PROTOTYPE_SLOTS = 30, 4
+PROTOTYPE_KAIROS = ("q=4", "w=50")
+PROTOTYPE_VARIANTS = (
+    Variant("kairos", "kairos", PROTOTYPE_KAIROS),
+    Variant("kairos q=2", "kairos", ("q=2", "w=50")),
+    Variant("kairos q=8", "kairos", ("q=8", "w=50")),
+    Variant("kairos w=10", "kairos", ("q=4", "w=10")),
+    Variant("kairos w=100", "kairos", ("q=4", "w=100")),
+    Variant("kairos random", "kairos", (*PROTOTYPE_KAIROS, "tie_break=random")),
+    Variant("kairos sum", "kairos", (*PROTOTYPE_KAIROS, "tie_break=sum")),
+    Variant("bigc", "bigc"),
+    Variant("fifo", "fifo"),
+)
+PROTOTYPE_PERCENTILES = (10, 30, 50, 90, 99)
+
+
+def _alone(job: Job, slots: int) -> float:
+    """A job's runtime alone on the cluster: its longest task times its number of waves."""
+    return max(job.durations) * math.ceil(job.n_tasks / slots)
+
+
+def kairos_prototype(out_dir: Path, scale: float) -> list[Path]:
+    """Kairos vs Big-C and FIFO, Q/W sensitivity and tie-breaks (Fig 4.4-4.7), in simulation."""
+    from tqdm import tqdm
+
+    seeds = range(1, max(1, round(10 * scale)) + 1)
+    slots = PROTOTYPE_NODES * PROTOTYPE_SLOTS
+    rows: list[dict[str, object]] = []
+    jcts: dict[tuple[str, str], list[float]] = {}
+    specs = [(trace, v, seed) for trace in ("kairos", "kairos-uniform") for v in PROTOTYPE_VARIANTS
+             for seed in seeds]
+    for trace, variant, seed in tqdm(specs, desc="kairos-prototype", unit="run"):
+        jobs = build_jobs(trace, 100, seed, 1.0)
+        spec = RunSpec(trace, PROTOTYPE_NODES, variant, seed, PROTOTYPE_SLOTS)
+        summary = run_one(spec, jobs, 1.0)
+        alone = {j.job_id: _alone(j, slots) for j in jobs}
+        jcts.setdefault((trace, variant.label), []).extend(summary.jct.values())
+        jcts.setdefault((trace, variant.label + " slowdown"), []).extend(
+            summary.jct[j] / alone[j] for j in summary.jct)
+    for (trace, label), values in sorted(jcts.items()):
+        row: dict[str, object] = {"trace": trace, "variant": label}
+        row.update({f"p{p}": round(float(np.percentile(values, p)), 2) for p in PROTOTYPE_PERCENTILES})
+        row["max"] = round(max(values), 2)
+        rows.append(row)
+    click.echo(f"\nKairos prototype stand-in: {PROTOTYPE_NODES} nodes x {PROTOTYPE_SLOTS} cores, "
+               f"{len(seeds)} seeds x 100 jobs (JCT in s; 'slowdown' rows: JCT / runtime alone)")
+    echo_table(rows, ["trace", "variant", *[f"p{p}" for p in PROTOTYPE_PERCENTILES], "max"])
+    return [write_csv(rows, out_dir / "kairos-prototype.csv"), _plot_cdfs(jcts, out_dir / "kairos-prototype.png")]
+
+
+def _plot_cdfs(jcts: dict[tuple[str, str], list[float]], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("kairos", False), ("kairos", True), ("kairos-uniform", False)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(15, 4))
+    for ax, (trace, slowdown) in zip(axes, panels):
+        for (t, label), values in sorted(jcts.items()):
+            if t != trace or label.endswith(" slowdown") != slowdown:
+                continue
+            xs = np.sort(values)
+            ax.plot(xs, np.arange(1, len(xs) + 1) / len(xs), label=label.removesuffix(" slowdown"))
+        ax.set_xscale("log")
+        ax.set_xlabel("slowdown" if slowdown else "job completion time (s)")
+        ax.set_title(f"{trace}: CDF of {'slowdown' if slowdown else 'JCT'}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _entry(name: str):  # type: ignore[no-untyped-def]
+    """The `schedbridge experiment` function for `name`: (out_dir, quick, scale=None)."""
+
+    def run(out_dir: Path, quick: bool, scale: float | None = None) -> list[Path]:
+        factor = scale if scale is not None else (0.01 if quick else 1.0)
+        if name == "kairos-prototype":
+            return kairos_prototype(out_dir, factor if scale is not None else (0.2 if quick else 1.0))
+        return SWEEPS[name].run(out_dir, factor)
+
+    run.__name__ = name.replace("-", "_")
+    return run
+
+
+hawk_vs_sparrow = _entry("hawk-vs-sparrow")
+hawk_breakdown = _entry("hawk-breakdown")
+eagle_vs_hawk = _entry("eagle-vs-hawk")
+kairos_vs_eagle = _entry("kairos-vs-eagle")
+kairos_prototype_experiment = _entry("kairos-prototype")
