@@ -4,8 +4,9 @@ Each experiment is a list of simulation runs (trace kind, cluster size, policy v
 summarised per run (job completion time percentiles for short and long jobs by the trace's
 reporting cutoff, utilization, head-of-line counters) and written as CSV tables, printed tables
 and PNG plots. ``scale`` shrinks an experiment with :func:`workloads.synthetic.scaling.shrink`:
-``scale`` times the nodes, jobs and tasks per job at the same offered load, so ``--scale 0.01``
-runs in seconds and ``--scale 1`` is the thesis' size.
+``scale`` times the nodes and tasks per job at the same offered load, and ``3 x scale`` times the
+thesis' number of jobs (capped at 1: a shrunk cluster needs proportionally more jobs to reach
+steady state), so ``--scale 0.01`` runs in about a minute and ``--scale 1`` is the thesis' size.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from workloads.synthetic import generate, get_kind
 from workloads.synthetic.scaling import shrink
 
 PERCENTILES = (50, 90, 99)
+JOBS_PER_SCALE = 3.0
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ def run_all(specs: Sequence[RunSpec], n_jobs: dict[str, int], scale: float, desc
     for spec in tqdm(specs, desc=desc, unit="run"):
         key = (spec.trace, spec.seed)
         if key not in cache:
-            cache[key] = build_jobs(spec.trace, max(20, round(n_jobs[spec.trace] * scale)), spec.seed, scale)
+            count = max(20, round(n_jobs[spec.trace] * min(1.0, JOBS_PER_SCALE * scale)))
+            cache[key] = build_jobs(spec.trace, count, spec.seed, scale)
         out.append(run_one(spec, cache[key], scale))
     return out
 
