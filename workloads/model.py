@@ -146,7 +146,11 @@ def _check_acyclic(job_id: int, what: str, parents: tuple[tuple[int, ...], ...])
             if pending[c] == 0:
                 ready.append(c)
     if seen < n:
-        raise WorkloadError(f"job {job_id}: {what} dependencies contain a cycle")
+        on_cycle, walked = next(i for i in range(n) if pending[i] > 0), set()
+        while on_cycle not in walked:  # follow unfinished parents until one repeats
+            walked.add(on_cycle)
+            on_cycle = next(p for p in parents[on_cycle] if pending[p] > 0)
+        raise WorkloadError(f"job {job_id}: {what} dependencies contain a cycle through {what} {on_cycle}")
 
 
 class Readiness:

@@ -36,6 +36,7 @@ from policies.api import (
     TaskStarted, Timer, check_policy, hooks_of,
 )
 from workloads.model import Job, Readiness
+from workloads.validate import check_against_cluster
 
 
 class _Running:
@@ -145,10 +146,8 @@ class Simulation:
         for j in self.jobs:
             if j.job_id in self.job_by_id:
                 raise ValueError(f"duplicate job id {j.job_id}")
-            if spec.capacity is not None and j.demands is not None:
-                if any(len(d) != len(spec.capacity) for d in j.demands):
-                    raise ValueError(f"job {j.job_id}: demand vectors do not match resources {spec.resources}")
             self.job_by_id[j.job_id] = j
+        check_against_cluster(self.jobs, spec.resources, spec.capacity)
         n, s = spec.n_nodes, spec.slots_per_node
         self.slots: list[list[Any]] = [[None] * s for _ in range(n)]
         self.nfree = [s] * n
@@ -171,6 +170,8 @@ class Simulation:
         self._next_job = 0
         hooks = hooks_of(policy)
         self._h = {h: getattr(policy, h) for h in hooks}
+        self._notify_start = "on_task_started" in self._h
+        self._notify_finish = "on_task_finished" in self._h
         k = self.kernel
         k.on(JobArrival, self._on_job_arrival)
         k.on(ProbeArrival, self._on_probe_arrival)
@@ -337,7 +338,7 @@ class Simulation:
         if left and jid in self.ready:
             for t in self.ready[jid].finish(task):
                 self._unblock(jid, t, now, out)
-        if "on_task_finished" in self._h:
+        if self._notify_finish and (r.probe is None or r.probe.notify):
             out.append(TaskFinished(now + self.delay, node, slot, jid, task, now))
         return self._slot_freed(node, slot, jid, task, out)
 
@@ -389,7 +390,7 @@ class Simulation:
             self._block(r, node, slot)
         else:
             out.append(SegmentEnd(now + job.durations[task], node, slot, self._token))
-        if "on_task_started" in self._h:
+        if self._notify_start and (probe is None or probe.notify):
             out.append(TaskStarted(now + self.delay, node, slot, jid, task))
 
     def _block(self, r: _Running, node: int, slot: int, first: bool = True) -> None:

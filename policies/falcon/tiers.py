@@ -59,8 +59,9 @@ class TieredScheduler:
         spec = env.cluster
         if spec.capacity is None:
             raise ValueError(f"{name} needs a cluster with a capacity vector")
-        if not 1 <= masters <= spec.n_nodes:
-            raise ValueError(f"{name}: masters must be in 1..{spec.n_nodes}, got {masters}")
+        if masters < 1:
+            raise ValueError(f"{name}: masters must be >= 1, got {masters}")
+        masters = min(masters, spec.n_nodes)  # a master needs at least one worker
         self.name = name
         self.early_start = early_start
         self.capacity = spec.capacity

@@ -25,6 +25,7 @@ from policies.psychas.algorithms import (ServerMix, bf_js, fifo_first_fit, vqs_b
 from policies.psychas.partition import Configuration, Partition, max_weight, reduced_configurations
 from policies.psychas.queues import SizeQueue, VirtualQueues, Waiting
 from policies.registry import PolicyEntry
+from workloads.model import Job
 
 TaskKey = tuple[int, int]
 TICK = "slot"
@@ -80,25 +81,46 @@ class SlottedPacker:
         self.arrivals: list[Waiting] = []
         self.seq = 0
         self.tick_at: float | None = None
+        self.unready: dict[int, list[int]] = {}  # DAG tasks waiting for their parents
 
     # -- scheduler side --------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
+        """Each task arrives as a paper "job" once ready (DAG tasks when their parents finish)."""
         job = ev.job
+        waiting = []
         for i in range(job.n_tasks):
-            share = 1.0 if job.demands is None else max(
-                d / c for d, c in zip(job.demands[i], self.capacity, strict=True))
-            size = self.partition.effective_size(share) if self.partition else share
-            self.size[(job.job_id, i)] = size
-            w = Waiting(size, self.seq, (job.job_id, i))
-            self.seq += 1
-            self.planner.enqueue(w)
-            self.arrivals.append(w)
+            if view.is_ready(job.job_id, i):
+                self._arrive(job, i)
+            else:
+                waiting.append(i)
+        if waiting:
+            self.unready[job.job_id] = waiting
         return self._wake(ev.time)
+
+    def _arrive(self, job: Job, i: int) -> None:
+        share = 1.0 if job.demands is None else max(
+            d / c for d, c in zip(job.demands[i], self.capacity, strict=True))
+        size = self.partition.effective_size(share) if self.partition else share
+        self.size[(job.job_id, i)] = size
+        w = Waiting(size, self.seq, (job.job_id, i))
+        self.seq += 1
+        self.planner.enqueue(w)
+        self.arrivals.append(w)
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         del self.held[ev.node][(ev.job_id, ev.task)]
         if ev.node not in self.departed:
             self.departed.append(ev.node)
+        if ev.job_id in self.unready:
+            job = view.job(ev.job_id)
+            still = []
+            for i in self.unready.pop(ev.job_id):
+                if view.is_ready(ev.job_id, i):
+                    self._arrive(job, i)
+                else:
+                    still.append(i)
+            if still:
+                self.unready[ev.job_id] = still
         return self._wake(ev.time)
 
     def on_timer(self, ev: Timer, view: ClusterView) -> Decisions:
