@@ -4,6 +4,7 @@ filtered to this app's containers, so other applications sharing the testbed are
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -65,7 +66,8 @@ def spinning(testbed) -> Iterator[tuple[NodeManagerSpec, str, ResourceManagerCli
         rm.kill(app_id)
 
 
-@pytest.mark.skipif(not (CGROUP_ROOT / "cpu" / "cpu.cfs_quota_us").is_file(), reason="needs cgroup v1 cpu")
+@pytest.mark.skipif(os.geteuid() != 0 or not (CGROUP_ROOT / "cpu" / "cpu.cfs_quota_us").is_file(),
+                    reason="needs root and a writable cgroup v1 cpu controller")
 def test_real_container_suspends_resumes_and_is_released_when_killed(testbed, spinning, tmp_path: Path) -> None:
     nm, cid, rm, app_id = spinning
     cgroups: CpuController = detect(CGROUP_ROOT, "sbtest-yarn")

@@ -28,7 +28,7 @@ def served(tmp_path: Path) -> Iterator[tuple[AgentServer, FakeNodeManager, FakeC
     agent = NodeAgent(nm, cgroups, TreeFinder((PurePosixPath("/data/nm-local"),)),
                       StateFile(tmp_path / "state.json"), proc_root=tmp_path / "proc")
     server = AgentServer("127.0.0.1", 0, agent, TOKEN)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield server, nm, cgroups
     server.shutdown()
