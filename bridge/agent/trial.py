@@ -38,7 +38,7 @@ class FakeNodeManager:
         self.states: dict[str, str] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def reply(self, path: str) -> tuple[int, dict[str, Any]]:
         """The NodeManager's answer to GET `path`: 404 with a RemoteException for unknown ids."""
