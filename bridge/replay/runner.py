@@ -11,7 +11,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +90,12 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _sleep_until(deadline: float) -> None:
+    """Sleep in short steps: a signal caught on another thread is only acted on between them."""
+    while (remaining := deadline - time.time()) > 0:
+        time.sleep(min(remaining, 0.5))
+
+
 @contextmanager
 def _no_interrupts() -> Iterator[None]:
     """Finish clean-up even if Ctrl-C is pressed again (or SIGTERM arrives)."""
@@ -101,21 +107,23 @@ def _no_interrupts() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def make_launcher(plan: ReplayPlan, conf: dict[str, str]) -> Launcher:
+    """The launcher of the plan's mode (a shared application starts here, before time 0)."""
+    if plan.mode == "shared":
+        return SharedApplication(plan.settings.master, conf, plan.target.env, plan.inputs)
+    return PerJobApplications(plan.settings.master, conf, plan.target.env, plan.inputs,
+                              plan.results / "logs")
+
+
 class Replay:
-    def __init__(self, plan: ReplayPlan, rm: ResourceManagerClient) -> None:
-        self.plan, self.rm = plan, rm
+    def __init__(self, plan: ReplayPlan, rm: ResourceManagerClient,
+                 launcher_factory: Callable[[ReplayPlan, dict[str, str]], Launcher] = make_launcher) -> None:
+        self.plan, self.rm, self._make_launcher = plan, rm, launcher_factory
         self.run_tag = f"replay-{uuid.uuid4().hex[:12]}"
         self.t0 = 0.0
         self.ledger = Ledger(plan.results, plan.submissions)
         self._threads: list[threading.Thread] = []
         self._progress: tqdm | None = None
-
-    def _launcher(self) -> Launcher:
-        conf, plan = spark_conf(self.plan, self.run_tag), self.plan
-        if plan.mode == "shared":
-            return SharedApplication(plan.settings.master, conf, plan.target.env, plan.inputs)
-        return PerJobApplications(plan.settings.master, conf, plan.target.env, plan.inputs,
-                                  plan.results / "logs")
 
     def _meta(self, state: str) -> dict[str, object]:
         p = self.plan
@@ -133,7 +141,7 @@ class Replay:
 
     def _submit_all(self, launcher: Launcher) -> None:
         for submission in self.plan.submissions:
-            time.sleep(max(0.0, self.t0 + submission.time_s - time.time()))
+            _sleep_until(self.t0 + submission.time_s)
             thread = threading.Thread(target=self._run_one, args=(launcher, submission),
                                       name=f"job-{submission.job_id}", daemon=True)
             thread.start()
@@ -150,7 +158,7 @@ class Replay:
         with (tqdm(total=len(self.plan.submissions), unit="job", desc=self.plan.policy) as self._progress,
               _terminate_as_interrupt()):
             try:
-                launcher = self._launcher()  # a shared application is up before the first arrival
+                launcher = self._make_launcher(self.plan, spark_conf(self.plan, self.run_tag))
                 self.t0 = time.time()
                 write_meta(self.plan.results, self._meta("running"))
                 sampler.start(self.t0)
