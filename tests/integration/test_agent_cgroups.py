@@ -18,8 +18,8 @@ import pytest
 
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
-from bridge.agent.trial import (CGROUP_ROOT, TOKEN, AgentProcess, FakeContainer, FakeNodeManager, cpu_rate,
-                                cpu_rates, proc_cpu_ns, remove_groups, usage_file, wait_for)
+from bridge.agent.trial import (CGROUP_ROOT, IDLE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
+                                cpu_rate, cpu_rates, proc_cpu_ns, remove_groups, usage_file, wait_for)
 
 pytestmark = [
     pytest.mark.integration,
@@ -28,6 +28,7 @@ pytestmark = [
 ]
 
 CID = "container_1763700000000_0001_01_000002"
+SECOND = "container_1763700000000_0001_01_000003"
 MIN_SHARE = 0.1
 SUSPENDED_MAX = MIN_SHARE * 1.5  # cores: one CFS period of slack over a 1 s window
 # "Full share" is judged against a control: an identical uncapped spinner running beside the container,
@@ -121,15 +122,22 @@ def test_children_forked_while_suspended_stay_throttled(node: Node) -> None:
 
 
 def test_sigkill_then_restart_restores_every_throttled_container(node: Node) -> None:
-    node.client().suspend(CID)
-    node.agent.signal(signal.SIGKILL)
-    assert node.rate() <= SUSPENDED_MAX  # the crash left the throttle in place...
+    second = FakeContainer(node.local, SECOND, program=IDLE)
+    try:
+        node.nm.states[SECOND] = "RUNNING"
+        wait_for(lambda: node.client().container(SECOND)["managed"], 10, "adoption of the second container")
+        node.client().suspend(CID)
+        node.client().suspend(SECOND, freeze=True)
+        node.agent.signal(signal.SIGKILL)
+        assert node.rate() <= SUSPENDED_MAX  # the crash left the throttles in place...
 
-    node.restart_agent()  # ...and the restart undoes it before serving
-    assert f"restored 1 container(s) left by a previous run: {CID}" in node.agent.log()
-    assert node.client().container(CID)["throttled"] is False
-    wait_for(lambda: node.client().container(CID)["managed"], 10, "re-adoption at full size")
-    assert node.share_of_control() >= FULL_RATIO
+        node.restart_agent()  # ...and the restart undoes them before serving
+        assert f"restored 2 container(s) left by a previous run: {CID}, {SECOND}" in node.agent.log()
+        assert not any(c["throttled"] for c in node.client().containers())
+        wait_for(lambda: node.client().container(CID)["managed"], 10, "re-adoption at full size")
+        assert node.share_of_control() >= FULL_RATIO
+    finally:
+        second.kill()
 
 
 def test_restore_only_undoes_a_dead_agents_throttles(node: Node) -> None:
