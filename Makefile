@@ -26,7 +26,7 @@ plugin: $(VENV)/.installed
 	@if [ -f sparkplugin/build.py ]; then $(PY) sparkplugin/build.py; fi
 
 test: setup
-	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
 
 unit: setup
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
