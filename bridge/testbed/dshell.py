@@ -45,7 +45,7 @@ def distributed_shell(hdfs: InsecureClient, fs_default: str, conf_dir: Path, had
     jars = sorted(hadoop_apps_dir().glob("hadoop-yarn-applications-distributedshell-*.jar"))
     if not jars:
         raise FileNotFoundError(f"distributed-shell jar not found in {hadoop_apps_dir()}: run `make setup`")
-    staging = f"/tmp/schedbridge-dshell/{uuid.uuid4().hex}"
+    staging = f"/schedbridge/dshell/{uuid.uuid4().hex}"
     resources = {
         "AppMaster.jar": _upload(hdfs, fs_default, jars[-1], None, f"{staging}/AppMaster.jar"),
         # The AM reads the command to run in each container from this file, written the way
