@@ -65,7 +65,7 @@ def trace_settings(policy: str, trace: str) -> tuple[str, ...]:
     """The per-trace parameters the thesis uses for each policy (cutoffs, partitions, W)."""
     kind = get_kind(trace)
     if policy in ("hawk", "eagle"):
-        return (f"cutoff={kind.cutoff}", f"short_partition={kind.short_partition_pct}")
+        return (f"cutoff={kind.cutoff}", f"big_partition={100 - kind.short_partition_pct}")
     if policy == "kairos":
         return ("w=10000",) if trace == "google" else ()
     if policy == "bigc":
@@ -262,8 +262,8 @@ SWEEPS = {
                "yahoo": (3000, 4000, 6000, 8000), "cloudera": (10000, 15000, 20000, 30000)}),
         Sweep("hawk-breakdown", "Hawk components (Fig 2.7)", HAWK,
               (Variant("no-central", "hawk", ("centralized=false",)),
-               Variant("no-partition", "hawk", ("short_partition=0",)),
-               Variant("no-stealing", "hawk", ("steal_attempts=0",))),
+               Variant("no-partition", "hawk", ("big_partition=100",)),
+               Variant("no-stealing", "hawk", ("stealing=false",))),
               {"google": (15000,)}),
         Sweep("eagle-vs-hawk", "Eagle vs Hawk (Fig 3.2)", HAWK, (EAGLE,),
               {"google": GOOGLE_SWEEP, "yahoo": (4000, 5000, 6000, 7000, 8000), "cloudera": GOOGLE_SWEEP}),

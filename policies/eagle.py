@@ -42,11 +42,12 @@ _BITVECTOR_DRAWS = 64
 
 @dataclass(frozen=True)
 class EagleConfig:
-    """Eagle parameters; defaults are the thesis' Google settings ([X] simulator values).
+    """Eagle parameters; defaults are the thesis' Yahoo settings ([X] simulator values), as Hawk's.
 
-    cutoff: estimated task duration (s) above which a job is long (Google 1129.532, Yahoo 90.5811,
+    cutoff: estimated task duration (s) above which a job is long (Yahoo 90.5811, Google 1129.532,
         Cloudera 272.783).
-    short_partition: % of the nodes, from id 0, reserved for short tasks (17 Google, 2 Yahoo, 9 Cloudera).
+    big_partition: % of the nodes, from the highest id, where long tasks may go; the rest is the
+        short-only partition (98 Yahoo, 83 Google, 91 Cloudera).
     probe_ratio, min_probes: a short job sends max(min_probes, ceil(probe_ratio x tasks)) probes.
     sss: succinct state sharing (reject short probes at nodes holding long work).
     sbp_srpt: sticky batch probing with SRPT queue reordering (else FIFO, one task per probe).
@@ -54,8 +55,8 @@ class EagleConfig:
     rounds: probing rounds before the short-partition fallback (2: random, then bit-vector).
     """
 
-    cutoff: float = 1129.532
-    short_partition: float = 17.0
+    cutoff: float = 90.5811
+    big_partition: float = 98.0
     probe_ratio: float = 2.0
     min_probes: int = 20
     sss: bool = True
@@ -64,9 +65,9 @@ class EagleConfig:
     rounds: int = 2
 
     def __post_init__(self) -> None:
-        check_percent("short_partition", self.short_partition)
-        if self.short_partition == 100:
-            raise ValueError("short_partition must leave a general partition for long jobs (< 100)")
+        check_percent("big_partition", self.big_partition)
+        if self.big_partition == 0:
+            raise ValueError("big_partition must be > 0: long jobs need a general partition")
         if not self.probe_ratio > 0:
             raise ValueError(f"probe_ratio must be > 0, got {self.probe_ratio}")
         if self.min_probes < 0 or self.rounds < 1:
@@ -171,7 +172,7 @@ class Eagle:
         n = env.cluster.n_nodes
         self.config = config
         self.n = n
-        self.partition = Partition.from_percent(n, 100.0, 100.0 - config.short_partition)
+        self.partition = Partition.from_percent(n, 100.0, config.big_partition)
         self.short_only = self.partition.short_only
         self.rng = env.rng("eagle-probes")
         self.binder = LateBinder()

@@ -47,14 +47,14 @@ def test_srpt_never_looks_past_a_long_entry() -> None:
 
 
 def test_long_tasks_go_to_the_general_partition_by_least_work_left() -> None:
-    policy, view = _eagle(10, short_partition=50.0)
+    policy, view = _eagle(10, big_partition=50.0)
     probes = _arrive(policy, view, Job(0, 0.0, (20.0,) * 5))
     nodes = sorted(n for p in probes for n in p.nodes)
     assert nodes == [5, 6, 7, 8, 9] and all(p.probe.long for p in probes)
 
 
 def test_short_probes_are_rejected_at_nodes_holding_long_work() -> None:
-    policy, view = _eagle(10, short_partition=50.0)
+    policy, view = _eagle(10, big_partition=50.0)
     (long_probe,) = _arrive(policy, view, Job(0, 0.0, (20.0,)))
     node = long_probe.nodes[0]
     view.run[node] = [RunningTask(0, 9, 0, 0.0, 0.0)]          # busy: the long probe just queues
@@ -67,7 +67,7 @@ def test_short_probes_are_rejected_at_nodes_holding_long_work() -> None:
 
 
 def test_rejected_probe_goes_to_a_free_node_then_to_the_short_partition() -> None:
-    policy, view = _eagle(10, short_partition=20.0)
+    policy, view = _eagle(10, big_partition=80.0)
     _arrive(policy, view, Job(1, 0.0, (1.0,) * 3))
     copy = Snapshot(bits=sum(1 << n for n in range(2, 10) if n != 7), ts=5)
     status = Status()
@@ -81,7 +81,7 @@ def test_rejected_probe_goes_to_a_free_node_then_to_the_short_partition() -> Non
 
 
 def test_sticky_probe_keeps_the_node_on_the_same_job() -> None:
-    policy, view = _eagle(1, short_partition=0.0, min_probes=1, probe_ratio=0.1)
+    policy, view = _eagle(1, big_partition=100.0, min_probes=1, probe_ratio=0.1)
     (probe_a,) = _arrive(policy, view, Job(1, 0.0, (1.0,) * 2))
     (probe_b,) = _arrive(policy, view, Job(2, 0.0, (9.0,) * 3))
     a, b = probe_a.probe, probe_b.probe
@@ -98,17 +98,17 @@ def test_sticky_probe_keeps_the_node_on_the_same_job() -> None:
 
 
 def test_fifo_ablation_uses_one_task_per_probe() -> None:
-    policy, view = _eagle(1, short_partition=0.0, min_probes=1, probe_ratio=0.1, sbp_srpt=False)
+    policy, view = _eagle(1, big_partition=100.0, min_probes=1, probe_ratio=0.1, sbp_srpt=False)
     (probe_a,) = _arrive(policy, view, Job(1, 0.0, (1.0,) * 2))
     (run,) = policy.on_probe_arrival(ProbeArrival(0.001, 0, probe_a.probe), view)
     assert run.keep is False
 
 
 def test_config_refuses_impossible_values() -> None:
-    with pytest.raises(ValueError, match="short_partition"):
-        EagleConfig(short_partition=120.0)
+    with pytest.raises(ValueError, match="big_partition"):
+        EagleConfig(big_partition=120.0)
     with pytest.raises(ValueError, match="general partition"):
-        EagleConfig(short_partition=100.0)
+        EagleConfig(big_partition=0.0)
     with pytest.raises(ConfigError):
         config_for("eagle", ["rounds=0"])
     assert config_for("eagle", ["sss=false"]).sss is False
@@ -118,7 +118,7 @@ def _simulate(**config: object) -> dict[str, int]:
     kind = generate("yahoo", jobs=250, seed=4, load=0.95, nodes=150)
     jobs = [Job(i, j.submit_time, j.durations) for i, j in enumerate(kind.jobs)]
     spec = ClusterSpec(150, 1)
-    policy = Eagle(EagleConfig(cutoff=90.5811, short_partition=2.0, **config), PolicyEnv(spec, 2))
+    policy = Eagle(EagleConfig(cutoff=90.5811, big_partition=98.0, **config), PolicyEnv(spec, 2))
     result = simulate(jobs, policy, spec, report_long=lambda j: j.estimate > 90.5811)
     assert result.unfinished == []
     assert sum(result.log.seg_done) == sum(j.n_tasks for j in jobs)

@@ -1,18 +1,15 @@
 """The thesis' qualitative results, at small scale, on the Yahoo-like synthetic trace.
 
-One trace (3000 jobs, shrunk 20x with `shrink`: 200 nodes standing for the thesis' 4000, the
+One trace (8000 jobs, shrunk 20x with `shrink`: 200 nodes standing for the thesis' 4000, the
 Yahoo high-load point) is simulated once per policy and shared by the assertions.
 """
 from __future__ import annotations
 
 from functools import cache
 
-import pytest
-
 from bridge.experiments_thesis import RunSpec, Summary, Variant, build_jobs, run_one
-from policies.registry import names
 
-SCALE, JOBS, NODES = 0.05, 3000, 4000
+SCALE, JOBS, NODES = 0.05, 8000, 4000
 
 
 @cache
@@ -27,12 +24,10 @@ def _short(policy: str, p: int) -> float:
     return _run(policy).stats[f"short_p{p}"]
 
 
-@pytest.mark.skipif("hawk" not in names(), reason="the Hawk policy is not registered yet")
 def test_hawk_beats_sparrow_on_short_job_p90_at_high_load() -> None:
     assert _short("hawk", 90) < 0.5 * _short("sparrow", 90)
 
 
-@pytest.mark.skipif("hawk" not in names(), reason="the Hawk policy is not registered yet")
 def test_eagle_beats_hawk_on_short_jobs() -> None:
     assert all(_short("eagle", p) < _short("hawk", p) for p in (50, 90, 99))
 
