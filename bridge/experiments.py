@@ -29,6 +29,7 @@ EXPERIMENTS: dict[str, str] = {
     "eagle-vs-hawk": "bridge.experiments_thesis:eagle_vs_hawk",
     "kairos-vs-eagle": "bridge.experiments_thesis:kairos_vs_eagle",
     "kairos-prototype": "bridge.experiments_thesis:kairos_prototype_experiment",
+    "sparrow-hol": "bridge.experiments_thesis:sparrow_hol_experiment",
 }
 
 

@@ -355,6 +355,8 @@ def _entry(name: str):  # type: ignore[no-untyped-def]
         factor = scale if scale is not None else (0.01 if quick else 1.0)
         if name == "kairos-prototype":
             return kairos_prototype(out_dir, factor if scale is not None else (0.2 if quick else 1.0))
+        if name == "sparrow-hol":
+            return sparrow_hol(out_dir, factor if scale is not None else (0.1 if quick else 1.0))
         return SWEEPS[name].run(out_dir, factor)
 
     run.__name__ = name.replace("-", "_")
@@ -366,3 +368,34 @@ hawk_breakdown = _entry("hawk-breakdown")
 eagle_vs_hawk = _entry("eagle-vs-hawk")
 kairos_vs_eagle = _entry("kairos-vs-eagle")
 kairos_prototype_experiment = _entry("kairos-prototype")
+sparrow_hol_experiment = _entry("sparrow-hol")
+
+
+def utilization_samples(result: SimResult, every: float = 100.0) -> np.ndarray:
+    """Fraction of busy slots at every `every` seconds, from the first submission to the end."""
+    starts = np.sort(np.asarray(result.log.seg_start))
+    ends = np.sort(np.asarray(result.log.seg_end))
+    times = np.arange(min(j.submit for j in result.jobs), result.end_time, every)
+    busy = np.searchsorted(starts, times, side="right") - np.searchsorted(ends, times, side="right")
+    return busy / (result.spec.n_nodes * result.spec.slots_per_node)
+
+
+def sparrow_hol(out_dir: Path, scale: float) -> list[Path]:
+    """Hawk's motivating simulation (Fig 2.1): Sparrow's short jobs stuck behind long tasks."""
+    kind = get_kind("hawk-motivation")
+    jobs = build_jobs("hawk-motivation", kind.default_jobs, 1, scale)
+    nodes = max(1, round(kind.default_nodes * scale))
+    rows: list[dict[str, object]] = []
+    for policy in ("sparrow", "hawk"):
+        cluster = ClusterSpec(nodes, 1)
+        settings = (f"cutoff={kind.cutoff}", f"big_partition={100 - kind.short_partition_pct}") if policy == "hawk" else ()
+        result = simulate(jobs, create(policy, PolicyEnv(cluster, 1), config_for(policy, settings)), cluster)
+        util = utilization_samples(result)
+        short = [result.log.job_finish[j.job_id] - j.submit for j in jobs if j.estimate <= kind.cutoff]
+        rows.append({"policy": policy, "nodes": nodes, "median_utilization": round(float(np.median(util)), 3),
+                     "max_utilization": round(float(util.max()), 3),
+                     "short_jobs_over_15000s": round(float(np.mean(np.array(short) > 15000.0)), 3),
+                     "short_p50": round(float(np.median(short)), 1)})
+    click.echo(f"\nHawk motivation (Fig 2.1): {len(jobs)} jobs on {nodes} nodes (scale {scale:g})")
+    echo_table(rows, list(rows[0]))
+    return [write_csv(rows, out_dir / "sparrow-hol.csv")]
