@@ -149,3 +149,20 @@ def test_simulated_kairos_finishes_every_task_within_the_cap(slots: int) -> None
     assert sum(result.log.seg_done) == sum(j.n_tasks for j in jobs)
     assert result.log.counters["suspends"] == result.log.counters["resumes"] > 0
     assert create("kairos", PolicyEnv(spec, 1)).name == "kairos"
+
+
+def test_periodic_heartbeats_when_an_interval_is_set() -> None:
+    policy, view = _kairos(1, heartbeat_interval=5.0)
+    out = policy.on_probe_arrival(ProbeArrival(1.0, 0, ProbeInfo(1, 0)), view)
+    assert not _of(SendHeartbeat, out) and _of(SetTimer, out) == [SetTimer(6.0, 0, "heartbeat")]
+    view.run[0] = [RunningTask(0, 1, 0, 1.0, 0.0)]
+    view.now = 6.0
+    out = policy.on_node_timer(Timer(6.0, 0, "heartbeat"), view)
+    assert _of(SendHeartbeat, out)[0].payload.n_tasks == 1 and _of(SetTimer, out)[0].at == 11.0
+
+
+def test_simulated_kairos_with_periodic_heartbeats_stays_within_the_cap() -> None:
+    jobs = [Job(i, i * 0.5, (3.0,) * (1 + i % 4)) for i in range(40)]
+    spec = ClusterSpec(3, 1)
+    result = simulate(jobs, _CapChecked(KairosConfig(q=1, w=1.0, heartbeat_interval=2.0), PolicyEnv(spec, 1)), spec)
+    assert result.unfinished == [] and sum(result.log.seg_done) == sum(j.n_tasks for j in jobs)
