@@ -149,7 +149,10 @@ class ProbeInfo:
     """A queue entry travelling to a node: a late-binding probe (``task is None``) or a task
     bound by its sender. ``est`` and ``long`` are the *sender's* belief (estimated task
     duration, scheduling class); ``pid`` is a sender-chosen id for logs; ``round`` counts
-    re-sends (Eagle re-probing, stealing); ``info`` is free policy payload (keep it immutable)."""
+    re-sends (Eagle re-probing, stealing); ``info`` is free policy payload (keep it immutable).
+    ``notify=False`` asks the driver not to send TaskStarted/TaskFinished to the scheduler side
+    for tasks run from this entry (saves two messages per task when the scheduler does not
+    track them, e.g. Hawk's short tasks)."""
 
     job_id: int
     task: int | None = None
@@ -158,10 +161,11 @@ class ProbeInfo:
     pid: int = -1
     round: int = 0
     info: Any = None
+    notify: bool = True
 
     def bind(self, task: int) -> ProbeInfo:
-        """This probe bound to a task (same job, estimate, class and id)."""
-        return ProbeInfo(self.job_id, task, self.est, self.long, self.pid, self.round, self.info)
+        """This probe bound to a task (same job, estimate, class, id and notify flag)."""
+        return ProbeInfo(self.job_id, task, self.est, self.long, self.pid, self.round, self.info, self.notify)
 
 
 @value

@@ -103,6 +103,39 @@ class SimResult:
     unfinished: list[int]           # ids of jobs that neither finished nor were rejected
     policy: str = ""
 
+    def task_table(self) -> Any:
+        """Run segments as a DataFrame (the columns ``bridge.metrics`` expects, plus ``idle``)."""
+        import numpy as np
+        import pandas as pd
+
+        lg = self.log
+
+        def col(a: array, dtype: Any) -> Any:
+            return np.frombuffer(a, dtype=dtype).copy() if len(a) else np.zeros(0, dtype)
+
+        return pd.DataFrame({
+            "job_id": col(lg.seg_job, np.int64), "task": col(lg.seg_task, np.int64),
+            "node": col(lg.seg_node, np.int64), "slot": col(lg.seg_slot, np.int64),
+            "start": col(lg.seg_start, np.float64), "end": col(lg.seg_end, np.float64),
+            "done": col(lg.seg_done, np.int8).astype(bool), "idle": col(lg.seg_idle, np.float64),
+        })
+
+    def job_table(self) -> Any:
+        """One row per job: submit, finish (NaN if unfinished), sizes, ideal runtime, rejected.
+        ``ideal`` (runtime alone in the cluster) is max(longest task, work / slots)."""
+        import pandas as pd
+
+        slots = self.spec.n_nodes * self.spec.slots_per_node
+        fin, rej = self.log.job_finish, self.log.rejected_jobs
+        rows = []
+        for j in self.jobs:
+            mx = max(j.durations)
+            work = j.work
+            rows.append((j.job_id, j.submit, fin.get(j.job_id, math.nan), j.n_tasks, j.estimate,
+                         work / j.n_tasks, mx, work, max(mx, work / slots), j.job_id in rej))
+        return pd.DataFrame(rows, columns=["job_id", "submit", "finish", "n_tasks", "estimate",
+                                           "mean_duration", "max_duration", "work", "ideal", "rejected"])
+
 
 COUNTERS = (
     "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",

@@ -5,9 +5,13 @@ started) plus, for each running one, ``est - min(elapsed, est)``. ``place`` retu
 the least work left and charges it. Nodes with no work left at all are taken first, the one that
 has been free the longest first.
 
-The heap is keyed on each node's estimated time of becoming free, ``now + work_left``, which
+A table may have several *groups* of nodes (e.g. the short-allowed and the general partition);
+``place(now, est, group)`` picks within one group while the work per node is shared.
+
+The heaps are keyed on each node's estimated time of becoming free, ``now + work_left``, which
 (with at most one tracked task running per node, the thesis' one-slot model) can only grow as
-time passes; stale keys are therefore lower bounds and are re-validated lazily when popped.
+time passes; stale keys are therefore lower bounds and are re-validated lazily when popped. With
+several tracked tasks running on one node the key can shrink and the pick is approximate.
 """
 from __future__ import annotations
 
@@ -16,17 +20,30 @@ from collections.abc import Iterable
 
 
 class LwlTable:
-    __slots__ = ("queued", "running", "_heap", "_ver", "members")
+    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members")
 
     def __init__(self, n_nodes: int, nodes: Iterable[int]) -> None:
         self.queued = [0.0] * n_nodes                     # est work placed but not started
         self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
         self._ver = [0] * n_nodes
-        self.members = sorted(set(nodes))
-        if not self.members:
-            raise ValueError("LWL needs at least one node")
-        self._heap: list[tuple[float, int, int]] = [(0.0, n, 0) for n in self.members]
-        heapq.heapify(self._heap)
+        self._heaps: list[list[tuple[float, int, int]]] = []
+        self._groups_of: list[tuple[int, ...]] = [()] * n_nodes
+        self.members: list[list[int]] = []
+        self.add_group(nodes)
+
+    def add_group(self, nodes: Iterable[int]) -> int:
+        """Add a group of nodes to place on; returns its index (the first group is 0)."""
+        members = sorted(set(nodes))
+        if not members:
+            raise ValueError("LWL needs at least one node per group")
+        g = len(self._heaps)
+        self.members.append(members)
+        for n in members:
+            self._groups_of[n] = self._groups_of[n] + (g,)
+        heap = [(0.0, n, self._ver[n]) for n in members]
+        heapq.heapify(heap)
+        self._heaps.append(heap)
+        return g
 
     def work_left(self, node: int, now: float) -> float:
         w = self.queued[node]
@@ -37,28 +54,36 @@ class LwlTable:
 
     def _push(self, node: int, now: float) -> None:
         self._ver[node] += 1
-        heapq.heappush(self._heap, (now + self.work_left(node, now), node, self._ver[node]))
+        v = self._ver[node]
+        key = now + self.work_left(node, now)
+        for g in self._groups_of[node]:
+            heapq.heappush(self._heaps[g], (key, node, v))
 
-    def place(self, now: float, est: float) -> int:
-        """Least-loaded node; charges it ``est``."""
-        heap = self._heap
+    def peek(self, now: float, group: int = 0) -> int:
+        """The least-loaded node of ``group`` (without charging it)."""
+        heap = self._heaps[group]
+        ver = self._ver
         while True:
-            key, node, ver = heap[0]
-            if ver != self._ver[node]:
+            key, node, v = heap[0]
+            if v != ver[node]:
                 heapq.heappop(heap)
                 continue
             w = self.work_left(node, now)
             if w == 0.0 or now + w <= key + 1e-9:
-                break
-            heapq.heapreplace(heap, (now + w, node, ver))
-        heapq.heappop(heap)
+                return node
+            heapq.heapreplace(heap, (now + w, node, v))
+
+    def place(self, now: float, est: float, group: int = 0) -> int:
+        """Least-loaded node of ``group``; charges it ``est``."""
+        node = self.peek(now, group)
         self.queued[node] += est
         self._push(node, now)
         return node
 
     def started(self, node: int, key: tuple[int, int], now: float, est: float) -> None:
         """A task placed on ``node`` started (``key`` identifies it until it finishes)."""
-        self.queued[node] = max(0.0, self.queued[node] - est)
+        q = self.queued[node] - est
+        self.queued[node] = q if q > 1e-9 else 0.0
         self.running[node][key] = now + est
         self._push(node, now)
 

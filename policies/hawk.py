@@ -1,0 +1,135 @@
+"""Hawk: hybrid scheduling (thesis Ch. 2; Delgado et al., USENIX ATC 2015).
+
+* A job is **long** if its estimated task duration (``Job.estimate``, the mean) is above
+  ``cutoff``, otherwise **short**.
+* **Short jobs** are scheduled distributedly, Sparrow-style: ``ceil(probe_ratio * t)`` probes to
+  nodes drawn uniformly at random from the short-allowed nodes (the whole cluster by default),
+  late binding.
+* **Long jobs** go to one centralized scheduler that places each task on the general-partition
+  node with the least (long) work left (:class:`~policies.common.lwl.LwlTable`). Each long task
+  travels as a probe and gets its task when it reaches the head of the queue (as in the
+  authors' simulator).
+* **Partition**: long tasks may only use the top ``big_partition`` % of the nodes; the rest is
+  reserved for short tasks.
+* **Randomized stealing**: a node whose queue is empty when a slot frees contacts up to
+  ``steal_attempts`` random general-partition nodes and takes, from the first that has one,
+  the first consecutive group of short entries behind a long one (at most ``steal_cap``).
+
+Ablations are config fields: ``stealing=false``, ``big_partition=100`` (no partition),
+``centralized=false`` (long jobs probe like short ones, within the general partition).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policies.api import (
+    ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeInfo, Steal, StealRequest,
+    TaskFinished, TaskRequest, TaskStarted,
+)
+from policies.common.lwl import LwlTable
+from policies.common.nodefifo import FifoNodes
+from policies.common.partitions import Partition, check_percent
+from policies.common.probing import LateBinder, probe_count, sample
+from policies.common.queues import NodeQueues
+from policies.common.stealing import first_short_group_after_long, pick_victims
+from policies.registry import PolicyEntry
+
+
+@dataclass(frozen=True)
+class HawkConfig:
+    """Defaults are the thesis' Yahoo settings ([X] cutoff 90.5811 s, big partition 98%)."""
+
+    cutoff: float = 90.5811          # scheduling cutoff on the estimated task duration (s)
+    probe_ratio: float = 2.0         # probes per task for short jobs
+    small_partition: float = 100.0   # % of nodes, from id 0, where short tasks may go
+    big_partition: float = 98.0      # % of nodes, from the highest id, where long tasks may go
+    stealing: bool = True
+    steal_attempts: int = 10         # victims contacted per idle event
+    steal_cap: int = 10_000          # most entries taken per steal
+    centralized: bool = True         # long jobs placed by central LWL (False: probed)
+
+    def __post_init__(self) -> None:
+        if not self.probe_ratio > 0:
+            raise ValueError(f"probe_ratio must be > 0, got {self.probe_ratio}")
+        check_percent("small_partition", self.small_partition)
+        check_percent("big_partition", self.big_partition)
+        if self.small_partition == 0 or self.big_partition == 0:
+            raise ValueError("small_partition and big_partition must be > 0")
+        if self.steal_attempts < 0:
+            raise ValueError(f"steal_attempts must be >= 0, got {self.steal_attempts}")
+        if self.steal_cap < 1:
+            raise ValueError(f"steal_cap must be >= 1, got {self.steal_cap}")
+
+
+class Hawk(FifoNodes):
+    name = "hawk"
+
+    def __init__(self, config: HawkConfig, env: PolicyEnv) -> None:
+        self.cfg = config
+        n = env.cluster.n_nodes
+        self.part = Partition.from_percent(n, config.small_partition, config.big_partition)
+        self.queues = NodeQueues(n)
+        self.binder = LateBinder()
+        self.lwl = LwlTable(n, self.part.general) if config.centralized else None
+        self.probe_rng = env.rng("probes")
+        self.steal_rng = env.rng("steal")
+        self.steal = config.stealing and config.steal_attempts > 0
+
+    # scheduler side ---------------------------------------------------------------------------
+    def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
+        job = ev.job
+        self.binder.add(job)
+        p = self.part
+        if job.estimate > self.cfg.cutoff:
+            if self.lwl is not None:
+                nodes = tuple(self.lwl.place(ev.time, job.estimate) for _ in range(job.n_tasks))
+            else:
+                k = probe_count(job.n_tasks, self.cfg.probe_ratio)
+                nodes = sample(self.probe_rng, k, p.long_lo, p.long_hi)
+            return (Probe(nodes, ProbeInfo(job.job_id, est=job.estimate, long=True)),)
+        k = probe_count(job.n_tasks, self.cfg.probe_ratio)
+        nodes = sample(self.probe_rng, k, p.short_lo, p.short_hi)
+        return (Probe(nodes, ProbeInfo(job.job_id, est=job.estimate, notify=False)),)
+
+    def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
+        return self.binder.answer(ev, view)
+
+    def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
+        if self.lwl is not None:
+            self.lwl.started(ev.node, (ev.job_id, ev.task), ev.time, view.job(ev.job_id).estimate)
+        return ()
+
+    def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
+        if self.lwl is not None:
+            self.lwl.finished(ev.node, (ev.job_id, ev.task), ev.time)
+        return ()
+
+    # node side --------------------------------------------------------------------------------
+    def after_idle(self, node: int, slot: int, view: ClusterView) -> Decisions:
+        if not self.steal:
+            return ()
+        p = self.part
+        victims = pick_victims(self.steal_rng, self.cfg.steal_attempts, p.long_lo, p.long_hi, node)
+        return (Steal(node, victims),) if victims else ()
+
+    def on_steal_request(self, ev: StealRequest, view: ClusterView) -> Decisions:
+        q = self.queues[ev.victim]
+        if not q:
+            return ()
+        running_long = any(r.probe is not None and r.probe.long for r in view.running(ev.victim))
+        i, j = first_short_group_after_long(q, _is_long, not running_long, self.cfg.steal_cap)
+        if i == j:
+            return ()
+        items = list(q)
+        q.clear()
+        q.extend(items[:i])
+        q.extend(items[j:])
+        return (Give(ev.victim, ev.thief, tuple(items[i:j])),)
+
+
+def _is_long(p: ProbeInfo) -> bool:
+    return p.long
+
+
+ENTRY = PolicyEntry("hawk", HawkConfig, Hawk,
+                    "hybrid: central LWL for long jobs, probing for short, partition, stealing")

@@ -1,0 +1,72 @@
+"""Centralized Least-Work-Left (thesis §1.5 and §2.4 baselines).
+
+One central scheduler places every task on the node with the least estimated work left, using
+the same LWL algorithm as Hawk's long-job scheduler, but for all jobs and (by default) over the
+whole cluster, with no stealing. With ``cutoff`` and partitions set, jobs whose estimate is
+above the cutoff go to the general partition and the others to the short-allowed nodes, which
+is the "omniscient LWL with the same static partition" of Eagle's Fig. 3.7. Tasks travel as
+probes and are bound when they reach a free slot (late binding), as in Hawk.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policies.api import (
+    ClusterView, Decisions, JobArrival, PolicyEnv, Probe, ProbeInfo, TaskFinished, TaskRequest,
+    TaskStarted,
+)
+from policies.common.lwl import LwlTable
+from policies.common.nodefifo import FifoNodes
+from policies.common.partitions import Partition, check_percent
+from policies.common.probing import LateBinder
+from policies.common.queues import NodeQueues
+from policies.registry import PolicyEntry
+
+
+@dataclass(frozen=True)
+class LwlConfig:
+    cutoff: float = -1.0             # jobs with estimate > cutoff use the general partition
+    small_partition: float = 100.0   # % of nodes, from id 0, for jobs at or below the cutoff
+    big_partition: float = 100.0     # % of nodes, from the highest id, for jobs above it
+
+    def __post_init__(self) -> None:
+        check_percent("small_partition", self.small_partition)
+        check_percent("big_partition", self.big_partition)
+        if self.small_partition == 0 or self.big_partition == 0:
+            raise ValueError("small_partition and big_partition must be > 0")
+
+
+class CentralLwl(FifoNodes):
+    name = "lwl"
+
+    def __init__(self, config: LwlConfig, env: PolicyEnv) -> None:
+        self.cfg = config
+        n = env.cluster.n_nodes
+        self.part = Partition.from_percent(n, config.small_partition, config.big_partition)
+        self.queues = NodeQueues(n)
+        self.binder = LateBinder()
+        self.table = LwlTable(n, self.part.general)                        # group 0: above cutoff
+        self.short_group = self.table.add_group(range(self.part.short_lo, self.part.short_hi))
+
+    def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
+        job = ev.job
+        self.binder.add(job)
+        long = job.estimate > self.cfg.cutoff
+        group = 0 if long else self.short_group
+        place, now, est = self.table.place, ev.time, job.estimate
+        nodes = tuple(place(now, est, group) for _ in range(job.n_tasks))
+        return (Probe(nodes, ProbeInfo(job.job_id, est=est, long=long)),)
+
+    def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
+        return self.binder.answer(ev, view)
+
+    def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
+        self.table.started(ev.node, (ev.job_id, ev.task), ev.time, view.job(ev.job_id).estimate)
+        return ()
+
+    def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
+        self.table.finished(ev.node, (ev.job_id, ev.task), ev.time)
+        return ()
+
+
+ENTRY = PolicyEntry("lwl", LwlConfig, CentralLwl, "centralized least-work-left placement of every task")
