@@ -15,7 +15,7 @@ differ only in the :class:`Planner` they plug into :class:`SlottedPacker`.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -86,16 +86,19 @@ class SlottedPacker:
     # -- scheduler side --------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         """Each task arrives as a paper "job" once ready (DAG tasks when their parents finish)."""
-        job = ev.job
+        self._admit(ev.job, range(ev.job.n_tasks), view)
+        return self._wake(ev.time)
+
+    def _admit(self, job: Job, tasks: Iterable[int], view: ClusterView) -> None:
+        """Queue the ready ones among ``tasks``; remember the others until a parent finishes."""
         waiting = []
-        for i in range(job.n_tasks):
+        for i in tasks:
             if view.is_ready(job.job_id, i):
                 self._arrive(job, i)
             else:
                 waiting.append(i)
         if waiting:
             self.unready[job.job_id] = waiting
-        return self._wake(ev.time)
 
     def _arrive(self, job: Job, i: int) -> None:
         share = 1.0 if job.demands is None else max(
@@ -112,15 +115,7 @@ class SlottedPacker:
         if ev.node not in self.departed:
             self.departed.append(ev.node)
         if ev.job_id in self.unready:
-            job = view.job(ev.job_id)
-            still = []
-            for i in self.unready.pop(ev.job_id):
-                if view.is_ready(ev.job_id, i):
-                    self._arrive(job, i)
-                else:
-                    still.append(i)
-            if still:
-                self.unready[ev.job_id] = still
+            self._admit(view.job(ev.job_id), self.unready.pop(ev.job_id), view)
         return self._wake(ev.time)
 
     def on_timer(self, ev: Timer, view: ClusterView) -> Decisions:
