@@ -1,7 +1,7 @@
-"""The built-in FIFO planner: stages in Spark's order, each filling free slots, local hosts first.
+"""``spark-fifo``: stages in Spark's own order, each filling free slots, local hosts first.
 
-It needs no policy engine, so it proves the plugin's round trip on its own and is the reference
-the live policies are compared with.
+It needs no policy engine, so it proves the plugin's round trip on its own and is the baseline
+the live policies (``bridge.live.spark_engine``) are compared with.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def free_slots(slots: Sequence[Slot]) -> dict[str, int]:
 class FifoPlanner:
     """First come, first served, in the stage order Spark itself uses (job id, then stage id)."""
 
-    name = "fifo"
+    name = "spark-fifo"
 
     def __init__(self, params: Mapping[str, str] | None = None) -> None:
         if params:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bridge.live.spark_protocol import (LiveEvent, OfferRound, Placement, ProtocolError, decode,
-                                        encode_error, encode_placement, encode_resync, parse_event,
+                                        encode_error, encode_placement, encode_pong, encode_resync, parse_event,
                                         parse_round)
 from bridge.live.spark_state import AppState, LiveCluster
 
@@ -60,7 +60,10 @@ class PolicyHost:
     def handle(self, text: str) -> str:
         """One request in, one reply out; never raises."""
         try:
-            rnd = parse_round(decode(text))
+            msg = decode(text)
+            if msg.get("kind") == "ping":
+                return encode_pong()
+            rnd = parse_round(msg)
             events = [parse_event(e) for e in rnd.events]
         except ProtocolError as e:
             log.warning("schedbridge host: bad request: %s", e)
@@ -68,7 +71,11 @@ class PolicyHost:
         with self._lock:
             if rnd.snapshot is not None:
                 self._check_request(rnd)
-                self.planner.rebuild(self.cluster.reset(rnd.app, rnd.snapshot, rnd.request))
+                state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
+                log.info("schedbridge host: %s state rebuilt from snapshot: %d executors, %d running "
+                         "tasks, %d active jobs", rnd.app, len(state.executors), len(state.running),
+                         len(state.jobs))
+                self.planner.rebuild(state)
             elif rnd.app not in self.cluster:
                 return encode_resync()
             self.cluster.apply(rnd.app, events)

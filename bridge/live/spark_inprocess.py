@@ -54,11 +54,12 @@ def session(inner_master: str, host: PolicyHost, conf: Mapping[str, str] | None 
 
     entries = {**sparkplugin.spark_conf(host.planner.name, params, deadline_ms=deadline_ms),
                **(conf or {})}
-    spark_conf = SparkConf().setAll(sorted(entries.items()))
+    spark_conf = SparkConf(loadDefaults=False).setAll(sorted(entries.items()))
     SparkContext._ensure_initialized(conf=spark_conf)
     attach(host)
-    return (SparkSession.builder.master(sparkplugin.master(inner_master)).appName(app_name)
-            .config(conf=spark_conf).getOrCreate())
+    # master last: a running gateway's system properties may carry another spark.master
+    return (SparkSession.builder.config(conf=spark_conf).appName(app_name)
+            .master(sparkplugin.master(inner_master)).getOrCreate())
 
 
 def stats() -> dict:

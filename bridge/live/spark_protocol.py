@@ -53,6 +53,16 @@ class PolicyRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Launched:
+    """What one grant of the previous round actually started: Spark task ids on ``executor``."""
+
+    stage: int
+    attempt: int
+    executor: str
+    tasks: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class OfferRound:
     app: str
     round: int
@@ -63,6 +73,7 @@ class OfferRound:
     events: tuple[Mapping[str, Any], ...]
     snapshot: Mapping[str, Any] | None = None
     request: PolicyRequest | None = None
+    launched: tuple[Launched, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +128,9 @@ def parse_round(msg: Mapping[str, Any]) -> OfferRound:
             cpus_per_task=int(msg["cpus_per_task"]),
             slots=tuple(Slot(str(s["executor"]), str(s["host"]), int(s["free"])) for s in msg["slots"]),
             stages=tuple(_stage(s) for s in msg["stages"]),
-            events=tuple(msg.get("events", ())), snapshot=msg.get("snapshot"), request=request)
+            events=tuple(msg.get("events", ())), snapshot=msg.get("snapshot"), request=request,
+            launched=tuple(Launched(int(x["stage"]), int(x["attempt"]), str(x["executor"]),
+                                    tuple(int(t) for t in x["tasks"])) for x in msg.get("launched", ())))
     except (KeyError, TypeError, ValueError) as e:
         raise ProtocolError(f"malformed round: {e!r}") from None
 
@@ -137,6 +150,10 @@ def encode_error(reason: str) -> str:
 
 def encode_resync() -> str:
     return json.dumps({"v": PROTOCOL_VERSION, "resync": True})
+
+
+def encode_pong() -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "pong": True})
 
 
 def encode_hello_reply(ok: bool, error: str = "") -> str:

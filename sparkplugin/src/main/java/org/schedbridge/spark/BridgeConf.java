@@ -11,7 +11,7 @@ public final class BridgeConf {
     public static final String PREFIX = "spark.schedbridge.";
     /** Keys the plugin itself uses; every other {@code spark.schedbridge.X} is a policy parameter. */
     private static final Set<String> RESERVED =
-            Set.of("policy", "endpoint", "token", "deadline.ms", "io.timeout.ms", "retry.ms");
+            Set.of("policy", "endpoint", "token", "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms");
 
     public final String policy;
     /** Policy parameters, sorted by name so the messages are deterministic. */
@@ -25,6 +25,8 @@ public final class BridgeConf {
     public final int ioTimeoutMs;
     /** Minimum pause between two attempts to reach an unreachable policy. */
     public final int retryMs;
+    /** After a round in which the policy held free slots back, ask for a new round this soon. */
+    public final int reviveMs;
 
     private BridgeConf(SparkConf conf) {
         Map<String, String> all = new TreeMap<>();
@@ -37,6 +39,7 @@ public final class BridgeConf {
         deadlineMs = positive(all, "deadline.ms", 50);
         ioTimeoutMs = positive(all, "io.timeout.ms", 2000);
         retryMs = positive(all, "retry.ms", 1000);
+        reviveMs = positive(all, "revive.ms", 100);
         all.keySet().removeAll(RESERVED);
         params = all;
     }

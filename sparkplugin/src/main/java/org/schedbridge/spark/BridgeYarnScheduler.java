@@ -28,7 +28,7 @@ public final class BridgeYarnScheduler extends YarnScheduler {
 
     @Override
     public synchronized Seq<Seq<TaskDescription>> resourceOffers(IndexedSeq<WorkerOffer> offers, boolean all) {
-        return rounds.offer(offers, all, pool, super::resourceOffers);
+        return rounds.offer(offers, all, pool, super::resourceOffers, () -> backend().reviveOffers());
     }
 
     @Override

@@ -1,12 +1,17 @@
 package org.schedbridge.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.TaskDescription;
 import org.apache.spark.scheduler.TaskSetManager;
@@ -35,22 +40,32 @@ final class PlacementRounds implements AutoCloseable {
     private final PolicyClient client;
     private final ClusterMirror mirror;
     private final int cpusPerTask;
-    private final ExecutorService killer = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "schedbridge-preempt");
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "schedbridge-timer");
         t.setDaemon(true);
         return t;
     });
+    private final AtomicBoolean reviveScheduled = new AtomicBoolean();
+    private final int reviveMs;
     private long round;
     private long lastRoundMs;
+    /** Task ids launched per grant in the last policy round, reported with the next request. */
+    private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
 
     PlacementRounds(SparkContext sc, PolicyClient client, ClusterMirror mirror) {
         this.sc = sc;
         this.client = client;
         this.mirror = mirror;
         this.cpusPerTask = sc.conf().getInt("spark.task.cpus", 1);
+        this.reviveMs = BridgeConf.from(sc.conf()).reviveMs;
     }
 
-    Seq<Seq<TaskDescription>> offer(IndexedSeq<WorkerOffer> offers, boolean all, FilteringPool pool, SparkOffers spark) {
+    /**
+     * One offer round. {@code revive} asks the backend for a new round: used when the policy held
+     * slots back, since local and standalone backends only offer again when a task ends.
+     */
+    Seq<Seq<TaskDescription>> offer(IndexedSeq<WorkerOffer> offers, boolean all, FilteringPool pool,
+                                    SparkOffers spark, Runnable revive) {
         List<WorkerOffer> list = CollectionConverters.asJava(offers);
         List<TaskSetManager> queue = CollectionConverters.asJava(pool.sortedQueue());
         if (queue.isEmpty()) {
@@ -72,7 +87,37 @@ final class PlacementRounds implements AutoCloseable {
         }
         Placement placement = new Placement(reply.get());
         preempt(placement.preempt);
-        return apply(placement, batch, list, offers, all, pool, spark);
+        Seq<Seq<TaskDescription>> launched = apply(placement, batch, list, offers, all, pool, spark);
+        if (heldBack(batch, launched)) {
+            reviveLater(revive);
+        }
+        return launched;
+    }
+
+    /** True if free slots and pending tasks both remain after the policy's grants. */
+    private static boolean heldBack(OfferBatch batch, Seq<Seq<TaskDescription>> launched) {
+        int started = 0;
+        for (Seq<TaskDescription> l : CollectionConverters.asJava(launched)) {
+            started += l.size();
+        }
+        int free = 0;
+        for (JsonNode s : batch.request.get("slots")) {
+            free += s.get("free").asInt();
+        }
+        int pending = 0;
+        for (JsonNode s : batch.request.get("stages")) {
+            pending += s.get("pending").asInt();
+        }
+        return started < Math.min(free, pending);
+    }
+
+    private void reviveLater(Runnable revive) {
+        if (reviveScheduled.compareAndSet(false, true)) {
+            timer.schedule(() -> {
+                reviveScheduled.set(false);
+                revive.run();
+            }, reviveMs, TimeUnit.MILLISECONDS);
+        }
     }
 
     private Optional<JsonNode> ask(OfferBatch batch) {
@@ -81,7 +126,10 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {
-        return new OfferBatch(appId(), ++round, cpusPerTask, offers, queue, mirror);
+        OfferBatch batch = new OfferBatch(appId(), ++round, cpusPerTask, offers, queue, mirror);
+        batch.request.set("launched", launchedReport);
+        launchedReport = JsonNodeFactory.instance.arrayNode();
+        return batch;
     }
 
     /** Barrier stages, custom resources and non-default resource profiles stay Spark's. */
@@ -115,7 +163,7 @@ final class PlacementRounds implements AutoCloseable {
                 TaskSetManager tsm = batch.stages.get(grant.getKey());
                 if (tsm != null) {
                     pool.showOnly(tsm);
-                    launchGranted(grant.getValue(), batch, list, freeCores, launched, spark);
+                    launchGranted(tsm, grant.getValue(), batch, list, freeCores, launched, spark);
                 }
             }
         } finally {
@@ -129,7 +177,7 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     /** Offers the granted slots (capped by what is still free) to the one visible task set. */
-    private void launchGranted(Map<String, Integer> slots, OfferBatch batch, List<WorkerOffer> list,
+    private void launchGranted(TaskSetManager tsm, Map<String, Integer> slots, OfferBatch batch, List<WorkerOffer> list,
                                int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark) {
         List<WorkerOffer> sub = new ArrayList<>();
         List<Integer> index = new ArrayList<>();
@@ -152,6 +200,16 @@ final class PlacementRounds implements AutoCloseable {
             List<TaskDescription> tasks = CollectionConverters.asJava(result.get(j));
             launched.get(index.get(j)).addAll(tasks);
             freeCores[index.get(j)] -= tasks.size() * cpusPerTask;
+            report(tsm, sub.get(j).executorId(), tasks);
+        }
+    }
+
+    private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks) {
+        ObjectNode r = launchedReport.addObject().put("stage", tsm.stageId())
+                .put("attempt", tsm.taskSet().stageAttemptId()).put("executor", executor);
+        ArrayNode ids = r.putArray("tasks");
+        for (TaskDescription t : tasks) {
+            ids.add(t.taskId());
         }
     }
 
@@ -159,7 +217,7 @@ final class PlacementRounds implements AutoCloseable {
     private void preempt(List<Long> taskIds) {
         for (long id : taskIds) {
             if (mirror.isRunning(id)) {
-                killer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
+                timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
             }
         }
     }
@@ -171,7 +229,7 @@ final class PlacementRounds implements AutoCloseable {
 
     @Override
     public void close() {
-        killer.shutdownNow();
+        timer.shutdownNow();
         client.close();
     }
 }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -19,8 +20,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One policy round trip per offer round, guarded: the call runs on its own thread and must answer
  * within the deadline; an unreachable host, an error, a late or malformed reply all make the round
- * fall back to Spark's own scheduling. A warning is logged once per outage, and the first round
- * after any failure carries the full state so the host rebuilds from Spark's.
+ * fall back to Spark's own scheduling. Each kind of failure is logged as a warning once per
+ * application, and the first round after any failure carries the full state so the host rebuilds
+ * from Spark's. A new connection is warmed up with a ping (bounded by the I/O timeout) so that
+ * setting up py4j or TCP does not count against the first round's deadline.
  */
 final class PolicyClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PolicyClient.class);
@@ -38,8 +41,13 @@ final class PolicyClient implements AutoCloseable {
     private Future<String> inflight;
     private long ackedEpoch = -1;
     private boolean needSnapshot = true;
+    private long warmEpoch = -1;
+    private final EnumSet<Failure> warned = EnumSet.noneOf(Failure.class);
     private boolean degraded;
     private long failedRounds;
+
+    /** Why a round fell back; each is warned about once. */
+    enum Failure { UNREACHABLE, DEADLINE, POLICY_ERROR, PROTOCOL }
 
     PolicyClient(Transport transport, ClusterMirror mirror, BridgeConf conf, BridgeStats stats) {
         this.transport = transport;
@@ -53,11 +61,18 @@ final class PolicyClient implements AutoCloseable {
         long epoch;
         try {
             epoch = transport.connect();
-        } catch (IOException e) {
-            return fail("policy host unreachable: " + e.getMessage());
+            if (epoch != warmEpoch) {
+                warmUp();
+                warmEpoch = epoch;
+            }
+        } catch (IOException | ExecutionException | TimeoutException e) {
+            return fail(Failure.UNREACHABLE, "policy host unreachable: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return fail(Failure.UNREACHABLE, "interrupted");
         }
         if (inflight != null && !inflight.isDone()) {
-            return fail("previous policy call still running past its " + conf.deadlineMs + " ms deadline");
+            return fail(Failure.DEADLINE, "previous policy call still running past its " + conf.deadlineMs + " ms deadline");
         }
         boolean snapshot = needSnapshot || epoch != ackedEpoch;
         mirror.drainInto(request, snapshot);
@@ -72,20 +87,21 @@ final class PolicyClient implements AutoCloseable {
             inflight = caller.submit(() -> transport.call(body));
             reply = JSON.readTree(inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS));
         } catch (TimeoutException e) {
-            return fail("policy call exceeded its " + conf.deadlineMs + " ms deadline");
+            return fail(Failure.DEADLINE, "policy call exceeded its " + conf.deadlineMs + " ms deadline");
         } catch (ExecutionException e) {
-            return fail("policy call failed: " + e.getCause());
+            return fail(Failure.UNREACHABLE, "policy call failed: " + e.getCause());
         } catch (JsonProcessingException e) {
-            return fail("malformed policy reply: " + e.getOriginalMessage());
+            return fail(Failure.PROTOCOL, "malformed policy reply: " + e.getOriginalMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return fail("interrupted");
+            return fail(Failure.UNREACHABLE, "interrupted");
         }
         if (reply.path("v").asInt(-1) != Protocol.VERSION) {
-            return fail("policy host speaks protocol v" + reply.path("v").asText("?") + ", plugin v" + Protocol.VERSION);
+            return fail(Failure.PROTOCOL, "policy host speaks protocol v" + reply.path("v").asText("?")
+                    + ", plugin v" + Protocol.VERSION);
         }
         if (reply.hasNonNull("error")) {
-            return fail("policy error: " + reply.get("error").asText());
+            return fail(Failure.POLICY_ERROR, "policy error: " + reply.get("error").asText());
         }
         if (reply.path("resync").asBoolean(false)) {
             return Optional.empty();
@@ -97,6 +113,16 @@ final class PolicyClient implements AutoCloseable {
         return Optional.of(reply);
     }
 
+    /** One ping through the call thread on a new connection; throws if no pong in time. */
+    private void warmUp() throws ExecutionException, TimeoutException, InterruptedException, IOException {
+        ObjectNode ping = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "ping");
+        String body = JSON.writeValueAsString(ping);
+        JsonNode pong = JSON.readTree(caller.submit(() -> transport.call(body)).get(conf.ioTimeoutMs, TimeUnit.MILLISECONDS));
+        if (!pong.path("pong").asBoolean(false)) {
+            throw new IOException("no pong from the policy host: " + pong);
+        }
+    }
+
     private void putConf(ObjectNode out) {
         out.put("policy", conf.policy);
         ObjectNode params = out.putObject("params");
@@ -105,12 +131,12 @@ final class PolicyClient implements AutoCloseable {
         }
     }
 
-    private Optional<JsonNode> fail(String reason) {
+    private Optional<JsonNode> fail(Failure kind, String reason) {
         failedRounds++;
-        boolean warn = !degraded;
+        degraded = true;
+        boolean warn = warned.add(kind);
         if (warn) {
-            LOG.warn("schedbridge: {}; falling back to Spark's own scheduling until the policy answers again", reason);
-            degraded = true;
+            LOG.warn("schedbridge: {}; such rounds fall back to Spark's own scheduling (warned once)", reason);
         } else {
             LOG.debug("schedbridge: fallback round: {}", reason);
         }

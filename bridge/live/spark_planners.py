@@ -1,0 +1,32 @@
+"""Policy names -> round planners for the Spark host (the daemon and in-process sessions)."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from bridge.live.spark_fifo import FifoPlanner
+from bridge.live.spark_engine import EnginePlanner
+from bridge.live.spark_host import RoundPlanner
+from policies.registry import ConfigError, RegistryError
+
+
+def parse_params(items: Iterable[str]) -> dict[str, str]:
+    """``["k=v", ...]`` -> ``{"k": "v"}``; a malformed item is a ValueError naming it."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"policy parameter {item!r} is not KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def make_planner(name: str, params: Mapping[str, str] | None = None) -> RoundPlanner:
+    """``spark-fifo`` (no policy engine) or any registered policy, driven by the engine adapter.
+
+    Unknown names and parameters raise ValueError (the registry's errors list what is valid)."""
+    if name == FifoPlanner.name:
+        return FifoPlanner(params)
+    try:
+        return EnginePlanner(name, params)
+    except (RegistryError, ConfigError) as e:
+        raise ValueError(f"{e} (or {FifoPlanner.name})") from None

@@ -1,0 +1,108 @@
+"""``schedbridge submit``: spark-submit with the Spark plugin on the classpath and YARN's steps kept.
+
+spark-submit accepts ``--master spark-schedbridge://...`` (it starts with "spark", so it is
+classified as standalone), but then drops the options and steps it applies only to ``yarn``.
+This wrapper takes spark-submit's own arguments and, for ``spark-schedbridge://yarn``, turns those
+into conf entries: ``--num-executors``, ``--queue``, ``--archives`` and, for Python applications,
+``spark.yarn.isPython`` (so YARN's client ships pyspark.zip and py4j to the containers). It always
+adds the plugin jar. The command runs as an argument list, never through a shell.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+import sparkplugin
+
+# spark-submit option -> conf key, for options spark-submit applies only when master == "yarn"
+YARN_ONLY: dict[str, str] = {
+    "--num-executors": "spark.executor.instances",
+    "--queue": "spark.yarn.queue",
+    "--archives": "spark.yarn.dist.archives",
+}
+# options of spark-submit that take a value (so their value is not mistaken for the application)
+WITH_VALUE = frozenset({
+    "--master", "--deploy-mode", "--class", "--name", "--jars", "--packages", "--exclude-packages",
+    "--repositories", "--py-files", "--files", "--archives", "--conf", "-c", "--properties-file",
+    "--driver-memory", "--driver-java-options", "--driver-library-path", "--driver-class-path",
+    "--executor-memory", "--proxy-user", "--driver-cores", "--total-executor-cores",
+    "--executor-cores", "--num-executors", "--queue", "--principal", "--keytab",
+})
+
+
+def spark_home() -> Path:
+    """$SPARK_HOME, else the installed pyspark (which carries bin/spark-submit and jars/)."""
+    if os.environ.get("SPARK_HOME"):
+        return Path(os.environ["SPARK_HOME"])
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def _split(args: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """spark-submit's options as (name, value) pairs, and the application with its arguments."""
+    opts: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        name, eq, value = args[i].partition("=")
+        if eq:
+            opts.append((name, value))
+        elif name in WITH_VALUE:
+            if i + 1 >= len(args):
+                raise click.UsageError(f"{name} needs a value")
+            opts.append((name, args[i + 1]))
+            i += 1
+        else:
+            opts.append((name, None))
+        i += 1
+    return opts, list(args[i:])
+
+
+def rewrite(args: Sequence[str], jar: str) -> list[str]:
+    """spark-submit arguments with the plugin jar added and YARN-only options kept as conf."""
+    opts, app = _split(args)
+    if not app:
+        raise click.UsageError("no application given (a .py file or a jar after the options)")
+    master = next((v for n, v in opts if n == "--master"), None)
+    if master is None or not master.startswith(sparkplugin.MASTER_PREFIX):
+        raise click.UsageError(f"--master must be {sparkplugin.MASTER_PREFIX}<yarn|local[N]|spark://...>")
+    yarn = master == sparkplugin.master("yarn")
+    if yarn and not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
+        raise click.UsageError("set HADOOP_CONF_DIR (or YARN_CONF_DIR) to the cluster's configuration")
+    out: list[str] = []
+    jars, class_path = [jar], [jar]
+    for name, value in opts:
+        if name == "--jars" and value:
+            jars.append(value)
+        elif name == "--driver-class-path" and value:
+            class_path.append(value)
+        elif yarn and name in YARN_ONLY:
+            out += ["--conf", f"{YARN_ONLY[name]}={value}"]
+        else:
+            out += [name] if value is None else [name, value]
+    if yarn and app[0].endswith(".py"):
+        out += ["--conf", "spark.yarn.isPython=true"]
+    return [*out, "--jars", ",".join(jars), "--driver-class-path", os.pathsep.join(class_path), *app]
+
+
+@click.command("submit", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
+                                           "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def submit(args: tuple[str, ...]) -> None:
+    """spark-submit for spark-schedbridge:// masters: same arguments, plugin jar added.
+
+    Example: schedbridge submit --master spark-schedbridge://yarn --num-executors 2
+    --conf spark.schedbridge.policy=fifo app.py"""
+    try:
+        jar = str(sparkplugin.jar_path())
+    except sparkplugin.PluginJarMissing as e:
+        raise click.ClickException(str(e)) from None
+    home = spark_home()
+    cmd = [str(home / "bin" / "spark-submit"), *rewrite(args, jar)]
+    env = {**os.environ, "SPARK_HOME": str(home)}
+    sys.exit(subprocess.run(cmd, env=env, check=False).returncode)

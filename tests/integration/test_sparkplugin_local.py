@@ -1,0 +1,158 @@
+"""The Spark plugin in local mode: stock Spark's results, visible and enforced decisions, fallback.
+
+One PySpark gateway for the module (the plugin jar must be on its classpath, so this module must
+start it); each test opens its own short SparkContext on ``spark-schedbridge://local[2]``.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import pytest
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+import sparkplugin
+from bridge.live import spark_inprocess
+from bridge.live.spark_fifo import FifoPlanner
+from bridge.live.spark_host import PolicyHost
+from bridge.live.spark_protocol import Grant, LiveEvent, OfferRound, Placement
+from bridge.live.spark_state import LiveCluster
+from sparkplugin.build import build
+from tests.integration.sparkplugin_support import (DaemonProcess, RecordingPlanner,
+                                                   assert_no_task_lost_or_repeated, slow_sum,
+                                                   sql_rows, wordcount)
+
+BASE_CONF = {"spark.driver.memory": "512m", "spark.ui.enabled": "false",
+             "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4"}
+
+
+@pytest.fixture(scope="module")
+def stock() -> dict[str, list]:
+    """WordCount and SQL results from stock Spark (local[2]), in a gateway that has the plugin."""
+    jar = str(build())
+    if SparkContext._gateway is not None and SparkContext._jvm.org.schedbridge.spark.BridgeStats is None:
+        pytest.skip("a PySpark gateway without the plugin jar is already running; run this module alone")
+    conf = SparkConf().setAll([*BASE_CONF.items(), ("spark.driver.extraClassPath", jar)])
+    spark = SparkSession.builder.master("local[2]").config(conf=conf).getOrCreate()
+    try:
+        return {"wordcount": wordcount(spark), "sql": sql_rows(spark)}
+    finally:
+        spark.stop()
+
+
+@contextmanager
+def bridge_session(host: PolicyHost | None, **conf: str) -> Iterator[SparkSession]:
+    """A session through the plugin; ``host`` answers in-process unless conf names an endpoint."""
+    planner_host = host or PolicyHost(FifoPlanner())
+    spark = spark_inprocess.session("local[2]", planner_host, conf={**BASE_CONF, **conf})
+    if host is None:
+        spark_inprocess.detach()
+    try:
+        assert spark.sparkContext._jsc.sc().taskScheduler().getClass().getSimpleName() == "BridgeTaskScheduler"
+        yield spark
+    finally:
+        spark.stop()
+        spark_inprocess.detach()
+
+
+def test_master_url_passes_spark_submit_classification() -> None:
+    assert sparkplugin.master("yarn") == "spark-schedbridge://yarn"
+    assert sparkplugin.master("spark-schedbridge://local[2]") == "spark-schedbridge://local[2]"
+
+
+def test_results_identical_to_stock_and_decisions_logged(stock: dict[str, list]) -> None:
+    host = PolicyHost(FifoPlanner())
+    with bridge_session(host) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        assert sql_rows(spark) == stock["sql"]
+        stats = spark_inprocess.stats()
+    granted = [g for d in host.decisions for g in d.placement.grants]
+    assert granted and all(g.executor == "driver" for g in granted)
+    assert stats["policy_rounds"] == len(host.decisions)
+    assert stats["fallback_rounds"] == 0 and stats["warnings"] == 0
+
+
+class OneSlotPlanner(RecordingPlanner):
+    """Holds back all but one slot: at most one task runs at a time, whatever Spark offers."""
+
+    name = "fifo"
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        super().plan(rnd, events, cluster)
+        if cluster.app(rnd.app).running or not rnd.stages or not rnd.slots:
+            return Placement()
+        stage = rnd.stages[0]
+        return Placement((Grant(stage.stage, stage.attempt, rnd.slots[0].executor, 1),))
+
+
+def test_held_back_slots_stay_idle(stock: dict[str, list]) -> None:
+    planner = OneSlotPlanner()
+    with bridge_session(PolicyHost(planner)) as spark:
+        assert slow_sum(spark, 6, 0.2, "one-slot") == sum(range(6))
+        assert wordcount(spark) == stock["wordcount"]
+    spans = sorted((s.t, planner.ends[t].t) for t, s in planner.starts.items() if t in planner.ends)
+    assert len(spans) >= 6
+    assert all(nxt_start >= end for (_, end), (nxt_start, _) in zip(spans, spans[1:])), spans
+
+
+class RaisingPlanner(FifoPlanner):
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        raise RuntimeError("policy bug")
+
+
+class SlowPlanner(FifoPlanner):
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        time.sleep(0.3)
+        return super().plan(rnd, events, cluster)
+
+
+@pytest.mark.parametrize("planner, reason", [(RaisingPlanner(), "policy error: RuntimeError"),
+                                             (SlowPlanner(), "deadline")])
+def test_failing_policy_falls_back_with_one_warning(stock: dict[str, list], planner: FifoPlanner,
+                                                    reason: str) -> None:
+    with bridge_session(PolicyHost(planner), **{"spark.schedbridge.deadline.ms": "50"}) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        assert sql_rows(spark) == stock["sql"]
+        stats = spark_inprocess.stats()
+    assert stats["fallback_rounds"] >= 2
+    assert stats["warnings"] == 1
+    assert reason in stats["last_failure"]
+
+
+def test_daemon_unreachable_at_start(stock: dict[str, list]) -> None:
+    with bridge_session(None, **{"spark.schedbridge.endpoint": "tcp://127.0.0.1:9"}) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        stats = spark_inprocess.stats()
+    assert stats["policy_rounds"] == 0 and stats["fallback_rounds"] >= 1
+    assert stats["warnings"] == 1 and "unreachable" in stats["last_failure"]
+
+
+def test_daemon_killed_mid_job_then_restarted(stock: dict[str, list], tmp_path) -> None:
+    first = DaemonProcess(tmp_path / "daemon1.log")
+    conf = {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{first.port}",
+            "spark.schedbridge.retry.ms": "200"}
+    with bridge_session(None, **conf) as spark:
+        result: list[int] = []
+        job = threading.Thread(target=lambda: result.append(slow_sum(spark, 24, 0.15, "killed")))
+        job.start()
+        first.wait_for(r"round \d+: s\d+\.0->driver")
+        first.kill()
+        job.join(timeout=120)
+        assert result == [sum(range(24))]
+        assert_no_task_lost_or_repeated(spark, "killed")
+        before = spark_inprocess.stats()
+        assert before["fallback_rounds"] >= 1 and before["warnings"] == 1
+
+        second = DaemonProcess(tmp_path / "daemon2.log", port=first.port)
+        try:
+            assert wordcount(spark) == stock["wordcount"]
+            second.wait_for(r"state rebuilt from snapshot: 1 executors")
+            second.wait_for(r"round \d+: s\d+\.0->driver")
+            after = spark_inprocess.stats()
+        finally:
+            second.kill()
+    assert after["policy_rounds"] > before["policy_rounds"]
+    assert after["warnings"] == 1
