@@ -15,7 +15,7 @@ import click
 
 from bridge.agent.cgroups import detect
 from bridge.agent.errors import AgentError
-from bridge.agent.nodemanager import YarnNodeManager
+from bridge.agent.nodemanager import AppFilter, NodeManagerSource, YarnNodeManager
 from bridge.agent.procfs import TreeFinder
 from bridge.agent.server import AgentServer
 from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent
@@ -47,6 +47,8 @@ def _token(token_file: Path | None) -> str:
               help="CPU cores a suspended container keeps (Kairos: 0.1)")
 @click.option("--nm-local-dir", "nm_local_dirs", multiple=True,
               help="yarn.nodemanager.local-dirs entry; containers' work dirs must be under one (repeatable)")
+@click.option("--app", "apps", multiple=True,
+              help="Manage only this application's containers (repeatable; default: every container)")
 @click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Default: /var/lib/schedbridge/agent-<port>.json")
 @click.option("--cgroup-root", default="/sys/fs/cgroup", show_default=True, type=click.Path(path_type=Path))
@@ -58,7 +60,8 @@ def _token(token_file: Path | None) -> str:
 @click.option("--proc-root", default="/proc", hidden=True, type=click.Path(path_type=Path))
 @click.option("-v", "--verbose", is_flag=True)
 def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share: float,
-          nm_local_dirs: tuple[str, ...], state_file: Path | None, cgroup_root: Path, cgroup_parent: str | None,
+          nm_local_dirs: tuple[str, ...], apps: tuple[str, ...], state_file: Path | None, cgroup_root: Path,
+          cgroup_parent: str | None,
           reconcile_interval: float, nm_timeout: float, restore_only: bool, proc_root: Path, verbose: bool) -> None:
     """Resize this host's YARN containers through cgroups on the bridge's command."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
@@ -66,7 +69,10 @@ def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share:
     token = None if restore_only else _token(token_file)
     try:
         cgroups = detect(cgroup_root, cgroup_parent or f"schedbridge-{port}", proc_root)
-        node_agent = NodeAgent(YarnNodeManager(nm_url, nm_timeout), cgroups,
+        nm: NodeManagerSource = YarnNodeManager(nm_url, nm_timeout)
+        if apps:
+            nm = AppFilter(nm, apps)
+        node_agent = NodeAgent(nm, cgroups,
                                TreeFinder(tuple(PurePosixPath(d) for d in nm_local_dirs)),
                                StateFile(state_file or Path(f"/var/lib/schedbridge/agent-{port}.json")),
                                min_share=min_share, proc_root=proc_root)

@@ -78,3 +78,31 @@ class YarnNodeManager:
             return None
         except (YarnError, KeyError, TypeError, ValueError) as exc:
             raise NodeManagerUnavailable(f"NodeManager {self.url}: cannot read {container_id}: {exc}") from exc
+
+
+APP_ID_RE = re.compile(r"application_(\d+_\d+)")
+
+
+class AppFilter:
+    """A NodeManagerSource showing only some applications' containers.
+
+    For a node shared with other users' experiments (the one-host testbed): the agent then adopts,
+    and accepts commands for, only these applications' containers; any other id reads as unknown."""
+
+    def __init__(self, inner: NodeManagerSource, app_ids: tuple[str, ...]) -> None:
+        keys = []
+        for app_id in app_ids:
+            match = APP_ID_RE.fullmatch(app_id)
+            if match is None:
+                raise BadRequest(f"not a YARN application id: {app_id!r}")
+            keys.append(f"_{match.group(1)}_")
+        self.inner, self.keys = inner, tuple(keys)
+
+    def _mine(self, container_id: str) -> bool:
+        return any(key in container_id for key in self.keys)
+
+    def containers(self) -> list[NmContainer]:
+        return [c for c in self.inner.containers() if self._mine(c.id)]
+
+    def container(self, container_id: str) -> NmContainer | None:
+        return self.inner.container(container_id) if self._mine(container_id) else None

@@ -104,12 +104,14 @@ class AgentProcess:
     """`schedbridge agent` as a subprocess with its own cgroup parent and state file."""
 
     def __init__(self, nm_url: str, state_file: Path, cgroup_parent: str, local_dirs: tuple[Path, ...] = (),
-                 min_share: float = 0.1, reconcile_interval: float = 0.2) -> None:
+                 min_share: float = 0.1, reconcile_interval: float = 0.2, apps: tuple[str, ...] = ()) -> None:
         self.args = [str(SCHEDBRIDGE), "agent", "--nm-url", nm_url, "--port", "0", "--state-file", str(state_file),
                      "--cgroup-parent", cgroup_parent, "--min-share", str(min_share),
                      "--reconcile-interval", str(reconcile_interval)]
         for local in local_dirs:
             self.args += ["--nm-local-dir", str(local)]
+        for app in apps:
+            self.args += ["--app", app]
         self.log_path = state_file.with_suffix(".log")
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""

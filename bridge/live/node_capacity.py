@@ -1,0 +1,76 @@
+"""Raise every node's advertised vcores by Q (Kairos' N+Q admission), and put them back afterwards.
+
+YARN grants a node's containers only up to its advertised vcores, so to run N+Q one-core executors on
+an N-core node the RM must believe the node has N+Q vcores: ``POST /ws/v1/cluster/nodes/{id}/resource``
+(`platform-facts.md` §7.3). The RM keeps such an update until it is changed again or the NodeManager
+re-registers, so the original capacity is restored on exit, on error, and by ``restore`` from a file
+written before the first change (for a driver that was killed).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+
+from yarnclient.models import Node
+
+log = logging.getLogger(__name__)
+
+
+class NodeResources(Protocol):
+    """The part of `yarnclient.ResourceManagerClient` this module uses."""
+
+    def nodes(self, states: Iterable[str] | None = None) -> list[Node]: ...
+
+    def update_node_resource(self, node_id: str, *, vcores: int, memory_mb: int,
+                             overcommit_timeout_s: int = -1) -> dict: ...
+
+
+class RaisedVcores:
+    """Context manager: every RUNNING node advertises ``extra`` more vcores while it is open."""
+
+    def __init__(self, rm: NodeResources, extra: int, record: Path) -> None:
+        if extra < 0:
+            raise ValueError(f"extra vcores must be >= 0, got {extra}")
+        self.rm, self.extra, self.record = rm, extra, record
+        self.original: dict[str, tuple[int, int]] = {}
+
+    def __enter__(self) -> RaisedVcores:
+        nodes = self.rm.nodes(states=["RUNNING"])
+        self.original = {n.node_id: (n.vcores_total, n.memory_mb_total) for n in nodes}
+        self.record.write_text(json.dumps(self.original, sort_keys=True))  # before any change
+        try:
+            for node_id, (vcores, memory_mb) in sorted(self.original.items()):
+                self.rm.update_node_resource(node_id, vcores=vcores + self.extra, memory_mb=memory_mb)
+        except Exception:
+            self.restore_now()
+            raise
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.restore_now()
+
+    def restore_now(self) -> None:
+        """Put back the recorded capacities; the record file goes once all of them are back."""
+        restore(self.rm, self.record)
+
+
+def restore(rm: NodeResources, record: Path) -> list[str]:
+    """Restore the capacities saved in ``record`` (if any); returns the node ids that failed."""
+    if not record.exists():
+        return []
+    saved: dict[str, list[int]] = json.loads(record.read_text())
+    failed = []
+    for node_id, (vcores, memory_mb) in sorted(saved.items()):
+        try:
+            rm.update_node_resource(node_id, vcores=vcores, memory_mb=memory_mb)
+        except Exception as exc:  # noqa: BLE001 - try every node, report the rest
+            log.warning("could not restore %s to %d vcores / %d MB: %s", node_id, vcores, memory_mb, exc)
+            failed.append(node_id)
+    if not failed:
+        record.unlink()
+    return failed

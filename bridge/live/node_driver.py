@@ -1,0 +1,135 @@
+"""The live node-side driver: Spark task events and wall-clock timers in, a policy's node decisions
+applied to real containers out.
+
+It is the live twin of the simulator for a policy's node hooks (`on_probe_arrival`, `on_slot_freed`,
+`on_node_timer`) and relays the policy's `SendHeartbeat`s to its `on_heartbeat` at once. It knows no
+policy: Kairos' LAS, Big-C's or Falcon's preemption all come in as `Run`/`Suspend`/`Resume`
+decisions, applied through a `ContainerPreemptor`. A task Spark started that the policy did not `Run`
+is queued and held at the minimum share until the policy gives it a slot.
+
+Thread-safe: the plugin's rounds and the timer thread call in concurrently; one lock serializes them.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Hashable, Sequence
+
+from bridge.live.node_table import LiveTask, NodeTable
+from bridge.live.preemption import ContainerPreemptor, ContainerRef
+from policies.api import (Code, Decision, DecisionError, Heartbeat, ProbeArrival, ProbeInfo, Resume, Run,
+                          SendHeartbeat, SetTimer, SlotFreed, Status, Suspend, Timer)
+
+log = logging.getLogger(__name__)
+
+
+class LiveNodeDriver:
+    """Delivers node events to ``policy`` on the wall clock ``clock`` and applies its decisions."""
+
+    def __init__(self, policy: object, table: NodeTable, preemptor: ContainerPreemptor,
+                 clock: Callable[[], float]) -> None:
+        self.policy, self.table, self.preemptor, self.clock = policy, table, preemptor, clock
+        self.timers: list[tuple[float, int, int | None, Hashable]] = []
+        self._seq = itertools.count()
+        self._lock = threading.Lock()
+
+    # -- events in ----------------------------------------------------------------------------
+    def task_started(self, node: int, job_id: int, task: int, ref: ContainerRef) -> None:
+        """Spark started ``task`` in container ``ref`` on ``node``: the policy sees it arrive."""
+        with self._lock:
+            now = self._now()
+            live = LiveTask(node, ProbeInfo(job_id, task), ref)
+            self.table.add_queued(live)
+            self._deliver("on_probe_arrival", ProbeArrival(now, node, live.probe), now)
+            if live.slot < 0:
+                self._throttle(live)
+
+    def task_finished(self, job_id: int, task: int) -> None:
+        """Spark reported the task's end (success, failure or kill): its slot, if any, is free.
+
+        A task can also end off a slot (it still runs at the minimum share): the policy then gets
+        ``SlotFreed(slot=-1)`` naming it, so it forgets the task and reports its new load."""
+        with self._lock:
+            now = self._now()
+            live = self.table.tasks.get((job_id, task))
+            if live is None:
+                return
+            slot = live.slot
+            self.table.remove(live)
+            self.preemptor.throttled.discard(live.ref)
+            self._deliver("on_slot_freed", SlotFreed(now, live.node, slot, job_id, task), now)
+
+    def tick(self) -> None:
+        """Fire every timer that is due."""
+        with self._lock:
+            now = self._now()
+            while self.timers and self.timers[0][0] <= now:
+                _, _, node, key = heapq.heappop(self.timers)
+                hook = "on_node_timer" if node is not None else "on_timer"
+                self._deliver(hook, Timer(now, node, key), now)
+
+    def run_timers(self, stop: threading.Event, period_s: float = 0.1) -> None:
+        """Tick every ``period_s`` until ``stop`` is set (run it on its own thread)."""
+        while not stop.wait(period_s):
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 - a dead timer thread would freeze every quantum
+                log.exception("live node driver: timer round failed")
+
+    # -- decisions out ------------------------------------------------------------------------
+    def _now(self) -> float:
+        self.table.clock = self.clock()
+        return self.table.clock
+
+    def _deliver(self, hook: str, ev: object, now: float) -> None:
+        method = getattr(self.policy, hook, None)
+        if method is not None:
+            self._apply(method(ev, self.table), now)
+
+    def _apply(self, decisions: Sequence[Decision], now: float) -> None:
+        for d in decisions:
+            if isinstance(d, Run):
+                self._run(d, now)
+            elif isinstance(d, Suspend):
+                self._suspend(d, now)
+            elif isinstance(d, Resume):
+                self._resume(d, now)
+            elif isinstance(d, SetTimer):
+                heapq.heappush(self.timers, (d.at, next(self._seq), d.node, d.key))
+            elif isinstance(d, SendHeartbeat):
+                self._deliver("on_heartbeat", Heartbeat(now, d.node, d.payload), now)
+            else:
+                raise DecisionError(Status(Code.ERROR, "not a node-side decision the live driver applies",
+                                           "live-node-driver"), d)
+
+    def _run(self, d: Run, now: float) -> None:
+        live = self.table.waiting(d.node, (d.probe.job_id, int(d.probe.task)))
+        if live is None:  # it finished while queued: hand the slot straight back to the policy
+            self._deliver("on_slot_freed", SlotFreed(now, d.node, d.slot), now)
+            return
+        self._take_slot(live, d.node, d.slot, now)
+
+    def _resume(self, d: Resume, now: float) -> None:
+        live = self.table.waiting(d.node, (d.job_id, d.task))
+        if live is None or live.slot >= 0:
+            raise DecisionError(Status(Code.ERROR, "no such suspended task on that node", "live-node-driver"), d)
+        self._take_slot(live, d.node, d.slot, now)
+
+    def _take_slot(self, live: LiveTask, node: int, slot: int, now: float) -> None:
+        if self.table.on_slot(node, slot) is not None:
+            raise DecisionError(Status(Code.ERROR, f"slot {slot} of node {node} is busy", "live-node-driver"))
+        self.table.place(live, slot, now)
+        if live.throttled:
+            live.throttled = self.preemptor.resume(live.ref).code is Code.ERROR
+
+    def _suspend(self, d: Suspend, now: float) -> None:
+        live = self.table.on_slot(d.node, d.slot)
+        if live is None:
+            raise DecisionError(Status(Code.ERROR, "suspend of an empty slot", "live-node-driver"), d)
+        self.table.suspend(live, now)
+        self._throttle(live)
+
+    def _throttle(self, live: LiveTask) -> None:
+        live.throttled = self.preemptor.suspend(live.ref).ok

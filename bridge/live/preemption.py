@@ -1,0 +1,101 @@
+"""Suspend and resume real YARN containers through their nodes' agents; knows no policy.
+
+A live driver (Kairos' node side, or Big-C's and Falcon's preemption) decides *whom* to pause; this
+module only carries the command to the right node agent, times it, and remembers what it throttled
+so that ``restore_all`` can give every container its full share back when the driver stops. A
+container that has already finished is not an error here: the agent refuses it (404/409) and the
+outcome is ``SKIP``, because a task that ended needs no throttle.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bridge.agent.errors import AgentError, ContainerNotRunning, UnknownContainer
+from policies.api import Code, Status
+
+log = logging.getLogger(__name__)
+
+
+class Agent(Protocol):
+    """The part of `bridge.agent.client.AgentClient` this module uses."""
+
+    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]: ...
+
+    def resume(self, container_id: str) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, order=True)
+class ContainerRef:
+    """A YARN container on a node (``node`` keys the agents mapping, e.g. the NM's web address)."""
+
+    node: str
+    container: str
+
+
+@dataclass(frozen=True)
+class Command:
+    """One applied command, for logs, metrics and the latency benchmark."""
+
+    ref: ContainerRef
+    action: str          # "suspend" | "resume"
+    status: Status
+    seconds: float       # command to acknowledged effect (the agent answers after the cgroup write)
+
+
+class ContainerPreemptor:
+    """Applies suspend/resume to containers; thread-compatible (callers serialize, as the drivers do)."""
+
+    def __init__(self, agents: Mapping[str, Agent], freeze: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.agents = dict(agents)
+        self.freeze = freeze
+        self.clock = clock
+        self.throttled: set[ContainerRef] = set()
+        self.commands: list[Command] = []
+
+    def suspend(self, ref: ContainerRef) -> Status:
+        """Shrink ``ref`` to its agent's minimum share (or freeze it, if configured)."""
+        status = self._send(ref, "suspend", lambda agent: agent.suspend(ref.container, freeze=self.freeze))
+        if status.ok:
+            self.throttled.add(ref)
+        return status
+
+    def resume(self, ref: ContainerRef) -> Status:
+        """Give ``ref`` its full share back."""
+        status = self._send(ref, "resume", lambda agent: agent.resume(ref.container))
+        if status.code is not Code.ERROR:
+            self.throttled.discard(ref)
+        return status
+
+    def restore_all(self) -> list[ContainerRef]:
+        """Resume every container this preemptor throttled; returns those still throttled (unreachable)."""
+        for ref in sorted(self.throttled):
+            self.resume(ref)
+        return sorted(self.throttled)
+
+    def _send(self, ref: ContainerRef, action: str, call: Callable[[Agent], object]) -> Status:
+        agent = self.agents.get(ref.node)
+        start = self.clock()
+        if agent is None:
+            status = Status(Code.ERROR, f"no node agent for node {ref.node!r} ({ref.container})", "preemption")
+        else:
+            status = _outcome(call, agent, ref, action)
+        command = Command(ref, action, status, self.clock() - start)
+        self.commands.append(command)
+        if status.code is Code.ERROR:
+            log.warning("preemption: %s %s on %s failed: %s", action, ref.container, ref.node, status.reason)
+        return status
+
+
+def _outcome(call: Callable[[Agent], object], agent: Agent, ref: ContainerRef, action: str) -> Status:
+    try:
+        call(agent)
+    except (UnknownContainer, ContainerNotRunning) as exc:
+        return Status(Code.SKIP, f"{action} {ref.container}: container gone: {exc}", "preemption")
+    except AgentError as exc:
+        return Status(Code.ERROR, f"{action} {ref.container}: {type(exc).__name__}: {exc}", "preemption")
+    return Status()

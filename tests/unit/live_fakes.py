@@ -1,0 +1,51 @@
+"""Fakes for the live drivers' unit tests: a node agent and a ResourceManager's node-resource API."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from bridge.agent.errors import AgentUnavailable, ContainerNotRunning
+from yarnclient.models import Node
+
+
+class FakeAgent:
+    """Records commands; containers in ``gone`` are refused like finished ones (409)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.gone: set[str] = set()
+        self.down = False
+
+    def _call(self, action: str, container_id: str) -> dict[str, Any]:
+        if self.down:
+            raise AgentUnavailable("agent down")
+        if container_id in self.gone:
+            raise ContainerNotRunning(f"{container_id} has finished")
+        self.calls.append((action, container_id))
+        return {"id": container_id}
+
+    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]:
+        return self._call("freeze" if freeze else "suspend", container_id)
+
+    def resume(self, container_id: str) -> dict[str, Any]:
+        return self._call("resume", container_id)
+
+
+class FakeRM:
+    """`nodes` and `update_node_resource` over a dict node id -> (vcores, memory MB); raising
+    ``fail_on``'s capacity is refused."""
+
+    def __init__(self, nodes: dict[str, tuple[int, int]], fail_on: str | None = None) -> None:
+        self.capacity = dict(nodes)
+        self.fail_on = fail_on
+
+    def nodes(self, states: Iterable[str] | None = None) -> list[Node]:
+        return [Node(node_id, "h", "h:8042", "RUNNING", 0, v, m, 0, 0, {})
+                for node_id, (v, m) in sorted(self.capacity.items())]
+
+    def update_node_resource(self, node_id: str, *, vcores: int, memory_mb: int,
+                             overcommit_timeout_s: int = -1) -> dict:
+        if node_id == self.fail_on and vcores > self.capacity[node_id][0]:
+            raise RuntimeError(f"RM refused {node_id}")
+        self.capacity[node_id] = (vcores, memory_mb)
+        return {}
