@@ -87,12 +87,15 @@ class PreemptiveWorkers:
         free = view.free_capacity(node) or ()
         running = view.running(node)
         slots = sorted(set(range(view.spec.slots_per_node)) - {r.slot for r in running})
+        before = {w.key for w in waiting}
         out, free = self._fill(node, waiting, free, slots, ready_only=False)
         if not waiting:
             return out
         stuck = [r for r in running if not view.is_ready(r.job_id, r.task)]
         if stuck and any(w.ready for w in waiting):
             return out + self._unstick(node, view, stuck, waiting, free, slots)
+        if any(not view.is_ready(*k) for k in before - {w.key for w in waiting}):
+            out.append(SetTimer(view.now, node, "recheck"))  # started early: revisit once settled
         return out + self._preempt(node, view, waiting, free, running)
 
     def _fill(self, node: int, waiting: list[_Waiting], free: Sequence[float], slots: list[int],

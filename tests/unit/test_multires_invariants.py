@@ -49,7 +49,9 @@ def _check_capacity(result) -> None:
             assert all(u <= c + 1e-9 for u, c in zip(used, CAPACITY)), used
 
 
-def _early_starts(result) -> int:
+def _early_starts(result, strict: bool = True) -> int:
+    """Tasks whose first start precedes a parent's finish (``strict=False``: or coincides
+    with it, when the start was handled first within that instant)."""
     lg = result.log
     first, done = {}, {}
     for j, t, s, e, ok in zip(lg.seg_job, lg.seg_task, lg.seg_start, lg.seg_end, lg.seg_done):
@@ -57,7 +59,8 @@ def _early_starts(result) -> int:
         if ok:
             done[(j, t)] = e
     return sum(1 for job in result.jobs for t, ps in enumerate(job.parents)
-               if any(first[(job.job_id, t)] < done[(job.job_id, p)] for p in ps))
+               if any(first[(job.job_id, t)] < done[(job.job_id, p)] or
+                      (not strict and first[(job.job_id, t)] == done[(job.job_id, p)]) for p in ps))
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -71,6 +74,6 @@ def test_vector_capacity_and_precedence(policy, jobs, nodes):
     _check_capacity(result)
     early = _early_starts(result)
     if getattr(pol, "early_start", False):
-        assert early == result.log.counters["disorders"]
+        assert early <= result.log.counters["disorders"] <= _early_starts(result, strict=False)
     else:
         assert early == 0 and result.log.counters["disorders"] == 0
