@@ -33,12 +33,12 @@ class LiveNodeDriver:
         self.policy, self.table, self.preemptor, self.clock = policy, table, preemptor, clock
         self.timers: list[tuple[float, int, int | None, Hashable]] = []
         self._seq = itertools.count()
-        self._lock = threading.Lock()
+        self.lock = threading.RLock()  # public: a placement side may group its own accounting with an event
 
     # -- events in ----------------------------------------------------------------------------
     def task_started(self, node: int, job_id: int, task: int, ref: ContainerRef) -> None:
         """Spark started ``task`` in container ``ref`` on ``node``: the policy sees it arrive."""
-        with self._lock:
+        with self.lock:
             now = self._now()
             live = LiveTask(node, ProbeInfo(job_id, task), ref)
             self.table.add_queued(live)
@@ -51,7 +51,7 @@ class LiveNodeDriver:
 
         A task can also end off a slot (it still runs at the minimum share): the policy then gets
         ``SlotFreed(slot=-1)`` naming it, so it forgets the task and reports its new load."""
-        with self._lock:
+        with self.lock:
             now = self._now()
             live = self.table.tasks.get((job_id, task))
             if live is None:
@@ -63,7 +63,7 @@ class LiveNodeDriver:
 
     def tick(self) -> None:
         """Fire every timer that is due."""
-        with self._lock:
+        with self.lock:
             now = self._now()
             while self.timers and self.timers[0][0] <= now:
                 _, _, node, key = heapq.heappop(self.timers)

@@ -3,6 +3,7 @@ package org.schedbridge.spark;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Map;
 import java.util.Properties;
 import java.util.TreeSet;
 import org.apache.spark.scheduler.JobFailed;
@@ -35,10 +36,17 @@ final class BridgeListener extends SparkListener {
         return ev;
     }
 
+    /**
+     * On YARN the executor's attributes name its container and NodeManager, which the live
+     * preemption driver needs to resize the container; elsewhere both are empty.
+     */
     @Override
     public void onExecutorAdded(SparkListenerExecutorAdded e) {
+        Map<String, String> attrs = CollectionConverters.asJava(e.executorInfo().attributes());
         mirror.record(event("executor_added", e.time()).put("executor", e.executorId())
-                .put("host", e.executorInfo().executorHost()).put("cores", e.executorInfo().totalCores()));
+                .put("host", e.executorInfo().executorHost()).put("cores", e.executorInfo().totalCores())
+                .put("container", attrs.getOrDefault("CONTAINER_ID", ""))
+                .put("nm", attrs.getOrDefault("NM_HTTP_ADDRESS", "")));
     }
 
     @Override
