@@ -8,6 +8,8 @@ import click
 # name -> "module:attribute" of a click command; imported lazily so `schedbridge --help`
 # stays fast and a subcommand's heavy imports (pandas, pyspark) load only when used.
 SUBCOMMANDS: dict[str, str] = {
+    "simulate": "bridge.sim.cli:simulate",
+    "bench": "bridge.sim.bench:bench",
     "trace": "workloads.synthetic.cli:trace",
     "testbed": "bridge.testbed.cli:testbed",
     "demo": "bridge.demo:demo",

@@ -1,30 +1,33 @@
-"""Simulator benchmark: events/s, wall time and peak memory per policy on fixed traces.
+"""Simulator benchmark: events/s, wall time, CPU time and peak memory per policy on fixed traces.
 
-Run: ``.venv/bin/python -m bench.sim_bench [--jobs N] [--nodes N] [--policy NAME ...]`` or
-``schedbridge bench sim``. The traces are generated here, from a fixed seed, so the figures stay
-comparable across commits: a Yahoo-sized mix (24,262 jobs, ~1.2M tasks, 9.4% long jobs holding
+``schedbridge bench sim [--jobs N] [--nodes N] [--policy NAME ...]`` (also
+``python -m bench.sim_bench``). The trace is generated here from a fixed seed, so figures stay
+comparable across commits: a Yahoo-sized mix (24,262 jobs, ~1.2M tasks, ~9.4% long jobs holding
 ~98% of the task-seconds, per-task Gaussian(mean, 2*mean) durations without negatives, Poisson
-arrivals) sized to load the cluster at about ``--load``.
+arrivals) scaled to load the cluster at about ``--load``. Each policy runs in a fresh child
+process so peak RSS is per policy.
 """
 from __future__ import annotations
 
-import argparse
-import gc
 import json
 import random
+import resource
+import subprocess
 import sys
 import time
-import tracemalloc
 from collections.abc import Sequence
+from typing import Any
+
+import click
 
 from workloads.model import Job
 
 YAHOO_JOBS = 24_262
 LONG_FRACTION = 0.0941
-# (mean tasks per job, mean task duration in s) for the short and the long class
-SHORT = (30.0, 10.0)
-LONG = (240.0, 800.0)
+SHORT = (30.0, 10.0)     # (mean tasks per job, mean task duration in s), short class
+LONG = (240.0, 800.0)    # long class
 CUTOFF = 90.5811
+DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "lwl", "dlwl")
 
 
 def yahoo_like(n_jobs: int = YAHOO_JOBS, nodes: int = 4000, load: float = 0.9, seed: int = 1) -> list[Job]:
@@ -37,10 +40,7 @@ def yahoo_like(n_jobs: int = YAHOO_JOBS, nodes: int = 4000, load: float = 0.9, s
         tasks_mean, dur_mean = LONG if long else SHORT
         n = max(1, round(rng.expovariate(1 / tasks_mean)))
         mean = rng.expovariate(1 / dur_mean)
-        if long:
-            mean = max(mean, CUTOFF * 1.01)
-        else:
-            mean = min(mean, CUTOFF * 0.99)
+        mean = max(mean, CUTOFF * 1.01) if long else min(mean, CUTOFF * 0.99)
         durs = []
         for _ in range(n):
             d = -1.0
@@ -49,8 +49,7 @@ def yahoo_like(n_jobs: int = YAHOO_JOBS, nodes: int = 4000, load: float = 0.9, s
             durs.append(round(d, 3))
         shapes.append((durs, mean))
         work += sum(durs)
-    span = work / (nodes * load)             # seconds of arrivals that load the cluster at ~load
-    rate = n_jobs / span
+    rate = n_jobs * nodes * load / work
     t = 0.0
     jobs = []
     for i, (durs, mean) in enumerate(shapes):
@@ -60,63 +59,63 @@ def yahoo_like(n_jobs: int = YAHOO_JOBS, nodes: int = 4000, load: float = 0.9, s
 
 
 def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
-            settings: Sequence[str] = ()) -> dict[str, float | int | str]:
+            settings: Sequence[str] = ()) -> dict[str, Any]:
+    """Simulate one policy in this process and measure it."""
     from bridge.sim.engine import Simulation
     from policies.api import ClusterSpec, PolicyEnv
     from policies.registry import config_for, create
 
     spec = ClusterSpec(nodes)
     pol = create(policy, PolicyEnv(spec, seed), config_for(policy, settings))
-    gc.collect()
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    sim = Simulation(jobs, pol, spec)
-    res = sim.run()
-    wall = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    w0, c0 = time.perf_counter(), time.process_time()
+    res = Simulation(jobs, pol, spec).run()
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     return {"policy": policy, "nodes": nodes, "jobs": len(jobs), "tasks": sum(j.n_tasks for j in jobs),
-            "events": res.events, "wall_s": round(wall, 2), "events_per_s": round(res.events / wall),
-            "peak_mb": round(peak / 2**20, 1), "unfinished": len(res.unfinished)}
+            "events": res.events, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "events_per_s": round(res.events / wall), "events_per_cpu_s": round(res.events / cpu),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "unfinished": len(res.unfinished)}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=YAHOO_JOBS)
-    ap.add_argument("--nodes", type=int, default=4000)
-    ap.add_argument("--load", type=float, default=0.9)
-    ap.add_argument("--policy", action="append", default=None)
-    ap.add_argument("--no-tracemalloc", action="store_true", help="(tracemalloc slows the run ~2x)")
-    ap.add_argument("--json", action="store_true")
-    a = ap.parse_args(argv)
-    policies = a.policy or ["fifo", "sparrow", "hawk", "lwl", "dlwl"]
-    t0 = time.perf_counter()
-    jobs = yahoo_like(a.jobs, a.nodes, a.load)
-    gen = time.perf_counter() - t0
-    print(f"trace: {len(jobs)} jobs, {sum(j.n_tasks for j in jobs)} tasks, generated in {gen:.1f}s",
-          file=sys.stderr)
-    rows = []
+def _child(policy: str, n_jobs: int, nodes: int, load: float) -> None:
+    jobs = yahoo_like(n_jobs, nodes, load)
+    print(json.dumps(run_one(policy, jobs, nodes)))
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks (reported, never asserted)."""
+
+
+@bench.command("sim")
+@click.option("--jobs", "n_jobs", type=click.IntRange(1), default=YAHOO_JOBS, show_default=True)
+@click.option("--nodes", type=click.IntRange(1), default=4000, show_default=True)
+@click.option("--load", type=click.FloatRange(0.01, 10), default=0.9, show_default=True)
+@click.option("--policy", "policies", multiple=True, help="policy to run (repeatable)")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per policy")
+def sim(n_jobs: int, nodes: int, load: float, policies: tuple[str, ...], as_json: bool) -> None:
+    """Simulated events/s, wall time and peak memory on a fixed Yahoo-sized trace."""
+    from policies.registry import default_registry
+
+    known = default_registry().names()
     for p in policies:
-        if a.no_tracemalloc:
-            import bench.sim_bench as me
-            me.tracemalloc = _NoTrace()  # type: ignore[attr-defined]
-        row = run_one(p, jobs, a.nodes)
-        rows.append(row)
-        if a.json:
-            print(json.dumps(row), flush=True)
+        if p not in known:
+            raise click.BadParameter(f"unknown policy {p!r}; known policies: {', '.join(known)}", param_hint="--policy")
+    t0 = time.perf_counter()
+    jobs = yahoo_like(n_jobs, nodes, load)
+    click.echo(f"trace: {len(jobs)} jobs, {sum(j.n_tasks for j in jobs)} tasks, {nodes} nodes, "
+               f"load ~{load} (generated in {time.perf_counter() - t0:.1f}s)", err=True)
+    del jobs
+    for p in policies or DEFAULT_POLICIES:
+        proc = subprocess.run([sys.executable, "-c",
+                               f"from bridge.sim.bench import _child; _child({p!r}, {n_jobs}, {nodes}, {load})"],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            raise click.ClickException(f"{p}: benchmark failed:\n{proc.stderr[-2000:]}")
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        if as_json:
+            click.echo(json.dumps(row))
         else:
-            print(f"{row['policy']:10} {row['events']:>10} events {row['wall_s']:>8.2f} s "
-                  f"{row['events_per_s']:>9} ev/s  peak {row['peak_mb']:>8.1f} MB  unfinished {row['unfinished']}",
-                  flush=True)
-    return 0
-
-
-class _NoTrace:
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
-    def get_traced_memory(self) -> tuple[int, int]:
-        return (0, 0)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+            click.echo(f"{row['policy']:10} {row['events']:>10} events  wall {row['wall_s']:>7.2f} s  "
+                       f"cpu {row['cpu_s']:>7.2f} s  {row['events_per_cpu_s']:>8} ev/cpu-s  "
+                       f"peak RSS {row['peak_rss_mb']:>7.1f} MB  unfinished {row['unfinished']}")

@@ -1,0 +1,164 @@
+"""``schedbridge simulate``: run one policy over a trace file on a simulated cluster."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+OUT_SUFFIXES = (".csv", ".parquet")
+PROGRESS_MIN_TASKS = 200_000
+
+
+def _fmt(x: float) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    """Human-readable summary: JCT percentiles per class and the run's counts."""
+    lines = [f"policy {summary['policy']}  nodes {summary['nodes']}  slots/node {summary['slots_per_node']}  "
+             f"seed {summary['seed']}  reporting cutoff {summary['reporting_cutoff']:.4g} s",
+             f"jobs {summary['jobs']} (finished {summary['finished_jobs']}, unfinished {summary['unfinished_jobs']}, "
+             f"rejected {summary['rejected_jobs']})  tasks {summary['tasks']}  events {summary['events']}",
+             "",
+             f"{'class':6} {'jobs':>7} {'p50 JCT':>12} {'p90 JCT':>12} {'p99 JCT':>12} {'mean JCT':>12} {'p99 slowdown':>13}"]
+    for c in ("short", "long"):
+        j, s = summary["jct"][c], summary["slowdown"][c]
+        lines.append(f"{c:6} {j['count']:>7} {_fmt(j['p50']):>12} {_fmt(j['p90']):>12} {_fmt(j['p99']):>12} "
+                     f"{_fmt(j['mean']):>12} {_fmt(s['p99']):>13}")
+    hol = summary.get("head_of_line", {})
+    lines += ["",
+              f"utilization {summary['utilization']:.3f}  makespan {_fmt(summary['makespan'])} s  "
+              f"suspensions {summary['suspensions']}",
+              f"probes behind long {hol.get('probes_behind_long', 0)}  short tasks after long "
+              f"{hol.get('short_tasks_after_long', 0)}  re-scheduled probes {hol.get('rescheduled_probes', 0)}"]
+    return "\n".join(lines)
+
+
+def per_job_frame(jobs: Any, cutoff: float) -> Any:
+    from bridge.metrics import with_completion
+
+    j = with_completion(jobs, cutoff)
+    return j[["job_id", "submit", "finish", "jct", "slowdown", "cls", "n_tasks", "mean_duration",
+              "estimate", "rejected"]].rename(columns={"jct": "completion_time", "cls": "class"})
+
+
+def write_atomic(frame: Any, path: Path) -> None:
+    """Write CSV or Parquet (by extension) to a temporary file next to ``path``, then rename it,
+    so an error never leaves a partial file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if path.suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@click.command()
+@click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
+@click.option("--policy", required=True, help="policy name (see --list-policies)")
+@click.option("--nodes", required=True, type=int, help="number of nodes")
+@click.option("--slots", "slots", default=1, show_default=True, type=int, help="slots per node")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="policy parameter (repeatable)")
+@click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
+@click.option("--report-cutoff", type=float, default=None,
+              help="reporting cutoff (s) on the mean task duration for short/long; default: the "
+                   "90th percentile of the trace's job mean task durations (top 10%% are long)")
+@click.option("--network-delay", default=0.0005, show_default=True, type=float, help="one way, seconds")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="per-job results, .csv or .parquet")
+@click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object on stdout")
+@click.option("--progress/--no-progress", default=None,
+              help="progress bar on stderr (default: on for runs over 200k tasks)")
+def simulate(trace_path: Path, policy: str, nodes: int, slots: int, settings: tuple[str, ...], seed: int,
+             report_cutoff: float | None, network_delay: float, out: Path | None, as_json: bool,
+             progress: bool | None) -> None:
+    """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
+    import numpy as np
+
+    from bridge.metrics import summarize
+    from bridge.sim.engine import Simulation
+    from policies.api import ClusterSpec, DecisionError, PolicyEnv
+    from policies.registry import ConfigError, RegistryError, config_for, create
+    from workloads.trace import TraceError, read_trace
+
+    if nodes < 1:
+        raise click.BadParameter(f"must be >= 1, got {nodes}", param_hint="--nodes")
+    if slots < 1:
+        raise click.BadParameter(f"must be >= 1, got {slots}", param_hint="--slots")
+    if network_delay < 0:
+        raise click.BadParameter(f"must be >= 0, got {network_delay}", param_hint="--network-delay")
+    if out is not None and out.suffix not in OUT_SUFFIXES:
+        raise click.BadParameter(f"{out}: use a .csv or .parquet file name", param_hint="--out")
+    try:
+        config = config_for(policy, settings)
+        spec = ClusterSpec(nodes, slots_per_node=slots, network_delay=network_delay)
+        pol = create(policy, PolicyEnv(spec, seed), config)
+        jobs = read_trace(trace_path)
+    except (RegistryError, ConfigError, TraceError) as e:
+        raise click.ClickException(str(e)) from None
+    except ValueError as e:
+        raise click.ClickException(f"{policy}: {e}") from None
+    if report_cutoff is None:
+        report_cutoff = float(np.percentile([j.mean_duration for j in jobs], 90))
+    cutoff = report_cutoff
+    sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff)
+    n_tasks = sum(j.n_tasks for j in jobs)
+    show = progress if progress is not None else n_tasks >= PROGRESS_MIN_TASKS
+    bar = None
+    tick = None
+    if show:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(jobs), unit="job", desc=f"{policy}", file=sys.stderr, mininterval=0.5)
+
+        def tick(events: int, now: float) -> None:
+            bar.n = sim._next_job  # jobs released so far
+            bar.set_postfix_str(f"t={now:.0f}s ev={events}", refresh=False)
+            bar.refresh()
+    try:
+        result = sim.run(progress=tick)
+    except DecisionError as e:
+        raise click.ClickException(f"policy {policy!r} made an invalid decision: {e}") from None
+    finally:
+        if bar is not None:
+            bar.n = sim._next_job
+            bar.close()
+    job_df, task_df = result.job_table(), result.task_table()
+    summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
+                        extra={"policy": policy, "trace": str(trace_path), "nodes": nodes,
+                               "slots_per_node": slots, "seed": seed, "settings": list(settings),
+                               "events": result.events})
+    if out is not None:
+        write_atomic(per_job_frame(job_df, cutoff), out)
+    if as_json:
+        click.echo(json.dumps(_jsonable(summary), sort_keys=True))
+    else:
+        click.echo(summary_table(summary))
+        if out is not None:
+            click.echo(f"per-job results: {out}")
+    if result.unfinished:
+        click.echo(f"warning: {len(result.unfinished)} job(s) never finished "
+                   f"(first: {result.unfinished[:5]})", err=True)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x

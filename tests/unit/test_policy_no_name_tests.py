@@ -1,0 +1,89 @@
+"""No policy is special-cased by name in the engine or the shared mechanisms.
+
+* The simulator, metrics, workload model, contract and ``policies/common`` never contain a
+  registered policy name as a string literal at all.
+* Nowhere in ``bridge/`` or ``policies/common`` is a string compared with a policy name
+  (``x == "hawk"``, ``name in ("eagle", ...)``, ``match``/``case "kairos"``): behaviour comes from
+  a policy's hooks and typed config, not from its name. Experiment definitions
+  (``bridge/experiments*.py``) are configuration and may pick settings per policy name.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from policies.registry import BUILTINS, default_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = set(default_registry().names()) | set(BUILTINS)
+
+NO_NAMES_AT_ALL = [
+    ROOT / "bridge" / "sim" / "kernel.py",
+    ROOT / "bridge" / "sim" / "engine.py",
+    ROOT / "bridge" / "sim" / "events.py",
+    ROOT / "bridge" / "metrics.py",
+    *sorted((ROOT / "policies" / "common").glob("*.py")),
+    ROOT / "policies" / "api.py",
+    ROOT / "workloads" / "model.py",
+    ROOT / "workloads" / "trace.py",
+]
+# Experiment definitions (bridge/experiments*.py) are configuration: they choose which policies
+# to compare and with which per-trace settings, so they may key settings on a policy's name.
+NO_NAME_TESTS = [p for p in sorted((ROOT / "bridge").rglob("*.py")) if not p.name.startswith("experiments")]
+NO_NAME_TESTS += sorted((ROOT / "policies" / "common").rglob("*.py"))
+
+
+def _strings(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [s for e in node.elts for s in _strings(e)]
+    return []
+
+
+def _name_tests(tree: ast.AST) -> list[tuple[int, str]]:
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                hits += [(node.lineno, s) for s in _strings(operand) if s.lower() in NAMES]
+        elif isinstance(node, ast.match_case):
+            for sub in ast.walk(node.pattern):
+                if isinstance(sub, ast.MatchValue):
+                    hits += [(node.pattern.lineno, s) for s in _strings(sub.value) if s.lower() in NAMES]
+    return hits
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = getattr(node, "body", [])
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def test_engine_and_common_never_name_a_policy():
+    offenders = []
+    for path in NO_NAMES_AT_ALL:
+        tree = ast.parse(path.read_text(), str(path))
+        docs = _docstring_nodes(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                if node.value.lower() in NAMES:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "policy names in engine code:\n" + "\n".join(offenders)
+
+
+def test_no_policy_name_comparisons_in_bridge_or_common():
+    offenders = []
+    for path in NO_NAME_TESTS:
+        tree = ast.parse(path.read_text(), str(path))
+        offenders += [f"{path.relative_to(ROOT)}:{line}: compares with {s!r}" for line, s in _name_tests(tree)]
+    assert not offenders, "branching on policy names:\n" + "\n".join(offenders)
+
+
+def test_the_checker_catches_name_tests():
+    code = 'if policy == "hawk": pass\nif p in ("eagle", "x"): pass\nmatch p:\n    case "kairos": pass\n'
+    assert [s for _, s in _name_tests(ast.parse(code))] == ["hawk", "eagle", "kairos"]
