@@ -25,7 +25,7 @@ from typing import Any
 from bridge.live.node_capacity import NodeResources, RaisedVcores
 from bridge.live.node_driver import LiveNodeDriver
 from bridge.live.node_table import NodeTable
-from bridge.live.preemption import Agent, ContainerPreemptor, ContainerRef
+from bridge.live.preemption import ContainerPreemptor, ContainerRef
 from bridge.live.spark_protocol import Grant, LiveEvent, OfferRound, Placement
 from bridge.live.spark_state import AppState, LiveCluster
 from policies.api import ClusterSpec, PolicyEnv
@@ -121,15 +121,15 @@ def _merge(grants: Counter[tuple[int, int, str]]) -> tuple[Grant, ...]:
 
 
 @contextmanager
-def kairos_live(rm: NodeResources, agents: Mapping[str, Agent], cores: int, config: KairosConfig,
-                vcores_record: Path, tick_s: float = 0.1) -> Iterator[KairosLivePlanner]:
+def kairos_live(rm: NodeResources, preemptor: ContainerPreemptor, nodes: Sequence[str], cores: int,
+                config: KairosConfig, vcores_record: Path, tick_s: float = 0.1) -> Iterator[KairosLivePlanner]:
     """Kairos live for the span of the block: nodes advertise ``cores + q`` vcores, quantum timers
     tick on their own thread, and on exit every throttled container and every node is restored.
 
-    ``agents`` maps each NodeManager's web address (as the RM reports it) to its node agent."""
+    ``nodes`` are the NodeManagers' web addresses as the RM reports them; ``preemptor.agents`` maps
+    each to its node agent (it may be filled in later, before the first task starts)."""
     start = time.monotonic()
-    preemptor = ContainerPreemptor(agents)
-    planner = KairosLivePlanner(config, sorted(agents), cores, preemptor, lambda: time.monotonic() - start)
+    planner = KairosLivePlanner(config, nodes, cores, preemptor, lambda: time.monotonic() - start)
     stop = threading.Event()
     ticker = threading.Thread(target=planner.driver.run_timers, args=(stop, tick_s), name="kairos-timers",
                               daemon=True)
@@ -142,4 +142,3 @@ def kairos_live(rm: NodeResources, agents: Mapping[str, Agent], cores: int, conf
             ticker.join(timeout=10)
             with planner.driver.lock:
                 preemptor.restore_all()
-

@@ -79,7 +79,8 @@ def test_an_executor_without_a_yarn_container_fails_the_round() -> None:
 
 def test_session_raises_vcores_and_restores_nodes_and_containers(tmp_path: Path) -> None:
     rm, agent = FakeRM({"n1": (4, 4096)}), FakeAgent()
-    with kairos_live(rm, {A: agent}, 4, KairosConfig(q=4, w=50.0), tmp_path / "vcores.json") as p:
+    preemptor = ContainerPreemptor({A: agent})
+    with kairos_live(rm, preemptor, [A], 4, KairosConfig(q=4, w=50.0), tmp_path / "vcores.json") as p:
         assert rm.capacity["n1"] == (8, 4096)
         p.driver.preemptor.suspend(ContainerRef(A, "c1"))
     assert rm.capacity["n1"] == (4, 4096)
