@@ -183,7 +183,7 @@ def psychas_stability(out_dir: Path, quick: bool) -> list[Path]:
 
 def psychas_load(out_dir: Path, quick: bool) -> list[Path]:
     """Fig. 4: average queue vs traffic intensity α, 5 unit servers, μ = 0.01."""
-    horizon = 20_000 if quick else 60_000
+    horizon = 6_000 if quick else 20_000
     alphas = (0.85, 0.95) if quick else (0.85, 0.90, 0.95, 0.99)
     rows = []
     for large, J in ((False, 7), (True, 4)):
@@ -213,7 +213,7 @@ def smallest_j(sizes: Iterable[float], eps: float = 0.01) -> int:
 
 def psychas_trace(out_dir: Path, quick: bool) -> list[Path]:
     """Fig. 5 on a generated trace with the Google 2011 shape: queue vs traffic scaling."""
-    servers, tasks = (10, 3000) if quick else (30, 12000)
+    servers, tasks = (10, 2000) if quick else (20, 6000)
     rows = []
     for scaling in (1.0, 1.2, 1.4, 1.6):
         jobs = google_shape.generate(servers, tasks, scaling, SEED)

@@ -93,13 +93,17 @@ def vqs_fill(server: int, config: Configuration, mix: ServerMix, residuals: list
             vqs.remove(head)
             _place(head, server, residuals, out)
     room = (1 - RESERVED_FOR_CLASS1 if config.reserves_class1 else 1.0) - mix.others_load
-    for job in vqs.queues[config.other_class]:
+    queue = vqs.queues[config.other_class]
+    job = queue.head()
+    while job is not None and queue.largest_fitting(room) is not None:
+        following = queue.after(job.seq)
         if job.size <= room + EPS:
             vqs.remove(job)
             _place(job, server, residuals, out)
             room -= job.size
         elif strict_hol:
             break
+        job = following
 
 
 def vqs_bf_fill(server: int, config: Configuration, mix: ServerMix, residuals: list[float],

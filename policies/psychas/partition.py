@@ -40,16 +40,18 @@ class Partition:
         return (top / 2, top * 2 / 3) if odd else (top * 2 / 3, top)
 
     def classify(self, size: float) -> int:
-        """Class of a job of this size, 0 < size ≤ 1."""
-        r = Fraction(size)
-        if not 0 < r <= 1:
+        """Class of a job of this size, 0 < size ≤ 1. Powers of two compare exactly in
+        floating point; the 2/3 boundaries fall back to rationals only when close."""
+        if not 0 < size <= 1:
             raise ValueError(f"job size must lie in (0, 1], got {size}")
-        if r <= self.tiny:
+        if size <= 2.0 ** -self.J:
             return self.classes - 1
         m = 0
-        while r <= Fraction(1, 2 ** (m + 1)):
+        while size <= 2.0 ** -(m + 1):
             m += 1
-        return 2 * m if r > Fraction(2, 3 * 2 ** m) else 2 * m + 1
+        scaled = 3 * size * 2 ** m  # > 2 exactly when size > (2/3)/2^m
+        above = scaled > 2 if abs(scaled - 2) > 1e-9 else Fraction(size) * 3 * 2 ** m > 2
+        return 2 * m if above else 2 * m + 1
 
     def effective_size(self, size: float) -> float:
         """The capacity a job occupies: its own size, or 1/2^J for a tiny job."""

@@ -173,15 +173,20 @@ class VqsPlanner:
         self.active: dict[int, Configuration] = {}
         self.best_fit = best_fit
         self.strict_hol = strict_hol
+        self.classes: dict[float, int] = {}  # size -> class, for jobs in service
 
     def enqueue(self, job: Waiting) -> None:
         self.vqs.add(job)
 
     def mix(self, sizes: list[float]) -> ServerMix:
         counts = [0] * self.vqs.partition.classes
+        others = 0.0
         for s in sizes:
-            counts[self.vqs.partition.classify(s)] += 1
-        others = sum(s for s in sizes if self.vqs.partition.classify(s) != 1)
+            j = self.classes.get(s)
+            if j is None:
+                j = self.classes[s] = self.vqs.partition.classify(s)
+            counts[j] += 1
+            others += s if j != 1 else 0.0
         return ServerMix(counts[1] > 0, tuple(counts), others)
 
     def plan(self, state: PassState) -> list[tuple[Hashable, int]]:

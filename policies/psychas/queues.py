@@ -33,8 +33,13 @@ class SizeQueue:
         return len(self._by_size)
 
     def __iter__(self) -> Iterator[Waiting]:
-        """Arrival (FIFO) order."""
+        """Arrival (FIFO) order (a snapshot)."""
         return (w for _, w in list(self._by_seq))
+
+    def after(self, seq: int) -> Waiting | None:
+        """The earliest arrival after sequence number ``seq``."""
+        i = bisect.bisect_right(self._by_seq, seq, key=lambda e: e[0])
+        return self._by_seq[i][1] if i < len(self._by_seq) else None
 
     def add(self, job: Waiting) -> None:
         bisect.insort(self._by_size, job)
