@@ -8,24 +8,25 @@ import click
 from bridge.replay.results import write_atomically
 from bridge.report.load import ResultsError, load_runs
 from bridge.report.plots import write_plots
-from bridge.report.table import render, summary
+from bridge.report.table import build, render
 
 
 @click.command("report")
-@click.argument("results", nargs=-1, required=True,
-                type=click.Path(file_okay=False, path_type=Path))
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write report.csv, report.txt and the PNG plots "
                    "(default: report/ inside the first results directory).")
 def report(results: tuple[Path, ...], out: Path | None) -> None:
-    """Side-by-side table and plots for one or more results directories (live or simulated)."""
+    """Side-by-side table and plots for several runs: replay results directories and/or
+    simulator per-job files (`schedbridge simulate --out FILE.csv`)."""
     try:
         runs = load_runs(list(results))
     except ResultsError as exc:
         raise click.ClickException(str(exc)) from None
-    target = out or results[0] / "report"
+    first = results[0]
+    target = out or (first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report"))
     target.mkdir(parents=True, exist_ok=True)
-    table = summary(runs)
+    table = build(runs)
     text = render(table)
     write_atomically(target / "report.csv", table.to_csv())
     write_atomically(target / "report.txt", text + "\n")

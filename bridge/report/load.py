@@ -1,67 +1,124 @@
-"""Reading a results directory (written by `schedbridge replay`, or by the simulator in the same
-layout; see `bridge.replay.results`). Only `jobs.csv` is required: a run without `tasks.csv`
-or `utilization.csv` simply has no UE or utilization in the report.
+"""Reading runs to report on, into the tables `bridge.metrics` works on.
+
+Two sources give the same `Run`:
+
+* a **replay results directory** (`schedbridge replay`; layout in `bridge.replay.results`):
+  `jobs.csv` is required, `tasks.csv`, `utilization.csv` and `meta.json` add task-level and
+  allocation measures;
+* a **simulator per-job file** (`schedbridge simulate --out FILE.csv|.parquet`): job_id,
+  submit, finish, completion_time, slowdown, n_tasks, mean_duration, ...
+
+`Run.jobs` has bridge.metrics' job columns (job_id, submit, finish, n_tasks, mean_duration,
+ideal) plus `status` and `key` (what makes two jobs "the same job" across runs);
+`Run.tasks` has its task columns (job_id, task, node, slot, start, end, done).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-REQUIRED_JOB_COLUMNS = ("job_id", "submit_s", "end_s", "status")
+TASK_COLUMNS = ("job_id", "task", "node", "slot", "start", "end", "done")
+_LIVE_JOB_COLUMNS = ("job_id", "submit_s", "end_s", "status")
+_SIM_JOB_COLUMNS = ("job_id", "submit", "finish")
 
 
 class ResultsError(ValueError):
-    """A results directory that cannot be reported on, with the file at fault."""
+    """Something that cannot be reported on, with the file at fault."""
 
 
 @dataclass(frozen=True)
 class Run:
     label: str
     path: Path
-    meta: dict
     jobs: pd.DataFrame
-    tasks: pd.DataFrame | None
-    utilization: pd.DataFrame | None
+    tasks: pd.DataFrame
+    allocation: pd.DataFrame | None = None  # time_s, vcores_allocated, vcores_total (live)
+    n_slots: int | None = None
 
 
-def _csv(path: Path) -> pd.DataFrame | None:
-    if not path.is_file():
-        return None
+def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
     try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable CSV: {exc}") from None
-
-
-def _label(meta: dict, path: Path) -> str:
-    parts = [str(meta[k]) for k in ("policy", "mode") if meta.get(k)]
-    source = meta.get("source")
-    return " ".join(parts + ([f"({source})"] if source else [])) or path.name
-
-
-def load_run(path: Path) -> Run:
-    """One results directory; raises ResultsError naming the missing file or column."""
-    jobs = _csv(path / "jobs.csv")
-    if jobs is None:
-        raise ResultsError(f"{path}: no jobs.csv (is this a results directory?)")
-    missing = [c for c in REQUIRED_JOB_COLUMNS if c not in jobs.columns]
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable table: {exc}") from None
+    missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise ResultsError(f"{path / 'jobs.csv'}: missing column(s) {', '.join(missing)}")
+        raise ResultsError(f"{path}: missing column(s) {', '.join(missing)}")
+    return frame
+
+
+def _live_tasks(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        return pd.DataFrame(columns=list(TASK_COLUMNS))
+    raw = _read(path, ("job_id", "launch_s", "finish_s"))
+    return pd.DataFrame({
+        "job_id": raw["job_id"], "task": raw.get("task_id", raw.index),
+        "node": raw.get("node", ""), "slot": raw.get("executor_id", ""),
+        "start": raw["launch_s"], "end": raw["finish_s"], "done": True})
+
+
+def _live_jobs(raw: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    durations = (tasks["end"] - tasks["start"]).groupby(tasks["job_id"])
+    ok = raw["status"] == "succeeded"
+    return pd.DataFrame({
+        "job_id": raw["job_id"], "submit": raw["submit_s"],
+        "finish": raw["end_s"].where(ok), "status": raw["status"],
+        "n_tasks": raw["job_id"].map(durations.size()).fillna(0).astype(int),
+        "mean_duration": raw["job_id"].map(durations.mean()),
+        "ideal": raw.get("duration_alone_s", pd.Series(np.nan, index=raw.index)).astype(float),
+        "key": raw.get("params", raw.get("category", raw["job_id"])).astype(str)})
+
+
+def _label(meta: dict, fallback: str) -> str:
+    parts = [str(meta[k]) for k in ("policy", "mode") if meta.get(k)]
+    return " ".join(parts + [f"({meta['source']})"] if meta.get("source") else parts) or fallback
+
+
+def _load_directory(path: Path) -> Run:
+    if not (path / "jobs.csv").is_file():
+        raise ResultsError(f"{path}: no jobs.csv (is this a results directory?)")
+    raw = _read(path / "jobs.csv", _LIVE_JOB_COLUMNS)
     meta_path = path / "meta.json"
     try:
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{meta_path}: not valid JSON: {exc}") from None
-    return Run(_label(meta, path), path, meta, jobs, _csv(path / "tasks.csv"),
-               _csv(path / "utilization.csv"))
+    tasks = _live_tasks(path / "tasks.csv")
+    allocation = None
+    if (path / "utilization.csv").is_file():
+        allocation = _read(path / "utilization.csv", ("time_s", "vcores_allocated", "vcores_total"))
+    n_slots = int(allocation["vcores_total"].max()) if allocation is not None and len(allocation) else None
+    return Run(_label(meta, path.name), path, _live_jobs(raw, tasks), tasks, allocation, n_slots)
+
+
+def _load_simulator_file(path: Path) -> Run:
+    raw = _read(path, _SIM_JOB_COLUMNS)
+    jobs = raw.copy()
+    if "slowdown" in jobs and "ideal" not in jobs:  # keep the simulator's own runtime-alone
+        jobs["ideal"] = (jobs["finish"] - jobs["submit"]) / jobs["slowdown"]
+    rejected = jobs["rejected"].astype(bool) if "rejected" in jobs else False
+    jobs["status"] = np.where(jobs["finish"].notna(), "succeeded",
+                              np.where(rejected, "rejected", "unfinished"))
+    jobs["key"] = jobs["job_id"].astype(str)
+    return Run(f"{path.stem} (sim)", path, jobs, pd.DataFrame(columns=list(TASK_COLUMNS)))
+
+
+def load_run(path: Path) -> Run:
+    """A replay results directory or a simulator per-job file."""
+    if path.is_dir():
+        return _load_directory(path)
+    if path.suffix in (".csv", ".parquet") and path.is_file():
+        return _load_simulator_file(path)
+    raise ResultsError(f"{path}: neither a results directory nor a .csv/.parquet per-job file")
 
 
 def load_runs(paths: list[Path]) -> list[Run]:
-    """Several runs, labels made unique by appending the directory name where they clash."""
+    """Several runs, labels made unique by appending the file name where they clash."""
     runs = [load_run(p) for p in paths]
     labels = [r.label for r in runs]
-    return [Run(f"{r.label} [{r.path.name}]" if labels.count(r.label) > 1 else r.label,
-                r.path, r.meta, r.jobs, r.tasks, r.utilization) for r in runs]
+    return [replace(r, label=f"{r.label} [{r.path.name}]") if labels.count(r.label) > 1 else r
+            for r in runs]

@@ -1,85 +1,81 @@
-"""Per-run measures for the report, computed from a results directory's tables.
+"""The report's measures: `bridge.metrics` (shared with the simulator) plus what only a live run
+has, the allocation sampled from the ResourceManager.
 
-* JCT (job completion time) = end_s - submit_s, over jobs that succeeded (thesis §3.2).
-* Slowdown = JCT / the job's runtime alone (Kairos): `duration_alone_s` when the workload
-  gives it, else estimated as the shortest JCT of any job with the same parameters across all
-  runs in the report (the closest observation of that job running alone).
-* Makespan = last end - first submission.
-* Ursa's efficiencies over the makespan, with vcores as the resource: X = allocated vcore-time
-  (RM samples, a step function), Y = total vcores x makespan, Z = task run time (Spark's
-  executorRunTime; a task holds one core). SE = X / Y, UE = Z / X, utilization = SE x UE.
+* JCT = finish - submit; slowdown = JCT / runtime alone (`ideal`): the workload's
+  `duration_alone_s` or the simulator's ideal runtime where known, else estimated as the
+  shortest JCT of a job with the same parameters across every run in the report.
+* utilization = busy task-slot time / (slots x span) (`bridge.metrics.mean_utilization`): Ursa's
+  SE x UE with vcores as the resource.
+* SE (vcores) = allocated vcore-seconds (RM samples, a step function) / (total vcores x
+  makespan); UE = utilization / SE.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
+from bridge import metrics
 from bridge.report.load import Run
 
-
-def completion_times(jobs: pd.DataFrame) -> pd.Series:
-    done = jobs[jobs["status"] == "succeeded"]
-    return (done["end_s"] - done["submit_s"]).rename("jct_s")
-
-
-def _job_key(jobs: pd.DataFrame) -> pd.Series:
-    """What identifies "the same job" across runs: its parameters, else its category."""
-    column = "params" if "params" in jobs.columns else "category"
-    return jobs[column].astype(str)
+ALL = math.inf  # a reporting cutoff that puts every job in one class
 
 
 def alone_estimates(runs: Iterable[Run]) -> dict[str, float]:
     """Job key -> shortest observed JCT over all runs."""
     best: dict[str, float] = {}
     for run in runs:
-        done = run.jobs[run.jobs["status"] == "succeeded"]
-        for key, jct in zip(_job_key(done), completion_times(run.jobs)):
-            best[key] = min(best.get(key, math.inf), jct)
+        jct = run.jobs["finish"] - run.jobs["submit"]
+        for key, value in zip(run.jobs["key"], jct):
+            if not math.isnan(value):
+                best[key] = min(best.get(key, math.inf), value)
     return best
 
 
-def slowdowns(jobs: pd.DataFrame, estimates: Mapping[str, float]) -> pd.Series:
-    done = jobs[jobs["status"] == "succeeded"]
-    given = done.get("duration_alone_s", pd.Series(np.nan, index=done.index)).astype(float)
-    alone = given.fillna(_job_key(done).map(estimates).astype(float))
-    return (completion_times(jobs) / alone).rename("slowdown")
+def with_ideal(run: Run, estimates: dict[str, float]) -> pd.DataFrame:
+    """Jobs with `ideal` filled in from the estimates where the run does not know it."""
+    jobs = run.jobs.copy()
+    jobs["ideal"] = jobs["ideal"].fillna(jobs["key"].map(estimates)) if "ideal" in jobs else \
+        jobs["key"].map(estimates)
+    return jobs
 
 
-def makespan(jobs: pd.DataFrame) -> float:
-    ended = jobs["end_s"].dropna()
-    if ended.empty:
-        return math.nan
-    return float(ended.max() - jobs["submit_s"].min())
+def completed(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Jobs with `jct` and `slowdown` columns (`bridge.metrics.with_completion`)."""
+    return metrics.with_completion(jobs.fillna({"mean_duration": 0.0}), ALL)
 
 
-def allocated_core_seconds(utilization: pd.DataFrame, start: float, end: float) -> float:
+def summary(run: Run, jobs: pd.DataFrame) -> dict[str, float]:
+    """`bridge.metrics.summarize` over one class, plus SE and UE where allocation is known."""
+    found = metrics.summarize(jobs.fillna({"mean_duration": 0.0}), run.tasks, cutoff=ALL,
+                              n_slots=run.n_slots or 1)
+    utilization = found["utilization"] if run.n_slots and len(run.tasks) else math.nan
+    se = allocation_efficiency(run, found["makespan"])
+    return {"jct": found["jct"]["short"], "slowdown": found["slowdown"]["short"],
+            "makespan": found["makespan"], "utilization": utilization,
+            "se": se, "ue": utilization / se if se > 0 else math.nan}
+
+
+def allocated_core_seconds(allocation: pd.DataFrame, start: float, end: float) -> float:
     """Integral of allocated vcores over [start, end]; each sample holds until the next one."""
-    times = utilization["time_s"].to_numpy(dtype=float)
-    values = utilization["vcores_allocated"].to_numpy(dtype=float)
+    times = allocation["time_s"].to_numpy(dtype=float)
+    values = allocation["vcores_allocated"].to_numpy(dtype=float)
     edges = np.clip(np.append(times, end), start, end)
     return float(np.sum(values * np.diff(edges)))
 
 
-def efficiencies(run: Run) -> tuple[float, float]:
-    """(SE, UE) of the vcores over the makespan; NaN where the run lacks the data."""
-    util, span = run.utilization, makespan(run.jobs)
-    if util is None or util.empty or not span > 0:
-        return math.nan, math.nan
-    start = float(run.jobs["submit_s"].min())
-    allocated = allocated_core_seconds(util, start, start + span)
-    se = allocated / (float(util["vcores_total"].max()) * span)
-    if run.tasks is None or allocated <= 0:
-        return se, math.nan
-    return se, float(run.tasks["run_time_s"].sum()) / allocated
+def allocation_efficiency(run: Run, makespan: float) -> float:
+    """SE over the makespan from the RM samples; NaN without them."""
+    if run.allocation is None or run.allocation.empty or not run.n_slots or not makespan > 0:
+        return math.nan
+    start = float(run.jobs["submit"].min())
+    return allocated_core_seconds(run.allocation, start, start + makespan) / (run.n_slots * makespan)
 
 
-def utilization_series(run: Run) -> pd.Series | None:
-    """Allocated share of the cluster's vcores over time (None without samples)."""
-    util = run.utilization
-    if util is None or util.empty:
+def busy_series(run: Run, interval: float = 1.0) -> pd.DataFrame | None:
+    """Share of busy task slots over time (`bridge.metrics.utilization_series`)."""
+    if not run.n_slots or run.tasks.empty:
         return None
-    return pd.Series((util["vcores_allocated"] / util["vcores_total"]).to_numpy(),
-                     index=util["time_s"].to_numpy(), name=run.label)
+    return metrics.utilization_series(run.tasks, run.n_slots, interval=interval)

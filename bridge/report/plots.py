@@ -11,12 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from bridge.report.load import Run  # noqa: E402
-from bridge.report.measures import (  # noqa: E402
-    alone_estimates,
-    completion_times,
-    slowdowns,
-    utilization_series,
-)
+from bridge.report.measures import alone_estimates, busy_series, completed, with_ideal  # noqa: E402
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
@@ -40,13 +35,19 @@ def _cdf(series_by_label: dict[str, pd.Series], xlabel: str, title: str, path: P
 
 
 def _utilization(runs: list[Run], path: Path) -> Path:
+    """Busy task slots (solid) and, for live runs, allocated vcores (dashed), as shares."""
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for run in runs:
-        series = utilization_series(run)
-        if series is not None:
-            ax.step(series.index, series.to_numpy(), where="post", label=run.label)
-    ax.set(xlabel="time since start (s)", ylabel="allocated vcores / total",
-           title="Cluster utilization", ylim=(0, 1.05))
+        busy = busy_series(run)
+        if busy is None:
+            continue
+        line, = ax.step(busy["time"], busy["utilization"], where="post", label=f"{run.label} busy")
+        if run.allocation is not None and run.n_slots:
+            ax.step(run.allocation["time_s"], run.allocation["vcores_allocated"] / run.n_slots,
+                    where="post", linestyle="--", color=line.get_color(),
+                    label=f"{run.label} allocated")
+    ax.set(xlabel="time since start (s)", ylabel="share of vcores", title="Cluster utilization",
+           ylim=(0, 1.05))
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     return _save(fig, path)
@@ -56,10 +57,11 @@ def write_plots(runs: list[Run], out: Path) -> list[Path]:
     """jct_cdf.png, slowdown_cdf.png and utilization.png in `out`."""
     out.mkdir(parents=True, exist_ok=True)
     estimates = alone_estimates(runs)
+    done = {r.label: completed(with_ideal(r, estimates)) for r in runs}
     return [
-        _cdf({r.label: completion_times(r.jobs) for r in runs}, "job completion time (s)",
+        _cdf({label: jobs["jct"] for label, jobs in done.items()}, "job completion time (s)",
              "CDF of job completion time", out / "jct_cdf.png"),
-        _cdf({r.label: slowdowns(r.jobs, estimates) for r in runs}, "slowdown (JCT / runtime alone)",
-             "CDF of slowdown", out / "slowdown_cdf.png"),
+        _cdf({label: jobs["slowdown"] for label, jobs in done.items()},
+             "slowdown (JCT / runtime alone)", "CDF of slowdown", out / "slowdown_cdf.png"),
         _utilization(runs, out / "utilization.png"),
     ]

@@ -1,39 +1,32 @@
 """The side-by-side table: one column per run, one row per measure."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from bridge.report.load import Run
-from bridge.report.measures import alone_estimates, completion_times, efficiencies, makespan, slowdowns
+from bridge.report.measures import alone_estimates, summary, with_ideal
 
-PERCENTILES = (50, 90, 99)
-
-
-def _percentiles(values: pd.Series, name: str) -> dict[str, float]:
-    if values.empty:
-        return {f"{name} p{q}": np.nan for q in PERCENTILES}
-    return {f"{name} p{q}": float(np.percentile(values, q)) for q in PERCENTILES}
+PERCENTILES = ("p50", "p90", "p99")
 
 
-def summary(runs: list[Run]) -> pd.DataFrame:
+def build(runs: list[Run]) -> pd.DataFrame:
     """Measures (rows) by run (columns)."""
     estimates = alone_estimates(runs)
     columns = {}
     for run in runs:
-        jct = completion_times(run.jobs)
-        se, ue = efficiencies(run)
+        found = summary(run, with_ideal(run, estimates))
+        status = run.jobs["status"]
         columns[run.label] = {
             "jobs": len(run.jobs),
-            "succeeded": int((run.jobs["status"] == "succeeded").sum()),
-            "failed": int((run.jobs["status"] == "failed").sum()),
-            "mean JCT (s)": float(jct.mean()) if not jct.empty else np.nan,
-            **_percentiles(jct, "JCT (s)"),
-            **_percentiles(slowdowns(run.jobs, estimates).dropna(), "slowdown"),
-            "makespan (s)": makespan(run.jobs),
-            "SE (vcores)": se,
-            "UE (vcores)": ue,
-            "utilization": se * ue,
+            "succeeded": int((status == "succeeded").sum()),
+            "failed": int((status == "failed").sum()),
+            "mean JCT (s)": found["jct"]["mean"],
+            **{f"JCT {p} (s)": found["jct"][p] for p in PERCENTILES},
+            **{f"slowdown {p}": found["slowdown"][p] for p in PERCENTILES},
+            "makespan (s)": found["makespan"],
+            "utilization": found["utilization"],
+            "SE (vcores)": found["se"],
+            "UE (vcores)": found["ue"],
         }
     return pd.DataFrame(columns)
 
@@ -44,5 +37,4 @@ def render(table: pd.DataFrame) -> str:
         if pd.isna(value):
             return "-"
         return f"{value:.0f}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.3g}"
-    shown = table.apply(lambda col: col.map(cell))
-    return shown.to_string()
+    return table.apply(lambda col: col.map(cell)).to_string()

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from bridge.report.cli import report
 from bridge.report.load import ResultsError, load_runs
-from bridge.report.table import summary
+from bridge.report.table import build
 
 JOB_COLUMNS = ["job_id", "category", "params", "submit_s", "start_s", "end_s", "status",
                "duration_alone_s"]
@@ -28,7 +28,9 @@ def make_run(path: Path, policy: str, jcts: list[float], alone: float | None = N
     span = max(r[5] for r in rows)
     pd.DataFrame({"time_s": [0.0, span / 2], "vcores_allocated": [2, 2], "vcores_total": [4, 4]}
                  ).to_csv(path / "utilization.csv", index=False)
-    pd.DataFrame({"job_id": range(len(jcts)), "run_time_s": [1.0] * len(jcts)}
+    pd.DataFrame({"job_id": range(len(jcts)), "task_id": range(len(jcts)),
+                  "launch_s": [10.0 * i for i in range(len(jcts))],
+                  "finish_s": [10.0 * i + 1.0 for i in range(len(jcts))]}
                  ).to_csv(path / "tasks.csv", index=False)
     (path / "meta.json").write_text(json.dumps({"policy": policy, "mode": "shared", "source": "live"}))
     return path
@@ -42,17 +44,17 @@ def two_runs(tmp_path: Path) -> list[Path]:
 
 
 def test_table_values(two_runs: list[Path]) -> None:
-    table = summary(load_runs(two_runs))
+    table = build(load_runs(two_runs))
     fifo, other = table["fifo shared (live)"], table["other shared (live)"]
     assert (fifo["jobs"], fifo["succeeded"], fifo["failed"]) == (6, 5, 1)
-    assert fifo["JCT (s) p50"] == 30.0
-    assert fifo["JCT (s) p90"] == pytest.approx(46.0)
+    assert fifo["JCT p50 (s)"] == 30.0
+    assert fifo["JCT p90 (s)"] == pytest.approx(46.0)
     assert fifo["mean JCT (s)"] == 30.0
     assert fifo["makespan (s)"] == 90.0            # first submit 0, last end 40 + 50
     assert fifo["SE (vcores)"] == pytest.approx(0.5)
-    assert fifo["UE (vcores)"] == pytest.approx(5.0 / (2 * 90.0))
-    assert fifo["utilization"] == pytest.approx(0.5 * 5.0 / 180.0)
-    assert other["JCT (s) p99"] == 5.0
+    assert fifo["utilization"] == pytest.approx(5.0 / (4 * 41.0))  # busy 5 s over 4 vcores to the last task end
+    assert fifo["UE (vcores)"] == pytest.approx(fifo["utilization"] / 0.5)
+    assert other["JCT p99 (s)"] == 5.0
     assert other["slowdown p50"] == 1.0            # duration_alone_s given
     assert other["makespan (s)"] == 45.0
 
@@ -60,7 +62,7 @@ def test_table_values(two_runs: list[Path]) -> None:
 def test_slowdown_estimated_from_fastest_same_job(tmp_path: Path) -> None:
     a = make_run(tmp_path / "a", "a", [10.0, 40.0])
     b = make_run(tmp_path / "b", "b", [20.0, 10.0])
-    table = summary(load_runs([a, b]))
+    table = build(load_runs([a, b]))
     # job 0 alone ~ 10 (run a), job 1 alone ~ 10 (run b)
     assert table["a shared (live)"]["slowdown p50"] == pytest.approx(2.5)
     assert table["b shared (live)"]["slowdown p99"] == pytest.approx(1.99)
@@ -81,14 +83,32 @@ def test_run_without_tasks_or_utilization(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "p", [3.0])
     (run / "tasks.csv").unlink()
     (run / "utilization.csv").unlink()
-    column = summary(load_runs([run]))["p shared (live)"]
-    assert column["JCT (s) p50"] == 3.0
+    column = build(load_runs([run]))["p shared (live)"]
+    assert column["JCT p50 (s)"] == 3.0
     assert pd.isna(column["SE (vcores)"]) and pd.isna(column["utilization"])
 
 
 def test_same_labels_are_told_apart(tmp_path: Path) -> None:
     runs = load_runs([make_run(tmp_path / "x", "p", [1.0]), make_run(tmp_path / "y", "p", [2.0])])
     assert [r.label for r in runs] == ["p shared (live) [x]", "p shared (live) [y]"]
+
+
+def test_simulator_per_job_file_beside_a_live_run(two_runs: list[Path], tmp_path: Path) -> None:
+    sim = tmp_path / "sim-fifo.csv"
+    pd.DataFrame({"job_id": [0, 1, 2], "submit": [0.0, 1.0, 2.0], "finish": [4.0, 9.0, float("nan")],
+                  "completion_time": [4.0, 8.0, float("nan")], "slowdown": [1.0, 2.0, float("nan")],
+                  "n_tasks": [1, 1, 1], "mean_duration": [4.0, 4.0, 4.0], "rejected": [False, False, True]}
+                 ).to_csv(sim, index=False)
+    table = build(load_runs([two_runs[0], sim]))
+    column = table["sim-fifo (sim)"]
+    assert (column["jobs"], column["succeeded"]) == (3, 2)
+    assert column["JCT p50 (s)"] == 6.0
+    assert column["slowdown p99"] == pytest.approx(1.99)  # the simulator's own runtime alone
+    assert column["makespan (s)"] == 9.0
+    assert pd.isna(column["utilization"])
+    result = CliRunner().invoke(report, [str(two_runs[0]), str(sim)])
+    assert result.exit_code == 0, result.output
+    assert (two_runs[0] / "report" / "jct_cdf.png").is_file()
 
 
 def test_not_a_results_directory(tmp_path: Path) -> None:
