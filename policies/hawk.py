@@ -116,8 +116,10 @@ class Hawk(FifoNodes):
         q = self.queues[ev.victim]
         if not q:
             return ()
-        running_long = any(r.probe is not None and r.probe.long for r in view.running(ev.victim))
-        i, j = first_short_group_after_long(q, _is_long, not running_long, self.cfg.steal_cap)
+        # what the victim runs matters only when its queue starts with short entries
+        running_short = q[0].long or not any(r.probe is not None and r.probe.long
+                                             for r in view.running(ev.victim))
+        i, j = first_short_group_after_long(q, _is_long, running_short, self.cfg.steal_cap)
         if i == j:
             return ()
         items = list(q)

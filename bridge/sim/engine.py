@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge.sim.events import FreeSlot, SegmentEnd, StartTask, StealAttempt
+from bridge.sim.events import Deliver, FreeSlot, SegmentEnd, StartTask, StealAttempt
 from bridge.sim.kernel import Kernel
 from policies.api import (
     Assign, Cancel, ClusterSpec, Code, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
@@ -203,11 +203,14 @@ class Simulation:
         self._next_job = 0
         hooks = hooks_of(policy)
         self._h = {h: getattr(policy, h) for h in hooks}
+        self._records = self.log.records
+        self._on_probe = self._h.get("on_probe_arrival")
         self._notify_start = "on_task_started" in self._h
         self._notify_finish = "on_task_finished" in self._h
         k = self.kernel
         k.on(JobArrival, self._on_job_arrival)
         k.on(ProbeArrival, self._on_probe_arrival)
+        k.on(Deliver, self._on_deliver)
         k.on(TaskRequest, self._on_task_request)
         k.on(StartTask, self._on_start_task)
         k.on(FreeSlot, self._on_free_slot)
@@ -241,20 +244,20 @@ class Simulation:
         return DecisionError(Status(Code.ERROR, reason, "simulator"), decision)
 
     def _apply(self, ev: Any, decisions: Iterable[Any] | None, out: list[Any]) -> list[Any]:
+        records = self._records
         if decisions:
-            if self.log.records is not None:
+            if records is not None:
                 decisions = tuple(decisions)
-                self.log.records.append((ev, decisions))
-            now = self.kernel.now
+                records.append((ev, decisions))
+            now = ev.time
             tab = self._apply_tab
             for d in decisions:
-                try:
-                    fn = tab[type(d)]
-                except KeyError:
-                    raise self._fail(f"not a decision: {type(d).__name__}", d) from None
+                fn = tab.get(d.__class__)
+                if fn is None:
+                    raise self._fail(f"not a decision: {type(d).__name__}", d)
                 fn(d, now, out)
-        elif self.log.records is not None:
-            self.log.records.append((ev, ()))
+        elif records is not None:
+            records.append((ev, ()))
         return out
 
     def _make_dispatch(self, hook: str) -> Callable[[Any], list[Any]]:
@@ -300,7 +303,7 @@ class Simulation:
             rec[1] += 1
             rec[2] += flag
         self.qlen[node] += 1
-        fn = self._h.get("on_probe_arrival")
+        fn = self._on_probe
         if fn is None:
             raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)
         return self._apply(ev, fn(ev, self.view), [])
@@ -515,14 +518,23 @@ class Simulation:
         out.append(FreeSlot(now + self.delay, d.node, d.slot))
 
     def _probe(self, d: Probe, now: float, out: list[Any]) -> None:
-        t = now + self.delay
-        p = d.probe
+        nodes = d.nodes
         n = self.spec.n_nodes
-        for node in d.nodes:
-            if not 0 <= node < n:
-                raise self._fail(f"node {node} out of range 0..{n - 1}", d)
-            out.append(ProbeArrival(t, node, p))
-        self._c["probes_sent"] += len(d.nodes)
+        if nodes and not (0 <= min(nodes) and max(nodes) < n):
+            raise self._fail(f"node out of range 0..{n - 1} in {nodes}", d)
+        if len(nodes) == 1:
+            out.append(ProbeArrival(now + self.delay, nodes[0], d.probe))
+        elif nodes:
+            out.append(Deliver(now + self.delay, tuple(nodes), d.probe))
+        self._c["probes_sent"] += len(nodes)
+
+    def _on_deliver(self, ev: Deliver) -> list[Any]:
+        """All copies of one Probe decision arrive at once: one ProbeArrival per node, in order."""
+        out: list[Any] = []
+        t, p, arrive = ev.time, ev.probe, self._on_probe_arrival
+        for node in ev.nodes:
+            out += arrive(ProbeArrival(t, node, p))
+        return out
 
     def _assign(self, d: Assign, now: float, out: list[Any]) -> None:
         if d.probe.task is None:
@@ -645,9 +657,12 @@ class SimView:
         return self._s.job_by_id[job_id]
 
     def free_slot(self, node: int) -> int:
-        if not self._s.nfree[node]:
+        s = self._s
+        if not s.nfree[node]:
             return -1
-        row = self._s.slots[node]
+        row = s.slots[node]
+        if row[0] is None:
+            return 0
         for i, x in enumerate(row):
             if x is None:
                 return i

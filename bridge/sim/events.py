@@ -51,3 +51,14 @@ class StealAttempt:
     thief: int
     victims: tuple[int, ...]
     tier: ClassVar[int] = 2
+
+
+@value
+class Deliver:
+    """The copies of one Probe decision reaching their ``nodes`` (same instant and tier as
+    ProbeArrival; handled as one ProbeArrival per node, in order)."""
+
+    time: float
+    nodes: tuple[int, ...]
+    probe: ProbeInfo
+    tier: ClassVar[int] = 3
