@@ -91,6 +91,9 @@ class TraceSource:
     max_jobs: int | None = None
 
 
+ARRIVALS = ("poisson", "fixed")
+
+
 @dataclass(frozen=True)
 class Mix:
     """`jobs` jobs drawn from `categories`, arriving Poisson (or at a fixed interval)."""
@@ -111,9 +114,6 @@ class Workload:
     inputs: tuple[Input, ...] = ()
     mix: Mix | None = None
     trace: TraceSource | None = None
-
-
-ARRIVALS = ("poisson", "fixed")
 
 
 @dataclass(frozen=True)

@@ -59,9 +59,17 @@ class SharedApplication:
         for key, value in conf.items():
             builder = builder.config(key, value)
         self.spark = builder.getOrCreate()
-        self.app_id = self.spark.sparkContext.applicationId
+        self._warm_up()
         self._inputs = inputs
         self._cancelled = threading.Event()
+
+    def _warm_up(self) -> None:
+        """Start every executor's Python workers before time 0, as a long-running application
+        would have; outside any replayed job group, so it is not recorded."""
+        sc = self.spark.sparkContext
+        sc.setJobGroup("schedbridge-warm-up", "warm-up")
+        slots = max(sc.defaultParallelism, 1) * 2
+        sc.parallelize(range(slots), slots).map(lambda x: x).count()
 
     def run(self, submission: Submission) -> Outcome:
         try:

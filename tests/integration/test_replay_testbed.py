@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,8 +57,15 @@ def workload_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def replay_under(policy: str, workload_file: Path, results: Path, testbed) -> Path:
-    plan, rm = build_plan(workload_file, policy, "shared", results, testbed.conf_dir, {})
-    assert Replay(plan, rm).run() == "complete"
+    """The real command in its own process (a shared application's JVM must see the cluster's
+    HADOOP_CONF_DIR when it starts, which an earlier in-process SparkSession would prevent)."""
+    command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay",
+               str(workload_file), "--policy", policy, "--results", str(results),
+               "--hadoop-conf-dir", str(testbed.conf_dir)]
+    done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "replay complete" in done.stdout
     return results
 
 
