@@ -14,6 +14,7 @@ planner cannot place raises, and the plugin falls back to Spark's own scheduling
 from __future__ import annotations
 
 import itertools
+from functools import partial
 import threading
 import time
 from collections import Counter
@@ -47,6 +48,7 @@ class KairosLivePlanner:
         self.node_of = {address: i for i, address in enumerate(nodes)}
         self.executors: dict[tuple[str, str], tuple[int, ContainerRef]] = {}
         self.job_ids: dict[StageKey, int] = {}
+        self.claimed: set[tuple[int, int]] = set()   # (job, task) counted by the central side
         self._next_job = itertools.count()
 
     def rebuild(self, state: AppState) -> None:
@@ -58,7 +60,6 @@ class KairosLivePlanner:
             raw = (*rnd.snapshot.get("executors", ()), *rnd.snapshot.get("running", ()))
         for ev in raw:
             self._observe(rnd.app, ev)
-        self.driver.tick()
         return Placement(self._grants(rnd))
 
     # -- Spark's events -> the node side ------------------------------------------------------------
@@ -73,7 +74,8 @@ class KairosLivePlanner:
         elif kind == "task_end":
             job = self.job_ids.get((app, int(ev["stage"]), int(ev["attempt"])))
             if job is not None:
-                self.driver.task_finished(job, int(ev["task"]))
+                self.claimed.discard((job, int(ev["task"])))
+                self.driver.post(partial(self.driver.task_finished, job, int(ev["task"])))
 
     def _register(self, app: str, ev: Mapping[str, Any]) -> None:
         executor, container, nm = str(ev["executor"]), str(ev.get("container", "")), str(ev.get("nm", ""))
@@ -89,11 +91,12 @@ class KairosLivePlanner:
         key = (app, int(ev["stage"]), int(ev["attempt"]))
         job = self.job_ids.setdefault(key, next(self._next_job))
         task = int(ev["task"])
+        if (job, task) in self.claimed:
+            return  # known already (a snapshot repeats running tasks)
+        self.claimed.add((job, task))
         with self.driver.lock:
-            if (job, task) in self.driver.table.tasks:
-                return  # known already (a snapshot repeats running tasks)
             self.policy.central.claim(where[0])
-            self.driver.task_started(where[0], job, task, where[1])
+        self.driver.post(partial(self.driver.task_started, where[0], job, task, where[1]))
 
     # -- placement -------------------------------------------------------------------------------
     def _grants(self, rnd: OfferRound) -> tuple[Grant, ...]:
@@ -123,22 +126,23 @@ def _merge(grants: Counter[tuple[int, int, str]]) -> tuple[Grant, ...]:
 @contextmanager
 def kairos_live(rm: NodeResources, preemptor: ContainerPreemptor, nodes: Sequence[str], cores: int,
                 config: KairosConfig, vcores_record: Path, tick_s: float = 0.1) -> Iterator[KairosLivePlanner]:
-    """Kairos live for the span of the block: nodes advertise ``cores + q`` vcores, quantum timers
-    tick on their own thread, and on exit every throttled container and every node is restored.
+    """Kairos live for the span of the block: nodes advertise ``cores + q`` vcores, the node driver
+    runs on its own thread, and on exit every throttled container and every node is restored.
 
     ``nodes`` are the NodeManagers' web addresses as the RM reports them; ``preemptor.agents`` maps
     each to its node agent (it may be filled in later, before the first task starts)."""
     start = time.monotonic()
     planner = KairosLivePlanner(config, nodes, cores, preemptor, lambda: time.monotonic() - start)
     stop = threading.Event()
-    ticker = threading.Thread(target=planner.driver.run_timers, args=(stop, tick_s), name="kairos-timers",
+    thread = threading.Thread(target=planner.driver.run, args=(stop, tick_s), name="kairos-node-driver",
                               daemon=True)
     with RaisedVcores(rm, config.q, vcores_record):
-        ticker.start()
+        thread.start()
         try:
             yield planner
         finally:
             stop.set()
-            ticker.join(timeout=10)
+            planner.driver.post(lambda: None)  # wake it
+            thread.join(timeout=10)
             with planner.driver.lock:
                 preemptor.restore_all()

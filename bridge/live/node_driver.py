@@ -7,13 +7,15 @@ policy: Kairos' LAS, Big-C's or Falcon's preemption all come in as `Run`/`Suspen
 decisions, applied through a `ContainerPreemptor`. A task Spark started that the policy did not `Run`
 is queued and held at the minimum share until the policy gives it a slot.
 
-Thread-safe: the plugin's rounds and the timer thread call in concurrently; one lock serializes them.
+Thread-safe: one lock serializes events, timers and a placement side's reads. Callers with a
+deadline (the plugin's offer rounds) `post` events to the driver's own thread (`run`) instead.
 """
 from __future__ import annotations
 
 import heapq
 import itertools
 import logging
+import queue
 import threading
 from collections.abc import Callable, Hashable, Sequence
 
@@ -34,6 +36,7 @@ class LiveNodeDriver:
         self.timers: list[tuple[float, int, int | None, Hashable]] = []
         self._seq = itertools.count()
         self.lock = threading.RLock()  # public: a placement side may group its own accounting with an event
+        self.inbox: queue.Queue[Callable[[], None]] = queue.Queue()
 
     # -- events in ----------------------------------------------------------------------------
     def task_started(self, node: int, job_id: int, task: int, ref: ContainerRef) -> None:
@@ -70,13 +73,35 @@ class LiveNodeDriver:
                 hook = "on_node_timer" if node is not None else "on_timer"
                 self._deliver(hook, Timer(now, node, key), now)
 
-    def run_timers(self, stop: threading.Event, period_s: float = 0.1) -> None:
-        """Tick every ``period_s`` until ``stop`` is set (run it on its own thread)."""
-        while not stop.wait(period_s):
+    def post(self, work: Callable[[], None]) -> None:
+        """Queue an event (e.g. ``partial(self.task_started, ...)``) for the driver's thread, so the
+        caller, an offer round with a deadline, never waits for an agent's round trip."""
+        self.inbox.put(work)
+
+    def drain(self) -> None:
+        """Apply every queued event now, then fire due timers (tests step with this; shutdown)."""
+        while True:
             try:
+                work = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            work()
+        self.tick()
+
+    def run(self, stop: threading.Event, period_s: float = 0.1) -> None:
+        """The driver's thread: apply queued events as they come, fire timers at least every
+        ``period_s``, until ``stop`` is set (post a no-op to wake it)."""
+        while not stop.is_set():
+            try:
+                work = self.inbox.get(timeout=period_s)
+            except queue.Empty:
+                work = None
+            try:
+                if work is not None:
+                    work()
                 self.tick()
-            except Exception:  # noqa: BLE001 - a dead timer thread would freeze every quantum
-                log.exception("live node driver: timer round failed")
+            except Exception:  # noqa: BLE001 - a dead driver thread would freeze every quantum
+                log.exception("live node driver: event or timer failed")
 
     # -- decisions out ------------------------------------------------------------------------
     def _now(self) -> float:

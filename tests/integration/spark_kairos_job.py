@@ -68,6 +68,7 @@ def main() -> None:
             time.sleep(0.5)
         values = sc.parallelize(range(executors), executors).map(burn).collect()
         print(f"RESULT {json.dumps(values)}", flush=True)
+        (work / "plugin_stats.json").write_text(json.dumps(spark_inprocess.stats()))
         spark.stop()
     commands = [{"container": c.ref.container, "action": c.action, "status": c.status.code.value,
                  "seconds": c.seconds} for c in preemptor.commands]

@@ -1,6 +1,7 @@
 """Kairos live through the plugin's rounds: placement by the central ranking, LAS on containers."""
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -54,17 +55,16 @@ def test_placement_balances_task_counts_and_arrivals_preempt_by_resizing() -> No
     first = p.plan(rnd(1, {e: 1 for e in EXECUTORS}, 3, hello), [], LiveCluster())
     assert [(g.executor, g.slots) for g in first.grants] == [("1", 1), ("2", 1), ("3", 1)]
 
-    clock.t = 1.0
-    p.plan(rnd(2, {"4": 1}, 0, (started(10, "1"),)), [], LiveCluster())
-    clock.t = 2.0
-    p.plan(rnd(3, {"4": 1}, 0, (started(11, "3"),)), [], LiveCluster())
-    clock.t = 3.0
-    p.plan(rnd(4, {"4": 1}, 0, (started(12, "2"),)), [], LiveCluster())
+    for t, (task, executor) in enumerate([(10, "1"), (11, "3"), (12, "2")], start=1):
+        clock.t = float(t)
+        p.plan(rnd(t + 1, {"4": 1}, 0, (started(task, executor),)), [], LiveCluster())
+        p.driver.drain()                              # the driver's thread, stepped by hand
     assert agent.calls == [("suspend", "c1")]      # node A: 2 tasks on 1 core, the oldest shrinks
     assert [t.task for t in p.driver.table.running(0)] == [12]
 
-    nxt = p.plan(rnd(5, {"4": 1}, 2), [], LiveCluster())
+    nxt = p.plan(rnd(5, {"4": 1}, 2, (started(12, "2"),)), [], LiveCluster())   # a repeated start
     assert [(g.executor, g.slots) for g in nxt.grants] == [("4", 1)]   # node A is at N+Q = 2
+    assert p.driver.inbox.empty()
 
     clock.t = 13.0                                   # task 12's quantum ends: task 10 is younger
     p.driver.tick()
@@ -82,6 +82,10 @@ def test_session_raises_vcores_and_restores_nodes_and_containers(tmp_path: Path)
     preemptor = ContainerPreemptor({A: agent})
     with kairos_live(rm, preemptor, [A], 4, KairosConfig(q=4, w=50.0), tmp_path / "vcores.json") as p:
         assert rm.capacity["n1"] == (8, 4096)
-        p.driver.preemptor.suspend(ContainerRef(A, "c1"))
+        p.driver.post(lambda: preemptor.suspend(ContainerRef(A, "c1")))   # applied by the driver's thread
+        deadline = time.monotonic() + 5
+        while not agent.calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert agent.calls == [("suspend", "c1")]
     assert rm.capacity["n1"] == (4, 4096)
     assert agent.calls[-1] == ("resume", "c1")
