@@ -1,0 +1,166 @@
+"""Kairos vs YARN FIFO, live on the testbed: a scaled-down Kairos WordCount workload in one Spark app.
+
+    sudo .venv/bin/python -m bench.kairos_live_bench workloads/examples/kairos-live-mini.toml \\
+        --policy kairos --results results/kairos-live-mini-kairos
+    ... --policy fifo --results results/kairos-live-mini-fifo
+    .venv/bin/schedbridge report results/kairos-live-mini-fifo results/kairos-live-mini-kairos
+
+Every node counts as N = ``--cores`` cores. ``fifo`` is stock Spark on YARN with N one-core
+executors per node: Spark's FIFO inside the application, the thesis' "YARN FIFO" baseline.
+``kairos`` runs `bridge.live.kairos_live` in-process on ``spark-schedbridge://yarn`` with N+Q
+executors per node, and one node agent per NodeManager restricted to this application. It needs
+root for the agents' cgroups.
+
+First each category of the workload runs once alone (its ``duration_alone_s``, for slowdowns).
+Then every job is submitted at its arrival time from its own thread. ``jobs.csv`` and
+``meta.json`` follow the replay results layout (`bridge.replay.results`), so `schedbridge report`
+reads them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import pandas as pd
+
+from bridge.agent.client import AgentClient
+from bridge.agent.trial import TOKEN, AgentProcess
+from bridge.live import spark_inprocess
+from bridge.live.kairos_live import kairos_live
+from bridge.live.preemption import ContainerPreemptor
+from bridge.live.spark_host import PolicyHost
+from bridge.replay.inputs import prepare_inputs
+from bridge.replay.results import write_atomically, write_frame
+from bridge.testbed.layout import ClusterLayout, default_layout
+from bridge.testbed.spark import spark_defaults, spark_env
+from policies.kairos import KairosConfig
+from workloads.expand import expand
+from workloads.spec import Submission, params_to_json
+from workloads.wordcount.job import word_counts
+from workloads.workload_file import load_workload
+from yarnclient import ResourceManagerClient
+
+
+def run_job(sc, sub: Submission, inputs: dict[str, str]) -> int:
+    p = sub.params
+    return word_counts(sc, inputs[p.input], p.reduces, p.extra_flops).count()
+
+
+def alone_durations(sc, subs: list[Submission], inputs: dict[str, str]) -> dict[str, float]:
+    """Each category's runtime alone on the idle application (one run, the first job of it)."""
+    out: dict[str, float] = {}
+    for sub in subs:
+        if sub.category not in out:
+            start = time.monotonic()
+            run_job(sc, sub, inputs)
+            out[sub.category] = time.monotonic() - start
+    return out
+
+
+def replay_jobs(sc, subs: list[Submission], inputs: dict[str, str]) -> list[dict]:
+    """Submit every job at its arrival time from its own thread; their records once all ended."""
+    rows: list[dict] = []
+    start = time.monotonic()
+
+    def one(sub: Submission) -> None:
+        time.sleep(max(0.0, sub.time_s - (time.monotonic() - start)))
+        submit = time.monotonic() - start
+        sc.setJobGroup(f"job-{sub.job_id}", sub.category)
+        try:
+            run_job(sc, sub, inputs)
+            status = "succeeded"
+        except Exception:  # noqa: BLE001 - a failed job is recorded, the replay goes on
+            status = "failed"
+        rows.append({"job_id": sub.job_id, "category": sub.category, "kind": sub.kind,
+                     "params": params_to_json(sub.params), "arrival_s": sub.time_s, "submit_s": submit,
+                     "end_s": time.monotonic() - start, "status": status})
+
+    threads = [threading.Thread(target=one, args=(s,), name=f"job-{s.job_id}") for s in subs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(rows, key=lambda r: r["job_id"])
+
+
+def start_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceManagerClient, app_id: str,
+                 work: Path) -> dict[str, AgentClient]:
+    """One agent per NodeManager, managing only ``app_id``'s containers; stopped with ``stack``."""
+    agents = {}
+    for nm in layout.nodemanagers:
+        address = next(n.http_address for n in rm.nodes() if n.http_address.endswith(f":{nm.webapp_port}"))
+        proc = AgentProcess(nm.webapp_url, work / f"agent-{nm.index}.json", f"sb-kairos-bench-{nm.index}",
+                            (layout.nm_dir(nm) / "local",), apps=(app_id,))
+        stack.callback(_stop_agent, proc)
+        agents[address] = AgentClient(proc.start(), TOKEN, timeout_s=10)
+    return agents
+
+
+def _stop_agent(proc: AgentProcess) -> None:
+    """SIGTERM (the agent restores every container it touched), then make sure it is gone."""
+    if proc.proc is not None and proc.proc.poll() is None:
+        proc.signal(signal.SIGTERM)
+    proc.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", type=Path)
+    parser.add_argument("--policy", choices=("kairos", "fifo"), required=True)
+    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--cores", type=int, default=1, help="N: cores per node for the policy")
+    parser.add_argument("--q", type=int, default=1)
+    parser.add_argument("--w", type=float, default=5.0, help="quantum W in seconds")
+    args = parser.parse_args()
+    os.environ.update(spark_env(default_layout()))
+    layout = default_layout()
+    rm = ResourceManagerClient(layout.rm_url, user=layout.user)
+    workload = load_workload(args.workload)
+    subs = list(expand(workload))
+    inputs = prepare_inputs(workload.inputs, layout.webhdfs_url, layout.fs_default)
+    args.results.mkdir(parents=True, exist_ok=True)
+    nodes = sorted(n.http_address for n in rm.nodes(states=["RUNNING"]))
+    per_node = args.cores + (args.q if args.policy == "kairos" else 0)
+    conf = {**spark_defaults(layout), "spark.executor.instances": str(per_node * len(nodes)),
+            "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s",
+            "spark.scheduler.mode": "FIFO"}
+    with ExitStack() as agents_stack, ExitStack() as stack:   # agents outlive the session's restore
+        if args.policy == "kairos":
+            preemptor = ContainerPreemptor({})
+            planner = stack.enter_context(kairos_live(rm, preemptor, nodes, args.cores,
+                                                      KairosConfig(q=args.q, w=args.w),
+                                                      args.results / "vcores.json"))
+            spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name="kairos-live-bench")
+            app_id = spark.sparkContext.applicationId
+            preemptor.agents.update(start_agents(agents_stack, layout, rm, app_id, args.results))
+        else:
+            from pyspark.sql import SparkSession
+            builder = SparkSession.builder.master("yarn").appName("fifo-live-bench")
+            for key, value in conf.items():
+                builder = builder.config(key, value)
+            spark = builder.getOrCreate()
+        stack.callback(spark.stop)
+        sc = spark.sparkContext
+        while sc._jsc.sc().getExecutorIds().size() < per_node * len(nodes):
+            time.sleep(0.5)
+        alone = alone_durations(sc, subs, inputs)
+        rows = replay_jobs(sc, subs, inputs)
+        for row in rows:
+            row["duration_alone_s"] = alone[row["category"]]
+        write_frame(args.results / "jobs.csv", pd.DataFrame(rows))
+        meta = {"workload": workload.name, "policy": args.policy, "mode": "shared", "source": "live",
+                "seed": workload.seed, "state": "complete", "cores_per_node": args.cores, "q": args.q,
+                "w": args.w, "executors_per_node": per_node}
+        if args.policy == "kairos":
+            meta["preemption_commands"] = len(preemptor.commands)
+        write_atomically(args.results / "meta.json", json.dumps(meta, indent=1))
+
+
+if __name__ == "__main__":
+    main()
