@@ -7,7 +7,8 @@ ends, Spark's launch report) become ``TaskFinished``/``SlotFreed``; the policy's
 applied at once (zero network delay) on :class:`LiveNodes`, and every slot reserved for a task
 becomes a grant. A change in the set of executors, or a snapshot, rebuilds the policy from
 Spark's state; stages Spark still needs but the policy no longer owes arrive again as new jobs.
-``Suspend`` becomes a preemption (Spark re-runs the task); ``Resume`` is not available live.
+Spark cannot pause a task: ``Suspend`` is ignored (the task keeps its slot), or with the parameter
+``kill_on_suspend=true`` becomes a preemption (Spark re-runs the task); ``Resume`` is ignored.
 """
 from __future__ import annotations
 
@@ -42,13 +43,17 @@ class EngineParams:
     """Adapter parameters, taken out of the policy's ``spark.schedbridge.*`` parameters."""
 
     seed: int = 0
-    estimate: float = 1.0
+    estimate: float = 1.0          # seconds per task when a job sets no schedbridge.estimate
+    kill_on_suspend: bool = False  # Suspend -> kill the Spark task (re-run later) instead of ignoring
 
     @classmethod
     def split(cls, params: Mapping[str, str]) -> tuple[EngineParams, dict[str, str]]:
         rest = dict(params)
+        kill = rest.pop("kill_on_suspend", "false").lower()
+        if kill not in ("true", "false"):
+            raise ValueError(f"kill_on_suspend must be true or false, got {kill!r}")
         try:
-            mine = cls(int(rest.pop("seed", 0)), float(rest.pop("estimate", 1.0)))
+            mine = cls(int(rest.pop("seed", 0)), float(rest.pop("estimate", 1.0)), kill == "true")
         except ValueError as e:
             raise ValueError(f"bad seed/estimate parameter: {e}") from None
         return mine, rest
@@ -167,7 +172,8 @@ class EnginePlanner:
         spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, network_delay=0.0)
         self._policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
         self._view = _View(self, spec)
-        log.info("schedbridge engine: %s rebuilt over %d executors x %d slots", self.name, len(keys), slots)
+        log.info("schedbridge engine: %s rebuilt over %d executors x %d slots, nodes: %s", self.name,
+                 len(keys), slots, " ".join(self.nodes.executors))
 
     def _bind_launched(self, rnd: OfferRound) -> None:
         for rep in rnd.launched:
@@ -314,8 +320,10 @@ class EnginePlanner:
                 return [("on_heartbeat", Heartbeat(now, node, payload))]
             case Suspend(node=node, slot=slot):
                 task = nodes.slots[node][slot].spark_task
-                if task is not None:
+                if self.params.kill_on_suspend and task is not None:
                     self._preempt.append(task)
+                else:
+                    self._warn_once("suspend", "Spark cannot pause tasks; Suspend ignored")
                 return []
             case Resume() | Reject():
                 self._warn_once(type(d).__name__, f"{type(d).__name__} is not available live; ignored")

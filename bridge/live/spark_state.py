@@ -38,13 +38,6 @@ class AppState:
             case JobEnd():
                 self.jobs.pop(ev.job, None)
 
-    def job_of_stage(self, stage: int) -> JobStart | None:
-        """The active job that contains ``stage``."""
-        for job in self.jobs.values():
-            if any(s.stage == stage for s in job.stages):
-                return job
-        return None
-
 
 def from_snapshot(app: str, snapshot: Mapping[str, Any], request: PolicyRequest | None) -> AppState:
     """An application's state rebuilt from the plugin's full snapshot."""

@@ -73,12 +73,15 @@ class RecordingPlanner(FifoPlanner):
 class DaemonProcess:
     """``schedbridge serve`` in a subprocess, logging to a file; stopped by its pid."""
 
-    def __init__(self, log: Path, port: int = 0, policy: str = "fifo") -> None:
+    def __init__(self, log: Path, port: int = 0, policy: str = "spark-fifo",
+                 params: Sequence[str] = ()) -> None:
         exe = Path(sys.executable).parent / "schedbridge"
         self.log = log
         self._out = log.open("a")
-        self.proc = subprocess.Popen([str(exe), "serve", "--policy", policy, "--port", str(port)],
-                                     stdout=self._out, stderr=subprocess.STDOUT)
+        cmd = [str(exe), "serve", "--policy", policy, "--port", str(port)]
+        for p in params:
+            cmd += ["--param", p]
+        self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
         self.port = int(self.wait_for(r"on tcp://127\.0\.0\.1:(\d+)").group(1))
 
     def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match:

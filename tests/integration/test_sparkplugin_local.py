@@ -18,6 +18,7 @@ import sparkplugin
 from bridge.live import spark_inprocess
 from bridge.live.spark_fifo import FifoPlanner
 from bridge.live.spark_host import PolicyHost
+from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import Grant, LiveEvent, OfferRound, Placement
 from bridge.live.spark_state import LiveCluster
 from sparkplugin.build import build
@@ -73,6 +74,17 @@ def test_results_identical_to_stock_and_decisions_logged(stock: dict[str, list])
     assert granted and all(g.executor == "driver" for g in granted)
     assert stats["policy_rounds"] == len(host.decisions)
     assert stats["fallback_rounds"] == 0 and stats["warnings"] == 0
+
+
+@pytest.mark.parametrize("policy", ["fifo", "hawk"])
+def test_registered_policy_gives_stock_results(stock: dict[str, list], policy: str) -> None:
+    host = PolicyHost(make_planner(policy))
+    with bridge_session(host) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        assert sql_rows(spark) == stock["sql"]
+        stats = spark_inprocess.stats()
+    assert sum(g.slots for d in host.decisions for g in d.placement.grants) > 0
+    assert stats["fallback_rounds"] == 0
 
 
 class OneSlotPlanner(RecordingPlanner):

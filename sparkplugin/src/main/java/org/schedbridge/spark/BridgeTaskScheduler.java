@@ -8,10 +8,13 @@ import org.apache.spark.scheduler.WorkerOffer;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
-/** Spark's task scheduler for local and standalone backends, with policy-driven offer rounds. */
+/**
+ * Spark's task scheduler for local and standalone backends, with policy-driven offer rounds.
+ * Same three delegations as {@link BridgeYarnScheduler} (Java has single inheritance); the logic is in
+ * {@link PlacementRounds}.
+ */
 public final class BridgeTaskScheduler extends TaskSchedulerImpl {
     private final PlacementRounds rounds;
-    private FilteringPool pool;
 
     BridgeTaskScheduler(SparkContext sc, int maxTaskFailures, boolean isLocal, PlacementRounds rounds) {
         super(sc, maxTaskFailures, isLocal, new org.apache.spark.util.SystemClock());
@@ -20,15 +23,12 @@ public final class BridgeTaskScheduler extends TaskSchedulerImpl {
 
     @Override
     public Pool rootPool() {
-        if (pool == null) {
-            pool = new FilteringPool(schedulingMode());
-        }
-        return pool;
+        return rounds.rootPool(schedulingMode());
     }
 
     @Override
     public synchronized Seq<Seq<TaskDescription>> resourceOffers(IndexedSeq<WorkerOffer> offers, boolean all) {
-        return rounds.offer(offers, all, pool, super::resourceOffers, () -> backend().reviveOffers());
+        return rounds.offer(offers, all, super::resourceOffers, () -> backend().reviveOffers());
     }
 
     @Override

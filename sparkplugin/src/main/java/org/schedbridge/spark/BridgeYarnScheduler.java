@@ -8,10 +8,13 @@ import org.apache.spark.scheduler.cluster.YarnScheduler;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
-/** Spark's YARN task scheduler (keeps YARN rack resolution), with policy-driven offer rounds. */
+/**
+ * Spark's YARN task scheduler (keeps YARN rack resolution), with policy-driven offer rounds.
+ * Same three delegations as {@link BridgeTaskScheduler} (Java has single inheritance); the logic is in
+ * {@link PlacementRounds}.
+ */
 public final class BridgeYarnScheduler extends YarnScheduler {
     private final PlacementRounds rounds;
-    private FilteringPool pool;
 
     BridgeYarnScheduler(SparkContext sc, PlacementRounds rounds) {
         super(sc);
@@ -20,15 +23,12 @@ public final class BridgeYarnScheduler extends YarnScheduler {
 
     @Override
     public Pool rootPool() {
-        if (pool == null) {
-            pool = new FilteringPool(schedulingMode());
-        }
-        return pool;
+        return rounds.rootPool(schedulingMode());
     }
 
     @Override
     public synchronized Seq<Seq<TaskDescription>> resourceOffers(IndexedSeq<WorkerOffer> offers, boolean all) {
-        return rounds.offer(offers, all, pool, super::resourceOffers, () -> backend().reviveOffers());
+        return rounds.offer(offers, all, super::resourceOffers, () -> backend().reviveOffers());
     }
 
     @Override

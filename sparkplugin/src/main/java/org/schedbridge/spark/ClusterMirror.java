@@ -58,6 +58,11 @@ final class ClusterMirror {
         }
     }
 
+    /** True if events wait to be sent. */
+    synchronized boolean hasPending() {
+        return pending.size() > 0 || overflowed;
+    }
+
     /** Parent stage ids of a stage of an active job (empty if unknown). */
     synchronized ArrayNode parentsOf(int stage) {
         ArrayNode p = parents.get(stage);

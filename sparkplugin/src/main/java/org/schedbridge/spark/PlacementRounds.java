@@ -13,9 +13,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkContext;
+import org.apache.spark.scheduler.Pool;
 import org.apache.spark.scheduler.TaskDescription;
 import org.apache.spark.scheduler.TaskSetManager;
 import org.apache.spark.scheduler.WorkerOffer;
+import scala.Enumeration;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -40,11 +42,9 @@ final class PlacementRounds implements AutoCloseable {
     private final PolicyClient client;
     private final ClusterMirror mirror;
     private final int cpusPerTask;
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "schedbridge-timer");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService timer =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("schedbridge-timer"));
+    private FilteringPool pool;
     private final AtomicBoolean reviveScheduled = new AtomicBoolean();
     private final int reviveMs;
     private long round;
@@ -64,12 +64,15 @@ final class PlacementRounds implements AutoCloseable {
      * One offer round. {@code revive} asks the backend for a new round: used when the policy held
      * slots back, since local and standalone backends only offer again when a task ends.
      */
-    Seq<Seq<TaskDescription>> offer(IndexedSeq<WorkerOffer> offers, boolean all, FilteringPool pool,
-                                    SparkOffers spark, Runnable revive) {
+    Seq<Seq<TaskDescription>> offer(IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark,
+                                    Runnable revive) {
         List<WorkerOffer> list = CollectionConverters.asJava(offers);
         List<TaskSetManager> queue = CollectionConverters.asJava(pool.sortedQueue());
+        if (sc.applicationId() == null) {
+            return spark.resourceOffers(offers, all);  // not registered yet: no tasks to place
+        }
         if (queue.isEmpty()) {
-            if (System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
+            if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
                 ask(newBatch(list, queue));
             }
             return spark.resourceOffers(offers, all);
@@ -87,7 +90,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         Placement placement = new Placement(reply.get());
         preempt(placement.preempt);
-        Seq<Seq<TaskDescription>> launched = apply(placement, batch, list, offers, all, pool, spark);
+        Seq<Seq<TaskDescription>> launched = apply(placement, batch, list, offers, all, spark);
         if (heldBack(batch, launched)) {
             reviveLater(revive);
         }
@@ -126,10 +129,18 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {
-        OfferBatch batch = new OfferBatch(appId(), ++round, cpusPerTask, offers, queue, mirror);
+        OfferBatch batch = new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, queue, mirror);
         batch.request.set("launched", launchedReport);
         launchedReport = JsonNodeFactory.instance.arrayNode();
         return batch;
+    }
+
+    /** The scheduler's root pool (created on first use, when Spark initialises the scheduler). */
+    Pool rootPool(Enumeration.Value schedulingMode) {
+        if (pool == null) {
+            pool = new FilteringPool(schedulingMode);
+        }
+        return pool;
     }
 
     /** Barrier stages, custom resources and non-default resource profiles stay Spark's. */
@@ -148,8 +159,7 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     private Seq<Seq<TaskDescription>> apply(Placement placement, OfferBatch batch, List<WorkerOffer> list,
-                                           IndexedSeq<WorkerOffer> offers, boolean all, FilteringPool pool,
-                                           SparkOffers spark) {
+                                           IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark) {
         int[] freeCores = new int[list.size()];
         List<List<TaskDescription>> launched = new ArrayList<>();
         for (int i = 0; i < list.size(); i++) {
@@ -220,11 +230,6 @@ final class PlacementRounds implements AutoCloseable {
                 timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
             }
         }
-    }
-
-    private String appId() {
-        String id = sc.applicationId();
-        return id == null ? "unknown" : id;
     }
 
     @Override

@@ -33,11 +33,8 @@ final class PolicyClient implements AutoCloseable {
     private final ClusterMirror mirror;
     private final BridgeConf conf;
     private final BridgeStats stats;
-    private final ExecutorService caller = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "schedbridge-policy-call");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService caller =
+            Executors.newSingleThreadExecutor(DaemonThreads.named("schedbridge-policy-call"));
     private Future<String> inflight;
     private long ackedEpoch = -1;
     private boolean needSnapshot = true;

@@ -1,0 +1,112 @@
+"""Spark plugin benchmark: decision latency per offer round and placement throughput.
+
+1. Decision latency (p50/p99): a 1,000-task stage on ``spark-schedbridge://local[64]`` (64 slots);
+   the plugin times every policy round trip (request built and serialised, py4j call, the policy
+   host's planning, reply parsed). The host-side planning time of a synthetic round with exactly
+   64 free slots and 1,000 pending tasks is reported too.
+2. Placement throughput: many trivial tasks (JVM-only, no Python workers), stock Spark
+   (``local[N]``) vs the bridge (``spark-schedbridge://local[N]``), alternating in one run.
+
+Run: ``.venv/bin/python bench/spark_bench.py [--policy fifo] [--tasks 4000] [--repeats 3]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+from bridge.live import spark_inprocess
+from bridge.live.spark_host import PolicyHost
+from bridge.live.spark_planners import make_planner
+from sparkplugin.build import build
+
+BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def synthetic_round(executors: int = 16, slots: int = 4, stages: int = 10, pending: int = 1000) -> str:
+    """A round with ``executors * slots`` free slots and ``pending`` tasks over ``stages`` stages."""
+    execs = [{"e": "executor_added", "t": 0, "executor": str(i), "host": f"h{i % 4}", "cores": slots}
+             for i in range(executors)]
+    return json.dumps({
+        "v": 1, "kind": "round", "app": "bench", "round": 1, "now_ms": 1000, "cpus_per_task": 1,
+        "slots": [{"executor": str(i), "host": f"h{i % 4}", "free": slots} for i in range(executors)],
+        "stages": [{"stage": s, "attempt": 0, "job": s, "tasks": pending // stages, "pending": pending // stages,
+                    "running": 0, "locality": {f"h{s % 4}": pending // stages}, "props": {}, "parents": []}
+                   for s in range(stages)],
+        "events": [], "snapshot": {"executors": execs, "running": [], "jobs": []}, "launched": []})
+
+
+def host_planning_us(policy: str, repeats: int = 200) -> list[float]:
+    """Host-side time for the synthetic 64-slot / 1,000-task round (a fresh host each time)."""
+    request, out = synthetic_round(), []
+    for _ in range(repeats):
+        host = PolicyHost(make_planner(policy))
+        start = time.perf_counter_ns()
+        host.handle(request)
+        out.append((time.perf_counter_ns() - start) / 1000)
+    return out
+
+
+def trivial_job(spark: SparkSession, tasks: int) -> float:
+    """Seconds to run ``tasks`` trivial JVM tasks."""
+    start = time.perf_counter()
+    spark.range(0, tasks, 1, tasks).count()
+    return time.perf_counter() - start
+
+
+def stock_session(cores: int) -> SparkSession:
+    conf = SparkConf(loadDefaults=False).setAll(BASE.items())
+    return SparkSession.builder.config(conf=conf).master(f"local[{cores}]").getOrCreate()
+
+
+def bridge_session(policy: str, cores: int) -> tuple[SparkSession, PolicyHost]:
+    host = PolicyHost(make_planner(policy))
+    return spark_inprocess.session(f"local[{cores}]", host, conf=BASE), host
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--policy", default="fifo")
+    ap.add_argument("--tasks", type=int, default=4000, help="trivial tasks per throughput run")
+    ap.add_argument("--cores", type=int, default=2, help="local[N] for the throughput runs")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    jar = str(build())
+    SparkContext._ensure_initialized(conf=SparkConf().setAll([*BASE.items(), ("spark.driver.extraClassPath", jar)]))
+
+    planning = host_planning_us(args.policy)
+    spark, host = bridge_session(args.policy, 64)
+    trivial_job(spark, 200)  # warm-up
+    trivial_job(spark, 1000)
+    calls = spark_inprocess.stats()["call_us"]
+    spark.stop()
+
+    rates: dict[str, list[float]] = {"stock": [], "bridge": []}
+    for _ in range(args.repeats):
+        for kind in ("stock", "bridge"):
+            s = stock_session(args.cores) if kind == "stock" else bridge_session(args.policy, args.cores)[0]
+            trivial_job(s, 200)
+            rates[kind].append(args.tasks / trivial_job(s, args.tasks))
+            s.stop()
+    stock, bridge = statistics.median(rates["stock"]), statistics.median(rates["bridge"])
+    print(f"policy {args.policy}")
+    print(f"round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 tasks): "
+          f"p50 {pct(calls, 0.5):.0f} us, p99 {pct(calls, 0.99):.0f} us")
+    print(f"host planning, synthetic 64 slots / 1,000 pending: p50 {pct(planning, 0.5):.0f} us, "
+          f"p99 {pct(planning, 0.99):.0f} us")
+    print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
+          f"stock {stock:.0f} tasks/s, bridge {bridge:.0f} tasks/s ({100 * bridge / stock:.0f}% of stock)")
+    print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}))
+
+
+if __name__ == "__main__":
+    main()
