@@ -113,6 +113,7 @@ def falcon_orderings(out_dir: Path, quick: bool) -> list[Path]:
                        "throughput": ordering(v["throughput_tasks_per_ms"], lower_is_better=False),
                        "utilization": ordering(v["avg_utilization"], lower_is_better=False)})
     paths += write_table(pd.DataFrame(checks), out_dir, "falcon_orderings_summary")
+    paths += write_table(falcon_claims(df), out_dir, "falcon_claims")
     for workers, rate in settings:
         part = df[(df.workers == workers) & (df.rate == rate)]
         paths.append(plot_lines(part, "tasks", ["makespan", "preemptions", "disorders",
@@ -120,6 +121,38 @@ def falcon_orderings(out_dir: Path, quick: bool) -> list[Path]:
                                 "policy", out_dir / f"falcon_{workers}w_{int(rate)}jps.png",
                                 f"Falcon family, {workers} workers, {rate:g} jobs/s"))
     return paths
+
+
+def falcon_claims(df: pd.DataFrame) -> pd.DataFrame:
+    """In how many settings each ordering the paper reports holds."""
+    groups = [{p: r for p, r in zip(g.policy, g.to_dict("records"))}
+              for _, g in df.groupby(["workers", "rate", "n_jobs"], sort=False)]
+
+    def chain(metric: str, order: Sequence[str]) -> Any:
+        return lambda d: all(d[a][metric] < d[b][metric] for a, b in zip(order, order[1:]))
+
+    def extreme(metric: str, policy: str, lowest: bool) -> Any:
+        return lambda d: all((d[policy][metric] < d[q][metric]) == lowest and d[policy][metric] != d[q][metric]
+                             for q in d if q != policy)
+
+    thr = "throughput_tasks_per_ms"
+    claims = [
+        ("makespan: Falcon < Natjam < Amoeba (Figs. 4, 7)", chain("makespan", ["falcon", "natjam", "amoeba"])),
+        ("makespan: Falcon lowest of all five", extreme("makespan", "falcon", True)),
+        ("preemptions: Falcon lowest (Figs. 5a, 6a)", extreme("preemptions", "falcon", True)),
+        ("preemptions: SNB highest", extreme("preemptions", "snb", False)),
+        ("disorders: Falcon < Natjam < Amoeba < SRPT < SNB (Figs. 5b, 6b)",
+         chain("disorders", ["falcon", "natjam", "amoeba", "srpt-preempt", "snb"])),
+        ("disorders: Falcon = 0 and SNB highest",
+         lambda d: d["falcon"]["disorders"] == 0 and extreme("disorders", "snb", False)(d)),
+        ("throughput: Falcon highest (Figs. 5c, 6c)", extreme(thr, "falcon", False)),
+        ("throughput: SNB < SRPT < {Amoeba, Natjam} < Falcon",
+         lambda d: d["snb"][thr] < d["srpt-preempt"][thr] < min(d["amoeba"][thr], d["natjam"][thr])
+         and max(d["amoeba"][thr], d["natjam"][thr]) < d["falcon"][thr]),
+        ("utilisation: Falcon highest (Figs. 5d, 6d)", extreme("avg_utilization", "falcon", False)),
+        ("utilisation: SNB lowest", extreme("avg_utilization", "snb", True)),
+    ]
+    return pd.DataFrame([{"claim": text, "holds": f"{sum(map(test, groups))}/{len(groups)}"} for text, test in claims])
 
 
 def falcon_ablations(out_dir: Path, quick: bool) -> list[Path]:
