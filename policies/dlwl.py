@@ -21,17 +21,19 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from policies.api import (
     Assign, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, SetTimer,
-    SlotFreed, Timer,
+    SlotFreed, TaskFinished, Timer,
 )
 from policies.common import srpt
 from policies.common.partitions import Partition, check_percent
 from policies.registry import PolicyEntry
+from workloads.model import Job, Readiness
 
 HEARTBEAT = "heartbeat"
 
@@ -75,6 +77,7 @@ class Dlwl:
         self.queues: list[list[srpt.QueuedProbe]] = [[] for _ in range(n)]
         self.unstarted: dict[int, int] = {}     # job -> tasks not started yet (SRPT key)
         self.outstanding = 0                    # tasks assigned and not finished, cluster-wide
+        self.dags: dict[int, Readiness] = {}    # DAG jobs: readiness (tasks bound when ready)
         # scheduler side: the last heartbeat snapshot, charged with our own placements since
         self.snap = self._noise()
         self.timer_armed = False
@@ -87,26 +90,47 @@ class Dlwl:
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        jid, est, t = job.job_id, job.estimate, job.n_tasks
-        long = est > self.cfg.cutoff
-        lo, hi = (self.part.long_lo, self.part.long_hi) if long else (self.part.short_lo, self.part.short_hi)
-        self.unstarted[jid] = t
-        self.outstanding += t
+        self.unstarted[job.job_id] = job.n_tasks
+        self.outstanding += job.n_tasks
         out: list = []
         if not self.timer_armed:
             self.timer_armed = True
             hb = self.cfg.heartbeat
             out.append(SetTimer((math.floor(ev.time / hb) + 1) * hb, None, HEARTBEAT))
+        if job.has_dag:  # bind only ready tasks; the rest when their parents finish
+            rd = self.dags[job.job_id] = Readiness(job)
+            tasks: Sequence[int] = sorted(rd.ready or ())
+        else:
+            tasks = range(job.n_tasks)
+        self._assign(job, tasks, out)
+        return out
+
+    def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
+        rd = self.dags.get(ev.job_id)
+        if rd is None:
+            return ()
+        out: list = []
+        self._assign(rd.job, rd.finish(ev.task), out)
+        return out
+
+    def _assign(self, job: Job, tasks: Sequence[int], out: list) -> None:
+        """Bind ``tasks`` greedily to the nodes with the least advertised wait."""
+        t = len(tasks)
+        if not t:
+            return
+        jid, est = job.job_id, job.estimate
+        long = est > self.cfg.cutoff
+        lo, hi = (self.part.long_lo, self.part.long_hi) if long else (self.part.short_lo, self.part.short_hi)
         snap = self.snap[lo:hi]
         k = min(t, hi - lo)
         cand = np.argpartition(snap, k - 1)[:k] if k < hi - lo else np.arange(hi - lo)
         heap = sorted((float(snap[c]), int(c) + lo) for c in cand)
-        for task in range(t):
+        notify = job.has_dag
+        for task in tasks:
             w, node = heap[0]
             heapq.heapreplace(heap, (w + est, node))
             self.snap[node] += est
-            out.append(Assign(node, ProbeInfo(jid, task, est, long)))
-        return out
+            out.append(Assign(node, ProbeInfo(jid, task, est, long, notify=notify)))
 
     def on_timer(self, ev: Timer, view: ClusterView) -> Decisions:
         waits = self.qsum + np.clip(self.run_end - ev.time, 0.0, None).sum(axis=1)

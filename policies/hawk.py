@@ -33,6 +33,7 @@ from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.queues import NodeQueues
 from policies.common.stealing import first_short_group_after_long, pick_victims
 from policies.registry import PolicyEntry
+from workloads.model import Job
 
 
 @dataclass(frozen=True)
@@ -78,18 +79,21 @@ class Hawk(FifoNodes):
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        self.binder.add(job)
+        return self._schedule(job, self.binder.add(job), ev.time)
+
+    def _schedule(self, job: Job, available: int, now: float) -> Decisions:
+        """Probes for ``available`` tasks of ``job`` (all of them, or a DAG job's ready ones)."""
+        if not available:
+            return ()
         p = self.part
         if job.estimate > self.cfg.cutoff:
             if self.lwl is not None:
-                nodes = tuple(self.lwl.place(ev.time, job.estimate) for _ in range(job.n_tasks))
+                nodes = tuple(self.lwl.place(now, job.estimate) for _ in range(available))
             else:
-                k = probe_count(job.n_tasks, self.cfg.probe_ratio)
-                nodes = sample(self.probe_rng, k, p.long_lo, p.long_hi)
+                nodes = sample(self.probe_rng, probe_count(available, self.cfg.probe_ratio), p.long_lo, p.long_hi)
             return (Probe(nodes, ProbeInfo(job.job_id, est=job.estimate, long=True)),)
-        k = probe_count(job.n_tasks, self.cfg.probe_ratio)
-        nodes = sample(self.probe_rng, k, p.short_lo, p.short_hi)
-        return (Probe(nodes, ProbeInfo(job.job_id, est=job.estimate, notify=False)),)
+        nodes = sample(self.probe_rng, probe_count(available, self.cfg.probe_ratio), p.short_lo, p.short_hi)
+        return (Probe(nodes, ProbeInfo(job.job_id, est=job.estimate, notify=job.has_dag)),)
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
         return self.binder.answer(ev, view)
@@ -102,7 +106,8 @@ class Hawk(FifoNodes):
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         if self.lwl is not None:
             self.lwl.finished(ev.node, (ev.job_id, ev.task), ev.time)
-        return ()
+        job = view.job(ev.job_id)
+        return self._schedule(job, self.binder.finished(job, ev.task), ev.time) if job.has_dag else ()
 
     # node side --------------------------------------------------------------------------------
     def after_idle(self, node: int, slot: int, view: ClusterView) -> Decisions:

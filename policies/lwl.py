@@ -21,6 +21,7 @@ from policies.common.partitions import Partition, check_percent
 from policies.common.probing import LateBinder
 from policies.common.queues import NodeQueues
 from policies.registry import PolicyEntry
+from workloads.model import Job
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,15 @@ class CentralLwl(FifoNodes):
 
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        self.binder.add(job)
+        return self._place(job, self.binder.add(job), ev.time)
+
+    def _place(self, job: Job, available: int, now: float) -> Decisions:
+        if not available:
+            return ()
         long = job.estimate > self.cfg.cutoff
         group = 0 if long else self.short_group
-        place, now, est = self.table.place, ev.time, job.estimate
-        nodes = tuple(place(now, est, group) for _ in range(job.n_tasks))
+        place, est = self.table.place, job.estimate
+        nodes = tuple(place(now, est, group) for _ in range(available))
         return (Probe(nodes, ProbeInfo(job.job_id, est=est, long=long)),)
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
@@ -66,7 +71,8 @@ class CentralLwl(FifoNodes):
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         self.table.finished(ev.node, (ev.job_id, ev.task), ev.time)
-        return ()
+        job = view.job(ev.job_id)
+        return self._place(job, self.binder.finished(job, ev.task), ev.time) if job.has_dag else ()
 
 
 ENTRY = PolicyEntry("lwl", LwlConfig, CentralLwl, "centralized least-work-left placement of every task")

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.api import ClusterView, Decisions, JobArrival, PolicyEnv, Probe, ProbeInfo, TaskRequest
+from policies.api import (
+    ClusterView, Decisions, JobArrival, PolicyEnv, Probe, ProbeInfo, TaskFinished, TaskRequest,
+)
 from policies.common.nodefifo import FifoNodes
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.queues import NodeQueues
 from policies.registry import PolicyEntry
+from workloads.model import Job
 
 
 @dataclass(frozen=True)
@@ -40,12 +43,22 @@ class Sparrow(FifoNodes):
 
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        self.binder.add(job)
-        k = probe_count(job.n_tasks, self.cfg.probe_ratio, self.cfg.min_probes)
-        return (Probe(sample(self.rng, k, 0, self.n), ProbeInfo(job.job_id, est=job.estimate)),)
+        return self._probe(job, self.binder.add(job))
+
+    def _probe(self, job: Job, available: int) -> Decisions:
+        if not available:
+            return ()
+        k = probe_count(available, self.cfg.probe_ratio, self.cfg.min_probes)
+        # a DAG job's scheduler needs to hear of finished tasks to probe for the next stage
+        probe = ProbeInfo(job.job_id, est=job.estimate, notify=job.has_dag)
+        return (Probe(sample(self.rng, k, 0, self.n), probe),)
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
         return self.binder.answer(ev, view)
+
+    def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
+        job = view.job(ev.job_id)
+        return self._probe(job, self.binder.finished(job, ev.task))
 
 
 ENTRY = PolicyEntry("sparrow", SparrowConfig, Sparrow, "batch sampling, probe ratio 2, late binding")

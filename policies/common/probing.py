@@ -30,7 +30,10 @@ def sample_from(rng: random.Random, k: int, candidates: Sequence[int]) -> tuple[
 
 class LateBinder:
     """The scheduler side of late binding: hands out each job's tasks in index order (or in
-    DAG-ready order) to whichever probe asks first, and answers Cancel when none is left."""
+    DAG-ready order) to whichever probe asks first, and answers Cancel when none is left.
+
+    DAG jobs: probe only for the tasks :meth:`add` / :meth:`finished` report as available, and
+    ask for TaskFinished of the job's tasks (``ProbeInfo.notify``) to learn when more are."""
 
     __slots__ = ("next", "dag")
 
@@ -38,12 +41,16 @@ class LateBinder:
         self.next: dict[int, int] = {}           # job -> next task index (jobs without a DAG)
         self.dag: dict[int, tuple[Readiness, list[int], set[int]]] = {}
 
-    def add(self, job: Job) -> None:
+    def add(self, job: Job) -> int:
+        """Register a job; returns how many of its tasks can be handed out now (all of them
+        without a DAG, the initially ready ones with one)."""
         if job.has_dag:
             rd = Readiness(job)
-            self.dag[job.job_id] = (rd, sorted(rd.ready or ()), set())
-        else:
-            self.next[job.job_id] = 0
+            ready = sorted(rd.ready or ())
+            self.dag[job.job_id] = (rd, ready, set())
+            return len(ready)
+        self.next[job.job_id] = 0
+        return job.n_tasks
 
     def left(self, job: Job) -> int:
         """Tasks of ``job`` not handed out yet."""
@@ -68,12 +75,15 @@ class LateBinder:
         d[2].add(t)
         return t
 
-    def finished(self, job: Job, task: int) -> None:
-        """For DAG jobs: a task finished, its children may become available."""
+    def finished(self, job: Job, task: int) -> int:
+        """For DAG jobs: a task finished; returns how many tasks became available (to probe for)."""
         d = self.dag.get(job.job_id)
-        if d is not None:
-            d[1].extend(d[0].finish(task))
-            d[1].sort()
+        if d is None:
+            return 0
+        newly = d[0].finish(task)
+        d[1].extend(newly)
+        d[1].sort()
+        return len(newly)
 
     def answer(self, ev: TaskRequest, view: ClusterView) -> Decisions:
         """Launch the next task of the probe's job, or Cancel."""

@@ -84,3 +84,33 @@ def test_policy_invariants_and_determinism(name, raw, nodes, slots, seed):
     check_invariants(first, jobs)
     _, log2 = _run(name, jobs, spec, seed)
     assert log1 == log2, "same seed, different decision log"
+
+
+CORE_DAG = ("fifo", "sparrow", "hawk", "lwl", "dlwl")
+dag_jobs = st.lists(
+    st.tuples(st.floats(0.0, 5.0).map(lambda x: round(x, 3)),
+              st.lists(st.tuples(st.floats(0.0, 10.0).map(lambda x: round(x, 3)),
+                                 st.lists(st.integers(0, 10), max_size=3)), min_size=1, max_size=6)),
+    min_size=1, max_size=6)
+
+
+@pytest.mark.parametrize("name", CORE_DAG)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=dag_jobs, nodes=st.integers(1, 4), seed=st.integers(0, 5))
+def test_core_policies_run_dags_in_order(name, raw, nodes, seed):
+    """Task i may depend on earlier tasks only (so the DAG is acyclic); parents finish first."""
+    submit, jobs = 0.0, []
+    for i, (gap, tasks) in enumerate(raw):
+        submit += gap
+        parents = tuple(tuple(sorted({p % t for p in ps})) if t else () for t, (_, ps) in enumerate(tasks))
+        jobs.append(Job(i, submit, tuple(d for d, _ in tasks), parents=parents))
+    spec = ClusterSpec(nodes)
+    result, _ = _run(name, jobs, spec, seed)
+    assert result.unfinished == []
+    lg = result.log
+    start = {(j, t): s for j, t, s in zip(lg.seg_job, lg.seg_task, lg.seg_start)}
+    end = {(j, t): e for j, t, e, ok in zip(lg.seg_job, lg.seg_task, lg.seg_end, lg.seg_done) if ok}
+    for job in jobs:
+        for t, ps in enumerate(job.parents or ()):
+            for p in ps:
+                assert start[(job.job_id, t)] >= end[(job.job_id, p)]
