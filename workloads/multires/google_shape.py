@@ -28,7 +28,7 @@ def durations(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.clip(np.round(raw / SLOT), 1, 18_000) * SLOT
 
 
-def generate(servers: int, n_tasks: int, scaling: float, seed: int, base_load: float = 0.55) -> list[Job]:
+def generate(servers: int, n_tasks: int, scaling: float, seed: int, base_load: float = 0.65) -> list[Job]:
     """``n_tasks`` single-task jobs; arrival times are the base trace's divided by ``scaling``
     (the paper's 1/β), the base offering ``base_load`` of ``servers`` unit servers."""
     rng = np.random.default_rng(seed)
