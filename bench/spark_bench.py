@@ -32,27 +32,34 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def synthetic_round(executors: int = 16, slots: int = 4, stages: int = 10, pending: int = 1000) -> str:
-    """A round with ``executors * slots`` free slots and ``pending`` tasks over ``stages`` stages."""
+def synthetic_rounds(executors: int = 16, slots: int = 4, stages: int = 10,
+                     pending: int = 1000) -> tuple[str, str]:
+    """A snapshot round announcing ``executors`` x ``slots``, then a round with all those slots free
+    and ``pending`` tasks over ``stages`` new stages (arrivals and placement in one round)."""
     execs = [{"e": "executor_added", "t": 0, "executor": str(i), "host": f"h{i % 4}", "cores": slots}
              for i in range(executors)]
-    return json.dumps({
-        "v": 1, "kind": "round", "app": "bench", "round": 1, "now_ms": 1000, "cpus_per_task": 1,
-        "slots": [{"executor": str(i), "host": f"h{i % 4}", "free": slots} for i in range(executors)],
-        "stages": [{"stage": s, "attempt": 0, "job": s, "tasks": pending // stages, "pending": pending // stages,
-                    "running": 0, "locality": {f"h{s % 4}": pending // stages}, "props": {}, "parents": []}
-                   for s in range(stages)],
-        "events": [], "snapshot": {"executors": execs, "running": [], "jobs": []}, "launched": []})
+    base = {"v": 1, "kind": "round", "app": "bench", "now_ms": 1000, "cpus_per_task": 1, "launched": [],
+            "events": [], "slots": [{"executor": str(i), "host": f"h{i % 4}", "free": slots}
+                                    for i in range(executors)]}
+    setup = {**base, "round": 1, "stages": [], "snapshot": {"executors": execs, "running": [], "jobs": []}}
+    timed = {**base, "round": 2, "stages": [
+        {"stage": s, "attempt": 0, "job": s, "tasks": pending // stages, "pending": pending // stages,
+         "running": 0, "locality": {f"h{s % 4}": pending // stages}, "props": {}, "parents": []}
+        for s in range(stages)]}
+    return json.dumps(setup), json.dumps(timed)
 
 
 def host_planning_us(policy: str, repeats: int = 200) -> list[float]:
-    """Host-side time for the synthetic 64-slot / 1,000-task round (a fresh host each time)."""
-    request, out = synthetic_round(), []
+    """Host-side time of the synthetic 64-slot / 1,000-task round (a fresh host each repeat)."""
+    setup, timed = synthetic_rounds()
+    out = []
     for _ in range(repeats):
         host = PolicyHost(make_planner(policy))
+        host.handle(setup)
         start = time.perf_counter_ns()
-        host.handle(request)
+        reply = host.handle(timed)
         out.append((time.perf_counter_ns() - start) / 1000)
+    assert sum(g["slots"] for g in json.loads(reply)["assign"]) == 64, reply
     return out
 
 

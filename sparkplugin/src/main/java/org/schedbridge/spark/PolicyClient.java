@@ -39,6 +39,8 @@ final class PolicyClient implements AutoCloseable {
     private long ackedEpoch = -1;
     private boolean needSnapshot = true;
     private long warmEpoch = -1;
+    /** The last call missed its deadline; if it still succeeded, the host's state is current. */
+    private boolean late;
     private final EnumSet<Failure> warned = EnumSet.noneOf(Failure.class);
     private boolean degraded;
     private long failedRounds;
@@ -71,6 +73,10 @@ final class PolicyClient implements AutoCloseable {
         if (inflight != null && !inflight.isDone()) {
             return fail(Failure.DEADLINE, "previous policy call still running past its " + conf.deadlineMs + " ms deadline");
         }
+        if (late) {
+            late = false;
+            needSnapshot = !answered(inflight);
+        }
         boolean snapshot = needSnapshot || epoch != ackedEpoch;
         mirror.drainInto(request, snapshot);
         if (snapshot) {
@@ -84,6 +90,7 @@ final class PolicyClient implements AutoCloseable {
             inflight = caller.submit(() -> transport.call(body));
             reply = JSON.readTree(inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS));
         } catch (TimeoutException e) {
+            late = true;
             return fail(Failure.DEADLINE, "policy call exceeded its " + conf.deadlineMs + " ms deadline");
         } catch (ExecutionException e) {
             return fail(Failure.UNREACHABLE, "policy call failed: " + e.getCause());
@@ -108,6 +115,20 @@ final class PolicyClient implements AutoCloseable {
         stats.policyRound((System.nanoTime() - start) / 1000);
         recovered();
         return Optional.of(reply);
+    }
+
+    /** True if a finished call got a regular reply (so the host applied the events it carried). */
+    private static boolean answered(Future<String> call) {
+        try {
+            JsonNode reply = JSON.readTree(call.get());
+            return reply.path("v").asInt(-1) == Protocol.VERSION && !reply.hasNonNull("error")
+                    && !reply.path("resync").asBoolean(false);
+        } catch (ExecutionException | JsonProcessingException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** One ping through the call thread on a new connection; throws if no pong in time. */
