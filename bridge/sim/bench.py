@@ -77,9 +77,32 @@ def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
             "unfinished": len(res.unfinished)}
 
 
+def kernel_floor(n_events: int = 300_000) -> float:
+    """CPU microseconds per event of the bare kernel (a trivial handler scheduling one event):
+    a yardstick for how fast this machine runs the simulator's inner loop right now."""
+    from bridge.sim.events import SegmentEnd
+    from bridge.sim.kernel import Kernel
+
+    k = Kernel()
+    left = [n_events]
+
+    def handler(ev: SegmentEnd) -> list[SegmentEnd] | None:
+        left[0] -= 1
+        return [SegmentEnd(ev.time + 1.0, ev.node, ev.slot, ev.token)] if left[0] > 0 else None
+
+    k.on(SegmentEnd, handler)
+    for i in range(4000):
+        k.schedule(SegmentEnd(i * 1e-3, i, 0, 0))
+    c0 = time.process_time()
+    k.run()
+    return round((time.process_time() - c0) / k.events * 1e6, 3)
+
+
 def _child(policy: str, n_jobs: int, nodes: int, load: float) -> None:
     jobs = yahoo_like(n_jobs, nodes, load)
-    print(json.dumps(run_one(policy, jobs, nodes)))
+    row = run_one(policy, jobs, nodes)
+    row["kernel_floor_us_per_event"] = kernel_floor()
+    print(json.dumps(row))
 
 
 @click.group()
@@ -118,4 +141,5 @@ def sim(n_jobs: int, nodes: int, load: float, policies: tuple[str, ...], as_json
         else:
             click.echo(f"{row['policy']:10} {row['events']:>10} events  wall {row['wall_s']:>7.2f} s  "
                        f"cpu {row['cpu_s']:>7.2f} s  {row['events_per_cpu_s']:>8} ev/cpu-s  "
-                       f"peak RSS {row['peak_rss_mb']:>7.1f} MB  unfinished {row['unfinished']}")
+                       f"peak RSS {row['peak_rss_mb']:>7.1f} MB  unfinished {row['unfinished']}  "
+                       f"kernel floor {row['kernel_floor_us_per_event']} us/event")

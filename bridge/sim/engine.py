@@ -204,6 +204,9 @@ class Simulation:
         hooks = hooks_of(policy)
         self._h = {h: getattr(policy, h) for h in hooks}
         self._records = self.log.records
+        lg = self.log
+        self._seg_append = (lg.seg_job.append, lg.seg_task.append, lg.seg_node.append, lg.seg_slot.append,
+                            lg.seg_start.append, lg.seg_end.append, lg.seg_done.append, lg.seg_idle.append)
         self._on_probe = self._h.get("on_probe_arrival")
         self._notify_start = "on_task_started" in self._h
         self._notify_finish = "on_task_finished" in self._h
@@ -350,14 +353,15 @@ class Simulation:
         self.nfree[node] += 1
         jid, task = r.job_id, r.task
         lg = self.log
-        lg.seg_job.append(jid)
-        lg.seg_task.append(task)
-        lg.seg_node.append(node)
-        lg.seg_slot.append(slot)
-        lg.seg_start.append(r.start)
-        lg.seg_end.append(now)
-        lg.seg_done.append(1)
-        lg.seg_idle.append(min(r.hold, now - r.start))
+        a = self._seg_append
+        a[0](jid)
+        a[1](task)
+        a[2](node)
+        a[3](slot)
+        a[4](r.start)
+        a[5](now)
+        a[6](1)
+        a[7](min(r.hold, now - r.start))
         if r.demand is not None and self.used is not None:
             u = self.used[node]
             for i, x in enumerate(r.demand):
