@@ -57,6 +57,9 @@ final class PolicyClient implements AutoCloseable {
 
     /** Sends {@code request} (events or snapshot added here); empty means "fall back this round". */
     Optional<JsonNode> round(ObjectNode request) {
+        if (inflight != null && !inflight.isDone()) {  // checked first: the transport is busy with it
+            return fail(Failure.DEADLINE, "previous policy call still running past its " + conf.deadlineMs + " ms deadline");
+        }
         long epoch;
         try {
             epoch = transport.connect();
@@ -69,9 +72,6 @@ final class PolicyClient implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return fail(Failure.UNREACHABLE, "interrupted");
-        }
-        if (inflight != null && !inflight.isDone()) {
-            return fail(Failure.DEADLINE, "previous policy call still running past its " + conf.deadlineMs + " ms deadline");
         }
         if (late) {
             late = false;
@@ -135,7 +135,8 @@ final class PolicyClient implements AutoCloseable {
     private void warmUp() throws ExecutionException, TimeoutException, InterruptedException, IOException {
         ObjectNode ping = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "ping");
         String body = JSON.writeValueAsString(ping);
-        JsonNode pong = JSON.readTree(caller.submit(() -> transport.call(body)).get(conf.ioTimeoutMs, TimeUnit.MILLISECONDS));
+        inflight = caller.submit(() -> transport.call(body));  // a late ping keeps later rounds off the transport
+        JsonNode pong = JSON.readTree(inflight.get(conf.ioTimeoutMs, TimeUnit.MILLISECONDS));
         if (!pong.path("pong").asBoolean(false)) {
             throw new IOException("no pong from the policy host: " + pong);
         }
