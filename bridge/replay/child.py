@@ -1,4 +1,5 @@
-"""Entry point of a per-job Spark application: `spark-submit child.py JOB_JSON INPUTS_JSON`.
+"""Entry point of a per-job Spark application:
+`spark-submit child.py POLICY APP_NAME JOB_JSON INPUTS_JSON`.
 
 Exits 0 when the job succeeded; a failure propagates as a non-zero exit with its message on
 stderr, which the replay records.
@@ -8,15 +9,15 @@ from __future__ import annotations
 import json
 import sys
 
-from pyspark.sql import SparkSession
-
 from bridge.replay.jobs import run_job
+from bridge.replay.policy import open_session
 from workloads.spec import submission_from_json
 
 
 def main(argv: list[str]) -> None:
-    submission, inputs = submission_from_json(argv[1]), json.loads(argv[2])
-    spark = SparkSession.builder.getOrCreate()
+    policy, app_name = argv[1], argv[2]
+    submission, inputs = submission_from_json(argv[3]), json.loads(argv[4])
+    spark = open_session(policy, {}, app_name)
     try:
         run_job(spark, submission, inputs)
     finally:

@@ -7,17 +7,16 @@ from pathlib import Path
 import click
 
 from bridge.replay.inputs import prepare_inputs
-from bridge.replay.policy import spark_settings
+from bridge.replay import policy as policies
 from bridge.replay.runner import MODES, Replay, ReplayPlan
 from bridge.replay.target import resolve
-from policies.registry import RegistryError
 from workloads.expand import expand
 from workloads.trace import TraceError
 from workloads.workload_file import WorkloadFileError, load_workload
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient
 
-USER_ERRORS = (WorkloadFileError, TraceError, RegistryError, YarnError, ValueError, OSError)
+USER_ERRORS = (WorkloadFileError, TraceError, YarnError, ValueError, OSError)
 
 
 def _conf_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -43,20 +42,22 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
     """Validate everything and prepare the inputs; nothing is submitted yet."""
     workload = load_workload(workload_path)
     submissions = expand(workload)
-    settings = spark_settings(policy)
+    policies.check(policy)
     target = resolve(conf_dir)
     rm = ResourceManagerClient(target.rm_url)
     rm.info()  # fails fast, with the RM's address, when the cluster is down
     click.echo(f"replay: preparing {len(workload.inputs)} input(s) in HDFS", err=True)
     inputs = prepare_inputs(workload.inputs, target.webhdfs_url, target.fs_default)
     plan = ReplayPlan(workload.name, workload.seed, policy, mode, submissions, inputs, target,
-                      settings, _results_dir(results, workload.name, policy, mode), conf)
+                      _results_dir(results, workload.name, policy, mode), conf)
     return plan, rm
 
 
 @click.command("replay")
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--policy", required=True, help="Scheduling policy (a registered policy name).")
+@click.option("--policy", required=True,
+              help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "
+                   "Spark's own scheduler.")
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path),
               help="Results directory (default: results/WORKLOAD-POLICY-MODE-TIMESTAMP).")
 @click.option("--mode", type=click.Choice(MODES), default="shared", show_default=True,

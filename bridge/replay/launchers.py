@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pyspark.sql import SparkSession
-
 from bridge.replay import child
 from bridge.replay.jobs import run_job
-from bridge.testbed.spark import spark_submit
+from bridge.replay.policy import open_session, submit_command
 from workloads.spec import Submission, submission_to_json
 
 TERMINATE_GRACE_S = 30.0
@@ -52,13 +50,10 @@ def failure_summary(text: str) -> str:
 class SharedApplication:
     """Jobs as concurrent Spark jobs of one long-running application (the Sparrow/Eagle setting)."""
 
-    def __init__(self, master: str, conf: dict[str, str], env: dict[str, str],
+    def __init__(self, policy: str, conf: dict[str, str], env: dict[str, str],
                  inputs: dict[str, str]) -> None:
-        os.environ.update(env)  # read by the Spark JVM that the builder launches
-        builder = SparkSession.builder.master(master)
-        for key, value in conf.items():
-            builder = builder.config(key, value)
-        self.spark = builder.getOrCreate()
+        os.environ.update(env)  # read by the Spark JVM that the session launches
+        self.spark = open_session(policy, conf, conf["spark.app.name"])
         self._warm_up()
         self._inputs = inputs
         self._cancelled = threading.Event()
@@ -90,20 +85,23 @@ class SharedApplication:
 class PerJobApplications:
     """Each job as its own Spark application, submitted with `spark-submit` (client mode)."""
 
-    def __init__(self, master: str, conf: dict[str, str], env: dict[str, str],
+    def __init__(self, policy: str, conf: dict[str, str], env: dict[str, str],
                  inputs: dict[str, str], log_dir: Path) -> None:
-        self._master, self._conf, self._env, self._inputs = master, conf, env, inputs
+        os.environ.update(env)  # the plugin's submit wrapper reads HADOOP_CONF_DIR from here
+        self._policy, self._conf, self._env, self._inputs = policy, conf, env, inputs
         self._log_dir = log_dir
         self._procs: dict[int, subprocess.Popen] = {}
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
 
     def command(self, submission: Submission) -> list[str]:
-        conf = dict(self._conf, **{"spark.app.name": f"{self._conf['spark.app.name']}-job-{submission.job_id}"})
-        args = [str(spark_submit()), "--master", self._master, "--deploy-mode", "client"]
-        for key, value in conf.items():
+        app_name = f"{self._conf['spark.app.name']}-job-{submission.job_id}"
+        args = ["--deploy-mode", "client"]
+        for key, value in {**self._conf, "spark.app.name": app_name}.items():
             args += ["--conf", f"{key}={value}"]
-        return args + [child.__file__, submission_to_json(submission), json.dumps(self._inputs)]
+        return submit_command(self._policy, [
+            *args, child.__file__, self._policy, app_name, submission_to_json(submission),
+            json.dumps(self._inputs)])
 
     def run(self, submission: Submission) -> Outcome:
         log_path = self._log_dir / f"job-{submission.job_id}.log"

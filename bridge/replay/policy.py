@@ -1,24 +1,51 @@
-"""The one place where a policy name becomes Spark settings (the hook the Spark plugin swaps).
+"""The one place where a policy name becomes a Spark scheduler on YARN.
 
-Until the schedbridge Spark plugin (`sparkplugin/`, master `spark-schedbridge://INNER`, key
-`spark.schedbridge.policy`) is wired in, every policy runs on stock Spark on YARN and the name is
-only recorded with the results; the policy is still checked against the registry so a typo
-fails before anything is submitted.
+* `stock`: Spark's own scheduler on stock Spark-on-YARN (no plugin), the baseline.
+* any registered policy (or the plugin's `spark-fifo`): the schedbridge Spark plugin (master
+  `spark-schedbridge://yarn`), with the policy hosted in the driver process itself (endpoint
+  `inprocess`), so the shared application's policy sees every job of the replay.
+
+Everything else in the replay is policy-agnostic.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pyspark.sql import SparkSession
 
-from policies.registry import default_registry
+import sparkplugin
+from bridge.live import spark_inprocess
+from bridge.live.spark_host import PolicyHost
+from bridge.live.spark_planners import make_planner
+from bridge.live.spark_submit import rewrite
+from bridge.testbed.spark import spark_submit
+
+STOCK = "stock"
 
 
-@dataclass(frozen=True)
-class SparkSettings:
-    master: str
-    conf: dict[str, str] = field(default_factory=dict)
+def check(policy: str) -> None:
+    """Fail early, naming the valid policies, if `policy` is unknown or the plugin is not built."""
+    if policy == STOCK:
+        return
+    try:
+        make_planner(policy)
+    except ValueError as exc:
+        raise ValueError(f"{exc}, or {STOCK} (Spark's own scheduler, no plugin)") from None
+    sparkplugin.jar_path()
 
 
-def spark_settings(policy: str) -> SparkSettings:
-    """Master URL and conf that make Spark schedule with `policy` (raises RegistryError if unknown)."""
-    default_registry().get(policy)
-    return SparkSettings(master="yarn")
+def open_session(policy: str, conf: dict[str, str], app_name: str) -> SparkSession:
+    """A SparkSession on YARN whose tasks `policy` places (this process hosts the policy)."""
+    if policy == STOCK:
+        builder = SparkSession.builder.master("yarn").appName(app_name)
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
+    host = PolicyHost(make_planner(policy))
+    return spark_inprocess.session("yarn", host, conf=conf, app_name=app_name)
+
+
+def submit_command(policy: str, args: list[str]) -> list[str]:
+    """`spark-submit` for one application under `policy`; `args` are the options and the app."""
+    if policy == STOCK:
+        return [str(spark_submit()), "--master", "yarn", *args]
+    return [str(spark_submit()),
+            *rewrite(["--master", sparkplugin.master("yarn"), *args], str(sparkplugin.jar_path()))]

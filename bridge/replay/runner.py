@@ -20,7 +20,6 @@ from tqdm import tqdm
 
 from bridge.replay.eventlog import logging_conf, read_logs
 from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
-from bridge.replay.policy import SparkSettings
 from bridge.replay.results import Ledger, tasks_frame, write_frame, write_meta
 from bridge.replay.sampler import UtilizationSampler
 from bridge.replay.target import ClusterTarget
@@ -43,7 +42,6 @@ class ReplayPlan:
     submissions: tuple[Submission, ...]
     inputs: dict[str, str]
     target: ClusterTarget
-    settings: SparkSettings
     results: Path
     extra_conf: dict[str, str]
 
@@ -63,7 +61,7 @@ def spark_conf(plan: ReplayPlan, run_tag: str) -> dict[str, str]:
                      "spark.dynamicAllocation.minExecutors": "0",
                      "spark.dynamicAllocation.maxExecutors": "4",
                      "spark.dynamicAllocation.executorIdleTimeout": "2s"})
-    return {**conf, **plan.settings.conf, **plan.extra_conf}
+    return {**conf, **plan.extra_conf}
 
 
 def kill_tagged_apps(rm: ResourceManagerClient, run_tag: str) -> list[str]:
@@ -110,9 +108,8 @@ def _no_interrupts() -> Iterator[None]:
 def make_launcher(plan: ReplayPlan, conf: dict[str, str]) -> Launcher:
     """The launcher of the plan's mode (a shared application starts here, before time 0)."""
     if plan.mode == "shared":
-        return SharedApplication(plan.settings.master, conf, plan.target.env, plan.inputs)
-    return PerJobApplications(plan.settings.master, conf, plan.target.env, plan.inputs,
-                              plan.results / "logs")
+        return SharedApplication(plan.policy, conf, plan.target.env, plan.inputs)
+    return PerJobApplications(plan.policy, conf, plan.target.env, plan.inputs, plan.results / "logs")
 
 
 class Replay:

@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from bridge.replay.cli import replay
 from bridge.replay.eventlog import read_logs
 from bridge.replay.launchers import Outcome, failure_summary
-from bridge.replay.policy import SparkSettings
 from bridge.replay.runner import Replay, ReplayPlan, kill_tagged_apps, spark_conf
 from bridge.replay.sampler import UtilizationSampler
 from bridge.replay.target import ClusterTarget
@@ -83,7 +82,7 @@ def plan(tmp_path: Path, times: list[float], durations: list[float] | None = Non
     target = ClusterTarget(tmp_path, "http://rm", "http://nn", "hdfs://nn:9000", {})
     results = tmp_path / "results"
     results.mkdir(exist_ok=True)
-    return ReplayPlan("w", 1, "fifo", mode, subs, {}, target, SparkSettings("yarn"), results, {})
+    return ReplayPlan("w", 1, "fifo", mode, subs, {}, target, results, {})
 
 
 # --- the loop ----------------------------------------------------------------------------------
@@ -137,6 +136,20 @@ def test_spark_conf_per_mode_and_overrides(tmp_path: Path) -> None:
     assert per_job["spark.dynamicAllocation.enabled"] == "true"
     assert per_job["spark.executor.memory"] == "1g"
     assert "spark.executor.instances" not in per_job
+
+
+def test_per_job_command_uses_the_plugin_unless_stock(tmp_path: Path, monkeypatch) -> None:
+    from bridge.replay.launchers import PerJobApplications
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path))
+    sub = Submission(3, 0.0, "c", TasksJob((1.0,)))
+    conf = {"spark.app.name": "schedbridge-w-x"}
+    stock = PerJobApplications("stock", conf, {}, {}, tmp_path).command(sub)
+    assert stock[stock.index("--master") + 1] == "yarn"
+    assert "spark.app.name=schedbridge-w-x-job-3" in stock
+    assert stock[-4:-2] == ["stock", "schedbridge-w-x-job-3"]
+    kairos = PerJobApplications("kairos", conf, {}, {}, tmp_path).command(sub)
+    assert kairos[kairos.index("--master") + 1] == "spark-schedbridge://yarn"
+    assert "--jars" in kairos and "spark.yarn.isPython=true" in kairos
 
 
 # --- pieces ------------------------------------------------------------------------------------
@@ -210,6 +223,7 @@ def test_cli_unknown_policy(tmp_path: Path) -> None:
     examples = Path(__file__).resolve().parents[2] / "workloads" / "examples"
     result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "no-such-policy"])
     assert result.exit_code == 1 and "unknown policy 'no-such-policy'" in result.output
+    assert "kairos" in result.output and "stock" in result.output
 
 
 def test_cli_bad_conf_pair(tmp_path: Path) -> None:
