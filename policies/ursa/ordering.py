@@ -22,7 +22,7 @@ def srjf_priority(remaining: Sequence[float], cluster_remaining: Sequence[float]
     return float("inf") if s <= 0 else 1.0 / s
 
 
-def monotask_order(job_rank: float, input_size: float, is_cpu: bool) -> tuple[float, float]:
+def monotask_order(job_rank: tuple[float, ...], input_size: float, is_cpu: bool) -> tuple[float, ...]:
     """Worker-queue sort key (MO): job order first; within a job CPU monotasks by
     descending input (big ones start early), network/disk ascending (unblock CPU sooner)."""
-    return (job_rank, -input_size if is_cpu else input_size)
+    return (*job_rank, -input_size if is_cpu else input_size)

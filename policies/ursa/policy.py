@@ -222,11 +222,9 @@ class UrsaScheduler:
                 slots -= 1
         return out
 
-    def _mo_key(self, key: TaskKey) -> tuple:
-        d = self.demand(key)
-        is_cpu = self.cpu >= 0 and d[self.cpu] > 0
-        return (*self.job_rank(key[0])[:-1], *monotask_order(key[0], self.jobs[key[0]].durations[key[1]], is_cpu),
-                key[1])
+    def _mo_key(self, key: TaskKey) -> tuple[float, ...]:
+        is_cpu = self.cpu >= 0 and self.demand(key)[self.cpu] > 0
+        return (*monotask_order(self.job_rank(key[0]), self.jobs[key[0]].durations[key[1]], is_cpu), key[1])
 
 
 # -- planners --------------------------------------------------------------------------------

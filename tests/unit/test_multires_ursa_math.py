@@ -60,5 +60,6 @@ def test_srjf_weights_contended_resources_and_orders_small_jobs_first():
 
 
 def test_monotask_order_cpu_descending_network_ascending():
-    assert sorted([monotask_order(0, 5, True), monotask_order(0, 9, True)]) == [(0, -9), (0, -5)]
-    assert sorted([monotask_order(0, 9, False), monotask_order(0, 5, False)]) == [(0, 5), (0, 9)]
+    assert sorted([monotask_order((0,), 5, True), monotask_order((0,), 9, True)]) == [(0, -9), (0, -5)]
+    assert sorted([monotask_order((0,), 9, False), monotask_order((0,), 5, False)]) == [(0, 5), (0, 9)]
+    assert monotask_order((0.0, 1), 9, True) < monotask_order((0.0, 2), 1, True)  # job order first
