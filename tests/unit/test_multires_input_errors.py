@@ -1,5 +1,6 @@
 """Bad multi-resource/DAG input gets an error naming the job and the task."""
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -35,3 +36,16 @@ def test_task_larger_than_every_server_names_job_and_task():
     job = Job(5, 0.0, (1.0, 1.0), demands=((1.0, 1.0), (2.0, 13.0)))
     with pytest.raises(WorkloadError, match=r"job 5 task 1: demand is larger than every server \(mem=13 > 12\)"):
         _sim(job)
+
+
+def test_generated_dag_workloads_round_trip_through_jsonl(tmp_path):
+    from workloads.multires import dag_jobs, staircase
+    from workloads.multires.jsonl import write_jsonl
+
+    jobs = dag_jobs.generate(dag_jobs.DagSpec(3, 5.0), seed=2) + [
+        replace(j, job_id=10 + j.job_id, submit=1.0) for j in staircase.generate(2, 2, stages=1)]
+    path = tmp_path / "w.jsonl"
+    write_jsonl(path, jobs)
+    back = read_trace(path)
+    fields = ("job_id", "submit", "durations", "demands", "parents", "stage_of", "stage_parents", "name")
+    assert [tuple(getattr(j, f) for f in fields) for j in back] == [tuple(getattr(j, f) for f in fields) for j in jobs]
