@@ -65,7 +65,22 @@ def write_atomic(frame: Any, path: Path) -> None:
         raise
 
 
+def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from policies.registry import default_registry, describe
+
+    reg = default_registry()
+    for name in reg.names():
+        entry = reg.get(name)
+        params = ", ".join(f"{n}={d}" for n, _t, d in describe(entry.config)) or "(no parameters)"
+        click.echo(f"{name:14} {entry.summary}\n{'':14} {params}")
+    ctx.exit(0)
+
+
 @click.command()
+@click.option("--list-policies", is_flag=True, expose_value=False, is_eager=True, callback=_list_policies,
+              help="list the registered policies and their parameters, then exit")
 @click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")

@@ -208,6 +208,8 @@ class Simulation:
         self._seg_append = (lg.seg_job.append, lg.seg_task.append, lg.seg_node.append, lg.seg_slot.append,
                             lg.seg_start.append, lg.seg_end.append, lg.seg_done.append, lg.seg_idle.append)
         self._on_probe = self._h.get("on_probe_arrival")
+        self._on_freed = self._h.get("on_slot_freed")
+        self._on_request = self._h.get("on_task_request")
         self._notify_start = "on_task_started" in self._h
         self._notify_finish = "on_task_finished" in self._h
         k = self.kernel
@@ -255,9 +257,10 @@ class Simulation:
             now = ev.time
             tab = self._apply_tab
             for d in decisions:
-                fn = tab.get(d.__class__)
-                if fn is None:
-                    raise self._fail(f"not a decision: {type(d).__name__}", d)
+                try:
+                    fn = tab[d.__class__]
+                except KeyError:
+                    raise self._fail(f"not a decision: {type(d).__name__}", d) from None
                 fn(d, now, out)
         elif records is not None:
             records.append((ev, ()))
@@ -313,7 +316,7 @@ class Simulation:
 
     def _on_task_request(self, ev: TaskRequest) -> list[Any]:
         self._c["task_requests"] += 1
-        fn = self._h.get("on_task_request")
+        fn = self._on_request
         if fn is None:
             raise self._fail("policy runs unbound probes but has no on_task_request hook", ev)
         return self._apply(ev, fn(ev, self.view), [])
@@ -337,7 +340,7 @@ class Simulation:
         return self._slot_freed(ev.node, ev.slot, -1, -1, [])
 
     def _slot_freed(self, node: int, slot: int, job_id: int, task: int, out: list[Any]) -> list[Any]:
-        fn = self._h.get("on_slot_freed")
+        fn = self._on_freed
         if fn is not None:
             ev = SlotFreed(self.kernel.now, node, slot, job_id, task)
             self._apply(ev, fn(ev, self.view), out)
@@ -375,7 +378,7 @@ class Simulation:
             del self.launched[jid]
             self.ready.pop(jid, None)
         out: list[Any] = []
-        if left and jid in self.ready:
+        if left and self.ready and jid in self.ready:
             for t in self.ready[jid].finish(task):
                 self._unblock(jid, t, now, out)
         if self._notify_finish and (r.probe is None or r.probe.notify):
@@ -408,7 +411,7 @@ class Simulation:
             raise self._fail(f"job {jid} has no task {task}", (node, slot, jid, task))
         if launched[task]:
             raise self._fail(f"task {jid}.{task} was already launched", (node, slot, jid, task))
-        rd = self.ready.get(jid)
+        rd = self.ready.get(jid) if self.ready else None
         early = rd is not None and not rd.is_ready(task)
         if early and not self.early_start:
             raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
