@@ -266,7 +266,8 @@ def psychas_trace(out_dir: Path, quick: bool) -> list[Path]:
 # -- Ursa -------------------------------------------------------------------------------------
 URSA_VARIANTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("Ursa-EJF", "ursa", {"order": "ejf"}), ("Ursa-SRJF", "ursa", {"order": "srjf"}),
-    ("Ursa per-task", "ursa-per-task", {}), ("Capacity", "capacity", {}), ("Tetris", "tetris", {}))
+    ("Ursa per-task", "ursa-per-task", {}), ("Capacity", "capacity", {}), ("Tetris", "tetris", {}),
+    ("Tetris2", "tetris2", {}))
 
 
 def ursa_placement(out_dir: Path, quick: bool) -> list[Path]:

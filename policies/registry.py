@@ -49,6 +49,7 @@ BUILTINS: dict[str, str] = {
     "ursa-per-task": "policies.ursa.policy:URSA_PER_TASK",
     "capacity": "policies.ursa.policy:CAPACITY",
     "tetris": "policies.ursa.policy:TETRIS",
+    "tetris2": "policies.ursa.policy:TETRIS2",
 }
 
 

@@ -70,16 +70,33 @@ Planner = Callable[[Sequence[Stage], Table, Callable[[TaskKey, int], Vector], Ca
                    list[tuple[TaskKey, int]]]
 
 
+@dataclass(frozen=True)
+class PeakAccounting:
+    """How the replaced-algorithm baselines see a task (Table 4): as its job's *peak*
+    demand over all its monotask kinds (a core and a network slot), held from placement
+    until the task ends, instead of what it uses now. ``network=False`` ignores network
+    (YARN's Capacity, Tetris2)."""
+
+    network: bool
+
+    def belief(self, peak: Vector, resources: Sequence[str]) -> Vector:
+        return tuple(0.0 if r == "net" and not self.network else x for r, x in zip(resources, peak))
+
+
 class UrsaScheduler:
     """Central placement passes plus worker-side monotask queues."""
 
-    def __init__(self, name: str, config: UrsaConfig, env: PolicyEnv, planner: Planner) -> None:
+    def __init__(self, name: str, config: UrsaConfig, env: PolicyEnv, planner: Planner,
+                 accounting: PeakAccounting | None = None) -> None:
         spec = env.cluster
         if spec.capacity is None:
             raise ValueError(f"{name} needs a cluster with a capacity vector")
         self.name = name
         self.config = config
         self.planner = planner
+        self.accounting = accounting
+        self.resources = spec.resources
+        self.peak: dict[int, Vector] = {}
         self.capacity = spec.capacity
         self.hard = tuple(r in MEMORY_NAMES for r in spec.resources)
         self.cpu = spec.resources.index("cpu") if "cpu" in spec.resources else -1
@@ -119,6 +136,8 @@ class UrsaScheduler:
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         self.jobs[ev.job.job_id] = ev.job
         self.unplaced[ev.job.job_id] = set(range(ev.job.n_tasks))
+        demands = ev.job.demands or (tuple(0.0 for _ in self.capacity),)
+        self.peak[ev.job.job_id] = tuple(max(col) for col in zip(*demands))
         self.left[ev.job.job_id] = [0.0] * len(self.capacity)
         for t in range(ev.job.n_tasks):
             self._account(ev.job.job_id, t, +1)
@@ -134,7 +153,7 @@ class UrsaScheduler:
         del self.assigned[ev.node][(ev.job_id, ev.task)]
         self._account(ev.job_id, ev.task, -1)
         if view.job(ev.job_id).n_tasks == self._done.setdefault(ev.job_id, 0) + 1:
-            for store in (self.jobs, self.unplaced, self.left, self._done):
+            for store in (self.jobs, self.unplaced, self.left, self._done, self.peak):
                 del store[ev.job_id]
         else:
             self._done[ev.job_id] += 1
@@ -155,7 +174,7 @@ class UrsaScheduler:
         if not stages:
             return NONE
         out: list[Decision] = []
-        placed = self.planner(stages, self._table(view), self._increment, self.demand)
+        placed = self.planner(stages, self._table(view), self._increment, self.believed)
         for key, node in placed:
             self.unplaced[key[0]].discard(key[1])
             self.assigned[node][key] = self.work(key)
@@ -174,14 +193,22 @@ class UrsaScheduler:
         return [Stage(k, tuple((k[0], t) for t in ts), self.order_bonus(k[0], view.now))
                 for k, ts in groups.items()]
 
+    def believed(self, key: TaskKey) -> Vector:
+        """What the planner thinks a task occupies: its demand, or its job's peak."""
+        if self.accounting is None:
+            return self.demand(key)
+        return self.accounting.belief(self.peak[key[0]], self.resources)
+
     def _table(self, view: ClusterView) -> Table:
         free: dict[int, Vector] = {}
         heads: dict[int, list[float]] = {}
         for w in range(len(self.assigned)):
-            queued = [self.demand(k) for k in self.queued[w]]
-            f = view.free_capacity(w) or self.capacity
-            for d in queued:
-                f = sub(f, d)
+            if self.accounting is None:  # the truth now, less what waits in the queue
+                f, held = view.free_capacity(w) or self.capacity, list(self.queued[w])
+            else:  # peak reservations of everything placed and unfinished
+                f, held = self.capacity, list(self.assigned[w])
+            for k in held:
+                f = sub(f, self.believed(k))
             free[w] = f
             heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
         return Table(free, heads, self.hard, self.capacity)
@@ -267,11 +294,16 @@ def alignment(d: Vector, free: Vector, cap: Vector) -> float:
 
 
 
-def _entry(name: str, planner: Planner, summary: str) -> PolicyEntry:
-    return PolicyEntry(name, UrsaConfig, lambda c, env: UrsaScheduler(name, c, env, planner), summary)
+def _entry(name: str, planner: Planner, summary: str, accounting: PeakAccounting | None = None) -> PolicyEntry:
+    return PolicyEntry(name, UrsaConfig, lambda c, env: UrsaScheduler(name, c, env, planner, accounting), summary)
 
 
 URSA = _entry("ursa", algorithm1, "Ursa: per-resource load-balanced, stage-aware placement; EJF or SRJF order")
 URSA_PER_TASK = _entry("ursa-per-task", per_task, "Ursa without stage awareness (Fig. 7 ablation)")
-CAPACITY = _entry("capacity", greedy(most_available), "Ursa runtime with YARN Capacity-like most-available placement")
-TETRIS = _entry("tetris", greedy(alignment), "Ursa runtime with Tetris alignment placement (peak demands)")
+CAPACITY = _entry("capacity", greedy(most_available),
+                  "Ursa runtime, YARN Capacity-like placement: most available worker, peak CPU/memory",
+                  PeakAccounting(network=False))
+TETRIS = _entry("tetris", greedy(alignment), "Ursa runtime, Tetris placement: alignment on peak demands",
+                PeakAccounting(network=True))
+TETRIS2 = _entry("tetris2", greedy(alignment), "Ursa runtime, Tetris ignoring network demand",
+                 PeakAccounting(network=False))

@@ -14,7 +14,7 @@ from workloads.model import Job
 
 CAPACITY = (6.0, 12.0)
 POLICIES = ("falcon", "natjam", "amoeba", "srpt-preempt", "snb", "bf-js", "vqs", "vqs-bf", "fifo-ff",
-            "ursa", "ursa-per-task", "capacity", "tetris")
+            "ursa", "ursa-per-task", "capacity", "tetris", "tetris2")
 
 
 @st.composite
