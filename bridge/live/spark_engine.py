@@ -16,7 +16,7 @@ import heapq
 import itertools
 import logging
 from collections import Counter, deque
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,17 +208,18 @@ class EnginePlanner:
             self._deliver("on_slot_freed", SlotFreed(self.now, node, slot))
 
     def _sync_stages(self, rnd: OfferRound) -> None:
-        """New or grown stages arrive as jobs; tasks owed beyond Spark's pending count retire."""
+        """New or grown stages arrive as jobs; tasks owed beyond Spark's pending count retire, and
+        so do reservations for stages Spark no longer runs (also ones the policy makes later)."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
         for key in [k for k in self._by_stage if k[0] == rnd.app and k not in live]:
-            self._retire(key, None)
             del self._by_stage[key]
+        self._retire(lambda key: key[0] == rnd.app and key not in self._by_stage, None)
         for key, d in live.items():
             owed = sum(self._jobs[j].owed for j in self._by_stage.get(key, []))
             if d.pending > owed:
                 self._arrive(key, d, d.pending - owed)
             elif d.pending < owed:
-                self._retire(key, owed - d.pending)
+                self._retire(key.__eq__, owed - d.pending)
 
     def _arrive(self, key: StageKey, d: StageDemand, n: int) -> None:
         job_id = next(self._job_ids)
@@ -230,13 +231,13 @@ class EnginePlanner:
         self._by_stage.setdefault(key, []).append(job_id)
         self._deliver("on_job_arrival", JobArrival(self.now, job))
 
-    def _retire(self, key: StageKey, limit: int | None) -> None:
-        """Reserved-but-unlaunched slots of a stage Spark no longer needs: finished for the policy."""
-        jobs = set(self._by_stage.get(key, ()))
+    def _retire(self, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
+        """Up to ``limit`` reserved-but-unlaunched slots of stages ``of_stage`` selects, which Spark
+        no longer needs: finished, as far as the policy knows."""
         for node, slot, s in list(self.nodes.unstarted()):
             if limit == 0:
                 return
-            if s.job_id in jobs:
+            if of_stage(self._jobs[s.job_id].key):
                 was = SlotState(s.job_id, s.task, s.probe, None, s.started, True)
                 s.clear()
                 self._jobs[was.job_id].retired += 1
@@ -284,6 +285,9 @@ class EnginePlanner:
                 if not keep:
                     nodes.dequeue(node, probe)
                 bound = probe.task is not None
+                if probe.job_id not in self._jobs:
+                    self._warn_once("job", f"Run for unknown job {probe.job_id} ignored")
+                    return []
                 if not nodes.reserve(node, slot, probe, probe.job_id, probe.task if bound else -1, bound):
                     self._warn_once("run", f"Run on a busy or unknown slot {node}/{slot} ignored")
                     return []
