@@ -152,14 +152,16 @@ class Replay:
         for sub in ("eventlogs", "logs"):
             (self.plan.results / sub).mkdir(parents=True, exist_ok=True)
         state, launcher, sampler = "complete", None, UtilizationSampler(self.rm)
-        with (tqdm(total=len(self.plan.submissions), unit="job", desc=self.plan.policy) as self._progress,
-              _terminate_as_interrupt()):
+        with _terminate_as_interrupt():
             try:
+                tqdm.write(f"replay: starting Spark ({self.plan.mode} mode, policy {self.plan.policy})")
                 launcher = self._make_launcher(self.plan, spark_conf(self.plan, self.run_tag))
                 self.t0 = time.time()
                 write_meta(self.plan.results, self._meta("running"))
                 sampler.start(self.t0)
-                self._submit_all(launcher)
+                with tqdm(total=len(self.plan.submissions), unit="job",
+                          desc=self.plan.policy) as self._progress:
+                    self._submit_all(launcher)
             except KeyboardInterrupt:
                 state = "interrupted"
                 with _no_interrupts():
