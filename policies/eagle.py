@@ -113,10 +113,14 @@ class _Acceptance(Protocol):
 
 
 class _SssAcceptance:
-    """SSS: a node holding long work refuses short probes."""
+    """SSS: a node holding long work refuses short probes, except last-round ones (they were
+    sent to the short-only partition, or anywhere if it is empty, and must stick somewhere)."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
 
     def rejects(self, probe: ProbeInfo, long_here: int) -> bool:
-        return not probe.long and long_here > 0
+        return not probe.long and long_here > 0 and probe.round < self.rounds
 
 
 class _AcceptAll:
@@ -181,7 +185,7 @@ class Eagle:
         self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
         self.nodes = _Nodes(n)
-        self.acceptance: _Acceptance = _SssAcceptance() if config.sss else _AcceptAll()
+        self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if config.sss else _AcceptAll()
         self.discipline: _Discipline = _StickySrpt(config.starvation_cap) if config.sbp_srpt else _Fifo()
 
     # -- scheduler side ------------------------------------------------------------------
