@@ -11,7 +11,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
-import pytest
 from click.testing import CliRunner
 
 from bridge.replay.cli import replay

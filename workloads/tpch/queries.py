@@ -17,8 +17,6 @@ from pathlib import Path
 import duckdb
 import duckdb_extension_tpch
 
-from workloads.tpch import QUERY_NUMBERS
-
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.IGNORECASE)
 
 
