@@ -65,11 +65,12 @@ class _Waiting:
 class PreemptiveWorkers:
     """Per-worker queues plus the fill-then-preempt step."""
 
-    def __init__(self, priority: Priority, rule: PreemptionRule,
-                 independent: Callable[[TaskKey, TaskKey], bool], early_start: bool) -> None:
+    def __init__(self, priority: Priority, rule: PreemptionRule, independent: Callable[[TaskKey, TaskKey], bool],
+                 estimate: Callable[[TaskKey], float], early_start: bool) -> None:
         self.priority = priority
         self.rule = rule
         self.independent = independent
+        self.estimate = estimate
         self.early_start = early_start
         self.queued: dict[int, dict[TaskKey, ProbeInfo]] = {}
 
@@ -77,8 +78,10 @@ class PreemptiveWorkers:
         assert probe.task is not None
         self.queued.setdefault(node, {})[(probe.job_id, probe.task)] = probe
 
-    def holds(self, node: int, key: TaskKey) -> bool:
-        return key in self.queued.get(node, {})
+    def _startable(self, w: _Waiting, ready_only: bool = False) -> bool:
+        """Ready, or a queued (never started) task of a policy that may start it early.
+        A suspended task is resumed only once ready: restarting it could not progress."""
+        return w.ready or (self.early_start and not ready_only and w.probe is not None)
 
     def step(self, node: int, view: ClusterView) -> list[Decision]:
         """Start what fits by priority; then either break a dependency deadlock or consider
@@ -100,14 +103,12 @@ class PreemptiveWorkers:
 
     def _fill(self, node: int, waiting: list[_Waiting], free: Sequence[float], slots: list[int],
               ready_only: bool) -> tuple[list[Decision], Sequence[float]]:
-        """Start waiting tasks in priority order while slots last, skipping what does not fit.
-        A suspended task is resumed only once ready: restarting it could not progress."""
+        """Start waiting tasks in priority order while slots last, skipping what does not fit."""
         out: list[Decision] = []
         for w in sorted(waiting, key=lambda w: (-w.priority, w.key)):
             if not slots:
                 break
-            startable = w.ready or (self.early_start and not ready_only and w.probe is not None)
-            if startable and fits(w.demand, free):
+            if self._startable(w, ready_only) and fits(w.demand, free):
                 out.append(self._start(node, slots.pop(0), w))
                 free = sub(free, w.demand)
                 waiting.remove(w)
@@ -142,13 +143,12 @@ class PreemptiveWorkers:
                  running: Sequence) -> list[Decision]:
         slot_of = {(r.job_id, r.task): r.slot for r in running}
         demand = {w.key: w.demand for w in waiting} | {k: _demand(view, k) for k in slot_of}
-        startable = {w.key for w in waiting if w.ready or (self.early_start and w.probe is not None)}
+        startable = {w.key for w in waiting if self._startable(w)}
 
         def compatible(w: TaskKey, r: TaskKey) -> bool:
             return w in startable and self.independent(w, r) and fits(demand[w], add(free, demand[r]))
 
-        run_tasks = [SpTask(k, self.priority(k, node, view),
-                            view.job(k[0]).durations[k[1]] - view.attained(node, *k))
+        run_tasks = [SpTask(k, self.priority(k, node, view), self.estimate(k) - view.attained(node, *k))
                      for k in sorted(slot_of)]
         wait_tasks = [SpTask(w.key, w.priority, 0.0, w.key in startable) for w in waiting]
         decision = self.rule(wait_tasks, run_tasks, compatible)

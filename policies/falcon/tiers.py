@@ -69,7 +69,7 @@ class TieredScheduler:
         self.group = group
         self.place = place
         self.rng = env.rng("placement")
-        self.workers = PreemptiveWorkers(book.priority, rule, book.independent, early_start)
+        self.workers = PreemptiveWorkers(book.priority, rule, book.independent, book.est.__getitem__, early_start)
         self.workers_of = [list(range(m, spec.n_nodes, masters)) for m in range(masters)]
         self.master_of: dict[int, int] = {}
 
