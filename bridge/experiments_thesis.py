@@ -85,7 +85,9 @@ def run_one(spec: RunSpec, jobs: Sequence[Job], scale: float) -> Summary:
     cutoff = get_kind(spec.trace).cutoff
     nodes = max(1, round(spec.nodes * scale))
     cluster = ClusterSpec(nodes, spec.slots)
-    settings = trace_settings(spec.variant.policy, spec.trace) + spec.variant.settings
+    merged = dict(s.split("=", 1) for s in trace_settings(spec.variant.policy, spec.trace))
+    merged.update(s.split("=", 1) for s in spec.variant.settings)      # the variant overrides
+    settings = tuple(f"{k}={v}" for k, v in merged.items())
     policy = create(spec.variant.policy, PolicyEnv(cluster, spec.seed), config_for(spec.variant.policy, settings))
     result = simulate(jobs, policy, cluster, report_long=lambda j: j.estimate > cutoff)
     long_jobs = frozenset(j.job_id for j in jobs if j.estimate > cutoff)
