@@ -162,7 +162,7 @@ def falcon_ablations(out_dir: Path, quick: bool) -> list[Path]:
     spec = falcon_spec(30)
     variants: list[tuple[str, dict[str, Any]]] = [(f"delta={d}", {"delta": d}) for d in (0.0, 0.2, 0.35, 0.5, 0.8)]
     variants += [("no packing", {"packing": False}), ("no DAG priority", {"dag_priority": False}),
-                 ("sequential choice", {"reading": "sequential"})]
+                 ("sequential choice", {"reading": "sequential"}), ("estimate noise 0.3", {"estimate_noise": 0.3})]
     rows = []
     for label, settings in variants:
         m = measure(run("falcon", jobs, spec, settings, switch_cost=SWITCH_COST))
