@@ -22,6 +22,7 @@ Eagle does no work stealing.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -35,6 +36,9 @@ from policies.common.partitions import Partition, check_percent
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.srpt import QueuedProbe
 from policies.registry import PolicyEntry
+
+Remaining = Callable[[ProbeInfo], float]            # estimated remaining work of a probe's job
+Eligible = Callable[[QueuedProbe], bool] | None      # None: every entry may run
 
 # Tries of uniform rejection sampling before a bit-vector round falls back to the short partition.
 _BITVECTOR_DRAWS = 64
@@ -131,7 +135,7 @@ class _AcceptAll:
 class _Discipline(Protocol):
     sticky: bool
 
-    def pick(self, queue: list[QueuedProbe], remaining, eligible) -> int | None: ...  # type: ignore[no-untyped-def]
+    def pick(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None: ...
 
 
 class _StickySrpt:
@@ -142,7 +146,7 @@ class _StickySrpt:
     def __init__(self, cap: float) -> None:
         self.cap = cap
 
-    def pick(self, queue, remaining, eligible):  # type: ignore[no-untyped-def]
+    def pick(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
         chosen = srpt.pick(queue, remaining, self.cap, eligible)
         if chosen is not None:
             srpt.charge(queue, chosen, eligible)
@@ -154,7 +158,7 @@ class _Fifo:
 
     sticky = False
 
-    def pick(self, queue, remaining, eligible):  # type: ignore[no-untyped-def]
+    def pick(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
         return next((i for i, entry in enumerate(queue) if eligible is None or eligible(entry)), None)
 
 
