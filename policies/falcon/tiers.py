@@ -83,12 +83,12 @@ class TieredScheduler:
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         ready = self.book.finish((ev.job_id, ev.task))
+        if ev.job_id not in self.book.jobs:  # that was the job's last task
+            del self.master_of[ev.job_id]
         if self.early_start:  # queued tasks that became ready may now displace stuck ones
             nodes = sorted({n for k in ready if (n := self.book.node_of.get(k)) is not None})
             return [SetTimer(ev.time, n, "ready") for n in nodes]
-        if not ready or ev.job_id not in self.master_of:
-            return ()
-        return self._dispatch(self.master_of[ev.job_id], ready, view)
+        return self._dispatch(self.master_of[ev.job_id], ready, view) if ready else ()
 
     def _pick_master(self, view: ClusterView) -> int:
         loads = [sum(view.queued(w) + len(view.running(w)) for w in ws) for ws in self.workers_of]
