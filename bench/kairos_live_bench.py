@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from contextlib import ExitStack
@@ -103,9 +104,10 @@ def start_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceManagerCli
 
 
 def _stop_agent(proc: AgentProcess) -> None:
-    """SIGTERM (the agent restores every container it touched), then make sure it is gone."""
-    if proc.proc is not None and proc.proc.poll() is None:
-        proc.signal(signal.SIGTERM)
+    """SIGTERM (the agent restores every container it touched), then make sure it is gone; if its
+    restore failed (a group still busy with exiting processes), run the restore once more."""
+    if proc.proc is not None and proc.proc.poll() is None and proc.signal(signal.SIGTERM) != 0:
+        proc.restore_only()
     proc.stop()
 
 
@@ -118,6 +120,7 @@ def main() -> None:
     parser.add_argument("--q", type=int, default=1)
     parser.add_argument("--w", type=float, default=5.0, help="quantum W in seconds")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: restore vcores and containers
     os.environ.update(spark_env(default_layout()))
     layout = default_layout()
     rm = ResourceManagerClient(layout.rm_url, user=layout.user)
@@ -129,7 +132,7 @@ def main() -> None:
     per_node = args.cores + (args.q if args.policy == "kairos" else 0)
     conf = {**spark_defaults(layout), "spark.executor.instances": str(per_node * len(nodes)),
             "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s",
-            "spark.scheduler.mode": "FIFO"}
+            "spark.scheduler.mode": "FIFO", "spark.ui.enabled": "false"}
     with ExitStack() as agents_stack, ExitStack() as stack:   # agents outlive the session's restore
         if args.policy == "kairos":
             preemptor = ContainerPreemptor({})
@@ -147,7 +150,10 @@ def main() -> None:
             spark = builder.getOrCreate()
         stack.callback(spark.stop)
         sc = spark.sparkContext
+        deadline = time.monotonic() + 600
         while sc._jsc.sc().getExecutorIds().size() < per_node * len(nodes):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"YARN did not grant {per_node * len(nodes)} executors within 600 s")
             time.sleep(0.5)
         alone = alone_durations(sc, subs, inputs)
         rows = replay_jobs(sc, subs, inputs)
@@ -159,6 +165,7 @@ def main() -> None:
                 "w": args.w, "executors_per_node": per_node}
         if args.policy == "kairos":
             meta["preemption_commands"] = len(preemptor.commands)
+            meta["plugin"] = spark_inprocess.stats()
         write_atomically(args.results / "meta.json", json.dumps(meta, indent=1))
 
 
