@@ -48,7 +48,7 @@ class KairosLivePlanner:
         self.node_of = {address: i for i, address in enumerate(nodes)}
         self.executors: dict[tuple[str, str], tuple[int, ContainerRef]] = {}
         self.job_ids: dict[StageKey, int] = {}
-        self.claimed: set[tuple[int, int]] = set()   # (job, task) counted by the central side
+        self.claimed: dict[str, set[tuple[int, int]]] = {}   # app -> (job, task) the central side counted
         self._next_job = itertools.count()
 
     def rebuild(self, state: AppState) -> None:
@@ -58,9 +58,21 @@ class KairosLivePlanner:
         raw = rnd.events
         if rnd.snapshot is not None:
             raw = (*rnd.snapshot.get("executors", ()), *rnd.snapshot.get("running", ()))
+            self._forget_ended(rnd.app, rnd.snapshot.get("running", ()))
         for ev in raw:
             self._observe(rnd.app, ev)
         return Placement(self._grants(rnd))
+
+    def _forget_ended(self, app: str, running: Sequence[Mapping[str, Any]]) -> None:
+        """A snapshot replaces the events since the last good round: tasks it no longer lists as
+        running ended meanwhile, and their task_end was never seen."""
+        alive = {(self.job_ids.get((app, int(ev["stage"]), int(ev["attempt"]))), int(ev["task"])) for ev in running}
+        for job, task in sorted(self.claimed.get(app, set()) - alive):
+            self._task_ended(app, job, task)
+
+    def _task_ended(self, app: str, job: int, task: int) -> None:
+        self.claimed.get(app, set()).discard((job, task))
+        self.driver.post(partial(self.driver.task_finished, job, task))
 
     # -- Spark's events -> the node side ------------------------------------------------------------
     def _observe(self, app: str, ev: Mapping[str, Any]) -> None:
@@ -74,8 +86,7 @@ class KairosLivePlanner:
         elif kind == "task_end":
             job = self.job_ids.get((app, int(ev["stage"]), int(ev["attempt"])))
             if job is not None:
-                self.claimed.discard((job, int(ev["task"])))
-                self.driver.post(partial(self.driver.task_finished, job, int(ev["task"])))
+                self._task_ended(app, job, int(ev["task"]))
 
     def _register(self, app: str, ev: Mapping[str, Any]) -> None:
         executor, container, nm = str(ev["executor"]), str(ev.get("container", "")), str(ev.get("nm", ""))
@@ -91,9 +102,10 @@ class KairosLivePlanner:
         key = (app, int(ev["stage"]), int(ev["attempt"]))
         job = self.job_ids.setdefault(key, next(self._next_job))
         task = int(ev["task"])
-        if (job, task) in self.claimed:
+        claimed = self.claimed.setdefault(app, set())
+        if (job, task) in claimed:
             return  # known already (a snapshot repeats running tasks)
-        self.claimed.add((job, task))
+        claimed.add((job, task))
         with self.driver.lock:
             self.policy.central.claim(where[0])
         self.driver.post(partial(self.driver.task_started, where[0], job, task, where[1]))

@@ -71,6 +71,19 @@ def test_placement_balances_task_counts_and_arrivals_preempt_by_resizing() -> No
     assert agent.calls[1:] == [("suspend", "c2"), ("resume", "c1")]
 
 
+def test_a_snapshot_ends_the_tasks_it_no_longer_lists() -> None:
+    p, agent, clock = planner()
+    hello = tuple(added(e, nm, c) for e, (nm, c) in EXECUTORS.items())
+    p.plan(rnd(1, {}, 0, (*hello, started(10, "1"), started(11, "2"))), [], LiveCluster())
+    p.driver.drain()
+    assert agent.calls == [("suspend", "c1")] and p.policy.central.levels.count[0] == 2
+    snapshot = {"executors": list(hello), "running": [started(11, "2")]}   # task 10 ended unseen
+    resync = OfferRound("app", 2, 0, 1, (), (), (), snapshot=snapshot)
+    p.plan(resync, [], LiveCluster())
+    p.driver.drain()
+    assert set(p.driver.table.tasks) == {(0, 11)} and p.policy.central.levels.count[0] == 1
+
+
 def test_an_executor_without_a_yarn_container_fails_the_round() -> None:
     p, _, _ = planner()
     with pytest.raises(ValueError, match="no YARN container"):
