@@ -7,6 +7,7 @@ format and `workloads/examples/` for complete files.
 """
 from __future__ import annotations
 
+import difflib
 import math
 import tomllib
 from pathlib import Path
@@ -58,7 +59,8 @@ class _Table:
         if name in self.data:
             return self.data[name]
         if default is _REQUIRED:
-            raise self.error(name, "missing")
+            near = difflib.get_close_matches(name, list(self.data), n=1)
+            raise self.error(name, f"missing (is {self.key(near[0])!r} a misspelling?)" if near else "missing")
         return default
 
     def text(self, name: str, default: Any = _REQUIRED, choices: tuple[str, ...] = ()) -> str:

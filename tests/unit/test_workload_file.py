@@ -130,6 +130,12 @@ def test_missing_required_key(tmp_path: Path) -> None:
     assert (err.key, str(err).endswith("missing")) == ("seed", True)
 
 
+def test_misspelt_required_key_is_pointed_out(tmp_path: Path) -> None:
+    err = error_for(tmp_path, VALID.replace("reduces = 2", "reduce = 2"))
+    assert err.key == "categories.a.reduces"
+    assert "'categories.a.reduce' a misspelling" in str(err)
+
+
 def test_probabilities_must_add_up(tmp_path: Path) -> None:
     err = error_for(tmp_path, VALID.replace("probability = 0.5\n\n[categories.b]", "probability = 0.4\n\n[categories.b]"))
     assert err.key == "categories"
