@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from policies.api import (
-    ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeInfo, Steal, StealRequest,
-    TaskFinished, TaskRequest, TaskStarted,
+    ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
+    Steal, StealRequest, TaskFinished, TaskRequest, TaskStarted,
 )
 from policies.common.lwl import LwlTable
 from policies.common.nodefifo import FifoNodes
@@ -75,6 +75,10 @@ class Hawk(FifoNodes):
         self.probe_rng = env.rng("probes")
         self.steal_rng = env.rng("steal")
         self.steal = config.stealing and config.steal_attempts > 0
+        # node-side bookkeeping that makes a hopeless steal request O(1)
+        self.long_queued = [0] * n                     # long entries waiting in each queue
+        self.long_running = [0] * n                    # slots running (or fetching) a long task
+        self.slot_long: set[tuple[int, int]] = set()   # those slots
 
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
@@ -110,6 +114,30 @@ class Hawk(FifoNodes):
         return self._schedule(job, self.binder.finished(job, ev.task), ev.time) if job.has_dag else ()
 
     # node side --------------------------------------------------------------------------------
+    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+        out = super().on_probe_arrival(ev, view)
+        if ev.probe.long:
+            if out:
+                self._running(ev.node, out[0].slot)
+            else:
+                self.long_queued[ev.node] += 1
+        return out
+
+    def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
+        node = ev.node
+        if (node, ev.slot) in self.slot_long:
+            self.slot_long.discard((node, ev.slot))
+            self.long_running[node] -= 1
+        out = super().on_slot_freed(ev, view)
+        if out and out[0].__class__ is Run and out[0].probe.long:
+            self.long_queued[node] -= 1
+            self._running(node, ev.slot)
+        return out
+
+    def _running(self, node: int, slot: int) -> None:
+        self.slot_long.add((node, slot))
+        self.long_running[node] += 1
+
     def after_idle(self, node: int, slot: int, view: ClusterView) -> Decisions:
         if not self.steal:
             return ()
@@ -118,12 +146,13 @@ class Hawk(FifoNodes):
         return (Steal(node, victims),) if victims else ()
 
     def on_steal_request(self, ev: StealRequest, view: ClusterView) -> Decisions:
-        q = self.queues[ev.victim]
-        if not q:
-            return ()
+        v = ev.victim
+        q = self.queues[v]
+        running_long = self.long_running[v] > 0
+        if not q or (not running_long and not self.long_queued[v]):
+            return ()  # no long task there: no short entry is blocked behind one
         # what the victim runs matters only when its queue starts with short entries
-        running_short = q[0].long or not any(r.probe is not None and r.probe.long
-                                             for r in view.running(ev.victim))
+        running_short = q[0].long or not running_long
         i, j = first_short_group_after_long(q, _is_long, running_short, self.cfg.steal_cap)
         if i == j:
             return ()
