@@ -52,7 +52,6 @@ class JobRecord:
     submit_s: float = math.nan
     end_s: float = math.nan
     status: str = "pending"
-    app_id: str = ""
     error: str = ""
 
 
@@ -69,10 +68,6 @@ class Ledger:
         with self._lock:
             self._records[job_id] = replace(self._records[job_id], **changes)
             self._flush()
-
-    def records(self) -> list[JobRecord]:
-        with self._lock:
-            return list(self._records.values())
 
     def _flush(self, tasks: list[TaskRecord] | None = None, t0: float = 0.0) -> None:
         write_frame(self.directory / "jobs.csv", jobs_frame(list(self._records.values()), tasks, t0))
@@ -97,7 +92,7 @@ def jobs_frame(records: list[JobRecord], tasks: list[TaskRecord] | None, t0: flo
         "arrival_s": r.submission.time_s, "submit_s": r.submit_s,
         "start_s": first_launch.get(r.submission.job_id, math.nan), "end_s": r.end_s,
         "status": r.status, "duration_alone_s": r.submission.duration_alone_s,
-        "n_tasks": n_tasks.get(r.submission.job_id, 0), "app_id": r.app_id or app_ids.get(r.submission.job_id, ""), "error": r.error,
+        "n_tasks": n_tasks.get(r.submission.job_id, 0), "app_id": app_ids.get(r.submission.job_id, ""), "error": r.error,
     } for r in records]
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
 
