@@ -3,7 +3,7 @@
 Files (CSV, each replaced atomically, so a reader never sees half a file):
 
 * `jobs.csv`: job_id, category, kind, params (JSON), arrival_s, submit_s, start_s, end_s,
-  status (succeeded, failed, killed, pending), duration_alone_s, n_tasks, app_id, error.
+  status (succeeded, failed, killed, running, pending), duration_alone_s, n_tasks, app_id, error.
   Times are seconds since the replay started; start_s is the first task's launch.
 * `tasks.csv`: one row per task attempt (see `eventlog.TaskRecord`), times as above.
 * `utilization.csv`: time_s and the RM's allocated/total vcores and memory, containers, apps.
@@ -92,7 +92,8 @@ def jobs_frame(records: list[JobRecord], tasks: list[TaskRecord] | None, t0: flo
         "arrival_s": r.submission.time_s, "submit_s": r.submit_s,
         "start_s": first_launch.get(r.submission.job_id, math.nan), "end_s": r.end_s,
         "status": r.status, "duration_alone_s": r.submission.duration_alone_s,
-        "n_tasks": n_tasks.get(r.submission.job_id, 0), "app_id": app_ids.get(r.submission.job_id, ""), "error": r.error,
+        "n_tasks": n_tasks.get(r.submission.job_id, 0),
+        "app_id": app_ids.get(r.submission.job_id, ""), "error": r.error,
     } for r in records]
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
 
