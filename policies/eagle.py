@@ -40,8 +40,8 @@ from policies.registry import PolicyEntry
 Remaining = Callable[[ProbeInfo], float]            # estimated remaining work of a probe's job
 Eligible = Callable[[QueuedProbe], bool] | None      # None: every entry may run
 
-# Tries of uniform rejection sampling before a bit-vector round falls back to the short partition.
-_BITVECTOR_DRAWS = 64
+# Distinct bit-vector copies whose free-node lists are kept (copies are shared by many probes).
+_FREE_CACHE = 256
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,11 @@ class Snapshot:
 
     def marks_free(self, node: int) -> bool:
         return not (self.bits >> node) & 1
+
+    def free_nodes(self, n_nodes: int) -> tuple[int, ...]:
+        """The nodes among ``0 .. n_nodes-1`` whose bit is clear."""
+        marked = bin(self.bits)[:1:-1].ljust(n_nodes, "0")
+        return tuple(i for i in range(n_nodes) if marked[i] == "0")
 
 
 class _LongWork:
@@ -188,6 +193,7 @@ class Eagle:
         self.long_jobs: dict[int, float] = {}                   # long job -> estimate
         self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
+        self._free_nodes: dict[int, tuple[int, ...]] = {}        # copy ts -> nodes it marks free
         self.nodes = _Nodes(n)
         self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if config.sss else _AcceptAll()
         self.discipline: _Discipline = _StickySrpt(config.starvation_cap) if config.sbp_srpt else _Fifo()
@@ -244,12 +250,15 @@ class Eagle:
         return (Probe((target,), retry),)
 
     def _bitvector_target(self, snapshot: Snapshot | None) -> int | None:
-        """A node drawn uniformly among those the copy marks free of long work."""
-        for _ in range(_BITVECTOR_DRAWS):
-            node = int(self.rng.random() * self.n)
-            if snapshot is None or snapshot.marks_free(node):
-                return node
-        return None
+        """A node drawn uniformly among those the copy marks free of long work (None: none is)."""
+        if snapshot is None:
+            return int(self.rng.random() * self.n)
+        free = self._free_nodes.get(snapshot.ts)
+        if free is None:
+            if len(self._free_nodes) >= _FREE_CACHE:
+                self._free_nodes.clear()
+            free = self._free_nodes[snapshot.ts] = snapshot.free_nodes(self.n)
+        return free[int(self.rng.random() * len(free))] if free else None
 
     def _short_partition_target(self) -> int:
         nodes = self.short_only if len(self.short_only) else range(self.n)
