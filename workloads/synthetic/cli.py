@@ -23,7 +23,11 @@ def trace() -> None:
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="Cluster size the load refers to.")
 @click.option("--out", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True)
 def generate_command(kind: str, jobs: int | None, seed: int, load: float | None, nodes: int | None, out: Path) -> None:
-    """Generate a KIND trace into --out and print its statistics."""
+    """Generate a KIND trace into --out and print its statistics.
+
+    KIND is one of: yahoo, cloudera, facebook, google (synthetic stand-ins calibrated to the
+    thesis' Tables 2.1/2.2/3.1), hawk-motivation (Fig 2.1), kairos and kairos-uniform (Table 4.1).
+    """
     generated = generate(kind, jobs=jobs, seed=seed, load=load, nodes=nodes)
     try:
         write_trace(generated.jobs, out)
