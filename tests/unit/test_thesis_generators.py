@@ -86,3 +86,10 @@ def test_cli_prints_statistics_and_refuses_bad_input(tmp_path: Path) -> None:
     unknown = runner.invoke(trace, ["generate", "nope", "--out", str(tmp_path / "y")])
     assert unknown.exit_code != 0 and "yahoo" in unknown.output
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_help_lists_every_kind() -> None:
+    from workloads.synthetic import KINDS
+
+    output = CliRunner().invoke(trace, ["generate", "--help"]).output
+    assert all(kind in output for kind in KINDS)
