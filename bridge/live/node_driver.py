@@ -61,7 +61,8 @@ class LiveNodeDriver:
                 return
             slot = live.slot
             self.table.remove(live)
-            self.preemptor.throttled.discard(live.ref)
+            if live.throttled:  # the executor outlives its task: its next task must not start shrunk
+                self.preemptor.resume(live.ref)
             self._deliver("on_slot_freed", SlotFreed(now, live.node, slot, job_id, task), now)
 
     def tick(self) -> None:

@@ -134,8 +134,21 @@ def test_a_task_the_policy_does_not_run_is_held_at_the_minimum_share() -> None:
     driver = LiveNodeDriver(Idle(), NodeTable(1, 1), ContainerPreemptor({NODE: agent}), clock)
     driver.task_started(0, 1, 7, ref("q"))
     assert agent.calls == [("suspend", "q")] and driver.table.queued(0) == 1
-    driver.task_finished(1, 7)
+    driver.task_finished(1, 7)           # the executor stays: its container gets its full share back
+    assert agent.calls[-1] == ("resume", "q")
     assert driver.table.queued(0) == 0 and driver.preemptor.throttled == set()
+
+
+def test_a_suspended_task_that_ends_leaves_its_executor_at_full_share() -> None:
+    driver, agent, clock, _ = kairos_driver(slots=1)
+    driver.task_started(0, 1, 100, ref("a"))
+    clock.t = 3.0
+    driver.task_started(0, 1, 101, ref("b"))      # a is suspended
+    driver.task_finished(1, 100)                  # ... and ends at the minimum share
+    assert agent.calls == [("suspend", "a"), ("resume", "a")]
+    clock.t = 4.0
+    driver.task_started(0, 1, 102, ref("a"))      # the next task on a's executor: b is preempted
+    assert agent.calls[2:] == [("suspend", "b")]
 
 
 # -- node capacity (N+Q admission) ------------------------------------------------------------
