@@ -20,12 +20,13 @@ from collections.abc import Iterable
 
 
 class LwlTable:
-    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members")
+    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key")
 
     def __init__(self, n_nodes: int, nodes: Iterable[int]) -> None:
         self.queued = [0.0] * n_nodes                     # est work placed but not started
         self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
         self._ver = [0] * n_nodes
+        self._key = [0.0] * n_nodes                       # latest pushed key per node
         self._heaps: list[list[tuple[float, int, int]]] = []
         self._groups_of: list[tuple[int, ...]] = [()] * n_nodes
         self.members: list[list[int]] = []
@@ -55,9 +56,19 @@ class LwlTable:
     def _push(self, node: int, now: float) -> None:
         self._ver[node] += 1
         v = self._ver[node]
-        key = now + self.work_left(node, now)
+        key = self._key[node] = now + self.work_left(node, now)
         for g in self._groups_of[node]:
-            heapq.heappush(self._heaps[g], (key, node, v))
+            heap = self._heaps[g]
+            heapq.heappush(heap, (key, node, v))
+            if len(heap) > 4 * len(self.members[g]) + 1024:
+                self._compact(g)
+
+    def _compact(self, g: int) -> None:
+        """Drop stale entries: one entry per node, with its latest key (bounded memory)."""
+        ver, key = self._ver, self._key
+        heap = [(key[n], n, ver[n]) for n in self.members[g]]
+        heapq.heapify(heap)
+        self._heaps[g] = heap
 
     def peek(self, now: float, group: int = 0) -> int:
         """The least-loaded node of ``group`` (without charging it)."""

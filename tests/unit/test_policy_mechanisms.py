@@ -229,3 +229,13 @@ def test_kernel_refuses_the_past():
     k.schedule(_Ev(5.0, "now"))
     with pytest.raises(SimulationError):
         k.run()
+
+
+def test_lwl_heap_stays_bounded_and_correct():
+    t = LwlTable(3, range(3))
+    for i in range(5000):
+        node = t.place(float(i), 1.0)
+        t.started(node, (i, 0), float(i), 1.0)
+        t.finished(node, (i, 0), float(i) + 0.5)
+    assert all(len(h) <= 4 * 3 + 1024 for h in t._heaps)
+    assert t.place(10_000.0, 1.0) in (0, 1, 2) and not t.running[0] and not t.running[1]
