@@ -59,6 +59,9 @@ def write_atomic(frame: Any, path: Path) -> None:
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
