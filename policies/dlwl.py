@@ -124,13 +124,15 @@ class Dlwl:
         snap = self.snap[lo:hi]
         k = min(t, hi - lo)
         cand = np.argpartition(snap, k - 1)[:k] if k < hi - lo else np.arange(hi - lo)
-        heap = sorted((float(snap[c]), int(c) + lo) for c in cand)
+        heap = sorted(zip(snap[cand].tolist(), (cand + lo).tolist()))
         notify = job.has_dag
+        chosen = []
         for task in tasks:
             w, node = heap[0]
             heapq.heapreplace(heap, (w + est, node))
-            self.snap[node] += est
+            chosen.append(node)
             out.append(Assign(node, ProbeInfo(jid, task, est, long, notify=notify)))
+        np.add.at(self.snap, chosen, est)  # charge our own placements until the next heartbeat
 
     def on_timer(self, ev: Timer, view: ClusterView) -> Decisions:
         waits = self.qsum + np.clip(self.run_end - ev.time, 0.0, None).sum(axis=1)
