@@ -151,7 +151,7 @@ class Replay:
         """Replay every submission; returns the final state (complete or interrupted)."""
         for sub in ("eventlogs", "logs"):
             (self.plan.results / sub).mkdir(parents=True, exist_ok=True)
-        state, launcher, sampler = "complete", None, UtilizationSampler(self.rm)
+        state, launcher, sampler = "complete", None, UtilizationSampler(self.rm, self.run_tag)
         with _terminate_as_interrupt():
             try:
                 tqdm.write(f"replay: starting Spark ({self.plan.mode} mode, policy {self.plan.policy})")

@@ -1,4 +1,9 @@
-"""Cluster utilization over a replay, sampled from the ResourceManager's `/ws/v1/cluster/metrics`."""
+"""Cluster utilization over a replay, sampled from the ResourceManager's REST API.
+
+Each sample has the cluster-wide figures (`/ws/v1/cluster/metrics`) and the vcores and memory
+held by this run's own applications (running apps carrying the run's tag): on a cluster shared
+with other users only the latter measure the replayed policy.
+"""
 from __future__ import annotations
 
 import threading
@@ -22,20 +27,26 @@ class Sample:
     containers: int
     apps_running: int
     apps_pending: int
+    run_vcores_allocated: int
+    run_memory_mb_allocated: int
 
 
-def fetch_sample(rm: ResourceManagerClient, time_s: float) -> Sample:
+def fetch_sample(rm: ResourceManagerClient, run_tag: str, time_s: float) -> Sample:
     m = rm.metrics()
+    own = [a.raw for a in rm.apps(states=["RUNNING"])
+           if run_tag in a.raw.get("applicationTags", "").split(",")]
     return Sample(time_s, m.vcores_allocated, m.vcores_total, m.memory_mb_allocated,
-                  m.memory_mb_total, m.containers_allocated, m.apps_running, m.apps_pending)
+                  m.memory_mb_total, m.containers_allocated, m.apps_running, m.apps_pending,
+                  sum(int(a.get("allocatedVCores", 0)) for a in own),
+                  sum(int(a.get("allocatedMB", 0)) for a in own))
 
 
 class UtilizationSampler:
     """A daemon thread taking one sample every `interval_s`; a failed poll is skipped, not fatal."""
 
-    def __init__(self, rm: ResourceManagerClient, interval_s: float = 1.0,
+    def __init__(self, rm: ResourceManagerClient, run_tag: str, interval_s: float = 1.0,
                  clock: Callable[[], float] = time.time) -> None:
-        self._rm, self._t0, self._interval, self._clock = rm, 0.0, interval_s, clock
+        self._rm, self._tag, self._t0, self._interval, self._clock = rm, run_tag, 0.0, interval_s, clock
         self._samples: list[Sample] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="utilization-sampler", daemon=True)
@@ -48,7 +59,7 @@ class UtilizationSampler:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                self._samples.append(fetch_sample(self._rm, self._clock() - self._t0))
+                self._samples.append(fetch_sample(self._rm, self._tag, self._clock() - self._t0))
             except YarnError:
                 pass
             self._stop.wait(self._interval)

@@ -6,8 +6,9 @@ has, the allocation sampled from the ResourceManager.
   shortest JCT of a job with the same parameters across every run in the report.
 * utilization = busy task-slot time / (slots x span) (`bridge.metrics.mean_utilization`): Ursa's
   SE x UE with vcores as the resource.
-* SE (vcores) = allocated vcore-seconds (RM samples, a step function) / (total vcores x
-  makespan); UE = utilization / SE.
+* SE (vcores) = allocated vcore-seconds (RM samples, a step function; the run's own
+  applications where recorded, else the whole cluster) / (total vcores x makespan);
+  UE = utilization / SE.
 """
 from __future__ import annotations
 
@@ -58,10 +59,16 @@ def summary(run: Run, jobs: pd.DataFrame) -> dict[str, float]:
             "se": se, "ue": utilization / se if se > 0 else math.nan}
 
 
+def allocated_vcores(allocation: pd.DataFrame) -> pd.Series:
+    """The run's own allocation where the samples have it, else the cluster's."""
+    column = "run_vcores_allocated" if "run_vcores_allocated" in allocation else "vcores_allocated"
+    return allocation[column]
+
+
 def allocated_core_seconds(allocation: pd.DataFrame, start: float, end: float) -> float:
     """Integral of allocated vcores over [start, end]; each sample holds until the next one."""
     times = allocation["time_s"].to_numpy(dtype=float)
-    values = allocation["vcores_allocated"].to_numpy(dtype=float)
+    values = allocated_vcores(allocation).to_numpy(dtype=float)
     edges = np.clip(np.append(times, end), start, end)
     return float(np.sum(values * np.diff(edges)))
 

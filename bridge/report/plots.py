@@ -11,7 +11,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from bridge.report.load import Run  # noqa: E402
-from bridge.report.measures import alone_estimates, busy_series, completed, with_ideal  # noqa: E402
+from bridge.report.measures import (  # noqa: E402
+    allocated_vcores,
+    alone_estimates,
+    busy_series,
+    completed,
+    with_ideal,
+)
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
@@ -43,7 +49,7 @@ def _utilization(runs: list[Run], path: Path) -> Path:
             continue
         line, = ax.step(busy["time"], busy["utilization"], where="post", label=f"{run.label} busy")
         if run.allocation is not None and run.n_slots:
-            ax.step(run.allocation["time_s"], run.allocation["vcores_allocated"] / run.n_slots,
+            ax.step(run.allocation["time_s"], allocated_vcores(run.allocation) / run.n_slots,
                     where="post", linestyle="--", color=line.get_color(),
                     label=f"{run.label} allocated")
     ax.set(xlabel="time since start (s)", ylabel="share of vcores", title="Cluster utilization",

@@ -29,8 +29,8 @@ class FakeRM:
     """Answers metrics and apps like the RM REST API; records kills."""
 
     def __init__(self, apps: list[tuple[str, str, str]] = (), fail_metrics: bool = False) -> None:
-        self.apps_list = [SimpleNamespace(app_id=a, state=s, raw={"applicationTags": t})
-                          for a, s, t in apps]
+        self.apps_list = [SimpleNamespace(app_id=a, state=s, raw={
+            "applicationTags": t, "allocatedVCores": 2, "allocatedMB": 512}) for a, s, t in apps]
         self.killed: list[str] = []
         self.fail_metrics = fail_metrics
 
@@ -155,12 +155,15 @@ def test_per_job_command_uses_the_plugin_unless_stock(tmp_path: Path, monkeypatc
 
 
 def test_sampler_records_and_survives_failures() -> None:
-    sampler = UtilizationSampler(FakeRM(), interval_s=0.01, clock=time.time)
+    rm = FakeRM(apps=[("a1", "RUNNING", "schedbridge,replay-x"), ("a2", "RUNNING", "replay-y"),
+                      ("a3", "FINISHED", "replay-x")])
+    sampler = UtilizationSampler(rm, "replay-x", interval_s=0.01, clock=time.time)
     sampler.start(time.time())
     time.sleep(0.1)
     frame = sampler.stop()
     assert len(frame) >= 2 and set(frame["vcores_allocated"]) == {3}
-    failing = UtilizationSampler(FakeRM(fail_metrics=True), interval_s=0.01)
+    assert set(frame["run_vcores_allocated"]) == {2} and set(frame["run_memory_mb_allocated"]) == {512}
+    failing = UtilizationSampler(FakeRM(fail_metrics=True), "replay-x", interval_s=0.01)
     failing.start(0.0)
     time.sleep(0.05)
     assert failing.stop().empty
