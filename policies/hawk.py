@@ -156,11 +156,11 @@ class Hawk(FifoNodes):
         i, j = first_short_group_after_long(q, _is_long, running_short, self.cfg.steal_cap)
         if i == j:
             return ()
-        items = list(q)
-        q.clear()
-        q.extend(items[:i])
-        q.extend(items[j:])
-        return (Give(ev.victim, ev.thief, tuple(items[i:j])),)
+        # cut [i, j) out of the deque in O(j), not O(len(q)): queues behind long tasks get long
+        q.rotate(-i)
+        taken = tuple([q.popleft() for _ in range(j - i)])
+        q.rotate(i)
+        return (Give(v, ev.thief, taken),)
 
 
 def _is_long(p: ProbeInfo) -> bool:

@@ -6,20 +6,15 @@ from collections import deque
 from policies.api import ProbeInfo
 
 
-class NodeQueues:
-    """One deque of entries per node, created on first use."""
-
-    __slots__ = ("_q",)
+class NodeQueues(list):
+    """One deque of entries per node (a list of deques: ``queues[node]`` is a C-level lookup)."""
 
     def __init__(self, n_nodes: int) -> None:
-        self._q: list[deque[ProbeInfo]] = [deque() for _ in range(n_nodes)]
-
-    def __getitem__(self, node: int) -> deque[ProbeInfo]:
-        return self._q[node]
+        super().__init__(deque() for _ in range(n_nodes))
 
     def push(self, node: int, entry: ProbeInfo) -> None:
-        self._q[node].append(entry)
+        self[node].append(entry)
 
-    def pop(self, node: int) -> ProbeInfo | None:
-        q = self._q[node]
+    def pop_head(self, node: int) -> ProbeInfo | None:
+        q = self[node]
         return q.popleft() if q else None

@@ -13,12 +13,13 @@ def pick_victims(rng: random.Random, attempts: int, lo: int, hi: int, thief: int
     span = hi - lo
     if span <= 0 or (span == 1 and lo == thief):
         return ()
-    out = []
     r = rng.random
-    while len(out) < attempts:
-        v = lo + int(r() * span)
-        if v != thief:
-            out.append(v)
+    out = [lo + int(r() * span) for _ in range(attempts)]
+    if thief in out:  # redraw the thief, in order, so the draws stay deterministic
+        for i, v in enumerate(out):
+            while v == thief:
+                v = lo + int(r() * span)
+            out[i] = v
     return tuple(out)
 
 
