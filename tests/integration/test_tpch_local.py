@@ -26,6 +26,9 @@ def spark(data_dir: Path):
     session = (SparkSession.builder.master("local[2]").appName("test-tpch-local")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.driver.memory", "512m")
+               # Paths here are local even if an earlier test module started this
+               # process's Spark JVM with the testbed's HADOOP_CONF_DIR (hdfs:// default).
+               .config("spark.hadoop.fs.defaultFS", "file:///")
                .config("spark.ui.enabled", "false")
                .getOrCreate())
     register_tables(session, str(data_dir))

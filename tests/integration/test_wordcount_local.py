@@ -17,6 +17,9 @@ from workloads.wordcount.job import run, word_counts
 def sc():
     session = (SparkSession.builder.master("local[2]").appName("test-wordcount-local")
                .config("spark.driver.memory", "512m")
+               # Paths here are local even if an earlier test module started this
+               # process's Spark JVM with the testbed's HADOOP_CONF_DIR (hdfs:// default).
+               .config("spark.hadoop.fs.defaultFS", "file:///")
                .config("spark.ui.enabled", "false")
                .getOrCreate())
     yield session.sparkContext
