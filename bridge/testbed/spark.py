@@ -23,7 +23,13 @@ def spark_conf_dir(layout: ClusterLayout) -> Path:
 
 
 def spark_defaults(layout: ClusterLayout) -> dict[str, str]:
-    """Small JVMs and one-core executors, sized for a 2-core development machine."""
+    """Small JVMs and one-core executors, sized for a 2-core development machine.
+
+    The driver's web UI is off: it would listen on every interface, and in yarn-client mode
+    Spark 4.3 races the AM's web-proxy filter (added on an RPC thread) against the UI starting
+    its handlers (`SparkUI.attachAllHandlers` is not synchronized), which now and then fails
+    SparkContext start-up. Pass `--conf spark.ui.enabled=true` to have it anyway.
+    """
     return {
         "spark.yarn.jars": f"local:{SPARK_HOME}/jars/*",
         "spark.pyspark.python": sys.executable,
@@ -36,6 +42,7 @@ def spark_defaults(layout: ClusterLayout) -> dict[str, str]:
         "spark.yarn.am.memoryOverhead": "256m",
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
         "spark.hadoop.fs.defaultFS": layout.fs_default,
     }
 
@@ -49,7 +56,11 @@ def write_spark_conf(layout: ClusterLayout) -> Path:
 
 
 def spark_env(layout: ClusterLayout) -> dict[str, str]:
-    """Environment for `spark-submit --master yarn` (and pyspark) against this testbed."""
+    """Environment for `spark-submit --master yarn` (and pyspark) against this testbed.
+
+    Every daemon of this testbed is on this host, so the driver binds to loopback too
+    (SPARK_LOCAL_IP), instead of Spark's default of all interfaces.
+    """
     env = dict(os.environ)
     env.update({
         "HADOOP_CONF_DIR": str(layout.conf_dir),
@@ -58,6 +69,7 @@ def spark_env(layout: ClusterLayout) -> dict[str, str]:
         "SPARK_CONF_DIR": str(write_spark_conf(layout)),
         "PYSPARK_PYTHON": sys.executable,
         "HADOOP_USER_NAME": layout.user,
+        "SPARK_LOCAL_IP": "127.0.0.1",
     })
     return env
 

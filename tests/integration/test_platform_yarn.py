@@ -16,6 +16,7 @@ from bridge.testbed.spark import spark_submit
 from workloads.wordcount import submit as wordcount_submit
 from yarnclient import ResourceManagerClient, YarnConnectionError, YarnNotFound
 from yarnclient.hdfs import hdfs_client
+from tests.integration.process_output import failure_excerpt
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +102,7 @@ def test_spark_wordcount_on_yarn_reads_hdfs_and_counts_right(testbed, hdfs, tmp_
          "--num-executors", "2", str(Path(wordcount_submit.__file__)),
          f"{fs}/tmp/wc-in/input.txt", f"{fs}/tmp/wc-out"],
         env=testbed.spark_env(), capture_output=True, text=True, timeout=400)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, failure_excerpt(result.stderr)
     assert "yarn" in result.stderr.lower()
     counts: Counter[str] = Counter()
     for name in hdfs.list("/tmp/wc-out"):

@@ -16,6 +16,7 @@ from bridge.replay.runner import Replay
 from bridge.report.cli import report
 from workloads.spec import Submission, TasksJob, WordCountJob
 from yarnclient.resourcemanager import ResourceManagerClient
+from tests.integration.process_output import failure_excerpt
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +65,7 @@ def replay_under(policy: str, workload_file: Path, results: Path, testbed) -> Pa
                "--hadoop-conf-dir", str(testbed.conf_dir)]
     done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True,
                           timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, failure_excerpt(done.stderr)
     assert "replay complete" in done.stdout
     return results
 

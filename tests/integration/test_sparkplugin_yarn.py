@@ -16,6 +16,7 @@ from tests.integration.sparkplugin_support import DaemonProcess
 from workloads.tpch.compare import compare_results
 from workloads.tpch.datagen import generate
 from workloads.tpch.queries import is_ordered, query_texts
+from tests.integration.process_output import failure_excerpt
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +41,7 @@ def run_app(cmd: list[str], env: dict[str, str], out: Path, tpch: Path) -> dict:
     full = [*cmd, "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}", str(APP), "--out", str(out),
             "--tpch", str(tpch), "--queries", QUERIES]
     result = subprocess.run(full, env=env, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.returncode == 0, failure_excerpt(result.stderr)
     return json.loads(out.read_text())
 
 
@@ -98,7 +99,7 @@ def test_inprocess_policy_on_yarn(env, tpch, stock, tmp_path) -> None:
     cmd = [sys.executable, str(APP), "--inprocess", "sparrow"]
     result = subprocess.run([*cmd, "--out", str(tmp_path / "out.json"), "--tpch", str(tpch),
                              "--queries", QUERIES], env=env, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.returncode == 0, failure_excerpt(result.stderr)
     got = json.loads((tmp_path / "out.json").read_text())
     assert got["scheduler"] == "BridgeYarnScheduler"
     assert_same_results(got, stock)

@@ -16,6 +16,7 @@ from workloads.tpch.compare import compare_results
 from workloads.tpch.datagen import generate
 from workloads.tpch.queries import is_ordered, query_texts
 from workloads.tpch.reference import duckdb_answers
+from tests.integration.process_output import failure_excerpt
 
 pytestmark = pytest.mark.integration
 SCALE_FACTOR = 0.01
@@ -32,7 +33,7 @@ def answers(testbed, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, di
                "--conf", "spark.sql.shuffle.partitions=2", str(JOB), paths["db"], str(out)]
     done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True,
                           timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, failure_excerpt(done.stderr)
     spark = {int(n): [tuple(r) for r in rows] for n, rows in json.loads(out.read_text()).items()}
     reference = duckdb_answers(generate(SCALE_FACTOR, local_root / "tpch"), QUERY_NUMBERS)
     return spark, reference
