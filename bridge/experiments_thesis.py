@@ -61,16 +61,20 @@ class Summary:
     long_jobs: frozenset[int] = field(repr=False)
 
 
+# Which of its trace's parameters (`TraceKind.policy_parameters`) each policy takes in the
+# thesis' experiments; other policies run with their defaults (e.g. centralized LWL has no cutoff).
+TRACE_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "hawk": ("cutoff", "big_partition"),
+    "eagle": ("cutoff", "big_partition"),
+    "bigc": ("cutoff",),
+    "kairos": ("w",),
+}
+
+
 def trace_settings(policy: str, trace: str) -> tuple[str, ...]:
-    """The per-trace parameters the thesis uses for each policy (cutoffs, partitions, W)."""
-    kind = get_kind(trace)
-    if policy in ("hawk", "eagle"):
-        return (f"cutoff={kind.cutoff}", f"big_partition={100 - kind.short_partition_pct}")
-    if policy == "kairos":
-        return ("w=10000",) if trace == "google" else ()
-    if policy == "bigc":
-        return (f"cutoff={kind.cutoff}",)
-    return ()
+    """The per-trace parameters the thesis uses for `policy` (cutoffs, partitions, W)."""
+    values = get_kind(trace).policy_parameters()
+    return tuple(f"{key}={values[key]}" for key in TRACE_PARAMETERS.get(policy, ()) if key in values)
 
 
 def build_jobs(trace: str, n_jobs: int, seed: int, scale: float) -> list[Job]:
@@ -390,7 +394,7 @@ def sparrow_hol(out_dir: Path, scale: float) -> list[Path]:
     rows: list[dict[str, object]] = []
     for policy in ("sparrow", "hawk"):
         cluster = ClusterSpec(nodes, 1)
-        settings = (f"cutoff={kind.cutoff}", f"big_partition={100 - kind.short_partition_pct}") if policy == "hawk" else ()
+        settings = trace_settings(policy, "hawk-motivation")
         result = simulate(jobs, create(policy, PolicyEnv(cluster, 1), config_for(policy, settings)), cluster)
         util = utilization_samples(result)
         short = [result.log.job_finish[j.job_id] - j.submit for j in jobs if j.estimate <= kind.cutoff]

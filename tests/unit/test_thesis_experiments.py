@@ -44,3 +44,14 @@ def test_cli_runs_a_tiny_thesis_experiment_and_refuses_scale_elsewhere(tmp_path:
     assert (tmp_path / "sparrow-hol" / "sparrow-hol.csv").read_text().startswith("policy,nodes")
     bad = runner.invoke(experiment, ["psychas-load", "--scale", "0.5", "--out", str(tmp_path)])
     assert bad.exit_code != 0 and "does not take --scale" in bad.output
+
+
+def test_trace_parameters_come_from_the_trace_kind() -> None:
+    """Hawk/Eagle take the trace's cutoff and long partition, Kairos its W only on Google."""
+    from bridge.experiments_thesis import trace_settings
+
+    assert trace_settings("hawk", "yahoo") == ("cutoff=90.5811", "big_partition=98")
+    assert trace_settings("eagle", "google") == ("cutoff=1129.532", "big_partition=83")
+    assert trace_settings("kairos", "google") == ("w=10000.0",)
+    assert trace_settings("kairos", "yahoo") == ()
+    assert trace_settings("sparrow", "yahoo") == ()

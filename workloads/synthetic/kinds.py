@@ -28,8 +28,9 @@ class TraceKind:
 
     `native_interarrival` fixes the arrival rate (the thesis keeps it constant and varies the
     cluster size); kinds without one get the rate that offers `default_load` on `default_nodes`.
-    `cutoff` is the simulator's long/short cutoff (mean task duration, seconds) and
-    `short_partition_pct` the matching Hawk/Eagle short-only partition.
+    `cutoff` is the simulator's long/short cutoff (mean task duration, seconds),
+    `short_partition_pct` the matching Hawk/Eagle short-only partition, and `las_quantum` the
+    Kairos quantum W the thesis uses on this trace (None: the policy's default).
     """
 
     name: str
@@ -41,6 +42,13 @@ class TraceKind:
     default_nodes: int
     native_interarrival: float | None = None
     default_load: float = 0.95
+    las_quantum: float | None = None
+
+    def policy_parameters(self) -> dict[str, float]:
+        """The values this trace gives the policy parameters of the same name."""
+        values = {"cutoff": self.cutoff, "big_partition": 100 - self.short_partition_pct,
+                  "w": self.las_quantum}
+        return {key: value for key, value in values.items() if value is not None}
 
 
 # Kairos Table 4.1 as a single-stage bag of map tasks (the thesis' synthetic traces also keep only
@@ -76,10 +84,15 @@ _CENTROID_ROWS = (
 )
 
 
+# Kairos' quantum W in the thesis' simulations: 100 s (its default) except 10,000 s on Google.
+_LAS_QUANTUM = {"google": 10000.0}
+
+
 def _centroid_kind(row: tuple) -> TraceKind:
     name, description, classes, cutoff, partition, jobs, nodes, interarrival = row
     workload = CentroidWorkload(tuple(JobClass(*c) for c in classes))
-    return TraceKind(name, description, workload, cutoff, partition, jobs, nodes, interarrival)
+    quantum = _LAS_QUANTUM.get(name)
+    return TraceKind(name, description, workload, cutoff, partition, jobs, nodes, interarrival, las_quantum=quantum)
 
 
 KINDS: dict[str, TraceKind] = {
