@@ -30,15 +30,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from bridge.agent.client import AgentClient
-from bridge.agent.trial import TOKEN, AgentProcess
 from bridge.live import spark_inprocess
 from bridge.live.kairos_live import kairos_live
+from bridge.live.local_agents import start_local_agents
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_host import PolicyHost
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay.results import write_atomically, write_frame
-from bridge.testbed.layout import ClusterLayout, default_layout
+from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import spark_defaults, spark_env
 from policies.kairos import KairosConfig
 from workloads.expand import expand
@@ -90,27 +89,6 @@ def replay_jobs(sc, subs: list[Submission], inputs: dict[str, str]) -> list[dict
     return sorted(rows, key=lambda r: r["job_id"])
 
 
-def start_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceManagerClient, app_id: str,
-                 work: Path) -> dict[str, AgentClient]:
-    """One agent per NodeManager, managing only ``app_id``'s containers; stopped with ``stack``."""
-    agents = {}
-    for nm in layout.nodemanagers:
-        address = next(n.http_address for n in rm.nodes() if n.http_address.endswith(f":{nm.webapp_port}"))
-        proc = AgentProcess(nm.webapp_url, work / f"agent-{nm.index}.json", f"sb-kairos-bench-{nm.index}",
-                            (layout.nm_dir(nm) / "local",), apps=(app_id,))
-        stack.callback(_stop_agent, proc)
-        agents[address] = AgentClient(proc.start(), TOKEN, timeout_s=10)
-    return agents
-
-
-def _stop_agent(proc: AgentProcess) -> None:
-    """SIGTERM (the agent restores every container it touched), then make sure it is gone; if its
-    restore failed (a group still busy with exiting processes), run the restore once more."""
-    if proc.proc is not None and proc.proc.poll() is None and proc.signal(signal.SIGTERM) != 0:
-        proc.restore_only()
-    proc.stop()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workload", type=Path)
@@ -141,7 +119,8 @@ def main() -> None:
                                                       args.results / "vcores.json"))
             spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name="kairos-live-bench")
             app_id = spark.sparkContext.applicationId
-            preemptor.agents.update(start_agents(agents_stack, layout, rm, app_id, args.results))
+            preemptor.agents.update(start_local_agents(agents_stack, layout, rm, app_id, args.results,
+                                                         "kairos-bench"))
         else:
             from pyspark.sql import SparkSession
             builder = SparkSession.builder.master("yarn").appName("fifo-live-bench")

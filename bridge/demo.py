@@ -2,11 +2,12 @@
 
 Brings the testbed up, replays a short mixed workload (WordCount and TPC-H jobs arriving as a
 Poisson process) once under FIFO and once under a seed policy, both through the schedbridge
-Spark plugin on YARN, prints the side-by-side report and the paths of its plots, and stops the
+Spark plugin on YARN (Kairos with its node scheduler live: node agents resize containers), prints the side-by-side report and the paths of its plots, and stops the
 testbed if it started it.
 """
 from __future__ import annotations
 
+import os
 import time
 from importlib import resources
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import click
 
 from bridge.replay.cli import replay
+from bridge.replay.preemption import LIVE_NODE_SCHEDULERS
 from bridge.report.cli import report
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
@@ -25,6 +27,16 @@ def _say(message: str) -> None:
 
 def demo_workload() -> Path:
     return Path(str(resources.files("workloads").joinpath("examples", "demo.toml")))
+
+
+def _preempts(policy: str) -> bool:
+    """Run the policy's node scheduler live where it has one and node agents can run (root)."""
+    if policy not in LIVE_NODE_SCHEDULERS:
+        return False
+    if os.geteuid() != 0:
+        _say(f"{policy}: not root, so no node agents: placement only, no preemption")
+        return False
+    return True
 
 
 @click.command()
@@ -46,9 +58,10 @@ def demo(ctx: click.Context, workload: Path | None, policies: tuple[str, ...],
     try:
         bed.up(progress=_say)
         for policy in policies:
-            _say(f"replaying {workload.name} under {policy}")
+            preempt = _preempts(policy)
+            _say(f"replaying {workload.name} under {policy}" + (" (node agents preempt)" if preempt else ""))
             ctx.invoke(replay, workload=workload, policy=policy, results=results / policy,
-                       mode="shared", hadoop_conf_dir=None, confs=())
+                       mode="shared", hadoop_conf_dir=None, confs=(), preempt=preempt)
         _say("comparing the runs")
         ctx.invoke(report, results=tuple(results / p for p in policies), out=results / "report")
     except TestbedError as exc:

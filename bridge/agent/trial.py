@@ -104,7 +104,8 @@ class AgentProcess:
     """`schedbridge agent` as a subprocess with its own cgroup parent and state file."""
 
     def __init__(self, nm_url: str, state_file: Path, cgroup_parent: str, local_dirs: tuple[Path, ...] = (),
-                 min_share: float = 0.1, reconcile_interval: float = 0.2, apps: tuple[str, ...] = ()) -> None:
+                 min_share: float = 0.1, reconcile_interval: float = 0.2, apps: tuple[str, ...] = (),
+                 token: str = TOKEN) -> None:
         self.args = [str(SCHEDBRIDGE), "agent", "--nm-url", nm_url, "--port", "0", "--state-file", str(state_file),
                      "--cgroup-parent", cgroup_parent, "--min-share", str(min_share),
                      "--reconcile-interval", str(reconcile_interval)]
@@ -112,6 +113,7 @@ class AgentProcess:
             self.args += ["--nm-local-dir", str(local)]
         for app in apps:
             self.args += ["--app", app]
+        self.token = token
         self.log_path = state_file.with_suffix(".log")
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -123,7 +125,7 @@ class AgentProcess:
                                   env=dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN="")).returncode
 
     def start(self, timeout_s: float = 30.0) -> str:
-        env = dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN=TOKEN)
+        env = dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN=self.token)
         with self.log_path.open("ab") as log:  # a file, not a pipe: a full pipe would stall the agent
             self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=log, env=env)
         line = _read_line(self.proc, timeout_s)

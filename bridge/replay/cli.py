@@ -8,6 +8,7 @@ import click
 
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay import policy as policies
+from bridge.replay import preemption
 from bridge.replay.runner import MODES, Replay, ReplayPlan
 from bridge.replay.target import resolve
 from workloads.expand import expand
@@ -38,18 +39,21 @@ def _results_dir(results: Path | None, workload: str, policy: str, mode: str) ->
 
 
 def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None,
-               conf_dir: Path | None, conf: dict[str, str]) -> tuple[ReplayPlan, ResourceManagerClient]:
+               conf_dir: Path | None, conf: dict[str, str],
+               preempt: bool = False) -> tuple[ReplayPlan, ResourceManagerClient]:
     """Validate everything and prepare the inputs; nothing is submitted yet."""
     workload = load_workload(workload_path)
     submissions = expand(workload)
     policies.check(policy)
     target = resolve(conf_dir)
+    if preempt:
+        preemption.check(policy, mode, target, conf)
     rm = ResourceManagerClient(target.rm_url)
     rm.info()  # fails fast, with the RM's address, when the cluster is down
     click.echo(f"replay: preparing {len(workload.inputs)} input(s) in HDFS", err=True)
     inputs = prepare_inputs(workload.inputs, target.webhdfs_url, target.fs_default)
     plan = ReplayPlan(workload.name, workload.seed, policy, mode, submissions, inputs, target,
-                      _results_dir(results, workload.name, policy, mode), conf)
+                      _results_dir(results, workload.name, policy, mode), conf, preempt)
     return plan, rm
 
 
@@ -66,11 +70,14 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
               help="Cluster to replay against (default: the local testbed).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
               help="Extra Spark setting (repeatable), e.g. spark.executor.instances=2.")
+@click.option("--preempt", is_flag=True,
+              help="Run the policy's node scheduler on real containers (kairos): node agents resize "
+                   "them. Local testbed, shared mode, as root; see docs/replay.md.")
 def replay(workload: Path, policy: str, results: Path | None, mode: str,
-           hadoop_conf_dir: Path | None, confs: tuple[str, ...]) -> None:
+           hadoop_conf_dir: Path | None, confs: tuple[str, ...], preempt: bool) -> None:
     """Submit every job of WORKLOAD at its arrival time and record what happens."""
     try:
-        plan, rm = build_plan(workload, policy, mode, results, hadoop_conf_dir, _conf_pairs(confs))
+        plan, rm = build_plan(workload, policy, mode, results, hadoop_conf_dir, _conf_pairs(confs), preempt)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
     state = Replay(plan, rm).run()

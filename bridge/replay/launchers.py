@@ -18,6 +18,7 @@ from typing import Protocol
 from bridge.replay import child
 from bridge.replay.jobs import run_job
 from bridge.replay.policy import open_session, submit_command
+from bridge.replay.preemption import PreemptiveSession
 from workloads.spec import Submission, submission_to_json
 
 TERMINATE_GRACE_S = 30.0
@@ -51,9 +52,15 @@ class SharedApplication:
     """Jobs as concurrent Spark jobs of one long-running application (the Sparrow/Eagle setting)."""
 
     def __init__(self, policy: str, conf: dict[str, str], env: dict[str, str],
-                 inputs: dict[str, str]) -> None:
+                 inputs: dict[str, str], preempt_work: Path | None = None) -> None:
+        """``preempt_work``: run the policy's node scheduler live (`--preempt`), its files there."""
         os.environ.update(env)  # read by the Spark JVM that the session launches
-        self.spark = open_session(policy, conf, conf["spark.app.name"])
+        self._preemptive: PreemptiveSession | None = None
+        if preempt_work is None:
+            self.spark = open_session(policy, conf, conf["spark.app.name"])
+        else:
+            self._preemptive = PreemptiveSession(policy, conf, conf["spark.app.name"], preempt_work)
+            self.spark = self._preemptive.spark
         self._warm_up()
         self._inputs = inputs
         self._cancelled = threading.Event()
@@ -79,7 +86,10 @@ class SharedApplication:
         self.spark.sparkContext.cancelAllJobs()
 
     def close(self) -> None:
-        self.spark.stop()
+        if self._preemptive is not None:
+            self._preemptive.close()
+        else:
+            self.spark.stop()
 
 
 class PerJobApplications:

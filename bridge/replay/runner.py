@@ -44,6 +44,7 @@ class ReplayPlan:
     target: ClusterTarget
     results: Path
     extra_conf: dict[str, str]
+    preempt: bool = False   # run the policy's node scheduler on real containers (`--preempt`)
 
 
 def spark_conf(plan: ReplayPlan, run_tag: str) -> dict[str, str]:
@@ -108,7 +109,8 @@ def _no_interrupts() -> Iterator[None]:
 def make_launcher(plan: ReplayPlan, conf: dict[str, str]) -> Launcher:
     """The launcher of the plan's mode (a shared application starts here, before time 0)."""
     if plan.mode == "shared":
-        return SharedApplication(plan.policy, conf, plan.target.env, plan.inputs)
+        return SharedApplication(plan.policy, conf, plan.target.env, plan.inputs,
+                                 plan.results if plan.preempt else None)
     return PerJobApplications(plan.policy, conf, plan.target.env, plan.inputs, plan.results / "logs")
 
 
@@ -125,7 +127,7 @@ class Replay:
     def _meta(self, state: str) -> dict[str, object]:
         p = self.plan
         return {"source": "live", "workload": p.workload, "seed": p.seed, "policy": p.policy,
-                "mode": p.mode, "jobs": len(p.submissions), "t0_epoch": self.t0, "state": state,
+                "mode": p.mode, "preempt": p.preempt, "jobs": len(p.submissions), "t0_epoch": self.t0, "state": state,
                 "run_tag": self.run_tag, "rm_url": p.target.rm_url, "inputs": p.inputs}
 
     def _run_one(self, launcher: Launcher, submission: Submission) -> None:

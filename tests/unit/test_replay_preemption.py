@@ -1,0 +1,49 @@
+"""`replay --preempt` refuses what it cannot do before anything starts, naming the reason."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridge.replay import preemption
+from bridge.replay.target import ClusterTarget
+from bridge.testbed.layout import default_layout
+
+
+def target(rm_url: str | None = None) -> ClusterTarget:
+    layout = default_layout()
+    return ClusterTarget(Path("/nonexistent"), rm_url or layout.rm_url, layout.webhdfs_url,
+                         layout.fs_default, {})
+
+
+def test_policy_without_a_live_node_scheduler_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"'sparrow' has no live node scheduler \(available: kairos\)"):
+        preemption.check("sparrow", "shared", target(), {})
+
+
+def test_per_job_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="--mode shared"):
+        preemption.check("kairos", "per-job", target(), {})
+
+
+def test_a_cluster_other_than_the_local_testbed_is_refused() -> None:
+    with pytest.raises(ValueError, match="only against the local testbed"):
+        preemption.check("kairos", "shared", target("http://rm.example:8088"), {})
+
+
+def test_bad_policy_parameters_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="no_such"):
+        preemption.check("kairos", "shared", target(), {"spark.schedbridge.no_such": "1"})
+    with pytest.raises(ValueError, match="node_cores"):
+        preemption.check("kairos", "shared", target(), {"spark.schedbridge.node_cores": "0"})
+
+
+def test_settings_are_the_live_defaults_overridden_by_spark_conf() -> None:
+    conf = {"spark.schedbridge.w": "2", "spark.executor.instances": "4"}
+    assert preemption.policy_settings(conf) == {"q": "1", "w": "2"}
+
+
+def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    with pytest.raises(PermissionError, match="run as root"):
+        preemption.check("kairos", "shared", target(), {})
