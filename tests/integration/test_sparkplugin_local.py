@@ -90,6 +90,19 @@ def test_registered_policy_gives_stock_results(stock: dict[str, list], policy: s
     assert stats["fallback_rounds"] == 0
 
 
+def test_policy_sees_a_freed_slot_in_the_round_it_triggers(stock: dict[str, list]) -> None:
+    """Many short tasks under the engine's FIFO: each task end triggers an offer round at once,
+    while the listener bus delivers the end later. The policy must already see that slot free
+    (the scheduler reports successful ends itself), or it holds the slot back until a revive."""
+    host = PolicyHost(make_planner("fifo"))
+    with bridge_session(host) as spark:
+        assert spark.range(0, 300, 1, 300).count() == 300
+        stats = spark_inprocess.stats()
+    assert sum(g.slots for d in host.decisions for g in d.placement.grants) >= 300
+    assert stats["fallback_rounds"] == 0
+    assert stats["held_rounds"] == 0
+
+
 class OneSlotPlanner(RecordingPlanner):
     """Holds back all but one slot: at most one task runs at a time, whatever Spark offers."""
 

@@ -46,7 +46,8 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         sc.addSparkListener(new BridgeListener(mirror));
         Transport transport = conf.endpoint.equals("inprocess") ? new InProcessChannel()
                 : new TcpTransport(conf.endpoint, conf.token, sc.appName(), conf);
-        return new PlacementRounds(sc, new PolicyClient(transport, mirror, conf, BridgeStats.reset()), mirror);
+        BridgeStats stats = BridgeStats.reset();
+        return new PlacementRounds(sc, new PolicyClient(transport, mirror, conf, stats), mirror, stats);
     }
 
     @Override

@@ -65,8 +65,13 @@ final class BridgeListener extends SparkListener {
     public void onTaskEnd(SparkListenerTaskEnd e) {
         TaskInfo ti = e.taskInfo();
         String reason = e.reason().getClass().getSimpleName().replace("$", "");
-        mirror.record(task(event("task_end", ti.finishTime()), e.stageId(), e.stageAttemptId(), ti)
-                .put("duration_ms", ti.duration()).put("reason", reason));
+        mirror.record(taskEnd(ti, e.stageId(), e.stageAttemptId(), ti.finishTime(), reason));
+    }
+
+    /** A {@code task_end} event; also built by the scheduler for {@link ClusterMirror#recordEarlyEnd}. */
+    static ObjectNode taskEnd(TaskInfo ti, int stage, int attempt, long finishMs, String reason) {
+        return task(event("task_end", finishMs), stage, attempt, ti)
+                .put("duration_ms", finishMs - ti.launchTime()).put("reason", reason);
     }
 
     private static ObjectNode task(ObjectNode ev, int stage, int attempt, TaskInfo ti) {

@@ -1,16 +1,19 @@
 package org.schedbridge.spark;
 
+import java.nio.ByteBuffer;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.Pool;
 import org.apache.spark.scheduler.TaskDescription;
+import org.apache.spark.scheduler.TaskSetManager;
 import org.apache.spark.scheduler.WorkerOffer;
 import org.apache.spark.scheduler.cluster.YarnScheduler;
+import scala.Enumeration;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
 /**
  * Spark's YARN task scheduler (keeps YARN rack resolution), with policy-driven offer rounds.
- * Same three delegations as {@link BridgeTaskScheduler} (Java has single inheritance); the logic is in
+ * Same four delegations as {@link BridgeTaskScheduler} (Java has single inheritance); the logic is in
  * {@link PlacementRounds}.
  */
 public final class BridgeYarnScheduler extends YarnScheduler {
@@ -29,6 +32,13 @@ public final class BridgeYarnScheduler extends YarnScheduler {
     @Override
     public synchronized Seq<Seq<TaskDescription>> resourceOffers(IndexedSeq<WorkerOffer> offers, boolean all) {
         return rounds.offer(offers, all, super::resourceOffers, () -> backend().reviveOffers());
+    }
+
+    @Override
+    public synchronized void statusUpdate(long taskId, Enumeration.Value state, ByteBuffer data) {
+        TaskSetManager tsm = taskIdToTaskSetManager().get(taskId);
+        super.statusUpdate(taskId, state, data);
+        rounds.taskFinished(tsm, taskId, state);
     }
 
     @Override

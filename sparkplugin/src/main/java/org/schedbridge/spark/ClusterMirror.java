@@ -4,8 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Spark's state as the listener saw it (executors, running tasks, active jobs) plus the events not
@@ -15,12 +18,16 @@ import java.util.Map;
 final class ClusterMirror {
     /** Beyond this many unsent events the buffer is dropped and a snapshot is sent instead. */
     private static final int MAX_PENDING = 50_000;
+    /** Bound on tasks whose end the scheduler reported and the listener has not confirmed yet. */
+    private static final int MAX_ENDED_EARLY = 100_000;
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final Map<String, ObjectNode> executors = new LinkedHashMap<>();
     private final Map<Long, ObjectNode> running = new LinkedHashMap<>();
     private final Map<Integer, ObjectNode> jobs = new LinkedHashMap<>();
     private final Map<Integer, ArrayNode> parents = new LinkedHashMap<>();
+    /** Task ids sent as ended by {@link #recordEarlyEnd}: the listener's own events for them are dropped. */
+    private final Set<Long> endedEarly = new LinkedHashSet<>();
     private ArrayNode pending = NODES.arrayNode();
     private boolean overflowed;
 
@@ -29,12 +36,44 @@ final class ClusterMirror {
         switch (ev.get("e").asText()) {
             case "executor_added" -> executors.put(ev.get("executor").asText(), ev);
             case "executor_removed" -> executors.remove(ev.get("executor").asText());
-            case "task_start" -> running.put(ev.get("task").asLong(), ev);
-            case "task_end" -> running.remove(ev.get("task").asLong());
+            case "task_start" -> {
+                if (endedEarly.contains(ev.get("task").asLong())) {
+                    return;  // a short task whose end the scheduler already reported
+                }
+                running.put(ev.get("task").asLong(), ev);
+            }
+            case "task_end" -> {
+                if (endedEarly.remove(ev.get("task").asLong())) {
+                    return;  // already sent by recordEarlyEnd
+                }
+                running.remove(ev.get("task").asLong());
+            }
             case "job_start" -> startJob(ev);
             case "job_end" -> endJob(ev.get("job").asInt());
             default -> throw new IllegalArgumentException("unknown event " + ev);
         }
+        queue(ev);
+    }
+
+    /**
+     * A task end as the scheduler learns it ({@code statusUpdate}), before the listener bus
+     * delivers it: the offer round that the freed slot triggers must already show the slot free
+     * to the policy, else the policy declines it and the slot idles until a later revive. The
+     * listener's own start and end events for this task are then dropped.
+     */
+    synchronized void recordEarlyEnd(ObjectNode ev) {
+        long task = ev.get("task").asLong();
+        running.remove(task);
+        endedEarly.add(task);
+        if (endedEarly.size() > MAX_ENDED_EARLY) {  // the listener bus dropped events: forget the oldest
+            Iterator<Long> oldest = endedEarly.iterator();
+            oldest.next();
+            oldest.remove();
+        }
+        queue(ev);
+    }
+
+    private void queue(ObjectNode ev) {
         if (pending.size() >= MAX_PENDING) {
             pending = NODES.arrayNode();
             overflowed = true;

@@ -14,10 +14,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.Pool;
+import org.apache.spark.TaskState;
 import org.apache.spark.scheduler.TaskDescription;
+import org.apache.spark.scheduler.TaskInfo;
 import org.apache.spark.scheduler.TaskSetManager;
 import org.apache.spark.scheduler.WorkerOffer;
 import scala.Enumeration;
+import scala.Option;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -41,6 +44,7 @@ final class PlacementRounds implements AutoCloseable {
     private final SparkContext sc;
     private final PolicyClient client;
     private final ClusterMirror mirror;
+    private final BridgeStats stats;
     private final int cpusPerTask;
     private final ScheduledExecutorService timer =
             Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("schedbridge-timer"));
@@ -52,10 +56,11 @@ final class PlacementRounds implements AutoCloseable {
     /** Task ids launched per grant in the last policy round, reported with the next request. */
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
 
-    PlacementRounds(SparkContext sc, PolicyClient client, ClusterMirror mirror) {
+    PlacementRounds(SparkContext sc, PolicyClient client, ClusterMirror mirror, BridgeStats stats) {
         this.sc = sc;
         this.client = client;
         this.mirror = mirror;
+        this.stats = stats;
         this.cpusPerTask = sc.conf().getInt("spark.task.cpus", 1);
         this.reviveMs = BridgeConf.from(sc.conf()).reviveMs;
     }
@@ -80,6 +85,7 @@ final class PlacementRounds implements AutoCloseable {
         if (!policyCanPlace(list, queue)) {
             return spark.resourceOffers(offers, all);
         }
+        long start = System.nanoTime();
         OfferBatch batch = newBatch(list, queue);
         if (batch.request.get("slots").isEmpty()) {
             return spark.resourceOffers(offers, all);
@@ -92,9 +98,28 @@ final class PlacementRounds implements AutoCloseable {
         preempt(placement.preempt);
         Seq<Seq<TaskDescription>> launched = apply(placement, batch, list, offers, all, spark);
         if (heldBack(batch, launched)) {
+            stats.heldBack();
             reviveLater(revive);
         }
+        stats.roundDone((System.nanoTime() - start) / 1000);
         return launched;
+    }
+
+    /**
+     * Reports a successful task's end to the mirror as soon as the scheduler knows it, ahead of the
+     * listener bus (see {@link ClusterMirror#recordEarlyEnd}); {@code tsm} is the task's set, looked
+     * up before Spark's {@code statusUpdate} forgets it. Failures and kills keep the listener's
+     * event, which names the precise reason.
+     */
+    void taskFinished(TaskSetManager tsm, long taskId, Enumeration.Value state) {
+        if (tsm == null || state != TaskState.FINISHED()) {
+            return;
+        }
+        Option<TaskInfo> info = tsm.taskInfos().get(taskId);
+        if (info.isDefined()) {
+            mirror.recordEarlyEnd(BridgeListener.taskEnd(info.get(), tsm.stageId(), tsm.taskSet().stageAttemptId(),
+                    System.currentTimeMillis(), "Success"));
+        }
     }
 
     /** True if free slots and pending tasks both remain after the policy's grants. */
