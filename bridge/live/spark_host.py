@@ -94,7 +94,7 @@ class PolicyHost:
         self._failing = False
         micros = (time.perf_counter_ns() - start) // 1000
         self.decisions.append(DecisionRecord(rnd.app, rnd.round, placement, micros))
-        if placement.grants or placement.preempt:
+        if (placement.grants or placement.preempt) and log.isEnabledFor(logging.INFO):  # formatting costs per round
             log.info("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
                      " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
