@@ -33,7 +33,12 @@ def free_slots(slots: Sequence[Slot]) -> dict[str, int]:
 
 
 class FifoPlanner:
-    """First come, first served, in the stage order Spark itself uses (job id, then stage id)."""
+    """First come, first served, in the stage order Spark itself uses (job id, then stage id).
+
+    That is Spark's own ``resourceOffers`` order (the round's stages come in the root pool's
+    order; each stage takes free slots, preferred hosts first, as Spark's task sets take them
+    locality first), so every answer declares ``spark_order``: the plugin need not ask again
+    while the stages and executors stay the same."""
 
     name = "spark-fifo"
 
@@ -49,4 +54,4 @@ class FifoPlanner:
         grants: list[Grant] = []
         for stage in rnd.stages:
             grants += fill(stage, free, rnd.slots, stage.pending)
-        return Placement(tuple(grants))
+        return Placement(tuple(grants), spark_order=True)

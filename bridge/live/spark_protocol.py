@@ -3,8 +3,8 @@
 One JSON object per message, primitive fields only. The plugin sends a *round* per offer round:
 free slots, runnable stages, the listener events since the last round (or, after a (re)connect or
 a failure, a full *snapshot* of Spark's state plus the requested policy and parameters). The host
-answers with grants (stage -> executor slots) and task ids to preempt, ``resync`` (send a
-snapshot next time) or ``error``. The Java side is ``sparkplugin/src/main/java/.../Protocol.java``.
+answers with grants (stage -> executor slots), task ids to preempt and whether Spark's own order
+is its answer (``spark_order``), ``resync`` (send a snapshot next time) or ``error``. The Java side is ``sparkplugin/src/main/java/.../Protocol.java``.
 """
 from __future__ import annotations
 
@@ -88,10 +88,16 @@ class Grant:
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """A round's answer. Stages and slots not granted are held back this round."""
+    """A round's answer. Stages and slots not granted are held back this round.
+
+    ``spark_order``: the policy declares that, while the runnable stages and the executors stay
+    the same, its answer is what Spark's own ``resourceOffers`` does (stages in Spark's order, each
+    taking free slots locality first). The plugin may then serve such rounds without a round trip
+    for a short while; their events reach the host with the next round it asks."""
 
     grants: tuple[Grant, ...] = ()
     preempt: tuple[int, ...] = field(default=())
+    spark_order: bool = False
 
 
 def _stage(d: Mapping[str, Any]) -> StageDemand:
@@ -141,6 +147,7 @@ def encode_placement(p: Placement) -> str:
         "assign": [{"stage": g.stage, "attempt": g.attempt, "executor": g.executor, "slots": g.slots}
                    for g in p.grants],
         "preempt": list(p.preempt),
+        "spark_order": p.spark_order,
     }, separators=(",", ":"))
 
 

@@ -101,6 +101,20 @@ def test_policy_sees_a_freed_slot_in_the_round_it_triggers(stock: dict[str, list
     assert sum(g.slots for d in host.decisions for g in d.placement.grants) >= 300
     assert stats["fallback_rounds"] == 0
     assert stats["held_rounds"] == 0
+    assert stats["spark_order_rounds"] == 0  # the engine's policies are asked every round
+
+
+def test_spark_order_rounds_skip_the_round_trip(stock: dict[str, list]) -> None:
+    """spark-fifo declares Spark's own order: while the stages and executors stay the same, most
+    rounds are Spark's without a round trip, and results stay stock Spark's."""
+    host = PolicyHost(FifoPlanner())
+    with bridge_session(host) as spark:
+        assert spark.range(0, 300, 1, 300).count() == 300
+        assert wordcount(spark) == stock["wordcount"]
+        stats = spark_inprocess.stats()
+    assert stats["spark_order_rounds"] > 0
+    assert stats["policy_rounds"] < 300  # fewer round trips than tasks (one offer round per task end)
+    assert stats["fallback_rounds"] == 0
 
 
 class OneSlotPlanner(RecordingPlanner):

@@ -108,3 +108,12 @@ def test_delta_without_state_asks_for_a_snapshot() -> None:
     spark = FakeSpark({"1": 1}, {1: (1, {})})
     spark.round = 5  # not the first round: no snapshot in the request
     assert json.loads(host.handle(spark.request())) == {"v": 1, "resync": True}
+
+
+@pytest.mark.parametrize("policy", LIVE_POLICIES)
+def test_only_spark_fifo_declares_sparks_own_order(policy: str) -> None:
+    """The plugin skips round trips only for a policy whose answer is Spark's own order: the
+    built-in spark-fifo; the engine's policies keep their own state and must see every round."""
+    spark = FakeSpark({"1": 2}, {1: (3, {})})
+    reply = json.loads(PolicyHost(make_planner(policy, {})).handle(spark.request()))
+    assert reply["assign"] and reply["spark_order"] is (policy == "spark-fifo")

@@ -57,8 +57,12 @@ final class BridgeListener extends SparkListener {
 
     @Override
     public void onTaskStart(SparkListenerTaskStart e) {
-        TaskInfo ti = e.taskInfo();
-        mirror.record(task(event("task_start", ti.launchTime()), e.stageId(), e.stageAttemptId(), ti));
+        mirror.record(taskStart(e.taskInfo(), e.stageId(), e.stageAttemptId()));
+    }
+
+    /** A {@code task_start} event; also built by the scheduler for {@link ClusterMirror#recordEarlyStart}. */
+    static ObjectNode taskStart(TaskInfo ti, int stage, int attempt) {
+        return task(event("task_start", ti.launchTime()), stage, attempt, ti);
     }
 
     @Override

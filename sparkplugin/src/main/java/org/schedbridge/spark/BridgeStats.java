@@ -7,7 +7,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string:
  * policy rounds, fallback rounds, warnings logged, rounds in which the policy held free slots back
- * while tasks were pending, and the latencies of recent policy calls and of whole policy rounds.
+ * while tasks were pending, rounds left to Spark's order without asking (the policy declared it),
+ * and the latencies of recent policy calls and of whole policy rounds.
  */
 public final class BridgeStats {
     private static final int WINDOW = 1 << 16;
@@ -17,6 +18,7 @@ public final class BridgeStats {
     private long fallbackRounds;
     private long warnings;
     private long heldRounds;
+    private long sparkOrderRounds;
     private String lastFailure = "";
     private final Window calls = new Window();
     private final Window rounds = new Window();
@@ -57,6 +59,11 @@ public final class BridgeStats {
         heldRounds++;
     }
 
+    /** A round left to Spark without asking, because the policy declared Spark's order. */
+    synchronized void sparkOrderRound() {
+        sparkOrderRounds++;
+    }
+
     synchronized void fallback(String reason, boolean warned) {
         fallbackRounds++;
         lastFailure = reason;
@@ -71,7 +78,8 @@ public final class BridgeStats {
         synchronized (s) {
             ObjectNode out = JsonNodeFactory.instance.objectNode();
             out.put("policy_rounds", s.policyRounds).put("fallback_rounds", s.fallbackRounds)
-                    .put("warnings", s.warnings).put("held_rounds", s.heldRounds).put("last_failure", s.lastFailure);
+                    .put("warnings", s.warnings).put("held_rounds", s.heldRounds).put("spark_order_rounds", s.sparkOrderRounds)
+                    .put("last_failure", s.lastFailure);
             s.calls.into(out.putArray("call_us"));
             s.rounds.into(out.putArray("round_us"));
             return out.toString();

@@ -18,15 +18,16 @@ import java.util.Set;
 final class ClusterMirror {
     /** Beyond this many unsent events the buffer is dropped and a snapshot is sent instead. */
     private static final int MAX_PENDING = 50_000;
-    /** Bound on tasks whose end the scheduler reported and the listener has not confirmed yet. */
-    private static final int MAX_ENDED_EARLY = 100_000;
+    /** Bound on tasks the scheduler reported and the listener has not confirmed yet (per kind). */
+    private static final int MAX_EARLY = 100_000;
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final Map<String, ObjectNode> executors = new LinkedHashMap<>();
     private final Map<Long, ObjectNode> running = new LinkedHashMap<>();
     private final Map<Integer, ObjectNode> jobs = new LinkedHashMap<>();
     private final Map<Integer, ArrayNode> parents = new LinkedHashMap<>();
-    /** Task ids sent as ended by {@link #recordEarlyEnd}: the listener's own events for them are dropped. */
+    /** Task ids sent by {@link #recordEarlyStart} / {@link #recordEarlyEnd}: the listener's own events are dropped. */
+    private final Set<Long> startedEarly = new LinkedHashSet<>();
     private final Set<Long> endedEarly = new LinkedHashSet<>();
     private ArrayNode pending = NODES.arrayNode();
     private boolean overflowed;
@@ -37,10 +38,11 @@ final class ClusterMirror {
             case "executor_added" -> executors.put(ev.get("executor").asText(), ev);
             case "executor_removed" -> executors.remove(ev.get("executor").asText());
             case "task_start" -> {
-                if (endedEarly.contains(ev.get("task").asLong())) {
-                    return;  // a short task whose end the scheduler already reported
+                long task = ev.get("task").asLong();
+                if (startedEarly.remove(task) | endedEarly.contains(task)) {
+                    return;  // already sent, or a short task whose end the scheduler already reported
                 }
-                running.put(ev.get("task").asLong(), ev);
+                running.put(task, ev);
             }
             case "task_end" -> {
                 if (endedEarly.remove(ev.get("task").asLong())) {
@@ -64,13 +66,28 @@ final class ClusterMirror {
     synchronized void recordEarlyEnd(ObjectNode ev) {
         long task = ev.get("task").asLong();
         running.remove(task);
-        endedEarly.add(task);
-        if (endedEarly.size() > MAX_ENDED_EARLY) {  // the listener bus dropped events: forget the oldest
-            Iterator<Long> oldest = endedEarly.iterator();
+        remember(endedEarly, task);
+        queue(ev);
+    }
+
+    /**
+     * A task start as the scheduler launches it for a policy grant, before the listener bus
+     * delivers it: else a round soon after (a revive) shows the policy the slot still free.
+     */
+    synchronized void recordEarlyStart(ObjectNode ev) {
+        long task = ev.get("task").asLong();
+        running.put(task, ev);
+        remember(startedEarly, task);
+        queue(ev);
+    }
+
+    private static void remember(Set<Long> early, long task) {
+        early.add(task);
+        if (early.size() > MAX_EARLY) {  // the listener bus dropped events: forget the oldest
+            Iterator<Long> oldest = early.iterator();
             oldest.next();
             oldest.remove();
         }
-        queue(ev);
     }
 
     private void queue(ObjectNode ev) {

@@ -9,12 +9,14 @@ import java.util.Map;
 /**
  * A policy's reply for one round: grants ("stage S attempt A may use N slots of executor E"),
  * grouped by stage in the policy's order, and task ids to preempt. Stages and slots not granted
- * are held back this round.
+ * are held back this round. {@code sparkOrder}: the policy declared that, while the runnable
+ * stages and the executors stay the same, Spark's own order is its answer.
  */
 final class Placement {
     /** stage key -> executor id -> slots, both in the order the policy listed them. */
     final Map<String, Map<String, Integer>> grants = new LinkedHashMap<>();
     final List<Long> preempt = new ArrayList<>();
+    final boolean sparkOrder;
 
     Placement(JsonNode reply) {
         for (JsonNode g : reply.path("assign")) {
@@ -28,5 +30,6 @@ final class Placement {
         for (JsonNode t : reply.path("preempt")) {
             preempt.add(t.asLong());
         }
+        sparkOrder = reply.path("spark_order").asBoolean(false);
     }
 }

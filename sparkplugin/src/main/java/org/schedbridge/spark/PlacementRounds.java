@@ -5,9 +5,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +42,11 @@ final class PlacementRounds implements AutoCloseable {
 
     /** Without runnable stages, unsent events are still flushed to the policy this often. */
     private static final long IDLE_FLUSH_MS = 1000;
+    /**
+     * After a reply declaring Spark's own order, rounds with the same stages and executors are
+     * Spark's for at most this long; then the policy is asked again (and gets the events since).
+     */
+    private static final long SPARK_ORDER_MS = 100;
 
     private final SparkContext sc;
     private final PolicyClient client;
@@ -53,6 +60,9 @@ final class PlacementRounds implements AutoCloseable {
     private final int reviveMs;
     private long round;
     private long lastRoundMs;
+    /** Stage keys and executors of the last round whose reply declared Spark's order; null if none. */
+    private Set<String> sparkOrderStages;
+    private Set<String> sparkOrderExecutors;
     /** Task ids launched per grant in the last policy round, reported with the next request. */
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
 
@@ -85,6 +95,10 @@ final class PlacementRounds implements AutoCloseable {
         if (!policyCanPlace(list, queue)) {
             return spark.resourceOffers(offers, all);
         }
+        if (sparkOrderHolds(list, queue)) {
+            stats.sparkOrderRound();
+            return spark.resourceOffers(offers, all);
+        }
         long start = System.nanoTime();
         OfferBatch batch = newBatch(list, queue);
         if (batch.request.get("slots").isEmpty()) {
@@ -95,6 +109,10 @@ final class PlacementRounds implements AutoCloseable {
             return spark.resourceOffers(offers, all);
         }
         Placement placement = new Placement(reply.get());
+        if (placement.sparkOrder) {
+            sparkOrderStages = new HashSet<>(batch.stages.keySet());
+            sparkOrderExecutors = new HashSet<>(batch.offerIndex.keySet());
+        }
         preempt(placement.preempt);
         Seq<Seq<TaskDescription>> launched = apply(placement, batch, list, offers, all, spark);
         if (heldBack(batch, launched)) {
@@ -148,7 +166,30 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
+    /**
+     * True if the last answer declared Spark's order, recently, for exactly these runnable stages
+     * and no executor it did not see: the policy's answer is known without asking.
+     */
+    private boolean sparkOrderHolds(List<WorkerOffer> offers, List<TaskSetManager> queue) {
+        if (sparkOrderStages == null || System.currentTimeMillis() - lastRoundMs >= SPARK_ORDER_MS
+                || queue.size() != sparkOrderStages.size()) {
+            return false;
+        }
+        for (TaskSetManager tsm : queue) {
+            if (!sparkOrderStages.contains(OfferBatch.key(tsm.stageId(), tsm.taskSet().stageAttemptId()))) {
+                return false;
+            }
+        }
+        for (WorkerOffer o : offers) {
+            if (!sparkOrderExecutors.contains(o.executorId())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private Optional<JsonNode> ask(OfferBatch batch) {
+        sparkOrderStages = null;  // a new answer replaces any earlier declaration
         lastRoundMs = System.currentTimeMillis();
         return client.round(batch.request);
     }
@@ -239,12 +280,18 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
+    /** Adds the launches to the next request's {@code launched} report and their starts to the mirror. */
     private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks) {
+        int attempt = tsm.taskSet().stageAttemptId();
         ObjectNode r = launchedReport.addObject().put("stage", tsm.stageId())
-                .put("attempt", tsm.taskSet().stageAttemptId()).put("executor", executor);
+                .put("attempt", attempt).put("executor", executor);
         ArrayNode ids = r.putArray("tasks");
         for (TaskDescription t : tasks) {
             ids.add(t.taskId());
+            Option<TaskInfo> info = tsm.taskInfos().get(t.taskId());
+            if (info.isDefined()) {
+                mirror.recordEarlyStart(BridgeListener.taskStart(info.get(), tsm.stageId(), attempt));
+            }
         }
     }
 
