@@ -187,6 +187,9 @@ class Simulation:
         self.queue: list[dict[int, list[Any]]] = [{} for _ in range(n)]
         self.qlen = [0] * n
         self.susp: list[dict[tuple[int, int], _Running]] = [{} for _ in range(n)]
+        # SimView.running/suspended results per node, dropped whenever the node's tasks change
+        self._run_cache: dict[int, tuple[RunningTask, ...]] = {}
+        self._susp_cache: dict[int, tuple[RunningTask, ...]] = {}
         self.used: list[list[float]] | None = (
             [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
         self.report_long = report_long
@@ -354,6 +357,7 @@ class Simulation:
         now = ev.time
         self.slots[node][slot] = None
         self.nfree[node] += 1
+        self._run_cache.pop(node, None)
         jid, task = r.job_id, r.task
         lg = self.log
         a = self._seg_append
@@ -428,6 +432,7 @@ class Simulation:
         if flag:
             self._c["short_tasks_after_long"] += 1
         r = self.slots[node][slot] = _Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
+        self._run_cache.pop(node, None)
         self._c["launches"] += 1
         if early:
             self._block(r, node, slot)
@@ -577,6 +582,8 @@ class Simulation:
                 u[i] -= x
         self.susp[d.node][(r.job_id, r.task)] = r
         self.slots[d.node][d.slot] = None
+        self._run_cache.pop(d.node, None)
+        self._susp_cache.pop(d.node, None)
         self.nfree[d.node] += 1
         self._c["suspends"] += 1
 
@@ -593,6 +600,8 @@ class Simulation:
         r.token = self._token
         r.start = now
         self.slots[d.node][d.slot] = r
+        self._run_cache.pop(d.node, None)
+        self._susp_cache.pop(d.node, None)
         self.nfree[d.node] -= 1
         self._c["resumes"] += 1
         rd = self.ready.get(d.job_id)
@@ -679,12 +688,20 @@ class SimView:
         return self._s.nfree[node]
 
     def running(self, node: int) -> tuple[RunningTask, ...]:
-        return tuple(RunningTask(i, r.job_id, r.task, r.start, r.attained, r.probe)
-                     for i, r in enumerate(self._s.slots[node]) if r.__class__ is _Running)
+        cache = self._s._run_cache
+        out = cache.get(node)
+        if out is None:
+            out = cache[node] = tuple([RunningTask(i, r.job_id, r.task, r.start, r.attained, r.probe)
+                                       for i, r in enumerate(self._s.slots[node]) if r.__class__ is _Running])
+        return out
 
     def suspended(self, node: int) -> tuple[RunningTask, ...]:
-        return tuple(RunningTask(-1, r.job_id, r.task, r.start, r.attained, r.probe)
-                     for r in self._s.susp[node].values())
+        cache = self._s._susp_cache
+        out = cache.get(node)
+        if out is None:
+            out = cache[node] = tuple([RunningTask(-1, r.job_id, r.task, r.start, r.attained, r.probe)
+                                       for r in self._s.susp[node].values()])
+        return out
 
     def queued(self, node: int) -> int:
         return self._s.qlen[node]

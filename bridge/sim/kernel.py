@@ -65,6 +65,29 @@ class Kernel:
         handlers = self._handlers
         n = self.events
         self._stopped = False
+        if until == float("inf") and tick is None:
+            # the common case, without the per-event checks of the general loop below
+            try:
+                while heap:
+                    t, _, _, ev = pop(heap)
+                    self.now = t
+                    new = handlers[ev.__class__](ev)
+                    n += 1
+                    if new:
+                        for e in new:
+                            et = e.time
+                            if et < t:
+                                raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
+                            push(heap, (et, e.tier, next(seq), e))
+                    if self._stopped:
+                        break
+            except KeyError:
+                if ev.__class__ in handlers:
+                    raise
+                raise SimulationError(f"no handler for {type(ev).__name__}") from None
+            finally:
+                self.events = n
+            return
         while heap and not self._stopped:
             if heap[0][0] > until:
                 break
