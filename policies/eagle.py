@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from policies.api import (
     ClusterView, Code, Decision, Decisions, Drop, JobArrival, PolicyEnv, Probe, ProbeArrival,
     Launch, ProbeInfo, ProbeRejected, Reject, Run, SlotFreed, Status, TaskFinished, TaskRequest, TaskStarted,
@@ -92,8 +94,11 @@ class Snapshot:
 
     def free_nodes(self, n_nodes: int) -> tuple[int, ...]:
         """The nodes among ``0 .. n_nodes-1`` whose bit is clear."""
-        marked = bin(self.bits)[:1:-1].ljust(n_nodes, "0")
-        return tuple(i for i in range(n_nodes) if marked[i] == "0")
+        if not self.bits:
+            return tuple(range(n_nodes))
+        raw = self.bits.to_bytes(max(n_nodes + 7, self.bits.bit_length() + 7) // 8, "little")
+        marked = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")[:n_nodes]
+        return tuple(np.flatnonzero(marked == 0).tolist())
 
 
 class _LongWork:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from policies.api import (
-    Assign, ClusterView, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
+    Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
 from policies.registry import PolicyEntry
@@ -77,7 +77,7 @@ class KairosConfig:
             raise ValueError("swap_margin and heartbeat_interval must be >= 0")
 
 
-@dataclass(frozen=True)
+@value
 class KairosHeartbeat:
     """Node -> central state: tasks present, variance and sum of their attained service, and
     how many tasks the node has received in total (to count tasks still in flight)."""
@@ -235,7 +235,11 @@ class _Node:
         if self.armed[node].get(slot) != epoch:
             return []                                            # stale: the slot changed hands
         del self.armed[node][slot]
-        current = next((t for t in view.running(node) if t.slot == slot), None)
+        current = None
+        for t in view.running(node):
+            if t.slot == slot:
+                current = t
+                break
         youngest = self._youngest_idle(node, view)
         if current is None or youngest is None:
             return []
@@ -246,12 +250,18 @@ class _Node:
         return [self._arm(node, slot, now + self.config.w)]
 
     def heartbeat(self, node: int, view: ClusterView, now: float, extra_new: int = 0) -> KairosHeartbeat:
-        ages = [_age(t, now) for t in view.running(node)] + [t.attained for t in view.suspended(node)]
-        ages += [0.0] * (len(self.waiting[node]) + extra_new)
+        ages = [t.attained + (now - t.started) for t in view.running(node)]   # _age of running tasks
+        ages += [t.attained for t in view.suspended(node)]
+        fresh = len(self.waiting[node]) + extra_new
+        if fresh:
+            ages += [0.0] * fresh
         n = len(ages)
-        mean = sum(ages) / n if n else 0.0
-        variance = sum((a - mean) ** 2 for a in ages) / n if n else 0.0
-        return KairosHeartbeat(n, variance, sum(ages), self.received[node])
+        if not n:
+            return KairosHeartbeat(0, 0.0, 0.0, self.received[node])
+        total = sum(ages)
+        mean = total / n
+        variance = sum([(a - mean) ** 2 for a in ages]) / n
+        return KairosHeartbeat(n, variance, total, self.received[node])
 
     # -- LAS helpers ---------------------------------------------------------------------
     def _protected(self, task: RunningTask, now: float) -> bool:

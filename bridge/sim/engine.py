@@ -213,6 +213,7 @@ class Simulation:
         self._on_probe = self._h.get("on_probe_arrival")
         self._on_freed = self._h.get("on_slot_freed")
         self._on_request = self._h.get("on_task_request")
+        self._on_steal = self._h.get("on_steal_request")
         self._notify_start = "on_task_started" in self._h
         self._notify_finish = "on_task_finished" in self._h
         k = self.kernel
@@ -391,18 +392,23 @@ class Simulation:
 
     def _on_steal_attempt(self, ev: StealAttempt) -> list[Any]:
         """Ask the victims in order, all at this instant, until one gives entries."""
-        fn = self._h.get("on_steal_request")
+        fn = self._on_steal
         if fn is None:
             raise self._fail("policy steals but has no on_steal_request hook", ev)
         out: list[Any] = []
-        view = self.view
+        view, t, thief, records = self.view, ev.time, ev.thief, self._records
+        asked = 0
         for victim in ev.victims:
-            self._c["steal_requests"] += 1
-            req = StealRequest(ev.time, victim, ev.thief)
+            asked += 1
+            req = StealRequest(t, victim, thief)
             decisions = fn(req, view)
-            self._apply(req, decisions, out)
-            if decisions and any(d.__class__ is Give and d.probes for d in decisions):
-                break
+            if decisions:
+                self._apply(req, decisions, out)
+                if any(d.__class__ is Give and d.probes for d in decisions):
+                    break
+            elif records is not None:
+                records.append((req, ()))
+        self._c["steal_requests"] += asked
         return out
 
     # ------------------------------------------------------------------------------- decisions
