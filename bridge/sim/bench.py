@@ -1,11 +1,18 @@
 """Simulator benchmark: events/s, wall time, CPU time and peak memory per policy on fixed traces.
 
-``schedbridge bench sim [--jobs N] [--nodes N] [--policy NAME ...]`` (also
-``python -m bench.sim_bench``). The trace is generated here from a fixed seed, so figures stay
-comparable across commits: a Yahoo-sized mix (24,262 jobs, ~1.2M tasks, ~9.4% long jobs holding
-~98% of the task-seconds, per-task Gaussian(mean, 2*mean) durations without negatives, Poisson
-arrivals) scaled to load the cluster at about ``--load``. Each policy runs in a fresh child
-process so peak RSS is per policy.
+``schedbridge bench sim [--trace yahoo|google] [--jobs N] [--nodes N] [--policy NAME ...]`` (also
+``python -m bench.sim_bench``). The traces are generated from fixed seeds, so figures stay
+comparable across commits:
+
+* ``yahoo`` (default): a Yahoo-sized mix generated here (24,262 jobs, ~1.2M tasks, ~9.4% long
+  jobs holding ~98% of the task-seconds, per-task Gaussian(mean, 2*mean) durations without
+  negatives, Poisson arrivals) scaled to load the cluster at about ``--load``; 4,000 nodes.
+* ``google``: ``workloads.synthetic`` kind ``google`` (506,460 jobs, ~10% long jobs holding ~83%
+  of the task-seconds, its native 1 s mean inter-arrival; ``--load`` is ignored), 15,000 nodes,
+  and the thesis' Google policy settings (cutoff 1129.532 s, 17% short-only partition, Kairos
+  W = 10,000 s) for the policies that have those parameters.
+
+Each policy runs in a fresh child process so peak RSS is per policy.
 """
 from __future__ import annotations
 
@@ -27,7 +34,8 @@ LONG_FRACTION = 0.0941
 SHORT = (30.0, 10.0)     # (mean tasks per job, mean task duration in s), short class
 LONG = (240.0, 800.0)    # long class
 CUTOFF = 90.5811
-DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "lwl", "dlwl")
+DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "lwl", "dlwl", "eagle", "kairos")
+TRACES = {"yahoo": (YAHOO_JOBS, 4000), "google": (506_460, 15_000)}   # default jobs, nodes
 
 
 def yahoo_like(n_jobs: int = YAHOO_JOBS, nodes: int = 4000, load: float = 0.9, seed: int = 1) -> list[Job]:
@@ -58,8 +66,37 @@ def yahoo_like(n_jobs: int = YAHOO_JOBS, nodes: int = 4000, load: float = 0.9, s
     return jobs
 
 
+def google_like(n_jobs: int = TRACES["google"][0], seed: int = 1) -> list[Job]:
+    """The ``google`` synthetic kind (see the module docstring) as simulator jobs."""
+    from workloads.synthetic.kinds import generate
+
+    trace = generate("google", jobs=n_jobs, seed=seed)
+    return [Job(i, tj.submit_time, tj.durations, tj.estimate) for i, tj in enumerate(trace.jobs)]
+
+
+def trace_jobs(trace: str, n_jobs: int, nodes: int, load: float) -> list[Job]:
+    if trace == "google":
+        return google_like(n_jobs)
+    return yahoo_like(n_jobs, nodes, load)
+
+
+def trace_settings(trace: str, policy: str) -> dict[str, Any]:
+    """The trace's values for those of the policy's parameters it sets (none for ``yahoo``,
+    whose values are the defaults)."""
+    if trace != "google":
+        return {}
+    from dataclasses import fields
+
+    from policies.registry import default_registry
+    from workloads.synthetic.kinds import get_kind
+
+    params = get_kind("google").policy_parameters()
+    names = {f.name for f in fields(default_registry().config(policy, ()))}
+    return {k: v for k, v in params.items() if k in names}
+
+
 def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
-            settings: Sequence[str] = ()) -> dict[str, Any]:
+            settings: Sequence[str] | dict[str, Any] = ()) -> dict[str, Any]:
     """Simulate one policy in this process and measure it."""
     from bridge.sim.engine import Simulation
     from policies.api import ClusterSpec, PolicyEnv
@@ -98,9 +135,12 @@ def kernel_floor(n_events: int = 300_000) -> float:
     return round((time.process_time() - c0) / k.events * 1e6, 3)
 
 
-def _child(policy: str, n_jobs: int, nodes: int, load: float) -> None:
-    jobs = yahoo_like(n_jobs, nodes, load)
-    row = run_one(policy, jobs, nodes)
+def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yahoo") -> None:
+    jobs = trace_jobs(trace, n_jobs, nodes, load)
+    settings = trace_settings(trace, policy)
+    row = {"trace": trace, **run_one(policy, jobs, nodes, settings=settings)}
+    if settings:
+        row["settings"] = settings
     row["kernel_floor_us_per_event"] = kernel_floor()
     print(json.dumps(row))
 
@@ -111,27 +151,35 @@ def bench() -> None:
 
 
 @bench.command("sim")
-@click.option("--jobs", "n_jobs", type=click.IntRange(1), default=YAHOO_JOBS, show_default=True)
-@click.option("--nodes", type=click.IntRange(1), default=4000, show_default=True)
-@click.option("--load", type=click.FloatRange(0.01, 10), default=0.9, show_default=True)
+@click.option("--trace", type=click.Choice(sorted(TRACES)), default="yahoo", show_default=True,
+              help="which fixed trace (see the module docstring)")
+@click.option("--jobs", "n_jobs", type=click.IntRange(1), default=None,
+              help="number of jobs (default: the full trace, 24,262 yahoo / 506,460 google)")
+@click.option("--nodes", type=click.IntRange(1), default=None, help="cluster size (default: 4,000 yahoo / 15,000 google)")
+@click.option("--load", type=click.FloatRange(0.01, 10), default=0.9, show_default=True,
+              help="offered load (yahoo only; google keeps its native arrival rate)")
 @click.option("--policy", "policies", multiple=True, help="policy to run (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per policy")
-def sim(n_jobs: int, nodes: int, load: float, policies: tuple[str, ...], as_json: bool) -> None:
-    """Simulated events/s, wall time and peak memory on a fixed Yahoo-sized trace."""
+def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies: tuple[str, ...],
+        as_json: bool) -> None:
+    """Simulated events/s, wall time and peak memory on a fixed Yahoo- or Google-sized trace."""
     from policies.registry import default_registry
 
     known = default_registry().names()
     for p in policies:
         if p not in known:
             raise click.BadParameter(f"unknown policy {p!r}; known policies: {', '.join(known)}", param_hint="--policy")
+    n_jobs = TRACES[trace][0] if n_jobs is None else n_jobs
+    nodes = TRACES[trace][1] if nodes is None else nodes
     t0 = time.perf_counter()
-    jobs = yahoo_like(n_jobs, nodes, load)
-    click.echo(f"trace: {len(jobs)} jobs, {sum(j.n_tasks for j in jobs)} tasks, {nodes} nodes, "
-               f"load ~{load} (generated in {time.perf_counter() - t0:.1f}s)", err=True)
+    jobs = trace_jobs(trace, n_jobs, nodes, load)
+    click.echo(f"trace {trace}: {len(jobs)} jobs, {sum(j.n_tasks for j in jobs)} tasks, {nodes} nodes"
+               + (f", load ~{load}" if trace == "yahoo" else "")
+               + f" (generated in {time.perf_counter() - t0:.1f}s)", err=True)
     del jobs
     for p in policies or DEFAULT_POLICIES:
         proc = subprocess.run([sys.executable, "-c",
-                               f"from bridge.sim.bench import _child; _child({p!r}, {n_jobs}, {nodes}, {load})"],
+                               f"from bridge.sim.bench import _child; _child({p!r}, {n_jobs}, {nodes}, {load}, {trace!r})"],
                               capture_output=True, text=True)
         if proc.returncode:
             raise click.ClickException(f"{p}: benchmark failed:\n{proc.stderr[-2000:]}")
