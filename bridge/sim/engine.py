@@ -505,13 +505,28 @@ class Simulation:
         row = self.slots[node]
         if row[slot] is not None:
             raise self._fail(f"slot {slot} of node {node} is not free", d)
-        flag = self._flag_of(node, probe, d) if d.keep else self._dequeue(node, probe, d)
+        if d.keep:
+            flag = self._flag_of(node, probe, d)
+        else:  # self._dequeue(node, probe, d), inlined: one call less per task
+            q = self.queue[node]
+            rec = q.get(id(probe))
+            if rec is None:
+                raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
+            flag = rec[2] > 0
+            if rec[1] == 1:
+                del q[id(probe)]
+            else:
+                rec[1] -= 1
+                if flag:
+                    rec[2] -= 1
+            self.qlen[node] -= 1
+            if self.report_long is not None and self.job_long[probe.job_id]:
+                self.long_at[node] -= 1
+        self.nfree[node] -= 1
         if probe.task is not None:
-            self.nfree[node] -= 1
             self._start(node, slot, probe.job_id, probe.task, probe, flag, now, out)
         else:
             row[slot] = _Reserved(probe, d.keep, flag)
-            self.nfree[node] -= 1
             out.append(TaskRequest(now + self.delay, node, slot, probe))
 
     def _reservation(self, node: int, slot: int, d: object) -> _Reserved:

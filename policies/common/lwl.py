@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 
 class LwlTable:
-    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key")
+    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key", "_limit")
 
     def __init__(self, n_nodes: int, nodes: Iterable[int]) -> None:
         self.queued = [0.0] * n_nodes                     # est work placed but not started
@@ -30,6 +30,7 @@ class LwlTable:
         self._heaps: list[list[tuple[float, int, int]]] = []
         self._groups_of: list[tuple[int, ...]] = [()] * n_nodes
         self.members: list[list[int]] = []
+        self._limit: list[int] = []                       # heap size that triggers compaction
         self.add_group(nodes)
 
     def add_group(self, nodes: Iterable[int]) -> int:
@@ -44,6 +45,7 @@ class LwlTable:
         heap = [(0.0, n, self._ver[n]) for n in members]
         heapq.heapify(heap)
         self._heaps.append(heap)
+        self._limit.append(4 * len(members) + 1024)
         return g
 
     def work_left(self, node: int, now: float) -> float:
@@ -54,13 +56,18 @@ class LwlTable:
         return w
 
     def _push(self, node: int, now: float) -> None:
-        self._ver[node] += 1
-        v = self._ver[node]
-        key = self._key[node] = now + self.work_left(node, now)
+        ver = self._ver
+        v = ver[node] = ver[node] + 1
+        w = self.queued[node]                             # work_left(node, now), inlined
+        for end in self.running[node].values():
+            if end > now:
+                w += end - now
+        key = self._key[node] = now + w
+        heaps, limit, push = self._heaps, self._limit, heapq.heappush
         for g in self._groups_of[node]:
-            heap = self._heaps[g]
-            heapq.heappush(heap, (key, node, v))
-            if len(heap) > 4 * len(self.members[g]) + 1024:
+            heap = heaps[g]
+            push(heap, (key, node, v))
+            if len(heap) > limit[g]:
                 self._compact(g)
 
     def _compact(self, g: int) -> None:
