@@ -97,10 +97,13 @@ class _LevelQueue:
     """Nodes bucketed by task count; within a bucket the lowest tie-break key wins.
 
     One heap per count level with lazy deletion: an entry is valid while its version is the
-    node's current one, so updates are O(log n) pushes and never searches."""
+    node's current one, so updates are O(log n) pushes and never searches. A heap that grows
+    past twice the node count (plus slack) is rebuilt from its valid entries, which leaves
+    ``best`` unchanged and keeps memory bounded on long traces."""
 
     def __init__(self, keys: list[float], cap: int) -> None:
         self.cap = cap
+        self.limit = 2 * len(keys) + 1024
         self.count = [0] * len(keys)
         self.key = list(keys)
         self.version = [0] * len(keys)
@@ -110,9 +113,20 @@ class _LevelQueue:
 
     def update(self, node: int, count: int, key: float) -> None:
         self.count[node], self.key[node] = count, key
-        self.version[node] += 1
+        v = self.version[node] = self.version[node] + 1
         if count < self.cap:
-            heapq.heappush(self.heaps[count], (key, node, self.version[node]))
+            heap = self.heaps[count]
+            heapq.heappush(heap, (key, node, v))
+            if len(heap) > self.limit:
+                self._compact(count)
+
+    def _compact(self, level: int) -> None:
+        """Keep only the valid entries of one level (each node has exactly one, its latest)."""
+        level %= self.cap   # a negative count indexes its heap from the end, as in `update`
+        count, key, version = self.count, self.key, self.version
+        heap = [(key[n], n, version[n]) for n in range(len(count)) if count[n] == level]
+        heapq.heapify(heap)
+        self.heaps[level] = heap
 
     def best(self) -> int | None:
         """The admissible node with the fewest tasks and the lowest key, or None."""

@@ -214,6 +214,8 @@ class Simulation:
         self._on_freed = self._h.get("on_slot_freed")
         self._on_request = self._h.get("on_task_request")
         self._on_steal = self._h.get("on_steal_request")
+        self._on_sched_timer = self._h.get("on_timer")
+        self._on_node_timer = self._h.get("on_node_timer")
         self._notify_start = "on_task_started" in self._h
         self._notify_finish = "on_task_finished" in self._h
         k = self.kernel
@@ -327,7 +329,7 @@ class Simulation:
 
     def _on_timer(self, ev: Timer) -> list[Any]:
         self._c["timers"] += 1
-        fn = self._h.get("on_timer" if ev.node is None else "on_node_timer")
+        fn = self._on_sched_timer if ev.node is None else self._on_node_timer
         if fn is None:
             raise self._fail("timer fired but the policy has no hook for it", ev)
         return self._apply(ev, fn(ev, self.view), [])

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -57,6 +58,9 @@ final class PolicyClient implements AutoCloseable {
 
     /** Sends {@code request} (events or snapshot added here); empty means "fall back this round". */
     Optional<JsonNode> round(ObjectNode request) {
+        if (caller.isShutdown()) {  // a re-offer racing SparkContext.stop: Spark winds down on its own
+            return Optional.empty();
+        }
         if (inflight != null && !inflight.isDone()) {  // checked first: the transport is busy with it
             return fail(Failure.DEADLINE, "previous policy call still running past its " + conf.deadlineMs + " ms deadline");
         }
@@ -69,6 +73,8 @@ final class PolicyClient implements AutoCloseable {
             }
         } catch (IOException | ExecutionException | TimeoutException e) {
             return fail(Failure.UNREACHABLE, "policy host unreachable: " + e.getMessage());
+        } catch (RejectedExecutionException e) {  // closed meanwhile
+            return Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return fail(Failure.UNREACHABLE, "interrupted");
@@ -89,6 +95,8 @@ final class PolicyClient implements AutoCloseable {
             String body = JSON.writeValueAsString(request);
             inflight = caller.submit(() -> transport.call(body));
             reply = JSON.readTree(inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS));
+        } catch (RejectedExecutionException e) {  // closed meanwhile
+            return Optional.empty();
         } catch (TimeoutException e) {
             late = true;
             return fail(Failure.DEADLINE, "policy call exceeded its " + conf.deadlineMs + " ms deadline");
