@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 
 class LwlTable:
-    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key", "_limit")
+    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key", "_limit", "_active")
 
     def __init__(self, n_nodes: int, nodes: Iterable[int]) -> None:
         self.queued = [0.0] * n_nodes                     # est work placed but not started
@@ -31,6 +31,9 @@ class LwlTable:
         self._groups_of: list[tuple[int, ...]] = [()] * n_nodes
         self.members: list[list[int]] = []
         self._limit: list[int] = []                       # heap size that triggers compaction
+        # a group's heap is kept only once something is placed in it: until then pushes skip it
+        # and the first peek builds it from the latest keys (the same valid entries it would hold)
+        self._active: list[bool] = []
         self.add_group(nodes)
 
     def add_group(self, nodes: Iterable[int]) -> int:
@@ -42,10 +45,12 @@ class LwlTable:
         self.members.append(members)
         for n in members:
             self._groups_of[n] = self._groups_of[n] + (g,)
-        heap = [(0.0, n, self._ver[n]) for n in members]
+        lazy = not any(self._ver)   # nothing pushed yet: every key is 0.0, as a fresh heap would say
+        heap = [] if lazy else [(0.0, n, self._ver[n]) for n in members]
         heapq.heapify(heap)
         self._heaps.append(heap)
         self._limit.append(4 * len(members) + 1024)
+        self._active.append(not lazy)
         return g
 
     def work_left(self, node: int, now: float) -> float:
@@ -63,8 +68,10 @@ class LwlTable:
             if end > now:
                 w += end - now
         key = self._key[node] = now + w
-        heaps, limit, push = self._heaps, self._limit, heapq.heappush
+        heaps, limit, active, push = self._heaps, self._limit, self._active, heapq.heappush
         for g in self._groups_of[node]:
+            if not active[g]:
+                continue
             heap = heaps[g]
             push(heap, (key, node, v))
             if len(heap) > limit[g]:
@@ -79,6 +86,9 @@ class LwlTable:
 
     def peek(self, now: float, group: int = 0) -> int:
         """The least-loaded node of ``group`` (without charging it)."""
+        if not self._active[group]:
+            self._compact(group)
+            self._active[group] = True
         heap = self._heaps[group]
         ver = self._ver
         while True:
