@@ -200,6 +200,8 @@ class Eagle:
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
         self._free_nodes: dict[int, tuple[int, ...]] = {}        # copy ts -> nodes it marks free
         self.nodes = _Nodes(n)
+        # why an SSS node refuses a short probe: one immutable value shared by every rejection
+        self._long_here = Status(Code.UNSCHEDULABLE, "node holds a long task", self.name)
         self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if config.sss else _AcceptAll()
         self.discipline: _Discipline = _StickySrpt(config.starvation_cap) if config.sbp_srpt else _Fifo()
 
@@ -274,8 +276,7 @@ class Eagle:
         node, probe = ev.node, ev.probe
         nodes = self.nodes
         if self.acceptance.rejects(probe, nodes.long_here[node]):
-            status = Status(Code.UNSCHEDULABLE, "node holds a long task", self.name)
-            return (Reject(status, node=node, probe=probe, payload=nodes.snapshot[node]),)
+            return (Reject(self._long_here, node=node, probe=probe, payload=nodes.snapshot[node]),)
         if probe.long:
             nodes.long_here[node] += 1
             nodes.snapshot[node] = probe.info
