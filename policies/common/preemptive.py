@@ -94,12 +94,15 @@ class PreemptiveWorkers:
         out, free = self._fill(node, waiting, free, slots, ready_only=False)
         if not waiting:
             return out
+        # Started early: revisit once settled. Needed on both paths below: a task started early
+        # here is stuck too but not in ``running``, so the guard cannot suspend it in this step;
+        # without the recheck it can keep a ready task out with nothing left to wake the worker.
+        recheck = [SetTimer(view.now, node, "recheck")] if any(
+            not view.is_ready(*k) for k in before - {w.key for w in waiting}) else []
         stuck = [r for r in running if not view.is_ready(r.job_id, r.task)]
         if stuck and any(w.ready for w in waiting):
-            return out + self._unstick(node, view, stuck, waiting, free, slots)
-        if any(not view.is_ready(*k) for k in before - {w.key for w in waiting}):
-            out.append(SetTimer(view.now, node, "recheck"))  # started early: revisit once settled
-        return out + self._preempt(node, view, waiting, free, running)
+            return out + self._unstick(node, view, stuck, waiting, free, slots) + recheck
+        return out + recheck + self._preempt(node, view, waiting, free, running)
 
     def _fill(self, node: int, waiting: list[_Waiting], free: Sequence[float], slots: list[int],
               ready_only: bool) -> tuple[list[Decision], Sequence[float]]:

@@ -77,3 +77,21 @@ def test_vector_capacity_and_precedence(policy, jobs, nodes):
         assert early <= result.log.counters["disorders"] <= _early_starts(result, strict=False)
     else:
         assert early == 0 and result.log.counters["disorders"] == 0
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_ready_task_not_starved_by_same_step_early_starts(policy):
+    """Regression (natjam): a worker early-started a not-ready task in the same step as its
+    liveness guard suspended the older stuck ones; the new stuck task kept the ready task
+    (the whole memory) out and no event was left to revisit the worker, so job 1 never ended."""
+    jobs = [Job(0, 0.0, (0.05,), demands=((0.5, 0.5),), parents=((),)),
+            Job(1, 0.0, (0.05,) * 6,
+                demands=((0.5, 6.0), (0.5, 12.0), (0.5, 0.5), (0.5, 0.5), (0.5, 6.0), (0.5, 6.0)),
+                parents=((), (0,), (0, 1), (0, 1), (0, 1), (0, 1)))]
+    spec = ClusterSpec(1, 6, ("cpu", "mem"), CAPACITY, 0.0005)
+    result = simulate(jobs, registry.create(policy, PolicyEnv(spec, 3)), spec, switch_cost=0.001)
+    assert not result.unfinished
+    lg = result.log
+    finished = [(j, t) for j, t, ok in zip(lg.seg_job, lg.seg_task, lg.seg_done) if ok]
+    assert sorted(finished) == [(0, 0)] + [(1, t) for t in range(6)]
+    _check_capacity(result)
