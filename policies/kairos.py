@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import heapq
+import operator
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -86,6 +87,9 @@ class KairosHeartbeat:
     variance: float
     total: float
     received: int
+
+
+_attained = operator.attrgetter("attained")
 
 
 def _age(task: RunningTask, now: float) -> float:
@@ -160,9 +164,10 @@ class _Central:
         self.levels.update(node, hb.n_tasks + in_flight, self._fresh_key(hb.variance, hb.total))
 
     def _fresh_key(self, variance: float, total: float) -> float:
-        if self.config.tie_break is TieBreak.VAR:
+        tie_break = self.config.tie_break
+        if tie_break is TieBreak.VAR:
             return variance
-        if self.config.tie_break is TieBreak.SUM:
+        if tie_break is TieBreak.SUM:
             return total
         return self.rng.random()
 
@@ -287,7 +292,7 @@ class _Node:
 
     def _youngest_idle(self, node: int, view: ClusterView) -> RunningTask | ProbeInfo | None:
         """Least attained idle task: a never-run task (age 0, FIFO) or a suspended one."""
-        suspended = min(view.suspended(node), key=lambda t: t.attained, default=None)
+        suspended = min(view.suspended(node), key=_attained, default=None)
         if self.waiting[node] and (suspended is None or suspended.attained > 0):
             return self.waiting[node][0]
         return suspended
@@ -361,8 +366,9 @@ class Kairos:
         return self.central.dispatch()
 
     def on_heartbeat(self, ev: Heartbeat, view: ClusterView) -> Decisions:
-        self.central.heartbeat(ev.node, ev.payload)
-        return self.central.dispatch()
+        central = self.central
+        central.heartbeat(ev.node, ev.payload)
+        return central.dispatch() if central.pending else ()
 
     # node side
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
