@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 ESTIMATE_PROP = "schedbridge.estimate"
 MAX_STEPS = 200_000  # hook calls per round; more means a policy loops
 StageKey = tuple[str, int, int]  # (app, stage, attempt)
+# The one resource live: task slots (cores / spark.task.cpus); every task needs one.
+SLOT_RESOURCE = ("slots",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,7 @@ class _View:
         return len(self._p.nodes.queues[node])
 
     def free_capacity(self, node: int) -> tuple[float, ...] | None:
-        return None
+        return (float(self._p.nodes.free_count(node)),)
 
     def attained(self, node: int, job_id: int, task: int) -> float:
         return next((self.now - r.started for r in self.running(node) if (r.job_id, r.task) == (job_id, task)), 0.0)
@@ -169,7 +171,8 @@ class EnginePlanner:
         self._jobs.clear()
         self._by_stage.clear()
         self._timers.clear()
-        spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, network_delay=0.0)
+        spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
+                           capacity=(float(slots),), network_delay=0.0)
         self._policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
         self._view = _View(self, spec)
         log.info("schedbridge engine: %s rebuilt over %d executors x %d slots, nodes: %s", self.name,
@@ -224,7 +227,8 @@ class EnginePlanner:
     def _arrive(self, key: StageKey, d: StageDemand, n: int) -> None:
         job_id = next(self._job_ids)
         est = float(d.props.get(ESTIMATE_PROP, self.params.estimate))
-        job = Job(job_id, self.now, (est,) * n, est, name=f"{key[0]}:stage{d.stage}.{d.attempt}",
+        job = Job(job_id, self.now, (est,) * n, est, demands=((1.0,),) * n,
+                  name=f"{key[0]}:stage{d.stage}.{d.attempt}",
                   meta={"app": key[0], "stage": d.stage, "job": d.job, **d.props})
         self.job_specs[job_id] = job
         self._jobs[job_id] = _LiveJob(key, n)
@@ -288,6 +292,7 @@ class EnginePlanner:
                 if probe.job_id not in self._jobs:
                     self._warn_once("job", f"Run for unknown job {probe.job_id} ignored")
                     return []
+                slot = nodes.usable_slot(node, slot)
                 if not nodes.reserve(node, slot, probe, probe.job_id, probe.task if bound else -1, bound):
                     self._warn_once("run", f"Run on a busy or unknown slot {node}/{slot} ignored")
                     return []

@@ -49,6 +49,15 @@ class LiveNodes:
     def free_slot(self, node: int) -> int:
         return next((i for i, s in enumerate(self.slots[node]) if s.free), -1)
 
+    def usable_slot(self, node: int, slot: int) -> int:
+        """``slot`` if free, else another free slot of ``node`` (or ``slot`` if none is): a policy
+        cannot see the slots held by foreign tasks or by reservations Spark has not launched yet,
+        so live a decision's slot index only names its node."""
+        if 0 <= node < len(self.slots) and 0 <= slot < len(self.slots[node]) and not self.slots[node][slot].free:
+            other = self.free_slot(node)
+            return slot if other < 0 else other
+        return slot
+
     def free_count(self, node: int) -> int:
         return sum(s.free for s in self.slots[node])
 

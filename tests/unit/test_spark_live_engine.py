@@ -10,7 +10,7 @@ import pytest
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
 
-LIVE_POLICIES = ["fifo", "sparrow", "hawk", "eagle", "kairos", "spark-fifo"]
+LIVE_POLICIES = ["fifo", "sparrow", "hawk", "eagle", "kairos", "falcon", "spark-fifo"]
 
 
 class FakeSpark:
@@ -117,3 +117,18 @@ def test_only_spark_fifo_declares_sparks_own_order(policy: str) -> None:
     spark = FakeSpark({"1": 2}, {1: (3, {})})
     reply = json.loads(PolicyHost(make_planner(policy, {})).handle(spark.request()))
     assert reply["assign"] and reply["spark_order"] is (policy == "spark-fifo")
+
+
+def test_falcon_runs_the_higher_priority_stage_first() -> None:
+    """Live, Falcon orders waiting tasks by Eq. (3): with one slot, once stage 1 (arriving first
+    in the round) has taken the free slot, the stage whose tasks finish soonest (estimate 0.01 s
+    vs 100 s, equal waits) gets every later grant before stage 1's rest; FIFO would run
+    1, 1, 1, 2, 2, 2."""
+    spark = FakeSpark({"1": 1}, {1: (3, {"schedbridge.estimate": "100"}),
+                                 2: (3, {"schedbridge.estimate": "0.01"})})
+    drive(PolicyHost(make_planner("falcon", {})), spark)
+    assert [stage for stage, _ in spark.ran_on] == [1, 2, 2, 2, 1, 1]
+    fifo = FakeSpark({"1": 1}, {1: (3, {"schedbridge.estimate": "100"}),
+                                2: (3, {"schedbridge.estimate": "0.01"})})
+    drive(PolicyHost(make_planner("fifo", {})), fifo)
+    assert [stage for stage, _ in fifo.ran_on] == [1, 1, 1, 2, 2, 2]
