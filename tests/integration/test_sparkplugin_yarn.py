@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "jobs" / "sparkplugin_app.py"
 QUERIES = "1,6"
-LIVE = ["fifo", "sparrow", "hawk", "eagle", "kairos"]
+LIVE = ["fifo", "sparrow", "hawk", "eagle", "kairos", "falcon"]
 HAWK = ["cutoff=10", "big_partition=50", "small_partition=100"]
 
 
