@@ -28,6 +28,15 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
+def _legend_or_note(ax: plt.Axes, note: str) -> None:
+    """A legend, or ``note`` across an empty plot (results without the data, e.g. a benchmark's
+    without tasks.csv) instead of matplotlib's warning about a legend with no entries."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
+
+
 def _cdf(series_by_label: dict[str, pd.Series], xlabel: str, title: str, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, values in series_by_label.items():
@@ -36,7 +45,7 @@ def _cdf(series_by_label: dict[str, pd.Series], xlabel: str, title: str, path: P
             ax.step(xs, np.arange(1, len(xs) + 1) / len(xs), where="post", label=label)
     ax.set(xlabel=xlabel, ylabel="fraction of jobs", title=title, ylim=(0, 1.02))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    _legend_or_note(ax, "no completed jobs in these results")
     return _save(fig, path)
 
 
@@ -55,7 +64,7 @@ def _utilization(runs: list[Run], path: Path) -> Path:
     ax.set(xlabel="time since start (s)", ylabel="share of vcores", title="Cluster utilization",
            ylim=(0, 1.05))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    _legend_or_note(ax, "no per-task times in these results")
     return _save(fig, path)
 
 

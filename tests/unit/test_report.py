@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,7 @@ from click.testing import CliRunner
 
 from bridge.report.cli import report
 from bridge.report.load import ResultsError, load_runs
+from bridge.report.plots import write_plots
 from bridge.report.table import build
 
 JOB_COLUMNS = ["job_id", "category", "params", "submit_s", "start_s", "end_s", "status",
@@ -86,6 +88,10 @@ def test_run_without_tasks_or_utilization(tmp_path: Path) -> None:
     column = build(load_runs([run]))["p shared (live)"]
     assert column["JCT p50 (s)"] == 3.0
     assert pd.isna(column["SE (vcores)"]) and pd.isna(column["utilization"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "No artists with labels" from an empty plot
+        plots = write_plots(load_runs([run]), tmp_path / "plots")
+    assert [p.name for p in plots] == ["jct_cdf.png", "slowdown_cdf.png", "utilization.png"]
 
 
 def test_same_labels_are_told_apart(tmp_path: Path) -> None:
