@@ -292,11 +292,11 @@ class EnginePlanner:
                 if probe.job_id not in self._jobs:
                     self._warn_once("job", f"Run for unknown job {probe.job_id} ignored")
                     return []
-                slot = nodes.usable_slot(node, slot)
-                if not nodes.reserve(node, slot, probe, probe.job_id, probe.task if bound else -1, bound):
+                got = nodes.reserve(node, slot, probe, probe.job_id, probe.task if bound else -1, bound)
+                if got < 0:
                     self._warn_once("run", f"Run on a busy or unknown slot {node}/{slot} ignored")
                     return []
-                return [] if bound else [("on_task_request", TaskRequest(now, node, slot, probe))]
+                return [] if bound else [("on_task_request", TaskRequest(now, node, got, probe))]
             case Launch(node=node, slot=slot, job_id=job_id, task=task):
                 s = nodes.slots[node][slot]
                 if s.job_id != job_id or s.bound:

@@ -49,15 +49,6 @@ class LiveNodes:
     def free_slot(self, node: int) -> int:
         return next((i for i, s in enumerate(self.slots[node]) if s.free), -1)
 
-    def usable_slot(self, node: int, slot: int) -> int:
-        """``slot`` if free, else another free slot of ``node`` (or ``slot`` if none is): a policy
-        cannot see the slots held by foreign tasks or by reservations Spark has not launched yet,
-        so live a decision's slot index only names its node."""
-        if 0 <= node < len(self.slots) and 0 <= slot < len(self.slots[node]) and not self.slots[node][slot].free:
-            other = self.free_slot(node)
-            return slot if other < 0 else other
-        return slot
-
     def free_count(self, node: int) -> int:
         return sum(s.free for s in self.slots[node])
 
@@ -65,15 +56,20 @@ class LiveNodes:
         return tuple(RunningTask(i, s.job_id, s.task, s.started, 0.0, s.probe)
                      for i, s in enumerate(self.slots[node]) if s.spark_task is not None and s.job_id >= 0)
 
-    def reserve(self, node: int, slot: int, probe: ProbeInfo, job_id: int, task: int, bound: bool) -> bool:
-        """Reserve a free slot; False if it is not free (a decision contradicting the truth)."""
+    def reserve(self, node: int, slot: int, probe: ProbeInfo, job_id: int, task: int, bound: bool) -> int:
+        """Reserve ``slot``, or another free slot of ``node`` if it is taken: a policy cannot see the
+        slots held by foreign tasks or by reservations Spark has not launched yet, so live a
+        decision's slot index only names its node. Returns the slot reserved; -1 for an unknown
+        slot or a node with none free (a decision contradicting the truth)."""
         if not (0 <= node < len(self.slots) and 0 <= slot < len(self.slots[node])):
-            return False
+            return -1
+        if not self.slots[node][slot].free:
+            slot = self.free_slot(node)
+            if slot < 0:
+                return -1
         s = self.slots[node][slot]
-        if not s.free:
-            return False
         s.job_id, s.task, s.probe, s.bound = job_id, task, probe, bound
-        return True
+        return slot
 
     def unstarted(self) -> Iterator[tuple[int, int, SlotState]]:
         """Reserved slots bound to a task that Spark has not launched yet (the grants)."""

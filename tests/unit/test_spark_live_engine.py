@@ -124,11 +124,10 @@ def test_falcon_runs_the_higher_priority_stage_first() -> None:
     in the round) has taken the free slot, the stage whose tasks finish soonest (estimate 0.01 s
     vs 100 s, equal waits) gets every later grant before stage 1's rest; FIFO would run
     1, 1, 1, 2, 2, 2."""
-    spark = FakeSpark({"1": 1}, {1: (3, {"schedbridge.estimate": "100"}),
-                                 2: (3, {"schedbridge.estimate": "0.01"})})
-    drive(PolicyHost(make_planner("falcon", {})), spark)
-    assert [stage for stage, _ in spark.ran_on] == [1, 2, 2, 2, 1, 1]
-    fifo = FakeSpark({"1": 1}, {1: (3, {"schedbridge.estimate": "100"}),
-                                2: (3, {"schedbridge.estimate": "0.01"})})
-    drive(PolicyHost(make_planner("fifo", {})), fifo)
-    assert [stage for stage, _ in fifo.ran_on] == [1, 1, 1, 2, 2, 2]
+    stages = {1: (3, {"schedbridge.estimate": "100"}), 2: (3, {"schedbridge.estimate": "0.01"})}
+    order = {}
+    for policy in ("falcon", "fifo"):
+        spark = FakeSpark({"1": 1}, stages)
+        drive(PolicyHost(make_planner(policy, {})), spark)
+        order[policy] = [stage for stage, _ in spark.ran_on]
+    assert order == {"falcon": [1, 2, 2, 2, 1, 1], "fifo": [1, 1, 1, 2, 2, 2]}
