@@ -12,6 +12,9 @@ job, and :meth:`Job.task` builds a :class:`Task` view on demand.
 * ``stage_of[i]`` / ``stage_parents[s]`` (optional) group tasks into stages with barriers
   between them (Spark, Ursa): a task is ready when its own parents and every task of every
   parent stage of its stage have finished.
+* ``successors`` (optional) is work that waits for the whole job and arrives later as jobs of
+  its own: live, each runnable Spark stage is a job and the stages after it in its Spark job are
+  its successors. Dependency-aware priorities (Falcon's Eq. 2) count them; nothing runs them.
 """
 from __future__ import annotations
 
@@ -39,6 +42,16 @@ class Task:
 
 
 @dataclass(frozen=True, slots=True)
+class Successor:
+    """A stage that waits for a job: ``tasks`` tasks of ``estimate`` seconds each, after
+    ``after`` (indices of earlier successors of the same job, or -1 for the job itself)."""
+
+    tasks: int
+    estimate: float
+    after: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     job_id: int
     submit: float
@@ -50,6 +63,7 @@ class Job:
     stage_parents: tuple[tuple[int, ...], ...] | None = None
     name: str = ""
     meta: Any = None
+    successors: tuple[Successor, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.durations)
@@ -85,6 +99,8 @@ class Job:
             if any(not 0 <= s < n_stages for s in self.stage_of):
                 raise WorkloadError(f"job {self.job_id}: stage label out of range 0..{n_stages - 1}")
             _check_acyclic(self.job_id, "stage", self.stage_parents or ())
+        for k, succ in enumerate(self.successors):
+            _check_successor(self.job_id, k, succ)
 
     # -- derived -------------------------------------------------------------------------
     @property
@@ -123,7 +139,16 @@ class Job:
     def with_estimate(self, estimate: float) -> Job:
         """Same job, different scheduler-visible estimate (misestimation experiments)."""
         return Job(self.job_id, self.submit, self.durations, estimate, self.demands, self.parents,
-                   self.stage_of, self.stage_parents, self.name, self.meta)
+                   self.stage_of, self.stage_parents, self.name, self.meta, self.successors)
+
+
+def _check_successor(job_id: int, k: int, succ: Successor) -> None:
+    """Successors come in topological order: each waits only for the job or earlier ones."""
+    if succ.tasks < 1 or not (succ.estimate >= 0 and math.isfinite(succ.estimate)):
+        raise WorkloadError(f"job {job_id}: successor {k} needs >= 1 task and a finite estimate >= 0")
+    if not succ.after or any(not -1 <= a < k for a in succ.after):
+        raise WorkloadError(f"job {job_id}: successor {k} must wait for the job (-1) or earlier "
+                            f"successors 0..{k - 1}, got {succ.after}")
 
 
 def _check_acyclic(job_id: int, what: str, parents: tuple[tuple[int, ...], ...]) -> None:

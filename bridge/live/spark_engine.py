@@ -2,7 +2,8 @@
 
 Mapping: each (application, executor) is a node with ``cores / spark.task.cpus`` slots; each
 runnable Spark stage attempt is a policy job whose tasks are its pending tasks (estimate: the
-job property ``schedbridge.estimate`` in seconds, else ``estimate``). Events a round brings (task
+job property ``schedbridge.estimate`` in seconds, else ``estimate``) and whose successors are the
+stages after it in its Spark job (``bridge.live.spark_dag``). Events a round brings (task
 ends, Spark's launch report) become ``TaskFinished``/``SlotFreed``; the policy's decisions are
 applied at once (zero network delay) on :class:`LiveNodes`, and every slot reserved for a task
 becomes a grant. A change in the set of executors, or a snapshot, rebuilds the policy from
@@ -20,9 +21,10 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bridge.live.spark_dag import successors_of
 from bridge.live.spark_nodes import FOREIGN, LiveNodes, SlotState
-from bridge.live.spark_protocol import (Grant, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd,
-                                        TaskStart)
+from bridge.live.spark_protocol import (Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand,
+                                        TaskEnd, TaskStart)
 from bridge.live.spark_state import AppState, LiveCluster
 from policies import registry
 from policies.api import (Assign, Cancel, ClusterSpec, Drop, Give, Heartbeat, JobArrival, Launch, PolicyEnv,
@@ -148,7 +150,7 @@ class EnginePlanner:
             self._bind_launched(rnd)
             for ev in events:
                 self._on_spark_event(rnd.app, ev)
-        self._sync_stages(rnd)
+        self._sync_stages(rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
         self._fire_timers()
         preempt, self._preempt = tuple(self._preempt), []
         return Placement(self._grants(rnd.app), preempt)
@@ -210,7 +212,7 @@ class EnginePlanner:
         else:
             self._deliver("on_slot_freed", SlotFreed(self.now, node, slot))
 
-    def _sync_stages(self, rnd: OfferRound) -> None:
+    def _sync_stages(self, rnd: OfferRound, spark_jobs: Mapping[int, JobStart]) -> None:
         """New or grown stages arrive as jobs; tasks owed beyond Spark's pending count retire, and
         so do reservations for stages Spark no longer runs (also ones the policy makes later)."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
@@ -220,16 +222,18 @@ class EnginePlanner:
         for key, d in live.items():
             owed = sum(self._jobs[j].owed for j in self._by_stage.get(key, []))
             if d.pending > owed:
-                self._arrive(key, d, d.pending - owed)
+                self._arrive(key, d, d.pending - owed, spark_jobs.get(d.job))
             elif d.pending < owed:
                 self._retire(key.__eq__, owed - d.pending)
 
-    def _arrive(self, key: StageKey, d: StageDemand, n: int) -> None:
+    def _arrive(self, key: StageKey, d: StageDemand, n: int, spark_job: JobStart | None) -> None:
+        """``spark_job`` (None if its job_start has not arrived yet) gives the stage's successors."""
         job_id = next(self._job_ids)
         est = float(d.props.get(ESTIMATE_PROP, self.params.estimate))
         job = Job(job_id, self.now, (est,) * n, est, demands=((1.0,),) * n,
                   name=f"{key[0]}:stage{d.stage}.{d.attempt}",
-                  meta={"app": key[0], "stage": d.stage, "job": d.job, **d.props})
+                  meta={"app": key[0], "stage": d.stage, "job": d.job, **d.props},
+                  successors=() if spark_job is None else successors_of(spark_job, d.stage, est))
         self.job_specs[job_id] = job
         self._jobs[job_id] = _LiveJob(key, n)
         self._by_stage.setdefault(key, []).append(job_id)

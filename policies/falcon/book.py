@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 
 from policies.api import ClusterView
-from policies.falcon.priority import dag_priorities, leaf_priority
+from policies.falcon.priority import dag_priorities, leaf_priority, successor_weight
 from workloads.dag import ancestors, children_of, topological_order
 from workloads.model import Job
 
@@ -120,5 +120,11 @@ class TaskBook:
         return memo[1][key[1]]
 
     def _job_priorities(self, jid: int, view: ClusterView) -> dict[int, float]:
+        job = self.jobs[jid]
         leaf: Callable[[int], float] = lambda i: self.leaf((jid, i), view)  # noqa: E731
+        if job.successors:  # the job's sinks are parents of every later stage waiting for it
+            waited = max(view.now - job.submit, 0.0)
+            weight = successor_weight(job.successors,
+                                      lambda s: leaf_priority(s.estimate, waited, self.w1, self.w2))
+            leaf = lambda i: weight  # noqa: E731
         return dag_priorities(self.live[jid], leaf, self.order[jid])

@@ -3,7 +3,9 @@
 A leaf task's priority mixes how soon it finishes and how long it has waited; any other
 task's priority is the sum of its children's, so tasks that unblock much downstream work
 rank high. Priorities depend on the evaluation time, so they are recomputed at every
-decision instant.
+decision instant. Stages that wait for a whole job and arrive later as jobs of their own (live:
+the later stages of a Spark job, ``Job.successors``) are children of every sink task of the job,
+with stage barriers: each task of a successor is a child of each task it waits for.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from workloads.dag import topological_order
+from workloads.model import Successor
 
 K = TypeVar("K", bound=Hashable)
 
@@ -41,3 +44,22 @@ def dag_priorities(children: Mapping[K, Sequence[K]], leaf: Callable[[K], float]
         cs = children[task]
         prio[task] = sum(prio[c] for c in cs) if cs else leaf(task)
     return prio
+
+
+def successor_weight(successors: Sequence[Successor], leaf: Callable[[Successor], float]) -> float:
+    """Eq. (2) for a sink task of a job whose ``successors`` wait for it: the sum, over every task
+    of each successor waiting for the job itself, of that task's priority; a successor's task
+    with successors after it gets their sum likewise, any other ``leaf(successor)`` (Eq. 3)."""
+    below = [0.0] * len(successors)
+    has_children = [False] * len(successors)
+    total = 0.0
+    for k in reversed(range(len(successors))):  # after-lists point only backwards
+        succ = successors[k]
+        prio = below[k] if has_children[k] else leaf(succ)
+        for a in succ.after:
+            if a < 0:
+                total += succ.tasks * prio
+            else:
+                below[a] += succ.tasks * prio
+                has_children[a] = True
+    return total

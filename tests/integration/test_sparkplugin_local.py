@@ -22,6 +22,7 @@ from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import Grant, LiveEvent, OfferRound, Placement
 from bridge.live.spark_state import LiveCluster
 from sparkplugin.build import build
+from workloads.model import Successor
 from tests.integration.sparkplugin_support import (DaemonProcess, RecordingPlanner,
                                                    assert_no_task_lost_or_repeated, slow_sum,
                                                    sql_rows, wordcount)
@@ -88,6 +89,31 @@ def test_registered_policy_gives_stock_results(stock: dict[str, list], policy: s
         stats = spark_inprocess.stats()
     assert sum(g.slots for d in host.decisions for g in d.placement.grants) > 0
     assert stats["fallback_rounds"] == 0
+
+
+def test_falcon_gets_each_stages_successors_from_the_real_dag() -> None:
+    """Two shuffles in a row on one branch, one on the other, then a join (PySpark: a union and
+    one more shuffle). Both branches' first map stages run at once; live Falcon gets each with
+    the stages after it in the Spark job (from the listener's job_start), so Eq. 2 sees that the
+    deep branch unblocks 4 + 6 + 6 tasks through three barriers and the shallow one 6 + 6."""
+    host = PolicyHost(make_planner("falcon"))
+    add = int.__add__
+    with bridge_session(host) as spark:
+        sc = spark.sparkContext
+        deep = (sc.parallelize(range(100), 4).map(lambda x: (x % 10, x)).reduceByKey(add)
+                .map(lambda kv: (kv[0] % 5, kv[1])).reduceByKey(add))
+        shallow = sc.parallelize(range(50), 2).map(lambda x: (x % 5, x)).reduceByKey(add)
+        joined = sorted(deep.join(shallow).collect())
+        stats = spark_inprocess.stats()
+    assert joined == [(k, (sum(range(k, 100, 5)), sum(range(k, 50, 5)))) for k in range(5)]
+    assert stats["fallback_rounds"] == 0
+    seen = {(job.n_tasks, job.successors) for job in host.planner.job_specs.values()}
+    e = 1.0  # the engine's default estimate
+    assert seen == {(4, (Successor(4, e, (-1,)), Successor(6, e, (0,)), Successor(6, e, (1,)))),  # deep, 1st
+                    (2, (Successor(6, e, (-1,)), Successor(6, e, (0,)))),  # shallow's map
+                    (4, (Successor(6, e, (-1,)), Successor(6, e, (0,)))),  # deep, 2nd
+                    (6, (Successor(6, e, (-1,)),)),  # the union's map
+                    (6, ())}  # the result stage
 
 
 def test_policy_sees_a_freed_slot_in_the_round_it_triggers(stock: dict[str, list]) -> None:

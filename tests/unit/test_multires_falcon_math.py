@@ -7,7 +7,8 @@ from policies.common.vectors import dominant, fits, leftover, most_matched
 from policies.falcon.packing import PackItem, deviation, pack_complementary
 from policies.falcon.preemption import (Reading, SpTask, beat_ratio, choose, indicator,
                                         reverse_rank, satisfies_c3, selective_preemption)
-from policies.falcon.priority import dag_priorities, leaf_priority
+from policies.falcon.priority import dag_priorities, leaf_priority, successor_weight
+from workloads.model import Job, Successor, WorkloadError
 
 
 def test_eq1_deviation_hand_computed():
@@ -50,6 +51,24 @@ def test_eq2_sums_children_so_paths_multiply():
     assert prio == {"d": 5.5, "b": 5.5, "c": 5.5, "a": 11.0}
     fan = dag_priorities({"a": ["b", "c"], "b": [], "c": []}, {"b": 2.0, "c": 3.0}.__getitem__)
     assert fan["a"] == 5.0
+
+
+def test_eq2_over_successor_stages_with_barriers():
+    """The job's sinks -> B (3 tasks) -> D (1 task) and -> C (2 tasks) -> D: each sink task has
+    every task of B and C as children; each B and C task has D's one task."""
+    succ = (Successor(3, 1.0, (-1,)), Successor(2, 1.0, (-1,)), Successor(1, 4.0, (0, 1)))
+    leaf = {4.0: 7.0}
+    assert successor_weight(succ, lambda s: leaf[s.estimate]) == pytest.approx(3 * 7.0 + 2 * 7.0)
+    chain = (Successor(5, 1.0, (-1,)), Successor(4, 2.0, (0,)))  # paths multiply: 5 * 4 leaves
+    assert successor_weight(chain, lambda s: s.estimate) == pytest.approx(5 * 4 * 2.0)
+    assert successor_weight((), lambda s: 1.0) == 0.0
+
+
+@pytest.mark.parametrize("bad", [Successor(0, 1.0, (-1,)), Successor(1, -1.0, (-1,)),
+                                 Successor(1, 1.0, ()), Successor(1, 1.0, (0,))])
+def test_successors_must_be_sized_and_wait_for_the_job_or_earlier_ones(bad):
+    with pytest.raises(WorkloadError, match="successor 0"):
+        Job(1, 0.0, (1.0,), successors=(bad,))
 
 
 def test_eq4_eq5_on_the_papers_ten_task_queue():

@@ -16,7 +16,11 @@ LIVE_POLICIES = ["fifo", "sparrow", "hawk", "eagle", "kairos", "falcon", "spark-
 class FakeSpark:
     """Executors with slots, stages with pending tasks; launches what it is granted."""
 
-    def __init__(self, executors: dict[str, int], stages: dict[int, tuple[int, dict[str, str]]]) -> None:
+    def __init__(self, executors: dict[str, int], stages: dict[int, tuple[int, dict[str, str]]],
+                 dag: dict[int, tuple[int, list[int]]] | None = None) -> None:
+        """``dag``: stage -> (tasks, parents) of Spark job 0, sent as its job_start."""
+        self.jobs = [] if dag is None else [{"e": "job_start", "t": 0, "job": 0, "props": {}, "stages": [
+            {"stage": s, "tasks": n, "parents": ps} for s, (n, ps) in sorted(dag.items())]}]
         self.free = dict(executors)
         self.pending = {s: n for s, (n, _) in stages.items()}
         self.props = {s: p for s, (_, p) in stages.items()}
@@ -39,7 +43,7 @@ class FakeSpark:
                            "locality": {}, "props": self.props[s], "parents": []}
                           for s, n in sorted(self.pending.items()) if n]}
         if self.round == 1:
-            msg["snapshot"] = {"executors": self.events, "running": [], "jobs": []}
+            msg["snapshot"] = {"executors": self.events, "running": [], "jobs": self.jobs}
             msg["events"] = []
         self.events, self.launched = [], []
         return json.dumps(msg)
@@ -131,3 +135,18 @@ def test_falcon_runs_the_higher_priority_stage_first() -> None:
         drive(PolicyHost(make_planner(policy, {})), spark)
         order[policy] = [stage for stage, _ in spark.ran_on]
     assert order == {"falcon": [1, 2, 2, 2, 1, 1], "fifo": [1, 1, 1, 2, 2, 2]}
+
+
+def test_falcon_ranks_stages_by_the_spark_jobs_real_dag() -> None:
+    """Runnable stages 1 and 2 of one Spark job: 1 feeds the one-task result stage 4 directly,
+    2 feeds it through stage 3 (4 tasks). Eq. 3 alone prefers stage 1 (estimate 1 s vs 2 s);
+    Eq. 2 over the job_start's DAG gives each stage-2 task the sum over stage 3's four tasks,
+    so once stage 1 has the free slot, stage 2 takes every later one."""
+    stages = {1: (3, {"schedbridge.estimate": "1"}), 2: (3, {"schedbridge.estimate": "2"})}
+    dag = {1: (3, []), 2: (3, []), 3: (4, [2]), 4: (1, [1, 3])}
+    order = {}
+    for dag_priority in ("true", "false"):
+        spark = FakeSpark({"1": 1}, stages, dag)
+        drive(PolicyHost(make_planner("falcon", {"dag_priority": dag_priority})), spark)
+        order[dag_priority] = [stage for stage, _ in spark.ran_on]
+    assert order == {"true": [1, 2, 2, 2, 1, 1], "false": [1, 1, 1, 2, 2, 2]}

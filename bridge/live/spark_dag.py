@@ -1,0 +1,35 @@
+"""A Spark job's stage DAG, as the successors of one of its stages (``Job.successors``).
+
+Live, each runnable stage is a policy job of its own; the stages after it in its Spark job (from
+the listener's ``job_start``, which lists every stage with its parents) have not been submitted
+yet. They become the job's successors, with their real task counts, so that dependency-aware
+priorities (Falcon's Eq. 2) see the downstream work a stage unblocks.
+"""
+from __future__ import annotations
+
+from bridge.live.spark_protocol import JobStart
+from workloads.dag import topological_order
+from workloads.model import Successor
+
+
+def successors_of(job: JobStart, stage: int, estimate: float) -> tuple[Successor, ...]:
+    """The stages of ``job`` that depend on ``stage``, parents first, each waiting for ``stage``
+    (-1) or for earlier entries; parents on other branches are not ``stage``'s concern."""
+    children: dict[int, list[int]] = {}
+    for st in job.stages:
+        for p in st.parents:
+            children.setdefault(p, []).append(st.stage)
+    below: set[int] = set()
+    todo = [stage]
+    while todo:
+        for c in children.get(todo.pop(), ()):
+            if c not in below:
+                below.add(c)
+                todo.append(c)
+    specs = {st.stage: st for st in job.stages if st.stage in below}
+    order = topological_order({s: [p for p in specs[s].parents if p in below] for s in sorted(specs)})
+    index = {s: k for k, s in enumerate(order)}
+    return tuple(Successor(max(specs[s].tasks, 1), estimate,
+                           tuple(sorted({-1 if p == stage else index[p]
+                                         for p in specs[s].parents if p == stage or p in below})))
+                 for s in order)
