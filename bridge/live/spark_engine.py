@@ -153,7 +153,9 @@ class EnginePlanner:
         self._sync_stages(rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
         self._fire_timers()
         preempt, self._preempt = tuple(self._preempt), []
-        return Placement(self._grants(rnd.app), preempt)
+        grants = self._grants(rnd.app)
+        self._forget_done()
+        return Placement(grants, preempt)
 
     # -- state from Spark --------------------------------------------------------------------------
     def _reset(self, keys: tuple[tuple[str, str], ...], cluster: LiveCluster, cpus_per_task: int) -> None:
@@ -251,6 +253,20 @@ class EnginePlanner:
                 self._jobs[was.job_id].retired += 1
                 limit = None if limit is None else limit - 1
                 self._slot_done(node, slot, was)
+
+    def _forget_done(self) -> None:
+        """Drops jobs the policy can no longer hear of (nothing owed; no slot or node queue holds
+        them), so a daemon serving applications for weeks keeps only live stages."""
+        held = {s.job_id for row in self.nodes.slots for s in row}
+        held.update(p.job_id for q in self.nodes.queues for p in q)
+        for job_id in [j for j, live in self._jobs.items() if live.owed == 0 and j not in held]:
+            key = self._jobs.pop(job_id).key
+            del self.job_specs[job_id]
+            ids = self._by_stage.get(key)
+            if ids is not None:
+                ids.remove(job_id)
+                if not ids:
+                    del self._by_stage[key]
 
     def _fire_timers(self) -> None:
         while self._timers and self._timers[0][0] <= self.now:

@@ -88,6 +88,8 @@ def test_every_live_policy_places_every_task(policy: str) -> None:
     drive(host, spark)
     assert sorted(s for s, _ in spark.ran_on) == [3] * 7 + [4] * 5
     assert any(d.placement.grants for d in host.decisions)
+    spark.apply(host.handle(spark.request()))  # the last task ends reach the policy
+    assert getattr(host.planner, "job_specs", {}) == {}  # finished stages forgotten: a daemon stays bounded
 
 
 def test_hawk_keeps_long_stages_on_the_general_partition() -> None:
