@@ -1,15 +1,18 @@
 """Spark plugin benchmark: decision latency per offer round and placement throughput.
 
-1. Decision latency (p50/p99): a 1,000-task stage on ``spark-schedbridge://local[64]`` (64 slots);
-   the plugin times every policy round trip (request serialised, py4j call, the policy host's
-   planning, reply parsed) and every whole policy round in the scheduler (batch built, round trip,
-   grants applied through Spark's own resourceOffers). The host-side planning time of a synthetic
-   round with exactly 64 free slots and 1,000 pending tasks is reported too.
+1. Decision latency (p50/p99): a 1,000-task stage on ``spark-schedbridge://local[64]`` (64 slots),
+   trivial tasks or, with ``--task-ms``, tasks that sleep that long (so the driver is not busy
+   starting tasks back to back); the plugin times every policy round trip (request serialised,
+   py4j call, the policy host's planning, reply parsed) and every whole policy round in the
+   scheduler (batch built, round trip, grants applied through Spark's own resourceOffers); the
+   host times the policy's own decision in each round. The host-side planning time of a
+   synthetic round with exactly 64 free slots and 1,000 pending tasks is reported too.
 2. Placement throughput: many trivial tasks (JVM-only, no Python workers), stock Spark
    (``local[N]``) vs the bridge (``spark-schedbridge://local[N]``), alternating in one run, with
    the bridge's count of rounds in which the policy held free slots back while tasks were pending.
 
-Run: ``.venv/bin/python bench/spark_bench.py [--policy fifo] [--tasks 4000] [--repeats 3]``.
+Run: ``.venv/bin/python bench/spark_bench.py [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]``
+(``--repeats 0``: the latency part only).
 """
 from __future__ import annotations
 
@@ -72,6 +75,13 @@ def trivial_job(spark: SparkSession, tasks: int) -> float:
     return time.perf_counter() - start
 
 
+def sleeping_job(spark: SparkSession, tasks: int, ms: int) -> None:
+    """``tasks`` tasks that each sleep ``ms`` in the JVM (collected, so the call is not pruned)."""
+    rows = spark.range(0, tasks, 1, tasks).selectExpr(
+        f"reflect('java.lang.Thread', 'sleep', cast({ms} as bigint)) as slept").collect()
+    assert len(rows) == tasks
+
+
 def stock_session(cores: int) -> SparkSession:
     conf = SparkConf(loadDefaults=False).setAll(BASE.items())
     return SparkSession.builder.config(conf=conf).master(f"local[{cores}]").getOrCreate()
@@ -87,7 +97,8 @@ def main() -> None:
     ap.add_argument("--policy", default="fifo")
     ap.add_argument("--tasks", type=int, default=4000, help="trivial tasks per throughput run")
     ap.add_argument("--cores", type=int, default=2, help="local[N] for the throughput runs")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3, help="throughput runs per kind (0: latency only)")
+    ap.add_argument("--task-ms", type=int, default=0, help="latency phase: each task sleeps this long")
     args = ap.parse_args()
     jar = str(build())
     SparkContext._ensure_initialized(conf=SparkConf().setAll([*BASE.items(), ("spark.driver.extraClassPath", jar)]))
@@ -95,12 +106,29 @@ def main() -> None:
     planning = host_planning_us(args.policy)
     spark, host = bridge_session(args.policy, 64)
     trivial_job(spark, 200)  # warm-up
-    warm = len(spark_inprocess.stats()["call_us"])
-    trivial_job(spark, 1000)
+    warm, warm_decisions = len(spark_inprocess.stats()["call_us"]), len(host.decisions)
+    if args.task_ms > 0:
+        sleeping_job(spark, 1000, args.task_ms)
+    else:
+        trivial_job(spark, 1000)
     latency = spark_inprocess.stats()
     calls, rounds = latency["call_us"][warm:], latency["round_us"][warm:]
+    decisions = [float(d.micros) for d in list(host.decisions)[warm_decisions:]]
     spark.stop()
+    tasks = f"{args.task_ms} ms tasks" if args.task_ms > 0 else "trivial tasks"
+    print(f"policy {args.policy}")
+    print(f"round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 {tasks}): "
+          f"p50 {pct(calls, 0.5):.0f} us, p99 {pct(calls, 0.99):.0f} us; whole round in the scheduler "
+          f"p50 {pct(rounds, 0.5):.0f} us, p99 {pct(rounds, 0.99):.0f} us; the policy's decision "
+          f"(host-timed) p50 {pct(decisions, 0.5):.0f} us, p99 {pct(decisions, 0.99):.0f} us")
+    print(f"host planning, synthetic 64 slots / 1,000 pending: p50 {pct(planning, 0.5):.0f} us, "
+          f"p99 {pct(planning, 0.99):.0f} us")
+    if args.repeats > 0:
+        throughput(args)
 
+
+def throughput(args: argparse.Namespace) -> None:
+    """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
     rates: dict[str, list[float]] = {"stock": [], "bridge": []}
     counters = {"policy_rounds": 0, "held_rounds": 0, "fallback_rounds": 0}
     for _ in range(args.repeats):
@@ -113,12 +141,6 @@ def main() -> None:
                 counters = {k: v + stats[k] for k, v in counters.items()}
             s.stop()
     stock, bridge = statistics.median(rates["stock"]), statistics.median(rates["bridge"])
-    print(f"policy {args.policy}")
-    print(f"round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 tasks): "
-          f"p50 {pct(calls, 0.5):.0f} us, p99 {pct(calls, 0.99):.0f} us; whole round in the scheduler "
-          f"p50 {pct(rounds, 0.5):.0f} us, p99 {pct(rounds, 0.99):.0f} us")
-    print(f"host planning, synthetic 64 slots / 1,000 pending: p50 {pct(planning, 0.5):.0f} us, "
-          f"p99 {pct(planning, 0.99):.0f} us")
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
           f"stock {stock:.0f} tasks/s, bridge {bridge:.0f} tasks/s ({100 * bridge / stock:.0f}% of stock)")
     print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}))
