@@ -8,26 +8,17 @@ priorities (Falcon's Eq. 2) see the downstream work a stage unblocks.
 from __future__ import annotations
 
 from bridge.live.spark_protocol import JobStart
-from workloads.dag import topological_order
+from workloads.dag import ancestors, topological_order
 from workloads.model import Successor
 
 
 def successors_of(job: JobStart, stage: int, estimate: float) -> tuple[Successor, ...]:
     """The stages of ``job`` that depend on ``stage``, parents first, each waiting for ``stage``
     (-1) or for earlier entries; parents on other branches are not ``stage``'s concern."""
-    children: dict[int, list[int]] = {}
-    for st in job.stages:
-        for p in st.parents:
-            children.setdefault(p, []).append(st.stage)
-    below: set[int] = set()
-    todo = [stage]
-    while todo:
-        for c in children.get(todo.pop(), ()):
-            if c not in below:
-                below.add(c)
-                todo.append(c)
-    specs = {st.stage: st for st in job.stages if st.stage in below}
-    order = topological_order({s: [p for p in specs[s].parents if p in below] for s in sorted(specs)})
+    specs = {st.stage: st for st in job.stages}
+    ancestry = ancestors({s: [p for p in st.parents if p in specs] for s, st in specs.items()})
+    below = {s for s, anc in ancestry.items() if stage in anc}
+    order = topological_order({s: [p for p in specs[s].parents if p in below] for s in sorted(below)})
     index = {s: k for k, s in enumerate(order)}
     return tuple(Successor(max(specs[s].tasks, 1), estimate,
                            tuple(sorted({-1 if p == stage else index[p]
