@@ -257,9 +257,12 @@ class EnginePlanner:
     def _forget_done(self) -> None:
         """Drops jobs the policy can no longer hear of (nothing owed; no slot or node queue holds
         them), so a daemon serving applications for weeks keeps only live stages."""
+        done = [j for j, live in self._jobs.items() if live.owed == 0]
+        if not done:  # the usual round: spare the scan of every slot and queue
+            return
         held = {s.job_id for row in self.nodes.slots for s in row}
         held.update(p.job_id for q in self.nodes.queues for p in q)
-        for job_id in [j for j, live in self._jobs.items() if live.owed == 0 and j not in held]:
+        for job_id in [j for j in done if j not in held]:
             key = self._jobs.pop(job_id).key
             del self.job_specs[job_id]
             ids = self._by_stage.get(key)
