@@ -81,6 +81,12 @@ def drive(host: PolicyHost, spark: FakeSpark, rounds: int = 60) -> None:
     raise AssertionError(f"tasks left after {rounds} rounds: {spark.pending}")
 
 
+def stage_order(policy: str, params: dict[str, str], spark: FakeSpark) -> list[int]:
+    """The stages of the tasks ``spark`` launched under ``policy``, in launch order."""
+    drive(PolicyHost(make_planner(policy, params)), spark)
+    return [stage for stage, _ in spark.ran_on]
+
+
 @pytest.mark.parametrize("policy", LIVE_POLICIES)
 def test_every_live_policy_places_every_task(policy: str) -> None:
     spark = FakeSpark({"1": 2, "2": 2}, {3: (7, {}), 4: (5, {"schedbridge.estimate": "200"})})
@@ -131,11 +137,7 @@ def test_falcon_runs_the_higher_priority_stage_first() -> None:
     vs 100 s, equal waits) gets every later grant before stage 1's rest; FIFO would run
     1, 1, 1, 2, 2, 2."""
     stages = {1: (3, {"schedbridge.estimate": "100"}), 2: (3, {"schedbridge.estimate": "0.01"})}
-    order = {}
-    for policy in ("falcon", "fifo"):
-        spark = FakeSpark({"1": 1}, stages)
-        drive(PolicyHost(make_planner(policy, {})), spark)
-        order[policy] = [stage for stage, _ in spark.ran_on]
+    order = {policy: stage_order(policy, {}, FakeSpark({"1": 1}, stages)) for policy in ("falcon", "fifo")}
     assert order == {"falcon": [1, 2, 2, 2, 1, 1], "fifo": [1, 1, 1, 2, 2, 2]}
 
 
@@ -146,9 +148,6 @@ def test_falcon_ranks_stages_by_the_spark_jobs_real_dag() -> None:
     so once stage 1 has the free slot, stage 2 takes every later one."""
     stages = {1: (3, {"schedbridge.estimate": "1"}), 2: (3, {"schedbridge.estimate": "2"})}
     dag = {1: (3, []), 2: (3, []), 3: (4, [2]), 4: (1, [1, 3])}
-    order = {}
-    for dag_priority in ("true", "false"):
-        spark = FakeSpark({"1": 1}, stages, dag)
-        drive(PolicyHost(make_planner("falcon", {"dag_priority": dag_priority})), spark)
-        order[dag_priority] = [stage for stage, _ in spark.ran_on]
+    order = {on: stage_order("falcon", {"dag_priority": on}, FakeSpark({"1": 1}, stages, dag))
+             for on in ("true", "false")}
     assert order == {"true": [1, 2, 2, 2, 1, 1], "false": [1, 1, 1, 2, 2, 2]}
