@@ -20,6 +20,12 @@ No runtime estimates, no long/short classes, no partitions.
 Our reading where the thesis is silent: heartbeats are sent whenever a node's task set changes
 (``heartbeat_interval = 0``) or every ``heartbeat_interval`` seconds; quantum timers are armed
 only while a node has idle tasks (a timer that finds no idle task would only restart itself).
+
+Quantum ends at which nothing can happen are skipped, not simulated: a timer that keeps its task
+running is re-armed at the first quantum end where the swap test could pass (the task has aged
+past the youngest idle one and its starvation protection has run out), and an arrival, the only
+event that can make a node's youngest idle task younger, pulls skipped timers back to their next
+quantum end. The swaps are those of a timer firing every W; only the no-op firings are gone.
 """
 from __future__ import annotations
 
@@ -209,7 +215,8 @@ class _Node:
         self.received = [0] * n_nodes
         self.preemptions: dict[tuple[int, int], int] = {}
         self.protected_until: dict[tuple[int, int], float] = {}
-        self.armed: list[dict[int, int]] = [{} for _ in range(n_nodes)]      # slot -> timer epoch
+        # slot -> (epoch, at, the last quantum end it fired at or was set at)
+        self.armed: list[dict[int, tuple[int, float, float]]] = [{} for _ in range(n_nodes)]
         self.epoch = 0
         self.heartbeat_armed = [False] * n_nodes
 
@@ -217,8 +224,8 @@ class _Node:
     def arrive(self, ev: ProbeArrival, view: ClusterView) -> list[Decision]:
         node, now = ev.node, ev.time
         self.received[node] += 1
-        slot = view.free_slot(node)
-        if slot >= 0:
+        slot = free = view.free_slot(node)
+        if free >= 0:
             out: list[Decision] = [Run(node, slot, ev.probe)]
         else:
             victim = self._oldest_preemptible(view.running(node), now)
@@ -230,7 +237,7 @@ class _Node:
                 slot = victim.slot
                 out = [Suspend(node, slot), Run(node, slot, ev.probe)]
         idle_after = self._idle_after(node, view, out)
-        return out + self._arm_quanta(node, view, now, idle_after, slot if out else -1)
+        return out + self._arm_quanta(node, view, now, idle_after, slot if out else -1, became_idle=free < 0)
 
     def slot_freed(self, ev: SlotFreed, view: ClusterView) -> list[Decision]:
         node, now = ev.node, ev.time
@@ -251,7 +258,8 @@ class _Node:
     def quantum(self, ev: Timer, view: ClusterView) -> list[Decision]:
         node, now = ev.node, ev.time
         _, slot, epoch = ev.key
-        if self.armed[node].get(slot) != epoch:
+        armed = self.armed[node].get(slot)
+        if armed is None or armed[0] != epoch:
             return []                                            # stale: the slot changed hands
         del self.armed[node][slot]
         current = None
@@ -266,7 +274,7 @@ class _Node:
             self._count_preemption(current)
             out = [Suspend(node, slot), *self._start(node, slot, youngest, now)]
             return out + [self._arm(node, slot, now + self.config.w)]
-        return [self._arm(node, slot, now + self.config.w)]
+        return [self._arm(node, slot, self._next_chance(current, youngest, now), now)]
 
     def heartbeat(self, node: int, view: ClusterView, now: float, extra_new: int = 0) -> KairosHeartbeat:
         ages = [t.attained + (now - t.started) for t in view.running(node)]   # _age of running tasks
@@ -303,6 +311,18 @@ class _Node:
         idle_age = youngest.attained if isinstance(youngest, RunningTask) else 0.0
         return idle_age + self.config.swap_margin * self.config.w <= _age(current, now)
 
+    def _next_chance(self, current: RunningTask, youngest: RunningTask | ProbeInfo, now: float) -> float:
+        """The first quantum end after ``now`` at which ``current`` may be swapped for ``youngest``
+        (the quantum ends before it would find the swap test failing, if no younger task arrives)."""
+        w = self.config.w
+        need = (youngest.attained if isinstance(youngest, RunningTask) else 0.0) + self.config.swap_margin * w
+        until = self.protected_until.get((current.job_id, current.task), -1.0)
+        attained, started = current.attained, current.started
+        at = now + w        # stepped as a timer re-armed every W would be, so the swaps are the same
+        while until > at or need > attained + (at - started):    # = not self._may_swap(..., at)
+            at += w
+        return at
+
     def _start(self, node: int, slot: int, task: RunningTask | ProbeInfo, now: float) -> list[Decision]:
         if isinstance(task, ProbeInfo):
             self.waiting[node].remove(task)
@@ -328,25 +348,37 @@ class _Node:
         return bool(self.waiting[node] or view.suspended(node) or preempted)
 
     def _arm_quanta(self, node: int, view: ClusterView, now: float, idle_after: bool,
-                    started_slot: int) -> list[Decision]:
+                    started_slot: int, became_idle: bool = False) -> list[Decision]:
         """While idle tasks exist, every running slot needs a timer at its next quantum end.
 
-        `started_slot` (or -1) just got a task starting now, which `view` does not show yet."""
+        `started_slot` (or -1) just got a task starting now, which `view` does not show yet.
+        `became_idle`: a task joined the idle ones, so timers skipped ahead are pulled back."""
         if not idle_after:
             return []
         w = self.config.w
+        armed = self.armed[node]
         out: list[Decision] = []
         if started_slot >= 0:
             out.append(self._arm(node, started_slot, now + w))
         for task in view.running(node):
-            if task.slot != started_slot and task.slot not in self.armed[node]:
+            if task.slot == started_slot:
+                continue
+            timer = armed.get(task.slot)
+            if timer is None:
                 periods = int((now - task.started) // w) + 1
                 out.append(self._arm(node, task.slot, task.started + periods * w))
+            elif became_idle and timer[1] > now:
+                due = timer[2] + w          # the quantum ends it skipped, from the last one it saw
+                while due < now:           # (a quantum end at now counts: timers fire last)
+                    due += w
+                if due < timer[1]:
+                    out.append(self._arm(node, task.slot, due, timer[2]))
         return out
 
-    def _arm(self, node: int, slot: int, at: float) -> SetTimer:
+    def _arm(self, node: int, slot: int, at: float, seen: float | None = None) -> SetTimer:
+        """A quantum timer at ``at``; ``seen`` is the quantum end that skipped to it, if any."""
         self.epoch += 1
-        self.armed[node][slot] = self.epoch
+        self.armed[node][slot] = (self.epoch, at, at if seen is None else seen)
         return SetTimer(at, node, ("quantum", slot, self.epoch))
 
 

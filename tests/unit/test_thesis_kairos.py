@@ -166,3 +166,35 @@ def test_simulated_kairos_with_periodic_heartbeats_stays_within_the_cap() -> Non
     spec = ClusterSpec(3, 1)
     result = simulate(jobs, _CapChecked(KairosConfig(q=1, w=1.0, heartbeat_interval=2.0), PolicyEnv(spec, 1)), spec)
     assert result.unfinished == [] and sum(result.log.seg_done) == sum(j.n_tasks for j in jobs)
+
+
+def test_a_quantum_that_keeps_its_task_skips_to_the_first_end_that_could_swap() -> None:
+    """No-op quantum ends are skipped, and an arrival pulls a skipped timer back to the next
+    quantum end: the swaps are those of a timer firing every W."""
+    policy, view = _kairos(1, slots=2, w=10.0)
+    view.run[0] = [RunningTask(1, 3, 0, 0.0, 0.0)]
+    view.susp[0] = [RunningTask(-1, 1, 0, 0.0, 0.0), RunningTask(-1, 2, 0, 0.0, 35.0)]
+    out = policy.on_slot_freed(SlotFreed(0.0, 0, 0, 9, 0), view)       # job 1 resumes on slot 0
+    assert _of(Resume, out) == [Resume(0, 0, 1, 0)]
+    timers = {t.key[1]: t for t in _of(SetTimer, out)}
+    assert sorted((s, t.at) for s, t in timers.items()) == [(0, 10.0), (1, 10.0)]
+    view.run[0] = [RunningTask(0, 1, 0, 0.0, 0.0), RunningTask(1, 3, 0, 0.0, 0.0)]
+    view.susp[0] = [RunningTask(-1, 2, 0, 0.0, 35.0)]
+    view.now = 10.0   # ages 10 < 35 (job 2): no swap before both have run 40 s
+    for slot in (0, 1):
+        out = policy.on_node_timer(Timer(10.0, 0, timers[slot].key), view)
+        (timers[slot],) = out
+        assert timers[slot].at == 40.0
+    view.now = 23.0   # a new task preempts job 1 (age 23), which becomes the youngest idle task
+    probe = ProbeInfo(5, 0)
+    out = policy.on_probe_arrival(ProbeArrival(23.0, 0, probe), view)
+    assert out[:2] == [Suspend(0, 0), Run(0, 0, probe)]
+    skipped = timers[1]
+    timers = {t.key[1]: t for t in _of(SetTimer, out)}
+    assert sorted((s, t.at) for s, t in timers.items()) == [(0, 33.0), (1, 30.0)]
+    assert policy.on_node_timer(Timer(40.0, 0, skipped.key), view) == []    # superseded
+    view.run[0] = [RunningTask(0, 5, 0, 23.0, 0.0), RunningTask(1, 3, 0, 0.0, 0.0)]
+    view.susp[0] = [RunningTask(-1, 2, 0, 0.0, 35.0), RunningTask(-1, 1, 0, 0.0, 23.0)]
+    view.now = 30.0   # job 3 (age 30) is older than job 1 (23): swap at the pulled-back quantum end
+    out = policy.on_node_timer(Timer(30.0, 0, timers[1].key), view)
+    assert out[:2] == [Suspend(0, 1), Resume(0, 1, 1, 0)]
