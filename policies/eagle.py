@@ -92,13 +92,15 @@ class Snapshot:
     def marks_free(self, node: int) -> bool:
         return not (self.bits >> node) & 1
 
-    def free_nodes(self, n_nodes: int) -> tuple[int, ...]:
-        """The nodes among ``0 .. n_nodes-1`` whose bit is clear."""
+    def free_nodes(self, n_nodes: int) -> np.ndarray:
+        """The nodes among ``0 .. n_nodes-1`` whose bit is clear, ascending. An array, not a tuple:
+        a caller draws one node from it, and at 15,000 nodes converting every copy's list to
+        Python ints cost Eagle a tenth of its time."""
         if not self.bits:
-            return tuple(range(n_nodes))
+            return np.arange(n_nodes)
         raw = self.bits.to_bytes(max(n_nodes + 7, self.bits.bit_length() + 7) // 8, "little")
         marked = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")[:n_nodes]
-        return tuple(np.flatnonzero(marked == 0).tolist())
+        return np.flatnonzero(marked == 0)
 
 
 class _LongWork:
@@ -198,7 +200,7 @@ class Eagle:
         self.long_jobs: dict[int, float] = {}                   # long job -> estimate
         self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
-        self._free_nodes: dict[int, tuple[int, ...]] = {}        # copy ts -> nodes it marks free
+        self._free_nodes: dict[int, np.ndarray] = {}             # copy ts -> nodes it marks free
         self.nodes = _Nodes(n)
         # why an SSS node refuses a short probe: one immutable value shared by every rejection
         self._long_here = Status(Code.UNSCHEDULABLE, "node holds a long task", self.name)
@@ -265,7 +267,7 @@ class Eagle:
             if len(self._free_nodes) >= _FREE_CACHE:
                 self._free_nodes.clear()
             free = self._free_nodes[snapshot.ts] = snapshot.free_nodes(self.n)
-        return free[int(self.rng.random() * len(free))] if free else None
+        return int(free[int(self.rng.random() * len(free))]) if len(free) else None
 
     def _short_partition_target(self) -> int:
         nodes = self.short_only if len(self.short_only) else range(self.n)
@@ -323,7 +325,9 @@ class Eagle:
         queue = self.nodes.queues[node]
         busy = self.nodes.requesting[node].values()
         left = self.tasks_left
-        dead = [e for e in queue if e.probe.job_id not in left and all(e is not b for b in busy)]
+        dead = [e for e in queue if e.probe.job_id not in left]
+        if dead and busy:
+            dead = [e for e in dead if all(e is not b for b in busy)]
         if not dead:
             return []
         drop = {id(e) for e in dead}
