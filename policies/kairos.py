@@ -308,14 +308,18 @@ class _Node:
     def _may_swap(self, current: RunningTask, youngest: RunningTask | ProbeInfo, now: float) -> bool:
         if self._protected(current, now):
             return False
+        return self._swap_age(youngest) <= _age(current, now)
+
+    def _swap_age(self, youngest: RunningTask | ProbeInfo) -> float:
+        """The age a running task must reach to be swapped for the idle task ``youngest``."""
         idle_age = youngest.attained if isinstance(youngest, RunningTask) else 0.0
-        return idle_age + self.config.swap_margin * self.config.w <= _age(current, now)
+        return idle_age + self.config.swap_margin * self.config.w
 
     def _next_chance(self, current: RunningTask, youngest: RunningTask | ProbeInfo, now: float) -> float:
         """The first quantum end after ``now`` at which ``current`` may be swapped for ``youngest``
         (the quantum ends before it would find the swap test failing, if no younger task arrives)."""
         w = self.config.w
-        need = (youngest.attained if isinstance(youngest, RunningTask) else 0.0) + self.config.swap_margin * w
+        need = self._swap_age(youngest)
         until = self.protected_until.get((current.job_id, current.task), -1.0)
         attained, started = current.attained, current.started
         at = now + w        # stepped as a timer re-armed every W would be, so the swaps are the same
@@ -367,7 +371,7 @@ class _Node:
             if timer is None:
                 periods = int((now - task.started) // w) + 1
                 out.append(self._arm(node, task.slot, task.started + periods * w))
-            elif became_idle and timer[1] > now:
+            elif became_idle:
                 due = timer[2] + w          # the quantum ends it skipped, from the last one it saw
                 while due < now:           # (a quantum end at now counts: timers fire last)
                     due += w
