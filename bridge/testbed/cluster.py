@@ -11,7 +11,7 @@ from bridge.testbed import hadoopconf
 from bridge.testbed.daemons import DaemonSpec, ProcessTable
 from bridge.testbed.layout import ClusterLayout, all_ports
 from yarnclient import ResourceManagerClient, YarnError
-from yarnclient.hdfs import hdfs_client
+from yarnclient.hdfs import hdfs_writable
 
 NAMENODE = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE = "org.apache.hadoop.hdfs.server.datanode.DataNode"
@@ -125,12 +125,7 @@ class Testbed:
                                    f"({self.processes.log_path(name)}):\n{self.processes.tail(name)}")
 
     def _hdfs_writable(self) -> bool:
-        try:
-            client = hdfs_client(self.layout.webhdfs_url, user=self.layout.user, timeout=5)
-            client.write("/tmp/.schedbridge-ready", data=b"ok", overwrite=True)
-            return True
-        except Exception:  # noqa: BLE001 - any failure means "not yet"; the deadline bounds it
-            return False
+        return hdfs_writable(self.layout.webhdfs_url, user=self.layout.user)
 
     def _nodes_running(self) -> bool:
         try:

@@ -20,13 +20,14 @@ import pytest
 from bridge.agent.client import AgentClient
 from bridge.paths import hadoop_lib_dir
 from yarnclient import ResourceManagerClient, YarnError
-from yarnclient.hdfs import hdfs_client
+from yarnclient.hdfs import hdfs_client, hdfs_writable
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = "nm-compose-1"
 HOSTS = f"127.0.0.1 localhost namenode datanode resourcemanager client\n127.0.0.2 {NODE}\n"
+NAMENODE_URL = "http://namenode:9870"
 ROLES = ("namenode", "datanode", "resourcemanager", "nodemanager")
 
 # Runs as root inside `unshare --net --mount --uts`; $1 is the work directory, $2 the Python.
@@ -59,7 +60,10 @@ def probe(work: str) -> None:
         except YarnError:
             pass
         time.sleep(1)
-    hdfs = hdfs_client("http://namenode:9870", user="root", timeout=10)
+    # The NameNode may still be in safe mode, or without its DataNode, when YARN is up.
+    while time.monotonic() < deadline and not hdfs_writable(NAMENODE_URL, user="root"):
+        time.sleep(1)
+    hdfs = hdfs_client(NAMENODE_URL, user="root", timeout=10)
     hdfs.write("/tmp/compose-probe.txt", data=b"through datanode:9864", overwrite=True)
     with hdfs.read("/tmp/compose-probe.txt") as reader:
         content = reader.read().decode()
