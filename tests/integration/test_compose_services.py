@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bridge.agent.client import AgentClient
 from bridge.paths import hadoop_lib_dir
@@ -68,8 +69,17 @@ def probe(work: str) -> None:
     with hdfs.read("/tmp/compose-probe.txt") as reader:
         content = reader.read().decode()
     agent = AgentClient(f"http://{NODE}:8478", (Path(work) / "token").read_text().strip())
-    result = {"nodes": nodes, "hdfs": content, "agent_containers": agent.containers()}
+    result = {"nodes": nodes, "hdfs": content, "agent_containers": agent.containers(),
+              "health": {role: _health_check(role) for role in ROLES}}
     (Path(work) / "result.json").write_text(json.dumps(result))
+
+
+def _health_check(role: str) -> int:
+    """Run the service's docker-compose health check as Docker would; its exit code."""
+    services = yaml.safe_load((ROOT / "docker" / "docker-compose.yml").read_text())["services"]
+    kind, *command = services[role]["healthcheck"]["test"]
+    argv = ["sh", "-c", command[0]] if kind == "CMD-SHELL" else command
+    return subprocess.run(argv, capture_output=True, timeout=10).returncode
 
 
 def _cgroup_v2_root_without_cpu() -> bool:
@@ -105,3 +115,7 @@ def test_hdfs_is_writable_through_the_service_names(compose_run: dict) -> None:
 
 def test_the_node_agent_answers_beside_its_nodemanager_with_the_shared_token(compose_run: dict) -> None:
     assert compose_run["result"]["agent_containers"] == []
+
+
+def test_every_services_docker_health_check_passes_on_the_running_daemons(compose_run: dict) -> None:
+    assert compose_run["result"]["health"] == {role: 0 for role in ROLES}
