@@ -69,15 +69,15 @@ def probe(work: str) -> None:
     with hdfs.read("/tmp/compose-probe.txt") as reader:
         content = reader.read().decode()
     agent = AgentClient(f"http://{NODE}:8478", (Path(work) / "token").read_text().strip())
+    services = yaml.safe_load((ROOT / "docker" / "docker-compose.yml").read_text())["services"]
     result = {"nodes": nodes, "hdfs": content, "agent_containers": agent.containers(),
-              "health": {role: _health_check(role) for role in ROLES}}
+              "health": {role: _health_check(services[role]["healthcheck"]["test"]) for role in ROLES}}
     (Path(work) / "result.json").write_text(json.dumps(result))
 
 
-def _health_check(role: str) -> int:
-    """Run the service's docker-compose health check as Docker would; its exit code."""
-    services = yaml.safe_load((ROOT / "docker" / "docker-compose.yml").read_text())["services"]
-    kind, *command = services[role]["healthcheck"]["test"]
+def _health_check(test: list[str]) -> int:
+    """Run a docker-compose health check's `test` as Docker would; its exit code."""
+    kind, *command = test
     argv = ["sh", "-c", command[0]] if kind == "CMD-SHELL" else command
     return subprocess.run(argv, capture_output=True, timeout=10).returncode
 
