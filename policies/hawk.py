@@ -20,6 +20,8 @@ Ablations are config fields: ``stealing=false``, ``big_partition=100`` (no parti
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from policies.api import (
@@ -50,8 +52,10 @@ class HawkConfig:
     centralized: bool = True         # long jobs placed by central LWL (False: probed)
 
     def __post_init__(self) -> None:
-        if not self.probe_ratio > 0:
-            raise ValueError(f"probe_ratio must be > 0, got {self.probe_ratio}")
+        if not (math.isfinite(self.cutoff) and self.cutoff >= 0):
+            raise ValueError(f"cutoff must be a finite number of seconds >= 0, got {self.cutoff}")
+        if not (math.isfinite(self.probe_ratio) and self.probe_ratio > 0):
+            raise ValueError(f"probe_ratio must be a finite number > 0, got {self.probe_ratio}")
         check_percent("small_partition", self.small_partition)
         check_percent("big_partition", self.big_partition)
         if self.small_partition == 0 or self.big_partition == 0:

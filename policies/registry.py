@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import enum
 import importlib
 import types
@@ -51,6 +52,12 @@ BUILTINS: dict[str, str] = {
     "tetris": "policies.ursa.policy:TETRIS",
     "tetris2": "policies.ursa.policy:TETRIS2",
 }
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` to a mistyped ``word``, else ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class RegistryError(KeyError):
@@ -100,7 +107,8 @@ class Registry:
         try:
             entry = self._entries[name]
         except KeyError:
-            raise RegistryError(f"unknown policy {name!r}; known policies: {', '.join(self.names())}") from None
+            raise RegistryError(f"unknown policy {name!r}{did_you_mean(name, self._entries)}; "
+                                f"known policies: {', '.join(self.names())}") from None
         if isinstance(entry, str):
             entry = _load_ref(entry, name)
             self._entries[name] = entry
@@ -241,7 +249,8 @@ def make_config(cls: type, values: dict[str, Any], *, policy: str = "") -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(values) - set(fields))
     if unknown:
-        raise ConfigError(f"{policy or cls.__name__}: unknown parameter(s) {unknown}; "
+        hint = "".join(did_you_mean(k, fields) for k in unknown)
+        raise ConfigError(f"{policy or cls.__name__}: unknown parameter(s) {unknown}{hint}; "
                           f"valid parameters: {', '.join(sorted(fields)) or '(none)'}")
     kwargs = {k: _convert(hints[k], v, k, policy or cls.__name__) for k, v in values.items()}
     try:

@@ -6,11 +6,15 @@ or ``spark://host:port``). ``make setup`` builds it with ``sparkplugin/build.py`
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 MASTER_PREFIX = "spark-schedbridge://"
 CONF_PREFIX = "spark.schedbridge."
+# Keys the plugin itself reads (BridgeConf.java); every other spark.schedbridge.X is a policy parameter.
+PLUGIN_KEYS = frozenset({"policy", "endpoint", "token", "fallback", "python", "host.log", "stats.file",
+                         "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms"})
 JAR = Path(__file__).resolve().parent / "build" / "schedbridge-sparkplugin.jar"
 
 
@@ -31,15 +35,27 @@ def master(inner: str) -> str:
     return inner if inner.startswith(MASTER_PREFIX) else MASTER_PREFIX + inner
 
 
+def is_policy_param(key: str) -> bool:
+    """True for ``spark.schedbridge.<param>`` keys that are not the plugin's own."""
+    return key.startswith(CONF_PREFIX) and key.removeprefix(CONF_PREFIX) not in PLUGIN_KEYS
+
+
+def policy_params(conf: Mapping[str, str]) -> dict[str, str]:
+    """The policy parameters among Spark conf entries, by name without the prefix."""
+    return {key.removeprefix(CONF_PREFIX): value for key, value in conf.items() if is_policy_param(key)}
+
+
 def spark_conf(policy: str, params: Mapping[str, str] | None = None, *, endpoint: str = "inprocess",
                deadline_ms: int | None = None) -> dict[str, str]:
     """Spark conf entries that put the plugin on the driver's classpath and choose the policy.
 
-    ``endpoint`` is ``inprocess`` (the PySpark driver hosts the policy) or ``tcp://host:port``
-    (``schedbridge serve``); ``params`` become ``spark.schedbridge.<name>``."""
+    ``endpoint`` is ``inprocess`` (the PySpark driver hosts the policy), ``local`` (the plugin
+    starts a policy host process with this Python) or ``tcp://host:port`` (``schedbridge serve``);
+    ``params`` become ``spark.schedbridge.<name>``."""
     jar = str(jar_path())
     conf = {"spark.jars": jar, "spark.driver.extraClassPath": jar,
-            f"{CONF_PREFIX}policy": policy, f"{CONF_PREFIX}endpoint": endpoint}
+            f"{CONF_PREFIX}policy": policy, f"{CONF_PREFIX}endpoint": endpoint,
+            f"{CONF_PREFIX}python": sys.executable}
     if deadline_ms is not None:
         conf[f"{CONF_PREFIX}deadline.ms"] = str(deadline_ms)
     for name, value in (params or {}).items():

@@ -31,6 +31,7 @@ from bridge.live.spark_protocol import Grant, LiveEvent, OfferRound, Placement
 from bridge.live.spark_state import AppState, LiveCluster
 from policies.api import ClusterSpec, PolicyEnv
 from policies.kairos import Kairos, KairosConfig
+from policies.registry import config_for
 
 StageKey = tuple[str, int, int]  # (app, stage, attempt)
 
@@ -43,6 +44,7 @@ class KairosLivePlanner:
     def __init__(self, config: KairosConfig, nodes: Sequence[str], cores: int, preemptor: ContainerPreemptor,
                  clock: Callable[[], float]) -> None:
         """``nodes``: the NodeManagers' web addresses as YARN reports them (``host:port``)."""
+        self.settings = config
         self.policy = Kairos(config, PolicyEnv(ClusterSpec(len(nodes), cores)))
         self.driver = LiveNodeDriver(self.policy, NodeTable(len(nodes), cores), preemptor, clock)
         self.node_of = {address: i for i, address in enumerate(nodes)}
@@ -50,6 +52,9 @@ class KairosLivePlanner:
         self.job_ids: dict[StageKey, int] = {}
         self.claimed: dict[str, set[tuple[int, int]]] = {}   # app -> (job, task) the central side counted
         self._next_job = itertools.count()
+
+    def settings_for(self, params: Mapping[str, str]) -> KairosConfig:
+        return config_for(self.name, params)
 
     def rebuild(self, state: AppState) -> None:
         """Nothing derived is dropped: the snapshot's executors and tasks are re-read in `plan`."""

@@ -1,9 +1,11 @@
 """``schedbridge serve``: one policy host shared by several Spark applications, over TCP.
 
 Transport: one JSON object per line (the messages of ``spark_protocol``). A connection opens with
-``{"v":1,"kind":"hello","app":...,"token":...}``; the token must match for non-loopback clients.
-The daemon listens on 127.0.0.1 unless told otherwise, and refuses a non-loopback address
-without a token. Idle connections are closed after ``IDLE_TIMEOUT_S``.
+``{"v":2,"kind":"hello","app":...,"token":...}``; a daemon with a token requires it from every
+client, loopback included (one without a token accepts loopback clients only). The daemon
+listens on 127.0.0.1 unless told otherwise, and refuses a non-loopback address without a token.
+Idle connections are closed after ``IDLE_TIMEOUT_S``. An application asking for another policy
+or other parameters than the daemon serves is refused at its attach (``PolicyHost.attach``).
 """
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ class _Connection(socketserver.StreamRequestHandler):
             self._send(encode_error(str(e)))
             return False
         token = str(msg.get("token", ""))
-        if not is_loopback(peer) and not hmac.compare_digest(token, self.server.token):
+        if (self.server.token or not is_loopback(peer)) and not hmac.compare_digest(token, self.server.token):
             log.warning("schedbridge serve: refused %s (bad token)", peer)
             self._send(encode_hello_reply(False, "bad token"))
             return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ MAX_STEPS = 200_000  # hook calls per round; more means a policy loops
 StageKey = tuple[str, int, int]  # (app, stage, attempt)
 # The one resource live: task slots (cores / spark.task.cpus); every task needs one.
 SLOT_RESOURCE = ("slots",)
+ADAPTER_KEYS = ("estimate", "kill_on_suspend", "seed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +58,29 @@ class EngineParams:
         kill = rest.pop("kill_on_suspend", "false").lower()
         if kill not in ("true", "false"):
             raise ValueError(f"kill_on_suspend must be true or false, got {kill!r}")
+        seed, estimate = rest.pop("seed", "0"), rest.pop("estimate", "1.0")
         try:
-            mine = cls(int(rest.pop("seed", 0)), float(rest.pop("estimate", 1.0)), kill == "true")
-        except ValueError as e:
-            raise ValueError(f"bad seed/estimate parameter: {e}") from None
+            mine = cls(int(seed), float(estimate), kill == "true")
+        except ValueError:
+            raise ValueError(f"seed must be an integer and estimate a number of seconds, got seed={seed!r}, "
+                             f"estimate={estimate!r}") from None
+        if not math.isfinite(mine.estimate) or mine.estimate <= 0:
+            raise ValueError(f"estimate must be a positive number of seconds, got {estimate!r}")
         return mine, rest
+
+
+def engine_settings(name: str, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
+    """The adapter's parameters and policy ``name``'s validated config for ``params``.
+
+    Raises RegistryError (unknown policy) or ConfigError (unknown key, bad value), naming what
+    is valid; the adapter's own keys are named beside the policy's."""
+    mine, rest = EngineParams.split(params)
+    try:
+        return mine, registry.config_for(name, rest)
+    except registry.ConfigError as e:
+        if "unknown parameter" not in str(e):
+            raise
+        raise registry.ConfigError(f"{e}; the live adapter's: {', '.join(ADAPTER_KEYS)}") from None
 
 
 @dataclass(slots=True)
@@ -119,8 +139,8 @@ class EnginePlanner:
 
     def __init__(self, name: str, params: Mapping[str, str] | None = None) -> None:
         self.name = name
-        self.params, settings = EngineParams.split(params or {})
-        self._config = registry.config_for(name, settings)  # unknown names/keys fail here, at start
+        self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
+        self.settings = (self.params, self._config)
         self._policy: Any = None
         self._node_keys: tuple[tuple[str, str], ...] = ()
         self.nodes = LiveNodes([], 1)
@@ -136,6 +156,9 @@ class EnginePlanner:
         self.now = 0.0
 
     # -- RoundPlanner ----------------------------------------------------------------------------
+    def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
+        return engine_settings(self.name, params)
+
     def rebuild(self, state: AppState) -> None:
         self._policy = None
 

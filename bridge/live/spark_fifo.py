@@ -43,8 +43,12 @@ class FifoPlanner:
     name = "spark-fifo"
 
     def __init__(self, params: Mapping[str, str] | None = None) -> None:
+        self.settings = self.settings_for(params or {})
+
+    def settings_for(self, params: Mapping[str, str]) -> tuple[()]:
         if params:
-            raise ValueError(f"fifo takes no parameters, got {sorted(params)}")
+            raise ValueError(f"{self.name} takes no parameters, got {sorted(params)}")
+        return ()
 
     def rebuild(self, state: AppState) -> None:
         """FIFO keeps no state of its own."""

@@ -1,25 +1,32 @@
 """The policy host: answers the Spark plugin's offer rounds with a planner's placements.
 
 Transport-free: ``handle`` takes one request string and returns the reply string, so the same
-host serves a PySpark driver in-process (py4j callback) and many applications as a daemon (TCP).
-It keeps every application's state, asks for a snapshot when it has none (daemon restarted),
-turns planner exceptions into error replies (the plugin then falls back to Spark for that round)
-and keeps a bounded log of its decisions.
+host serves a PySpark driver in-process (py4j callback), one application from a process beside
+its driver and many applications as a daemon (TCP). Each connection attaches first with the
+application's policy and parameters: a host built with a planner serves only that planner's
+policy and settings and refuses any other (a configuration mistake stops the application); a
+host built without one builds it from the first attach. It keeps every application's state,
+asks for a snapshot when it has none (daemon restarted), turns planner exceptions into error
+replies (the plugin then falls back to Spark for that round) and keeps a bounded log of its
+decisions.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from bridge.live.spark_protocol import (LiveEvent, OfferRound, Placement, ProtocolError, decode,
-                                        encode_error, encode_placement, encode_pong, encode_resync, parse_event,
-                                        parse_round)
+from bridge.live.spark_planners import make_planner
+from bridge.live.spark_protocol import (LiveEvent, OfferRound, Placement, PolicyRequest, ProtocolError, decode,
+                                        encode_attached, encode_error, encode_placement, encode_refused,
+                                        encode_resync, parse_attach, parse_event, parse_round)
 from bridge.live.spark_state import AppState, LiveCluster
+from policies.registry import RegistryError
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +35,10 @@ class RoundPlanner(Protocol):
     """Turns one application's offer round into a placement; sees every application's state."""
 
     name: str
+    settings: Any  # what the planner was built with, comparable with ``settings_for``'s results
+
+    def settings_for(self, params: Mapping[str, str]) -> Any:
+        """The settings ``params`` would give this policy; ValueError naming a bad key or value."""
 
     def rebuild(self, state: AppState) -> None:
         """An application's state was rebuilt from a snapshot: drop what was derived from it."""
@@ -46,31 +57,71 @@ class DecisionRecord:
     micros: int
 
 
-class PolicyHost:
-    """Serves offer rounds for any number of applications with one planner (thread-safe)."""
+def refusal(planner: RoundPlanner, request: PolicyRequest) -> str | None:
+    """Why ``planner`` cannot serve ``request`` (None if it can): the first mistake, named."""
+    if request.policy != planner.name:
+        try:
+            make_planner(request.policy, request.params)
+        except ValueError as e:
+            return str(e)
+        return (f"this policy host serves {planner.name!r}; the application asked for {request.policy!r} "
+                "(point spark.schedbridge.endpoint at a host serving it, or leave the endpoint unset "
+                "to host the policy beside the driver)")
+    try:
+        wanted = planner.settings_for(request.params)
+    except (ValueError, RegistryError) as e:
+        return str(e)
+    if wanted != planner.settings:
+        return (f"this policy host runs {planner.name} with other parameters than the application asked for "
+                f"({'; '.join(_differences(planner.settings, wanted))}): start a host with the application's "
+                "(schedbridge serve --param KEY=VALUE), or drop them from its conf")
+    return None
 
-    def __init__(self, planner: RoundPlanner, history: int = 10_000) -> None:
+
+def _differences(host: Any, app: Any, where: str = "") -> list[str]:
+    """``key: host X, application Y`` for each field where two settings values differ."""
+    if dataclasses.is_dataclass(host) and type(host) is type(app):
+        return [d for f in dataclasses.fields(host)
+                for d in _differences(getattr(host, f.name), getattr(app, f.name), f.name)]
+    if isinstance(host, tuple) and isinstance(app, tuple) and len(host) == len(app):
+        return [d for h, a in zip(host, app) for d in _differences(h, a, where)]
+    return [] if host == app else [f"{where or 'settings'}: host {host!r}, application {app!r}"]
+
+
+def _params_text(params: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in sorted(params.items())) + "}" if params else "defaults"
+
+
+class PolicyHost:
+    """Serves offer rounds for any number of applications with one planner (thread-safe).
+
+    Without a planner, the first application to attach chooses it (the host the plugin starts
+    beside one driver); later attaches must ask for the same policy and settings."""
+
+    def __init__(self, planner: RoundPlanner | None = None, history: int = 10_000) -> None:
         self.planner = planner
         self.cluster = LiveCluster()
         self.decisions: deque[DecisionRecord] = deque(maxlen=history)
         self._lock = threading.Lock()
         self._failing = False
-        self._mismatch_warned: set[str] = set()
 
     def handle(self, text: str) -> str:
         """One request in, one reply out; never raises."""
         try:
             msg = decode(text)
-            if msg.get("kind") == "ping":
-                return encode_pong()
+            if msg.get("kind") == "attach":
+                return self.attach(*parse_attach(msg))
             rnd = parse_round(msg)
             events = [parse_event(e) for e in rnd.events]
         except ProtocolError as e:
             log.warning("schedbridge host: bad request: %s", e)
             return encode_error(str(e))
         with self._lock:
+            if self.planner is None:
+                return encode_error("no policy yet: a connection must attach before its first round")
             if rnd.snapshot is not None:
-                self._check_request(rnd)
+                if rnd.request is not None and (why := refusal(self.planner, rnd.request)) is not None:
+                    return encode_error(why)
                 state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
                 log.info("schedbridge host: %s state rebuilt from snapshot: %d executors, %d running "
                          "tasks, %d active jobs", rnd.app, len(state.executors), len(state.running),
@@ -100,9 +151,21 @@ class PolicyHost:
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
         return encode_placement(placement)
 
-    def _check_request(self, rnd: OfferRound) -> None:
-        req = rnd.request
-        if req is not None and req.policy != self.planner.name and rnd.app not in self._mismatch_warned:
-            self._mismatch_warned.add(rnd.app)
-            log.warning("schedbridge host: %s asked for policy %r; this host runs %r", rnd.app,
-                        req.policy, self.planner.name)
+    def attach(self, app: str, request: PolicyRequest) -> str:
+        """Accepts ``app``'s policy request (building the planner if this host has none) or refuses it."""
+        with self._lock:
+            if self.planner is None:
+                try:
+                    self.planner = make_planner(request.policy, request.params)
+                except ValueError as e:
+                    return self._refuse(app, str(e))
+            elif (why := refusal(self.planner, request)) is not None:
+                return self._refuse(app, why)
+            log.info("schedbridge host: %s attached: policy %s, parameters %s", app, self.planner.name,
+                     _params_text(request.params))
+            return encode_attached(self.planner.name)
+
+    @staticmethod
+    def _refuse(app: str, why: str) -> str:
+        log.warning("schedbridge host: refused %s: %s", app, why)
+        return encode_refused(why)

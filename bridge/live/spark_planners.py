@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from bridge.live.spark_fifo import FifoPlanner
 from bridge.live.spark_engine import EnginePlanner
-from bridge.live.spark_host import RoundPlanner
 from policies.registry import ConfigError, RegistryError
+
+if TYPE_CHECKING:  # spark_host builds planners from attach requests through this module
+    from bridge.live.spark_host import RoundPlanner
 
 
 def parse_params(items: Iterable[str]) -> dict[str, str]:
@@ -28,5 +31,7 @@ def make_planner(name: str, params: Mapping[str, str] | None = None) -> RoundPla
         return FifoPlanner(params)
     try:
         return EnginePlanner(name, params)
-    except (RegistryError, ConfigError) as e:
-        raise ValueError(f"{e} (or {FifoPlanner.name})") from None
+    except RegistryError as e:
+        raise ValueError(f"{e}, or {FifoPlanner.name}") from None
+    except ConfigError as e:
+        raise ValueError(str(e)) from None

@@ -4,7 +4,10 @@ One JSON object per message, primitive fields only. The plugin sends a *round* p
 free slots, runnable stages, the listener events since the last round (or, after a (re)connect or
 a failure, a full *snapshot* of Spark's state plus the requested policy and parameters). The host
 answers with grants (stage -> executor slots), task ids to preempt and whether Spark's own order
-is its answer (``spark_order``), ``resync`` (send a snapshot next time) or ``error``. The Java side is ``sparkplugin/src/main/java/.../Protocol.java``.
+is its answer (``spark_order``), ``resync`` (send a snapshot next time) or ``error``. Every new
+connection starts with an *attach*: the application's policy and parameters, which the host
+accepts or refuses (a configuration mistake, which stops the application at start). The Java side
+is ``sparkplugin/src/main/java/.../Protocol.java``.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 class ProtocolError(ValueError):
@@ -121,14 +124,27 @@ def decode(text: str) -> dict[str, Any]:
     return msg
 
 
+def _request(conf: Any) -> PolicyRequest:
+    if not isinstance(conf, Mapping) or not isinstance(conf.get("params", {}), Mapping):
+        raise ProtocolError(f"malformed policy request: {conf!r}")
+    return PolicyRequest(str(conf["policy"]), {str(k): str(v) for k, v in conf.get("params", {}).items()})
+
+
+def parse_attach(msg: Mapping[str, Any]) -> tuple[str, PolicyRequest]:
+    """The application and the policy request of an attach message (``kind == "attach"``)."""
+    try:
+        return str(msg["app"]), _request(msg)
+    except KeyError as e:
+        raise ProtocolError(f"malformed attach: missing {e}") from None
+
+
 def parse_round(msg: Mapping[str, Any]) -> OfferRound:
     """The round in a decoded message (``kind == "round"``)."""
     if msg.get("kind") != "round":
         raise ProtocolError(f"expected a round, got kind {msg.get('kind')!r}")
     try:
         conf = msg.get("conf")
-        request = None if conf is None else PolicyRequest(
-            str(conf["policy"]), {str(k): str(v) for k, v in conf.get("params", {}).items()})
+        request = None if conf is None else _request(conf)
         return OfferRound(
             app=str(msg["app"]), round=int(msg["round"]), now_ms=int(msg["now_ms"]),
             cpus_per_task=int(msg["cpus_per_task"]),
@@ -159,8 +175,13 @@ def encode_resync() -> str:
     return json.dumps({"v": PROTOCOL_VERSION, "resync": True})
 
 
-def encode_pong() -> str:
-    return json.dumps({"v": PROTOCOL_VERSION, "pong": True})
+def encode_attached(policy: str) -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "attached": True, "policy": policy})
+
+
+def encode_refused(reason: str) -> str:
+    """The host will not serve this application's configuration (the plugin stops at start)."""
+    return json.dumps({"v": PROTOCOL_VERSION, "refused": reason})
 
 
 def encode_hello_reply(ok: bool, error: str = "") -> str:

@@ -5,7 +5,8 @@ classified as standalone), but then drops the options and steps it applies only 
 This wrapper takes spark-submit's own arguments and, for ``spark-schedbridge://yarn``, turns those
 into conf entries: ``--num-executors``, ``--queue``, ``--archives`` and, for Python applications,
 ``spark.yarn.isPython`` (so YARN's client ships pyspark.zip and py4j to the containers). It always
-adds the plugin jar. The command runs as an argument list, never through a shell.
+adds the plugin jar, and this Python as ``spark.schedbridge.python`` (the one the policy host beside
+the driver runs with) unless given. The command runs as an argument list, never through a shell.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ YARN_ONLY: dict[str, str] = {
     "--queue": "spark.yarn.queue",
     "--archives": "spark.yarn.dist.archives",
 }
+PYTHON_KEY = f"{sparkplugin.CONF_PREFIX}python"
 # options of spark-submit that take a value (so their value is not mistaken for the application)
 WITH_VALUE = frozenset({
     "--master", "--deploy-mode", "--class", "--name", "--jars", "--packages", "--exclude-packages",
@@ -87,6 +89,8 @@ def rewrite(args: Sequence[str], jar: str) -> list[str]:
             out += [name] if value is None else [name, value]
     if yarn and app[0].endswith(".py"):
         out += ["--conf", "spark.yarn.isPython=true"]
+    if not any(name in ("--conf", "-c") and (value or "").startswith(PYTHON_KEY + "=") for name, value in opts):
+        out += ["--conf", f"{PYTHON_KEY}={sys.executable}"]  # the policy host beside the driver runs here
     return [*out, "--jars", ",".join(jars), "--driver-class-path", os.pathsep.join(class_path), *app]
 
 

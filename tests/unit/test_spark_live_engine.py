@@ -36,7 +36,7 @@ class FakeSpark:
     def request(self) -> str:
         self.round += 1
         self.now += 10
-        msg = {"v": 1, "kind": "round", "app": "app-1", "round": self.round, "now_ms": self.now,
+        msg = {"v": 2, "kind": "round", "app": "app-1", "round": self.round, "now_ms": self.now,
                "cpus_per_task": 1, "launched": self.launched, "events": self.events,
                "slots": [{"executor": e, "host": "h" + e, "free": f} for e, f in self.free.items() if f],
                "stages": [{"stage": s, "attempt": 0, "job": 0, "tasks": 9, "pending": n, "running": 0,
@@ -119,7 +119,7 @@ def test_delta_without_state_asks_for_a_snapshot() -> None:
     host = PolicyHost(make_planner("fifo", {}))
     spark = FakeSpark({"1": 1}, {1: (1, {})})
     spark.round = 5  # not the first round: no snapshot in the request
-    assert json.loads(host.handle(spark.request())) == {"v": 1, "resync": True}
+    assert json.loads(host.handle(spark.request())) == {"v": 2, "resync": True}
 
 
 @pytest.mark.parametrize("policy", LIVE_POLICIES)

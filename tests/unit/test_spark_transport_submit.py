@@ -1,4 +1,4 @@
-"""The daemon's TCP transport (hello, token, ping, rounds) and `schedbridge submit`'s rewriting."""
+"""The daemon's TCP transport (hello, token, attach, rounds) and `schedbridge submit`'s rewriting."""
 from __future__ import annotations
 
 import json
@@ -31,17 +31,33 @@ def exchange(sock_file, msg: dict) -> dict:
     return json.loads(sock_file.readline())
 
 
-def test_daemon_hello_ping_and_round(daemon: PolicyDaemon) -> None:
+def test_daemon_hello_attach_and_round(daemon: PolicyDaemon) -> None:
     with socket.create_connection(daemon.server_address, timeout=5) as s, s.makefile("rwb") as f:
-        assert exchange(f, {"v": 1, "kind": "hello", "app": "a", "token": ""})["ok"]  # loopback: no token
-        assert exchange(f, {"v": 1, "kind": "ping"}) == {"v": 1, "pong": True}
-        reply = exchange(f, {"v": 1, "kind": "round", "app": "a", "round": 1, "now_ms": 1, "cpus_per_task": 1,
+        assert exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "s3cret"})["ok"]
+        assert exchange(f, {"v": 2, "kind": "attach", "app": "a", "policy": "spark-fifo", "params": {}}) == {
+            "v": 2, "attached": True, "policy": "spark-fifo"}
+        reply = exchange(f, {"v": 2, "kind": "round", "app": "a", "round": 1, "now_ms": 1, "cpus_per_task": 1,
                              "slots": [{"executor": "1", "host": "h", "free": 2}],
                              "stages": [{"stage": 0, "attempt": 0, "job": 0, "tasks": 3, "pending": 3,
                                          "running": 0}],
                              "events": [], "snapshot": {"executors": [], "running": [], "jobs": []}})
         assert reply["assign"] == [{"stage": 0, "attempt": 0, "executor": "1", "slots": 2}]
         assert "error" in exchange(f, {"v": 2, "kind": "round"})
+
+
+@pytest.mark.parametrize("token", ["", "wrong"])
+def test_a_daemon_with_a_token_requires_it_on_loopback_too(daemon: PolicyDaemon, token: str) -> None:
+    with socket.create_connection(daemon.server_address, timeout=5) as s, s.makefile("rwb") as f:
+        reply = exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": token})
+        assert reply["ok"] is False and reply["error"] == "bad token"
+        assert f.readline() == b""  # closed: nothing more is read from this client
+
+
+def test_daemon_refuses_an_application_asking_for_another_policy(daemon: PolicyDaemon) -> None:
+    with socket.create_connection(daemon.server_address, timeout=5) as s, s.makefile("rwb") as f:
+        assert exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "s3cret"})["ok"]
+        reply = exchange(f, {"v": 2, "kind": "attach", "app": "a", "policy": "hawk", "params": {}})
+        assert reply["refused"].startswith("this policy host serves 'spark-fifo'; the application asked for 'hawk'")
 
 
 def test_non_loopback_needs_a_token() -> None:

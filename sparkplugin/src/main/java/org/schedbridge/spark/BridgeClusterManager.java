@@ -40,14 +40,25 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         };
     }
 
+    /**
+     * The policy's side of the scheduler, checked before any task can run: the endpoint is opened
+     * (a local host started) and the host must accept the application's policy and parameters, or
+     * SparkContext creation fails with the reason (unless {@code spark.schedbridge.fallback=true}).
+     */
     private static PlacementRounds newRounds(SparkContext sc) {
         BridgeConf conf = BridgeConf.from(sc.conf());
+        PolicyEndpoint endpoint = PolicyEndpoint.open(conf, sc.appName());
+        BridgeStats stats = BridgeStats.reset(conf.policy, endpoint.description);
         ClusterMirror mirror = new ClusterMirror();
+        PolicyClient client = new PolicyClient(sc.appName(), endpoint, mirror, conf, stats);
+        try {
+            client.start();
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
         sc.addSparkListener(new BridgeListener(mirror));
-        Transport transport = conf.endpoint.equals("inprocess") ? new InProcessChannel()
-                : new TcpTransport(conf.endpoint, conf.token, sc.appName(), conf);
-        BridgeStats stats = BridgeStats.reset();
-        return new PlacementRounds(sc, new PolicyClient(transport, mirror, conf, stats), mirror, stats);
+        return new PlacementRounds(sc, conf, client, mirror, stats);
     }
 
     @Override

@@ -5,10 +5,13 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
- * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string:
- * policy rounds, fallback rounds, warnings logged, rounds in which the policy held free slots back
- * while tasks were pending, rounds left to Spark's order without asking (the policy declared it),
- * and the latencies of recent policy calls and of whole policy rounds.
+ * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string, written
+ * to {@code spark.schedbridge.stats.file} and summed up in the driver's log when the application
+ * stops: policy rounds, fallback rounds, warnings logged, rounds in which the policy held free
+ * slots back while tasks were pending, rounds left to Spark's order without asking (the policy
+ * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
+ * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
+ * recent policy calls and of whole policy rounds.
  */
 public final class BridgeStats {
     private static final int WINDOW = 1 << 16;
@@ -19,6 +22,11 @@ public final class BridgeStats {
     private long warnings;
     private long heldRounds;
     private long sparkOrderRounds;
+    private long placedTasks;
+    private long fallbackTasks;
+    private long unmanagedTasks;
+    private String policy = "";
+    private String endpoint = "";
     private String lastFailure = "";
     private final Window calls = new Window();
     private final Window rounds = new Window();
@@ -39,9 +47,28 @@ public final class BridgeStats {
         }
     }
 
-    static synchronized BridgeStats reset() {
+    static synchronized BridgeStats reset(String policy, String endpoint) {
         current = new BridgeStats();
+        current.policy = policy;
+        current.endpoint = endpoint;
         return current;
+    }
+
+    /** Which path launched {@code n} tasks in one offer round. */
+    enum Launch { POLICY, FALLBACK, UNMANAGED }
+
+    synchronized void launched(Launch by, int n) {
+        switch (by) {
+            case POLICY -> placedTasks += n;
+            case FALLBACK -> fallbackTasks += n;
+            case UNMANAGED -> unmanagedTasks += n;
+        }
+    }
+
+    /** A failure outside any round (at start, with fallback=true). */
+    synchronized void warning(String reason) {
+        warnings++;
+        lastFailure = reason;
     }
 
     /** A policy call answered in {@code micros} (request serialised, transport, reply parsed). */
@@ -76,13 +103,30 @@ public final class BridgeStats {
     public static synchronized String json() {
         BridgeStats s = current;
         synchronized (s) {
-            ObjectNode out = JsonNodeFactory.instance.objectNode();
-            out.put("policy_rounds", s.policyRounds).put("fallback_rounds", s.fallbackRounds)
-                    .put("warnings", s.warnings).put("held_rounds", s.heldRounds).put("spark_order_rounds", s.sparkOrderRounds)
-                    .put("last_failure", s.lastFailure);
+            ObjectNode out = s.counters();
             s.calls.into(out.putArray("call_us"));
             s.rounds.into(out.putArray("round_us"));
             return out.toString();
         }
+    }
+
+    synchronized ObjectNode counters() {
+        return JsonNodeFactory.instance.objectNode().put("policy", policy).put("endpoint", endpoint)
+                .put("policy_rounds", policyRounds).put("fallback_rounds", fallbackRounds)
+                .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
+                .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
+                .put("unmanaged_tasks", unmanagedTasks).put("last_failure", lastFailure);
+    }
+
+    /** One line for the driver's log when the application stops: who placed the tasks. */
+    synchronized String summary() {
+        return "schedbridge: policy " + policy + " (" + endpoint + ") placed " + placedTasks + " task(s) in "
+                + policyRounds + " round(s); " + fallbackRounds + " round(s) fell back to Spark's own scheduling ("
+                + fallbackTasks + " task(s)" + (lastFailure.isEmpty() ? "" : ", last: " + lastFailure) + "); "
+                + unmanagedTasks + " task(s) of barrier or custom-resource stages left to Spark";
+    }
+
+    synchronized boolean degraded() {
+        return fallbackRounds > 0 || warnings > 0;
     }
 }

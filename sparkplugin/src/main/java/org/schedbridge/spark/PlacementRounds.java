@@ -4,6 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -27,6 +32,8 @@ import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.math.BigDecimal$;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The policy-driven {@code resourceOffers}: one batch to the policy per offer round, then each
@@ -35,6 +42,7 @@ import scala.math.BigDecimal$;
  * locality, retries and speculation stay Spark's. Any failure: the round is Spark's alone.
  */
 final class PlacementRounds implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PlacementRounds.class);
     /** Spark's own {@code TaskSchedulerImpl.resourceOffers} (the scheduler's super call). */
     interface SparkOffers {
         Seq<Seq<TaskDescription>> resourceOffers(IndexedSeq<WorkerOffer> offers, boolean isAllFreeResources);
@@ -58,6 +66,7 @@ final class PlacementRounds implements AutoCloseable {
     private FilteringPool pool;
     private final AtomicBoolean reviveScheduled = new AtomicBoolean();
     private final int reviveMs;
+    private final String statsFile;
     private long round;
     private long lastRoundMs;
     /** Stage keys and executors of the last round whose reply declared Spark's order; null if none. */
@@ -66,13 +75,14 @@ final class PlacementRounds implements AutoCloseable {
     /** Task ids launched per grant in the last policy round, reported with the next request. */
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
 
-    PlacementRounds(SparkContext sc, PolicyClient client, ClusterMirror mirror, BridgeStats stats) {
+    PlacementRounds(SparkContext sc, BridgeConf conf, PolicyClient client, ClusterMirror mirror, BridgeStats stats) {
         this.sc = sc;
         this.client = client;
         this.mirror = mirror;
         this.stats = stats;
         this.cpusPerTask = sc.conf().getInt("spark.task.cpus", 1);
-        this.reviveMs = BridgeConf.from(sc.conf()).reviveMs;
+        this.reviveMs = conf.reviveMs;
+        this.statsFile = conf.statsFile;
     }
 
     /**
@@ -93,11 +103,11 @@ final class PlacementRounds implements AutoCloseable {
             return spark.resourceOffers(offers, all);
         }
         if (!policyCanPlace(list, queue)) {
-            return spark.resourceOffers(offers, all);
+            return counted(BridgeStats.Launch.UNMANAGED, spark.resourceOffers(offers, all));
         }
         if (sparkOrderHolds(list, queue)) {
             stats.sparkOrderRound();
-            return spark.resourceOffers(offers, all);
+            return counted(BridgeStats.Launch.POLICY, spark.resourceOffers(offers, all));  // the policy's declared answer
         }
         long start = System.nanoTime();
         OfferBatch batch = newBatch(list, queue);
@@ -106,7 +116,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         Optional<JsonNode> reply = ask(batch);
         if (reply.isEmpty()) {
-            return spark.resourceOffers(offers, all);
+            return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
         }
         Placement placement = new Placement(reply.get());
         if (placement.sparkOrder) {
@@ -114,7 +124,8 @@ final class PlacementRounds implements AutoCloseable {
             sparkOrderExecutors = new HashSet<>(batch.offerIndex.keySet());
         }
         preempt(placement.preempt);
-        Seq<Seq<TaskDescription>> launched = apply(placement, batch, list, offers, all, spark);
+        Seq<Seq<TaskDescription>> launched = counted(BridgeStats.Launch.POLICY,
+                apply(placement, batch, list, offers, all, spark));
         if (heldBack(batch, launched)) {
             stats.heldBack();
             reviveLater(revive);
@@ -140,12 +151,22 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
+    private Seq<Seq<TaskDescription>> counted(BridgeStats.Launch by, Seq<Seq<TaskDescription>> launched) {
+        stats.launched(by, size(launched));
+        return launched;
+    }
+
+    private static int size(Seq<Seq<TaskDescription>> launched) {
+        int n = 0;
+        for (Seq<TaskDescription> l : CollectionConverters.asJava(launched)) {
+            n += l.size();
+        }
+        return n;
+    }
+
     /** True if free slots and pending tasks both remain after the policy's grants. */
     private static boolean heldBack(OfferBatch batch, Seq<Seq<TaskDescription>> launched) {
-        int started = 0;
-        for (Seq<TaskDescription> l : CollectionConverters.asJava(launched)) {
-            started += l.size();
-        }
+        int started = size(launched);
         int free = 0;
         for (JsonNode s : batch.request.get("slots")) {
             free += s.get("free").asInt();
@@ -304,9 +325,31 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
+    /** Stops the policy connection (and a host it started), then reports who placed the tasks. */
     @Override
     public void close() {
         timer.shutdownNow();
         client.close();
+        if (stats.degraded()) {
+            LOG.warn(stats.summary());
+        } else {
+            LOG.info(stats.summary());
+        }
+        if (!statsFile.isEmpty()) {
+            writeStats(Path.of(statsFile));
+        }
+    }
+
+    /** The counters as JSON, written whole (a temporary file renamed over the target). */
+    private void writeStats(Path target) {
+        try {
+            Path parent = target.toAbsolutePath().getParent();
+            Files.createDirectories(parent);
+            Path tmp = Files.createTempFile(parent, target.getFileName().toString(), ".tmp");
+            Files.writeString(tmp, stats.counters().toString() + "\n", StandardCharsets.UTF_8);
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            LOG.warn("schedbridge: cannot write {}{}: {}", BridgeConf.PREFIX + "stats.file=", target, e.toString());
+        }
     }
 }

@@ -23,13 +23,18 @@ import org.slf4j.LoggerFactory;
  * within the deadline; an unreachable host, an error, a late or malformed reply all make the round
  * fall back to Spark's own scheduling. Each kind of failure is logged as a warning once per
  * application, and the first round after any failure carries the full state so the host rebuilds
- * from Spark's. A new connection is warmed up with a ping (bounded by the I/O timeout) so that
- * setting up py4j or TCP does not count against the first round's deadline.
+ * from Spark's. Every new connection first attaches: it sends the application's policy and
+ * parameters, which the host accepts or refuses, outside any round's deadline (bounded by the I/O
+ * timeout). At application start ({@link #start}) a refusal or a host that does not answer is a
+ * configuration mistake and stops the application, unless {@code spark.schedbridge.fallback=true}.
  */
 final class PolicyClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PolicyClient.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** The application's name, for the host's log (its id is not known before the backend starts). */
+    private final String app;
+    private final PolicyEndpoint endpoint;
     private final Transport transport;
     private final ClusterMirror mirror;
     private final BridgeConf conf;
@@ -47,10 +52,21 @@ final class PolicyClient implements AutoCloseable {
     private long failedRounds;
 
     /** Why a round fell back; each is warned about once. */
-    enum Failure { UNREACHABLE, DEADLINE, POLICY_ERROR, PROTOCOL }
+    enum Failure { UNREACHABLE, REFUSED, DEADLINE, POLICY_ERROR, PROTOCOL }
 
-    PolicyClient(Transport transport, ClusterMirror mirror, BridgeConf conf, BridgeStats stats) {
-        this.transport = transport;
+    /** The host will not serve this application's policy or parameters; its message says why. */
+    static final class Refused extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Refused(String reason) {
+            super(reason);
+        }
+    }
+
+    PolicyClient(String app, PolicyEndpoint endpoint, ClusterMirror mirror, BridgeConf conf, BridgeStats stats) {
+        this.app = app;
+        this.endpoint = endpoint;
+        this.transport = endpoint.transport;
         this.mirror = mirror;
         this.conf = conf;
         this.stats = stats;
@@ -66,11 +82,9 @@ final class PolicyClient implements AutoCloseable {
         }
         long epoch;
         try {
-            epoch = transport.connect();
-            if (epoch != warmEpoch) {
-                warmUp();
-                warmEpoch = epoch;
-            }
+            epoch = connectAndAttach(conf.ioTimeoutMs);
+        } catch (Refused e) {
+            return fail(Failure.REFUSED, "policy host refused this application: " + e.getMessage());
         } catch (IOException | ExecutionException | TimeoutException e) {
             return fail(Failure.UNREACHABLE, "policy host unreachable: " + e.getMessage());
         } catch (RejectedExecutionException e) {  // closed meanwhile
@@ -139,14 +153,65 @@ final class PolicyClient implements AutoCloseable {
         }
     }
 
-    /** One ping through the call thread on a new connection; throws if no pong in time. */
-    private void warmUp() throws ExecutionException, TimeoutException, InterruptedException, IOException {
-        ObjectNode ping = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "ping");
-        String body = JSON.writeValueAsString(ping);
-        inflight = caller.submit(() -> transport.call(body));  // a late ping keeps later rounds off the transport
-        JsonNode pong = JSON.readTree(inflight.get(conf.ioTimeoutMs, TimeUnit.MILLISECONDS));
-        if (!pong.path("pong").asBoolean(false)) {
-            throw new IOException("no pong from the policy host: " + pong);
+    /**
+     * At application start: reach the host and have it accept this application's policy and
+     * parameters. A refusal, or no answer within the start timeout, stops the application with the
+     * host's reason, unless {@code spark.schedbridge.fallback=true} (then rounds fall back, counted).
+     */
+    void start() {
+        try {
+            connectAndAttach(conf.startTimeoutMs);
+            LOG.info("schedbridge: policy {} {} hosted by {}", conf.policy, conf.params, endpoint.description);
+            return;
+        } catch (Refused e) {
+            if (!conf.fallback) {
+                throw new IllegalArgumentException("schedbridge: the policy host refused this application's "
+                        + "configuration: " + e.getMessage() + " (policy parameters are spark.schedbridge.<param>)");
+            }
+            startFailed(Failure.REFUSED, "policy host refused this application: " + e.getMessage());
+        } catch (IOException | ExecutionException | TimeoutException e) {
+            String reason = e instanceof TimeoutException ? "no answer within " + conf.startTimeoutMs + " ms" : e.getMessage();
+            if (!conf.fallback) {
+                throw new IllegalStateException("schedbridge: the policy host (" + endpoint.description + ") did not "
+                        + "answer at start: " + reason + " (set " + BridgeConf.PREFIX + "fallback=true to run on Spark's own "
+                        + "scheduling while it is unreachable)");
+            }
+            startFailed(Failure.UNREACHABLE, "policy host unreachable: " + reason);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("schedbridge: interrupted while reaching the policy host");
+        }
+    }
+
+    /** Connects if needed and, on a new connection, attaches within {@code timeoutMs}; returns the epoch. */
+    private long connectAndAttach(int timeoutMs)
+            throws IOException, ExecutionException, TimeoutException, InterruptedException, Refused {
+        long epoch = transport.connect();
+        if (epoch != warmEpoch) {
+            attach(timeoutMs);
+            warmEpoch = epoch;
+        }
+        return epoch;
+    }
+
+    /** The attach message through the call thread; throws {@link Refused} if the host refuses. */
+    private void attach(int timeoutMs)
+            throws ExecutionException, TimeoutException, InterruptedException, IOException, Refused {
+        ObjectNode msg = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "attach")
+                .put("app", app);
+        putConf(msg);
+        String body = JSON.writeValueAsString(msg);
+        inflight = caller.submit(() -> transport.call(body));  // a late attach keeps later rounds off the transport
+        JsonNode reply = JSON.readTree(inflight.get(timeoutMs, TimeUnit.MILLISECONDS));
+        if (reply.path("v").asInt(-1) != Protocol.VERSION) {
+            throw new IOException("the policy host speaks protocol v" + reply.path("v").asText("?") + ", the plugin v"
+                    + Protocol.VERSION + " (use the same schedbridge version for both)");
+        }
+        if (reply.hasNonNull("refused")) {
+            throw new Refused(reply.get("refused").asText());
+        }
+        if (!reply.path("attached").asBoolean(false)) {
+            throw new IOException("unexpected answer to attach: " + reply);
         }
     }
 
@@ -156,6 +221,14 @@ final class PolicyClient implements AutoCloseable {
         for (Map.Entry<String, String> kv : conf.params.entrySet()) {
             params.put(kv.getKey(), kv.getValue());
         }
+    }
+
+    /** With fallback=true, a failed start is warned about like a failed round (no round is counted). */
+    private void startFailed(Failure kind, String reason) {
+        degraded = true;
+        warned.add(kind);
+        LOG.warn("schedbridge: {}; such rounds fall back to Spark's own scheduling (warned once)", reason);
+        stats.warning(reason);
     }
 
     private Optional<JsonNode> fail(Failure kind, String reason) {
@@ -182,6 +255,6 @@ final class PolicyClient implements AutoCloseable {
     @Override
     public void close() {
         caller.shutdownNow();
-        transport.close();
+        endpoint.close();
     }
 }

@@ -5,7 +5,7 @@ package org.schedbridge.spark;
  * change; {@code bridge/live/spark_protocol.py} checks it and answers an error for other versions.
  */
 final class Protocol {
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     private Protocol() {
     }

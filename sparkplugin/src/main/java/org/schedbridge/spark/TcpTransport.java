@@ -11,6 +11,7 @@ import java.io.OutputStreamWriter;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -22,6 +23,8 @@ final class TcpTransport implements Transport {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final InetSocketAddress address;
+    /** {@code host:port} as configured, for messages. */
+    private final String where;
     private final String token;
     private final String app;
     private final int connectTimeoutMs;
@@ -34,12 +37,19 @@ final class TcpTransport implements Transport {
     private long lastAttemptMs = Long.MIN_VALUE / 2;
 
     TcpTransport(String endpoint, String token, String app, BridgeConf conf) {
-        URI uri = URI.create(endpoint);
+        URI uri;
+        try {
+            uri = new URI(endpoint);
+        } catch (URISyntaxException e) {
+            uri = URI.create("invalid:/");
+        }
         if (!"tcp".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 0) {
-            throw new IllegalArgumentException(BridgeConf.PREFIX + "endpoint must be 'inprocess' or "
-                    + "tcp://host:port, got '" + endpoint + "'");
+            throw new IllegalArgumentException("schedbridge: " + BridgeConf.PREFIX + "endpoint must be '"
+                    + BridgeConf.LOCAL + "' (a policy host beside the driver, the default), '" + BridgeConf.INPROCESS
+                    + "' (the PySpark driver hosts it) or tcp://host:port (schedbridge serve), got '" + endpoint + "'");
         }
         this.address = InetSocketAddress.createUnresolved(uri.getHost(), uri.getPort());
+        this.where = uri.getHost() + ":" + uri.getPort();
         this.token = token;
         this.app = app;
         this.connectTimeoutMs = Math.max(conf.deadlineMs, 100);
@@ -54,7 +64,7 @@ final class TcpTransport implements Transport {
         }
         long now = System.currentTimeMillis();
         if (now - lastAttemptMs < retryMs) {
-            throw new IOException("daemon " + address + " unreachable (retrying every " + retryMs + " ms)");
+            throw new IOException("daemon " + where + " unreachable (retrying every " + retryMs + " ms)");
         }
         lastAttemptMs = now;
         Socket s = new Socket();
@@ -69,7 +79,7 @@ final class TcpTransport implements Transport {
             s.setSoTimeout(ioTimeoutMs);
         } catch (IOException | RuntimeException e) {
             close();
-            throw new IOException("daemon " + address + ": " + e.getMessage(), e);
+            throw new IOException(where + ": " + e.getMessage(), e);
         }
         return ++epoch;
     }
@@ -86,7 +96,7 @@ final class TcpTransport implements Transport {
     @Override
     public synchronized String call(String request) throws IOException {
         if (socket == null) {
-            throw new IOException("daemon " + address + " not connected");
+            throw new IOException(where + " not connected");
         }
         try {
             return exchange(request);

@@ -1,0 +1,82 @@
+"""What the Spark plugin would refuse at application start, checked before anything is submitted.
+
+``replay`` (and the commands built on it) call :func:`check` so that a misspelled policy or
+parameter, a bad value or a daemon that does not answer stops the command at once, with the same
+message the plugin gives, instead of after the cluster was asked for executors. The plugin's own
+keys are checked as ``BridgeConf.java`` reads them; the policy and its parameters as a policy host
+would at attach (``PolicyHost.attach``), by the daemon itself when the endpoint names one.
+"""
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+import sparkplugin
+from bridge.live.spark_planners import make_planner
+from bridge.live.spark_protocol import PROTOCOL_VERSION
+
+PREFIX = sparkplugin.CONF_PREFIX
+POSITIVE_INT_KEYS = ("deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms")
+ENDPOINT_FORMS = "'local' (a host beside the driver, the default), 'inprocess' or tcp://host:port"
+DAEMON_TIMEOUT_S = 10.0
+
+
+def check(policy: str, conf: Mapping[str, str]) -> None:
+    """Raises ValueError naming the key, for any configuration the plugin would refuse at start."""
+    for key in POSITIVE_INT_KEYS:
+        raw = conf.get(PREFIX + key)
+        if raw is not None and not (raw.strip().isdigit() and int(raw) > 0):
+            raise ValueError(f"{PREFIX}{key} must be a positive integer, got {raw!r}")
+    fallback = conf.get(PREFIX + "fallback", "false").strip().lower()
+    if fallback not in ("true", "false"):
+        raise ValueError(f"{PREFIX}fallback must be true or false, got {conf[PREFIX + 'fallback']!r}")
+    asked = conf.get(PREFIX + "policy", policy)
+    if asked != policy:
+        raise ValueError(f"{PREFIX}policy={asked} contradicts --policy {policy}; give the policy once")
+    params = sparkplugin.policy_params(conf)
+    endpoint = conf.get(PREFIX + "endpoint", "local")
+    if endpoint.startswith("tcp:"):
+        _attach_to_daemon(endpoint, conf.get(PREFIX + "token", ""), policy, params, fallback == "true")
+    elif endpoint not in ("local", "inprocess"):
+        raise ValueError(f"{PREFIX}endpoint must be {ENDPOINT_FORMS}, got {endpoint!r}")
+    else:
+        make_planner(policy, params)  # ValueError naming the unknown policy, key or bad value
+
+
+def _attach_to_daemon(endpoint: str, token: str, policy: str, params: Mapping[str, str], fallback: bool) -> None:
+    """Hello and attach as the plugin does; a refusal or, without fallback, no answer is an error."""
+    parts = urlsplit(endpoint)
+    try:
+        address = (parts.hostname, parts.port)
+    except ValueError:
+        address = (None, None)
+    if parts.scheme != "tcp" or address[0] is None or address[1] is None:
+        raise ValueError(f"{PREFIX}endpoint must be {ENDPOINT_FORMS}, got {endpoint!r}")
+    try:
+        with socket.create_connection(address, timeout=DAEMON_TIMEOUT_S) as sock, sock.makefile("rwb") as f:
+            hello = _exchange(f, {"v": PROTOCOL_VERSION, "kind": "hello", "app": "preflight", "token": token})
+            if not hello.get("ok"):
+                raise ValueError(f"the policy daemon at {endpoint} refused the connection: {hello.get('error')}")
+            reply = _exchange(f, {"v": PROTOCOL_VERSION, "kind": "attach", "app": "preflight", "policy": policy,
+                                  "params": dict(params)})
+    except (OSError, json.JSONDecodeError) as e:
+        if fallback:
+            return
+        raise ValueError(f"the policy daemon at {endpoint} does not answer ({e}); start it "
+                         f"(schedbridge serve) or set {PREFIX}fallback=true") from None
+    if "refused" in reply:
+        raise ValueError(f"the policy daemon at {endpoint} refused this configuration: {reply['refused']}")
+
+
+def _exchange(f, msg: dict) -> dict:
+    f.write(json.dumps(msg).encode() + b"\n")
+    f.flush()
+    line = f.readline()
+    if not line:
+        raise OSError("connection closed")
+    reply = json.loads(line)
+    if not isinstance(reply, dict):
+        raise json.JSONDecodeError("not an object", line.decode(errors="replace"), 0)
+    return reply

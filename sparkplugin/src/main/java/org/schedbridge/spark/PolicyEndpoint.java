@@ -1,0 +1,71 @@
+package org.schedbridge.spark;
+
+import java.io.IOException;
+
+/**
+ * Where the policy is hosted, from {@code spark.schedbridge.endpoint}: {@code local} (default) starts a
+ * {@link LocalPolicyHost} beside the driver and talks to it over loopback TCP with its token;
+ * {@code inprocess} is the PySpark driver's own host (py4j); {@code tcp://host:port} is a shared
+ * {@code schedbridge serve} daemon. Closing it closes the connection and stops a host it started.
+ */
+final class PolicyEndpoint implements AutoCloseable {
+    final Transport transport;
+    /** For logs and the end-of-application summary. */
+    final String description;
+    private final LocalPolicyHost host;
+
+    private PolicyEndpoint(Transport transport, String description, LocalPolicyHost host) {
+        this.transport = transport;
+        this.description = description;
+        this.host = host;
+    }
+
+    /** Opens the configured endpoint; a malformed one, or a local host that cannot start, is an error. */
+    static PolicyEndpoint open(BridgeConf conf, String app) {
+        if (conf.endpoint.equals(BridgeConf.INPROCESS)) {
+            return new PolicyEndpoint(new InProcessChannel(), "the PySpark driver (in-process)", null);
+        }
+        if (conf.endpoint.equals(BridgeConf.LOCAL)) {
+            LocalPolicyHost host;
+            try {
+                host = LocalPolicyHost.start(conf);
+            } catch (IllegalStateException e) {
+                if (!conf.fallback) {
+                    throw e;
+                }
+                return new PolicyEndpoint(unreachable(e.getMessage()), "no policy host (it did not start)", null);
+            }
+            return new PolicyEndpoint(new TcpTransport(host.endpoint, host.token, app, conf),
+                    "a host beside the driver (" + host.endpoint + ")", host);
+        }
+        return new PolicyEndpoint(new TcpTransport(conf.endpoint, conf.token, app, conf), "the daemon at " + conf.endpoint, null);
+    }
+
+    /** A transport that never connects (fallback=true and the local host would not start). */
+    private static Transport unreachable(String reason) {
+        return new Transport() {
+            @Override
+            public long connect() throws IOException {
+                throw new IOException(reason);
+            }
+
+            @Override
+            public String call(String request) throws IOException {
+                throw new IOException(reason);
+            }
+
+            @Override
+            public void close() {
+                // nothing was opened
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        transport.close();
+        if (host != null) {
+            host.close();
+        }
+    }
+}

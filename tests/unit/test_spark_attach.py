@@ -1,0 +1,103 @@
+"""The attach step: an application's policy and parameters are accepted, applied or refused by the
+policy host before any round, with the mistake named; and the host process the plugin starts
+beside each driver (``bridge.live.spark_local_host``)."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from bridge.live.spark_host import PolicyHost
+from bridge.live.spark_planners import make_planner
+from tests.unit.test_spark_live_engine import FakeSpark, drive
+
+
+def attach(host: PolicyHost, policy: str, params: dict[str, str] | None = None) -> dict:
+    return json.loads(host.handle(json.dumps({"v": 2, "kind": "attach", "app": "app-1", "policy": policy,
+                                              "params": params or {}})))
+
+
+@pytest.mark.parametrize("policy, params, message", [
+    ("hwak", {}, "unknown policy 'hwak' (did you mean 'hawk'?)"),
+    ("hawk", {"cutof": "10"}, "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
+    ("hawk", {"cutoff": "abc"}, "cutoff='abc' is not a number"),
+    ("hawk", {"cutoff": "-1"}, "cutoff must be a finite number of seconds >= 0"),
+    ("hawk", {"estimate": "0"}, "estimate must be a positive number of seconds"),
+    ("spark-fifo", {"k": "1"}, "spark-fifo takes no parameters"),
+])
+def test_a_configuration_mistake_is_refused_with_its_name(policy: str, params: dict, message: str) -> None:
+    host = PolicyHost()
+    reply = attach(host, policy, params)
+    assert message in reply["refused"], reply
+    assert host.planner is None  # nothing was built from the mistake
+    assert attach(host, "hawk")["attached"]  # and the next, correct, attach is served
+
+
+def test_a_round_before_any_attach_is_an_error_not_a_crash() -> None:
+    spark = FakeSpark({"1": 1}, {1: (1, {})})
+    assert "attach" in json.loads(PolicyHost().handle(spark.request()))["error"]
+
+
+def long_stage_executors(params: dict[str, str]) -> set[str]:
+    """Executors Hawk's host, configured by the attach alone, ran an estimated-100 s stage on."""
+    host = PolicyHost()
+    assert attach(host, "hawk", {"big_partition": "50", **params})["attached"]
+    spark = FakeSpark({"1": 2, "2": 2}, {1: (12, {"schedbridge.estimate": "100"})})
+    drive(host, spark)
+    return {ex for _, ex in spark.ran_on}
+
+
+def test_the_applications_parameters_change_the_decisions() -> None:
+    assert long_stage_executors({"cutoff": "10"}) == {"2"}  # long: only Hawk's general partition (node 1)
+    assert long_stage_executors({"cutoff": "1000"}) == {"1", "2"}  # short: probes reach both executors
+
+
+def test_a_configured_host_serves_only_its_own_policy_and_settings() -> None:
+    host = PolicyHost(make_planner("hawk", {"cutoff": "10"}))
+    assert attach(host, "hawk", {"cutoff": "10.0"})["attached"]  # the same value, spelled otherwise
+    assert "asked for 'sparrow'" in attach(host, "sparrow")["refused"]
+    refused = attach(host, "hawk")["refused"]
+    assert "cutoff: host 10.0, application 90.5811" in refused
+
+
+# --- the host process beside the driver ---------------------------------------------------------
+def start_local_host(token: str | None) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDBRIDGE_HOST_TOKEN"}
+    if token is not None:
+        env["SCHEDBRIDGE_HOST_TOKEN"] = token
+    return subprocess.Popen([sys.executable, "-m", "bridge.live.spark_local_host"], env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def exchange(f, msg: dict) -> dict:
+    f.write(json.dumps(msg).encode() + b"\n")
+    f.flush()
+    return json.loads(f.readline())
+
+
+def test_local_host_serves_with_its_token_and_exits_when_its_stdin_closes() -> None:
+    proc = start_local_host("t0ken")
+    try:
+        ready = proc.stdout.readline().split()
+        assert ready[0] == "READY" and ready[1].startswith("tcp://127.0.0.1:")
+        port = int(ready[1].rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s, s.makefile("rwb") as f:
+            assert not exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "wrong"})["ok"]
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s, s.makefile("rwb") as f:
+            assert exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "t0ken"})["ok"]
+            assert exchange(f, {"v": 2, "kind": "attach", "app": "a", "policy": "sparrow", "params": {}})["attached"]
+        proc.stdin.close()  # what the driver does when the application stops (or the OS, if it dies)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_local_host_refuses_to_start_without_a_token() -> None:
+    proc = start_local_host(None)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "SCHEDBRIDGE_HOST_TOKEN is not set" in out
