@@ -44,7 +44,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
     """Validate everything and prepare the inputs; nothing is submitted yet."""
     workload = load_workload(workload_path)
     submissions = expand(workload)
-    policies.check(policy)
+    policies.check(policy, conf, preempt)
     target = resolve(conf_dir)
     if preempt:
         preemption.check(policy, mode, target, conf)

@@ -22,6 +22,7 @@ from bridge.replay.preemption import PreemptiveSession
 from workloads.spec import Submission, submission_to_json
 
 TERMINATE_GRACE_S = 30.0
+STATS_KEY = "spark.schedbridge.stats.file"
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,11 @@ class PerJobApplications:
 
     def command(self, submission: Submission) -> list[str]:
         app_name = f"{self._conf['spark.app.name']}-job-{submission.job_id}"
+        conf = {**self._conf, "spark.app.name": app_name}
+        if STATS_KEY in conf:  # one counters file per application
+            conf[STATS_KEY] = str(Path(conf[STATS_KEY]).with_name(f"job-{submission.job_id}.json"))
         args = ["--deploy-mode", "client"]
-        for key, value in {**self._conf, "spark.app.name": app_name}.items():
+        for key, value in conf.items():
             args += ["--conf", f"{key}={value}"]
         return submit_command(self._policy, [
             *args, child.__file__, self._policy, app_name, submission_to_json(submission),

@@ -2,17 +2,20 @@
 
 * `stock`: Spark's own scheduler on stock Spark-on-YARN (no plugin), the baseline.
 * any registered policy (or the plugin's `spark-fifo`): the schedbridge Spark plugin (master
-  `spark-schedbridge://yarn`), with the policy hosted in the driver process itself (endpoint
-  `inprocess`), so the shared application's policy sees every job of the replay.
+  `spark-schedbridge://yarn`). In shared mode the policy is hosted in the replay's own driver
+  process (endpoint `inprocess`), so the shared application's policy sees every job of the
+  replay; in per-job mode each application's plugin starts a host beside its driver (`local`).
 
 Everything else in the replay is policy-agnostic.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql import SparkSession
 
 import sparkplugin
-from bridge.live import spark_inprocess
+from bridge.live import spark_inprocess, spark_preflight
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
 from bridge.live.spark_submit import rewrite
@@ -21,25 +24,34 @@ from bridge.testbed.spark import spark_submit
 STOCK = "stock"
 
 
-def check(policy: str) -> None:
-    """Fail early, naming the valid policies, if `policy` is unknown or the plugin is not built."""
+def check(policy: str, conf: Mapping[str, str], preempt: bool = False) -> None:
+    """Fail early, naming what is wrong, on what the plugin would refuse at start: an unknown
+    policy, parameter or value, a bad plugin setting or a daemon that does not answer; or if the
+    plugin is not built. Parameters of `--preempt`'s node scheduler are checked by its own check."""
     if policy == STOCK:
+        if sparkplugin.policy_params(conf):
+            raise ValueError(f"{STOCK} takes no policy parameters, got "
+                             f"{sorted(sparkplugin.policy_params(conf))} (spark.schedbridge.*)")
         return
+    plugin_conf = {k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)} if preempt else conf
     try:
-        make_planner(policy)
+        spark_preflight.check(policy, plugin_conf)
     except ValueError as exc:
-        raise ValueError(f"{exc}, or {STOCK} (Spark's own scheduler, no plugin)") from None
+        if "unknown policy" in str(exc):
+            raise ValueError(f"{exc}, or {STOCK} (Spark's own scheduler, no plugin)") from None
+        raise
     sparkplugin.jar_path()
 
 
 def open_session(policy: str, conf: dict[str, str], app_name: str) -> SparkSession:
-    """A SparkSession on YARN whose tasks `policy` places (this process hosts the policy)."""
+    """A SparkSession on YARN whose tasks `policy` places (this process hosts the policy, built
+    with the `spark.schedbridge.<param>` entries of `conf`)."""
     if policy == STOCK:
         builder = SparkSession.builder.master("yarn").appName(app_name)
         for key, value in conf.items():
             builder = builder.config(key, value)
         return builder.getOrCreate()
-    host = PolicyHost(make_planner(policy))
+    host = PolicyHost(make_planner(policy, sparkplugin.policy_params(conf)))
     return spark_inprocess.session("yarn", host, conf=conf, app_name=app_name)
 
 

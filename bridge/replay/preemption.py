@@ -22,6 +22,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+import sparkplugin
 from bridge.live import spark_inprocess
 from bridge.live.kairos_live import kairos_live
 from bridge.live.local_agents import require_root, start_local_agents
@@ -57,8 +58,7 @@ def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str]
 
 def policy_settings(conf: Mapping[str, str]) -> dict[str, str]:
     """The live defaults, overridden by `spark.schedbridge.<param>` entries of the Spark conf."""
-    given = {k.removeprefix(PARAM_PREFIX): v for k, v in conf.items() if k.startswith(PARAM_PREFIX)}
-    return {**LIVE_DEFAULTS, **given}
+    return {**LIVE_DEFAULTS, **sparkplugin.policy_params(conf)}
 
 
 class PreemptiveSession:
@@ -83,7 +83,9 @@ class PreemptiveSession:
             planner = self._stack.enter_context(LIVE_NODE_SCHEDULERS[policy](
                 rm, self.preemptor, nodes, cores, config, work / "vcores.json"))
             executors = (cores + config.q) * len(nodes)
-            spark_conf = {**conf, "spark.executor.instances": str(executors),
+            spark_conf = {**{k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)},
+                          **{PARAM_PREFIX + k: v for k, v in settings.items()},  # what the planner runs with
+                          "spark.executor.instances": str(executors),
                           "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
             self.spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=spark_conf, app_name=app_name)
             self._stack.callback(self.spark.stop)

@@ -107,3 +107,20 @@ def tasks_frame(tasks: list[TaskRecord], t0: float) -> pd.DataFrame:
 
 def write_meta(directory: Path, meta: dict[str, object]) -> None:
     write_atomically(directory / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+
+
+PLUGIN_COUNTERS = ("policy_rounds", "fallback_rounds", "placed_tasks", "fallback_tasks", "unmanaged_tasks")
+
+
+def plugin_counters(directory: Path) -> dict[str, object] | None:
+    """The Spark plugin's counters of every application of a run (``spark.schedbridge.stats.file``
+    files in ``directory``), summed: who placed the tasks, and how often the policy was bypassed.
+    None if no application wrote any (stock Spark)."""
+    files = sorted(directory.glob("*.json")) if directory.is_dir() else []
+    if not files:
+        return None
+    stats = [json.loads(f.read_text()) for f in files]
+    total: dict[str, object] = {key: sum(int(s.get(key, 0)) for s in stats) for key in PLUGIN_COUNTERS}
+    total["applications"] = len(stats)
+    total["last_failure"] = next((s["last_failure"] for s in reversed(stats) if s.get("last_failure")), "")
+    return total

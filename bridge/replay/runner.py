@@ -20,7 +20,8 @@ from tqdm import tqdm
 
 from bridge.replay.eventlog import logging_conf, read_logs
 from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
-from bridge.replay.results import Ledger, tasks_frame, write_frame, write_meta
+from bridge.replay.policy import STOCK
+from bridge.replay.results import Ledger, plugin_counters, tasks_frame, write_frame, write_meta
 from bridge.replay.sampler import UtilizationSampler
 from bridge.replay.target import ClusterTarget
 from workloads.spec import Submission
@@ -62,6 +63,8 @@ def spark_conf(plan: ReplayPlan, run_tag: str) -> dict[str, str]:
                      "spark.dynamicAllocation.minExecutors": "0",
                      "spark.dynamicAllocation.maxExecutors": "4",
                      "spark.dynamicAllocation.executorIdleTimeout": "2s"})
+    if plan.policy != STOCK:  # the plugin's counters, per application, for meta.json's "plugin"
+        conf["spark.schedbridge.stats.file"] = str(plan.results / "plugin" / "shared.json")
     return {**conf, **plan.extra_conf}
 
 
@@ -128,7 +131,8 @@ class Replay:
         p = self.plan
         return {"source": "live", "workload": p.workload, "seed": p.seed, "policy": p.policy,
                 "mode": p.mode, "preempt": p.preempt, "jobs": len(p.submissions), "t0_epoch": self.t0, "state": state,
-                "run_tag": self.run_tag, "rm_url": p.target.rm_url, "inputs": p.inputs}
+                "run_tag": self.run_tag, "rm_url": p.target.rm_url, "inputs": p.inputs,
+                "plugin": plugin_counters(p.results / "plugin")}
 
     def _run_one(self, launcher: Launcher, submission: Submission) -> None:
         self.ledger.update(submission.job_id, submit_s=time.time() - self.t0, status="running")
@@ -189,4 +193,10 @@ class Replay:
         tasks = read_logs(self.plan.results / "eventlogs")
         write_frame(self.plan.results / "tasks.csv", tasks_frame(tasks, self.t0))
         self.ledger.finish(tasks, self.t0)
-        write_meta(self.plan.results, self._meta(state))
+        meta = self._meta(state)
+        write_meta(self.plan.results, meta)
+        plugin = meta["plugin"]
+        if isinstance(plugin, dict) and plugin["fallback_rounds"]:
+            tqdm.write(f"replay: {plugin['fallback_rounds']} offer round(s) fell back to Spark's own scheduling "
+                       f"({plugin['fallback_tasks']} of {plugin['placed_tasks'] + plugin['fallback_tasks']} "
+                       f"tasks; last: {plugin['last_failure']}); see meta.json")

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from bridge.replay.cli import replay
@@ -226,6 +227,23 @@ def test_cli_unknown_policy(tmp_path: Path) -> None:
     result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "no-such-policy"])
     assert result.exit_code == 1 and "unknown policy 'no-such-policy'" in result.output
     assert "kairos" in result.output and "stock" in result.output
+
+
+@pytest.mark.parametrize("conf, message", [
+    ("spark.schedbridge.cutof=1", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
+    ("spark.schedbridge.cutoff=abc", "cutoff='abc' is not a number"),
+    ("spark.schedbridge.policy=hwak", "spark.schedbridge.policy=hwak contradicts --policy hawk"),
+    ("spark.schedbridge.endpoint=tcp:/nowhere", "spark.schedbridge.endpoint must be 'local'"),
+    ("spark.schedbridge.endpoint=tcp://127.0.0.1:9", "the policy daemon at tcp://127.0.0.1:9 does not answer"),
+    ("spark.schedbridge.deadline.ms=soon", "spark.schedbridge.deadline.ms must be a positive integer"),
+])
+def test_cli_refuses_what_the_plugin_would_refuse_before_submitting(tmp_path: Path, conf: str,
+                                                                    message: str) -> None:
+    examples = Path(__file__).resolve().parents[2] / "workloads" / "examples"
+    result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", "--conf", conf,
+                                         "--results", str(tmp_path / "r")])
+    assert result.exit_code == 1 and message in result.output, result.output
+    assert "Traceback" not in result.output and not (tmp_path / "r").exists()  # nothing started or written
 
 
 def test_cli_bad_conf_pair(tmp_path: Path) -> None:
