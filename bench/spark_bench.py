@@ -11,8 +11,13 @@
    (``local[N]``) vs the bridge (``spark-schedbridge://local[N]``), alternating in one run, with
    the bridge's count of rounds in which the policy held free slots back while tasks were pending.
 
-Run: ``.venv/bin/python bench/spark_bench.py [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]``
-(``--repeats 0``: the latency part only).
+Both parts run for each ``--endpoint``: ``inprocess`` (the PySpark driver hosts the policy, a
+py4j callback per round) and ``local`` (the default of spark-submit: a host process beside the
+driver, JSON over loopback TCP), so their costs compare within one run. The policy's own decision
+time is host-timed in-process only (the local host's decisions live in its own process).
+
+Run: ``.venv/bin/python bench/spark_bench.py [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]
+[--endpoint inprocess --endpoint local]`` (``--repeats 0``: the latency part only).
 """
 from __future__ import annotations
 
@@ -24,9 +29,11 @@ import time
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
+import sparkplugin
 from bridge.live import spark_inprocess
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
+from bridge.live.spark_protocol import PROTOCOL_VERSION
 from sparkplugin.build import build
 
 BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
@@ -43,7 +50,7 @@ def synthetic_rounds(executors: int = 16, slots: int = 4, stages: int = 10,
     and ``pending`` tasks over ``stages`` new stages (arrivals and placement in one round)."""
     execs = [{"e": "executor_added", "t": 0, "executor": str(i), "host": f"h{i % 4}", "cores": slots}
              for i in range(executors)]
-    base = {"v": 1, "kind": "round", "app": "bench", "now_ms": 1000, "cpus_per_task": 1, "launched": [],
+    base = {"v": PROTOCOL_VERSION, "kind": "round", "app": "bench", "now_ms": 1000, "cpus_per_task": 1, "launched": [],
             "events": [], "slots": [{"executor": str(i), "host": f"h{i % 4}", "free": slots}
                                     for i in range(executors)]}
     setup = {**base, "round": 1, "stages": [], "snapshot": {"executors": execs, "running": [], "jobs": []}}
@@ -87,9 +94,13 @@ def stock_session(cores: int) -> SparkSession:
     return SparkSession.builder.config(conf=conf).master(f"local[{cores}]").getOrCreate()
 
 
-def bridge_session(policy: str, cores: int) -> tuple[SparkSession, PolicyHost]:
-    host = PolicyHost(make_planner(policy))
-    return spark_inprocess.session(f"local[{cores}]", host, conf=BASE), host
+def bridge_session(policy: str, cores: int, endpoint: str) -> tuple[SparkSession, PolicyHost | None]:
+    """A session through the plugin; the in-process host is returned (None for a ``local`` host)."""
+    if endpoint == "inprocess":
+        host = PolicyHost(make_planner(policy))
+        return spark_inprocess.session(f"local[{cores}]", host, conf=BASE), host
+    conf = SparkConf(loadDefaults=False).setAll([*BASE.items(), *sparkplugin.spark_conf(policy, endpoint=endpoint).items()])
+    return SparkSession.builder.config(conf=conf).master(sparkplugin.master(f"local[{cores}]")).getOrCreate(), None
 
 
 def main() -> None:
@@ -99,50 +110,65 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2, help="local[N] for the throughput runs")
     ap.add_argument("--repeats", type=int, default=3, help="throughput runs per kind (0: latency only)")
     ap.add_argument("--task-ms", type=int, default=0, help="latency phase: each task sleeps this long")
+    ap.add_argument("--endpoint", "endpoints", action="append", choices=("inprocess", "local"),
+                    help="where the policy is hosted (repeatable; default: both)")
     args = ap.parse_args()
+    args.endpoints = args.endpoints or ["inprocess", "local"]
     jar = str(build())
     SparkContext._ensure_initialized(conf=SparkConf().setAll([*BASE.items(), ("spark.driver.extraClassPath", jar)]))
 
     planning = host_planning_us(args.policy)
-    spark, host = bridge_session(args.policy, 64)
-    trivial_job(spark, 200)  # warm-up
-    warm, warm_decisions = len(spark_inprocess.stats()["call_us"]), len(host.decisions)
-    if args.task_ms > 0:
-        sleeping_job(spark, 1000, args.task_ms)
-    else:
-        trivial_job(spark, 1000)
-    latency = spark_inprocess.stats()
-    calls, rounds = latency["call_us"][warm:], latency["round_us"][warm:]
-    decisions = [float(d.micros) for d in list(host.decisions)[warm_decisions:]]
-    spark.stop()
-    tasks = f"{args.task_ms} ms tasks" if args.task_ms > 0 else "trivial tasks"
     print(f"policy {args.policy}")
-    print(f"round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 {tasks}): "
-          f"p50 {pct(calls, 0.5):.0f} us, p99 {pct(calls, 0.99):.0f} us; whole round in the scheduler "
-          f"p50 {pct(rounds, 0.5):.0f} us, p99 {pct(rounds, 0.99):.0f} us; the policy's decision "
-          f"(host-timed) p50 {pct(decisions, 0.5):.0f} us, p99 {pct(decisions, 0.99):.0f} us")
+    for endpoint in args.endpoints:
+        latency(args, endpoint)
     print(f"host planning, synthetic 64 slots / 1,000 pending: p50 {pct(planning, 0.5):.0f} us, "
           f"p99 {pct(planning, 0.99):.0f} us")
     if args.repeats > 0:
         throughput(args)
 
 
+def latency(args: argparse.Namespace, endpoint: str) -> None:
+    """Round trips on local[64] over 1,000 tasks, after a warm-up job."""
+    spark, host = bridge_session(args.policy, 64, endpoint)
+    trivial_job(spark, 200)  # warm-up
+    warm, warm_decisions = len(spark_inprocess.stats()["call_us"]), len(host.decisions) if host else 0
+    if args.task_ms > 0:
+        sleeping_job(spark, 1000, args.task_ms)
+    else:
+        trivial_job(spark, 1000)
+    stats = spark_inprocess.stats()
+    calls, rounds = stats["call_us"][warm:], stats["round_us"][warm:]
+    decided = "n/a (another process)"
+    if host is not None:
+        decisions = [float(d.micros) for d in list(host.decisions)[warm_decisions:]]
+        decided = f"p50 {pct(decisions, 0.5):.0f} us, p99 {pct(decisions, 0.99):.0f} us"
+    spark.stop()
+    tasks = f"{args.task_ms} ms tasks" if args.task_ms > 0 else "trivial tasks"
+    print(f"[{endpoint}] round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 {tasks}): "
+          f"p50 {pct(calls, 0.5):.0f} us, p99 {pct(calls, 0.99):.0f} us; whole round in the scheduler "
+          f"p50 {pct(rounds, 0.5):.0f} us, p99 {pct(rounds, 0.99):.0f} us; the policy's decision "
+          f"(host-timed) {decided}; fallback rounds {stats['fallback_rounds']}")
+
+
 def throughput(args: argparse.Namespace) -> None:
     """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
-    rates: dict[str, list[float]] = {"stock": [], "bridge": []}
-    counters = {"policy_rounds": 0, "held_rounds": 0, "fallback_rounds": 0}
+    kinds = ["stock", *args.endpoints]
+    rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+    counters = {e: {"policy_rounds": 0, "held_rounds": 0, "fallback_rounds": 0} for e in args.endpoints}
     for _ in range(args.repeats):
-        for kind in ("stock", "bridge"):
-            s = stock_session(args.cores) if kind == "stock" else bridge_session(args.policy, args.cores)[0]
+        for kind in kinds:
+            s = stock_session(args.cores) if kind == "stock" else bridge_session(args.policy, args.cores, kind)[0]
             trivial_job(s, 200)
             rates[kind].append(args.tasks / trivial_job(s, args.tasks))
-            if kind == "bridge":
+            if kind != "stock":
                 stats = spark_inprocess.stats()
-                counters = {k: v + stats[k] for k, v in counters.items()}
+                counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
             s.stop()
-    stock, bridge = statistics.median(rates["stock"]), statistics.median(rates["bridge"])
+    stock = statistics.median(rates["stock"])
+    medians = ", ".join(f"bridge [{e}] {statistics.median(rates[e]):.0f} tasks/s "
+                        f"({100 * statistics.median(rates[e]) / stock:.0f}% of stock)" for e in args.endpoints)
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
-          f"stock {stock:.0f} tasks/s, bridge {bridge:.0f} tasks/s ({100 * bridge / stock:.0f}% of stock)")
+          f"stock {stock:.0f} tasks/s, {medians}")
     print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}))
     print("bridge throughput runs (incl. warm-ups):", json.dumps(counters))
 

@@ -5,10 +5,15 @@ start it); each test opens its own short SparkContext on ``spark-schedbridge://l
 """
 from __future__ import annotations
 
+import re
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from pyspark import SparkConf, SparkContext
@@ -204,12 +209,72 @@ def test_failing_policy_falls_back_with_one_warning(stock: dict[str, list], plan
     assert reason in stats["last_failure"]
 
 
-def test_daemon_unreachable_at_start(stock: dict[str, list]) -> None:
-    with bridge_session(None, **{"spark.schedbridge.endpoint": "tcp://127.0.0.1:9"}) as spark:
+def test_daemon_unreachable_at_start_stops_the_application() -> None:
+    with pytest.raises(Exception, match=r"the policy host \(the daemon at tcp://127.0.0.1:9\) did not answer at "
+                                        r"start.*spark.schedbridge.fallback=true"):
+        with bridge_session(None, **{"spark.schedbridge.endpoint": "tcp://127.0.0.1:9"}):
+            pass
+
+
+def test_daemon_unreachable_at_start_with_fallback_opted_in(stock: dict[str, list]) -> None:
+    conf = {"spark.schedbridge.endpoint": "tcp://127.0.0.1:9", "spark.schedbridge.fallback": "true"}
+    with bridge_session(None, **conf) as spark:
         assert wordcount(spark) == stock["wordcount"]
         stats = spark_inprocess.stats()
     assert stats["policy_rounds"] == 0 and stats["fallback_rounds"] >= 1
+    assert stats["placed_tasks"] == 0 and stats["fallback_tasks"] >= 6  # every task was Spark's, and counted
     assert stats["warnings"] == 1 and "unreachable" in stats["last_failure"]
+
+
+@contextmanager
+def local_host_session(policy: str, **conf: str) -> Iterator[SparkSession]:
+    """A session whose plugin starts the policy host beside the driver (the default endpoint)."""
+    entries = {**BASE_CONF, **sparkplugin.spark_conf(policy, endpoint="local"), **conf}
+    spark_conf = SparkConf(loadDefaults=False).setAll(sorted(entries.items()))
+    spark = SparkSession.builder.config(conf=spark_conf).master(sparkplugin.master("local[2]")).getOrCreate()
+    try:
+        yield spark
+    finally:
+        spark.stop()
+
+
+def test_default_endpoint_hosts_the_policy_beside_the_driver_and_stops_it(stock: dict[str, list],
+                                                                          tmp_path) -> None:
+    log = tmp_path / "host.log"
+    with local_host_session("hawk", **{"spark.schedbridge.host.log": str(log),
+                                       "spark.schedbridge.cutoff": "0.5"}) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        stats = spark_inprocess.stats()
+    assert stats["endpoint"].startswith("a host beside the driver (tcp://127.0.0.1:")
+    assert stats["fallback_rounds"] == 0 and stats["fallback_tasks"] == 0 and stats["warnings"] == 0
+    assert stats["placed_tasks"] >= 12  # WordCount's two stages of 6 tasks, every one placed by the policy
+    text = log.read_text()
+    assert "attached: policy hawk, parameters {cutoff=0.5}" in text and re.search(r"round \d+: s\d+\.0->", text)
+    port = int(re.search(r"tcp://127\.0\.0\.1:(\d+)", stats["endpoint"]).group(1))
+    with pytest.raises(OSError):  # the host stopped with the application
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+MISTAKES = [("spark.schedbridge.policy", "hwak", "unknown policy 'hwak' (did you mean 'hawk'?)"),
+            ("spark.schedbridge.cutof", "10", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
+            ("spark.schedbridge.cutoff", "abc", "cutoff='abc' is not a number"),
+            ("spark.schedbridge.endpoint", "tcp:/x", "spark.schedbridge.endpoint must be 'local'"),
+            ("spark.schedbridge.endpoint", "tcp://127.0.0.1:9", "did not answer at start")]
+
+
+@pytest.mark.parametrize("key, value, message", MISTAKES)
+def test_a_configuration_mistake_ends_a_spark_submit_application_before_any_task(key: str, value: str,
+                                                                                  message: str, tmp_path) -> None:
+    app = tmp_path / "app.py"
+    app.write_text("from pyspark.sql import SparkSession\n"
+                   "spark = SparkSession.builder.getOrCreate()\n"
+                   "print('TASKS RAN', spark.sparkContext.parallelize(range(4), 2).count())\n")
+    cmd = [str(Path(sys.executable).parent / "schedbridge"), "submit", "--master", "spark-schedbridge://local[1]",
+           "--conf", "spark.ui.enabled=false", "--conf", "spark.schedbridge.policy=hawk", "--conf", f"{key}={value}",
+           str(app)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0 and message in result.stderr, result.stderr[-3000:]
+    assert "TASKS RAN" not in result.stdout
 
 
 def test_daemon_killed_mid_job_then_restarted(stock: dict[str, list], tmp_path) -> None:

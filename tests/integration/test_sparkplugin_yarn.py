@@ -68,7 +68,8 @@ def submit_via_daemon(policy: str, params: list[str], env: dict[str, str], tpch:
         cmd = [str(Path(sys.executable).parent / "schedbridge"), "submit",
                "--master", "spark-schedbridge://yarn", "--num-executors", "2",
                "--conf", f"spark.schedbridge.endpoint=tcp://127.0.0.1:{daemon.port}",
-               "--conf", f"spark.schedbridge.policy={policy}"]
+               "--conf", f"spark.schedbridge.policy={policy}",
+               *[arg for param in params for arg in ("--conf", f"spark.schedbridge.{param}")]]  # as the daemon's
         got = run_app(cmd, env, tmp / "out.json", tpch)
         daemon.wait_for(rf"{re.escape(got['app'])} round \d+: s")
     finally:

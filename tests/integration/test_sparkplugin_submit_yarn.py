@@ -1,0 +1,114 @@
+"""The one-line submission on the real testbed: `schedbridge submit` and plain `spark-submit` on
+`spark-schedbridge://yarn`, with no endpoint given, host the policy beside the driver. For a
+PySpark application (our copy of Spark's `pi.py`) and a JVM one (a Java job compiled here), under
+hawk, the plugin's counters show that the policy placed every task and no round fell back; a
+parameter in the application's conf changes Hawk's placement; a JVM application with a
+misspelled parameter stops before YARN is asked for anything."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sparkplugin
+from bridge.testbed.spark import SPARK_HOME, spark_submit
+from tests.integration.process_output import failure_excerpt
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+JOBS = Path(__file__).resolve().parent / "jobs"
+SCHEDBRIDGE = str(Path(sys.executable).parent / "schedbridge")
+PI_PARTITIONS = 20
+SUM_N, SUM_PARTITIONS = 1000, 6
+
+
+@pytest.fixture(scope="module")
+def env(testbed) -> dict[str, str]:
+    return {**testbed.spark_env(), "PYTHONPATH": str(ROOT)}
+
+
+@pytest.fixture(scope="module")
+def java_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SumApp.java compiled against Spark's own jars into a jar."""
+    work = tmp_path_factory.mktemp("java-app")
+    classes = work / "classes"
+    subprocess.run(["javac", "--release", "17", "-cp", str(SPARK_HOME / "jars" / "*"), "-d", str(classes),
+                    str(JOBS / "java" / "SumApp.java")], check=True, capture_output=True, timeout=300)
+    jar = work / "sum-app.jar"
+    subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True, timeout=120)
+    return jar
+
+
+def launcher(how: str) -> list[str]:
+    """`schedbridge submit`, or plain spark-submit with the jar and YARN-only options given as conf."""
+    if how == "schedbridge-submit":
+        return [SCHEDBRIDGE, "submit", "--master", "spark-schedbridge://yarn", "--num-executors", "2"]
+    jar = str(sparkplugin.jar_path())
+    return [str(spark_submit()), "--master", "spark-schedbridge://yarn", "--jars", jar, "--driver-class-path", jar,
+            "--conf", "spark.executor.instances=2"]
+
+
+def application(kind: str, how: str, out: Path, java_app: Path) -> list[str]:
+    if kind == "pi.py":
+        python = [] if how == "schedbridge-submit" else ["--conf", "spark.yarn.isPython=true"]
+        return [*python, "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}", str(JOBS / "pi.py"),
+                str(PI_PARTITIONS), "--executors", "2", "--out", str(out)]
+    return ["--class", "SumApp", str(java_app), str(SUM_N), str(SUM_PARTITIONS), str(out)]
+
+
+def run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.parametrize("how", ["schedbridge-submit", "spark-submit"])
+@pytest.mark.parametrize("kind", ["pi.py", "SumApp (JVM)"])
+def test_the_policy_places_every_task_with_no_endpoint_given(kind: str, how: str, env, java_app, tmp_path) -> None:
+    out, stats_file = tmp_path / "out.txt", tmp_path / "stats.json"
+    cmd = [*launcher(how), "--conf", "spark.schedbridge.policy=hawk",
+           "--conf", f"spark.schedbridge.stats.file={stats_file}", *application(kind, how, out, java_app)]
+    result = run(cmd, env)
+    assert result.returncode == 0, failure_excerpt(result.stderr)
+    if kind == "pi.py":
+        assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.05)
+        tasks = PI_PARTITIONS
+    else:
+        assert out.read_text().split() == [str(sum(x * x for x in range(SUM_N))), str(len(range(0, SUM_N, 3)))]
+        tasks = 2 * SUM_PARTITIONS  # at least: the RDD job's and the SQL scan's
+    stats = json.loads(stats_file.read_text())
+    assert stats["policy"] == "hawk" and stats["endpoint"].startswith("a host beside the driver")
+    assert stats["fallback_rounds"] == 0 and stats["fallback_tasks"] == 0 and stats["warnings"] == 0, stats
+    assert stats["placed_tasks"] >= tasks and stats["unmanaged_tasks"] == 0, stats
+    assert "schedbridge: policy hawk (a host beside the driver" in result.stderr  # the summary at the end
+
+
+def test_a_parameter_in_the_applications_conf_changes_the_placement(env, java_app, tmp_path) -> None:
+    """cutoff=0 makes every job long for Hawk, so with a 50% general partition every task goes to
+    the executor that is node 1; ignored, the default cutoff (90 s) would probe both executors."""
+    log = tmp_path / "host.log"
+    cmd = [*launcher("schedbridge-submit"), "--conf", "spark.schedbridge.policy=hawk",
+           "--conf", "spark.schedbridge.cutoff=0", "--conf", "spark.schedbridge.big_partition=50",
+           "--conf", f"spark.schedbridge.host.log={log}",
+           *application("pi.py", "schedbridge-submit", tmp_path / "out.txt", java_app)]
+    result = run(cmd, env)
+    assert result.returncode == 0, failure_excerpt(result.stderr)
+    text = log.read_text()
+    nodes = re.findall(r"rebuilt over 2 executors x \d+ slots, nodes: (\S+) (\S+)", text)[-1]
+    general = nodes[1].split("/", 1)[1]
+    after = text[text.rindex("rebuilt over 2 executors"):]
+    granted = [(ex, int(n)) for ex, n in re.findall(r"s\d+\.\d+->(\S+?)x(\d+)", after)]
+    assert sum(n for _, n in granted) >= PI_PARTITIONS and {ex for ex, _ in granted} == {general}, (granted, nodes)
+
+
+def test_a_jvm_application_with_a_misspelled_parameter_stops_before_yarn(env, java_app, tmp_path) -> None:
+    cmd = [*launcher("spark-submit"), "--conf", "spark.schedbridge.policy=hawk", "--conf", "spark.schedbridge.cutof=1",
+           *application("SumApp (JVM)", "spark-submit", tmp_path / "out.txt", java_app)]
+    result = run(cmd, env)
+    assert result.returncode != 0
+    assert "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)" in result.stderr, failure_excerpt(result.stderr)
+    assert "Submitting application" not in result.stderr and not (tmp_path / "out.txt").exists()
