@@ -110,7 +110,7 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2, help="local[N] for the throughput runs")
     ap.add_argument("--repeats", type=int, default=3, help="throughput runs per kind (0: latency only)")
     ap.add_argument("--task-ms", type=int, default=0, help="latency phase: each task sleeps this long")
-    ap.add_argument("--endpoint", "endpoints", action="append", choices=("inprocess", "local"),
+    ap.add_argument("--endpoint", dest="endpoints", action="append", choices=("inprocess", "local"),
                     help="where the policy is hosted (repeatable; default: both)")
     args = ap.parse_args()
     args.endpoints = args.endpoints or ["inprocess", "local"]
