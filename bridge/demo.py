@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from bridge.replay.cli import replay
+from bridge.replay.policy import check as check_policy
 from bridge.replay.preemption import LIVE_NODE_SCHEDULERS
 from bridge.report.cli import report
 from bridge.testbed.cluster import Testbed, TestbedError
@@ -52,6 +53,11 @@ def demo(ctx: click.Context, workload: Path | None, policies: tuple[str, ...],
          results: Path | None, keep_testbed: bool) -> None:
     """Start the local testbed, replay a short workload under each policy, compare them."""
     workload = workload or demo_workload()
+    for policy in policies:  # every name, before the testbed starts or anything is submitted
+        try:
+            check_policy(policy, {})
+        except ValueError as exc:
+            raise click.ClickException(f"--policy {policy}: {exc}") from None
     results = results or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     bed = Testbed(default_layout())
     was_running = all(bed.running().values())

@@ -38,6 +38,7 @@ class Run:
     tasks: pd.DataFrame
     allocation: pd.DataFrame | None = None  # time_s, vcores_allocated, vcores_total (live)
     n_slots: int | None = None
+    plugin: dict | None = None  # the Spark plugin's counters (meta.json "plugin"; live, not stock)
 
 
 def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
@@ -92,7 +93,8 @@ def _load_directory(path: Path) -> Run:
     if (path / "utilization.csv").is_file():
         allocation = _read(path / "utilization.csv", ("time_s", "vcores_allocated", "vcores_total"))
     n_slots = int(allocation["vcores_total"].max()) if allocation is not None and len(allocation) else None
-    return Run(_label(meta, path.name), path, _live_jobs(raw, tasks), tasks, allocation, n_slots)
+    plugin = meta.get("plugin") if isinstance(meta.get("plugin"), dict) else None
+    return Run(_label(meta, path.name), path, _live_jobs(raw, tasks), tasks, allocation, n_slots, plugin)
 
 
 def _load_simulator_file(path: Path) -> Run:

@@ -27,8 +27,16 @@ def build(runs: list[Run]) -> pd.DataFrame:
             "utilization": found["utilization"],
             "SE (vcores)": found["se"],
             "UE (vcores)": found["ue"],
+            **plugin_rows(run),
         }
     return pd.DataFrame(columns)
+
+
+def plugin_rows(run: Run) -> dict[str, float]:
+    """Who placed a live run's tasks: the policy, or Spark in fallback rounds (NaN where no plugin ran)."""
+    counters = run.plugin or {}
+    return {"tasks placed by policy": counters.get("placed_tasks", float("nan")),
+            "fallback rounds": counters.get("fallback_rounds", float("nan"))}
 
 
 def render(table: pd.DataFrame) -> str:

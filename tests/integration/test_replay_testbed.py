@@ -88,11 +88,22 @@ def assert_consistent(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return jobs, tasks
 
 
+def assert_policy_placed(plugin: dict, recorded_tasks: int) -> None:
+    """The plugin's counters in meta.json: every recorded task launched by some path (the warm-up
+    job's are counted too), at least 90% by the policy; a fallback round (a policy call past its
+    50 ms deadline on this loaded 2-core machine) is a fault, counted and named, never silent."""
+    launched = plugin["placed_tasks"] + plugin["fallback_tasks"]
+    assert launched >= recorded_tasks and plugin["placed_tasks"] >= 0.9 * launched, plugin
+    assert (plugin["fallback_rounds"] == 0) == (plugin["last_failure"] == ""), plugin
+
+
 def test_two_policies_give_complete_consistent_results(two_runs: list[Path]) -> None:
     for results in two_runs:
         jobs, tasks = assert_consistent(results)
         assert (jobs["status"] == "succeeded").all()
-        assert json.loads((results / "meta.json").read_text())["state"] == "complete"
+        meta = json.loads((results / "meta.json").read_text())
+        assert meta["state"] == "complete"
+        assert_policy_placed(meta["plugin"], len(tasks))
         assert not pd.read_csv(results / "utilization.csv").empty
         wordcount = jobs[jobs["kind"] == "wordcount"]
         # 2 MB in 1 MB blocks -> 2 map tasks, plus 2 reduce tasks
@@ -114,8 +125,12 @@ def test_per_job_mode_records_a_failed_job_and_continues(testbed, workload_file:
             Submission(1, 1.0, "sleep", TasksJob((1.0, 1.0))))
     plan = replace(plan, submissions=subs, inputs={**plan.inputs, "missing": f"{testbed.fs_default}/no/such/file"})
     assert Replay(plan, rm).run() == "complete"
-    jobs, _ = assert_consistent(plan.results)
+    jobs, tasks = assert_consistent(plan.results)
     assert list(jobs["status"]) == ["failed", "succeeded"]
+    # each application hosted fifo beside its own driver (they fell back to Spark before) and said so
+    plugin = json.loads((plan.results / "meta.json").read_text())["plugin"]
+    assert plugin["applications"] == 2
+    assert_policy_placed(plugin, len(tasks))
     assert "exit" in jobs.loc[0, "error"]
     live = ResourceManagerClient(testbed.rm_url).apps(states=["NEW", "SUBMITTED", "ACCEPTED", "RUNNING"])
     assert not [a for a in live if a.name.startswith("schedbridge-it-small")]

@@ -251,3 +251,11 @@ def test_cli_bad_conf_pair(tmp_path: Path) -> None:
     result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "fifo",
                                          "--conf", "novalue"])
     assert result.exit_code == 2 and "KEY=VALUE" in result.output
+
+
+def test_demo_refuses_a_misspelled_policy_before_starting_anything(tmp_path: Path) -> None:
+    from bridge.demo import demo
+
+    result = CliRunner().invoke(demo, ["--policy", "fifo", "--policy", "hwak", "--results", str(tmp_path / "r")])
+    assert result.exit_code == 1 and "--policy hwak: unknown policy 'hwak' (did you mean 'hawk'?)" in result.output
+    assert "demo: starting" not in result.output and not (tmp_path / "r").exists()

@@ -45,6 +45,16 @@ def two_runs(tmp_path: Path) -> list[Path]:
     return [fifo, other]
 
 
+def test_table_says_who_placed_a_live_runs_tasks(two_runs: list[Path]) -> None:
+    meta = json.loads((two_runs[1] / "meta.json").read_text())
+    meta["plugin"] = {"placed_tasks": 40, "fallback_rounds": 3, "fallback_tasks": 2}
+    (two_runs[1] / "meta.json").write_text(json.dumps(meta))
+    table = build(load_runs(two_runs))
+    assert table["other shared (live)"]["tasks placed by policy"] == 40
+    assert table["other shared (live)"]["fallback rounds"] == 3
+    assert pd.isna(table["fifo shared (live)"]["fallback rounds"])  # no plugin (stock): shown as "-"
+
+
 def test_table_values(two_runs: list[Path]) -> None:
     table = build(load_runs(two_runs))
     fifo, other = table["fifo shared (live)"], table["other shared (live)"]
