@@ -255,6 +255,17 @@ def test_default_endpoint_hosts_the_policy_beside_the_driver_and_stops_it(stock:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
 
+def test_an_application_asking_a_daemon_for_another_policy_is_refused_at_start(tmp_path) -> None:
+    daemon = DaemonProcess(tmp_path / "daemon.log")  # serves spark-fifo
+    try:
+        with pytest.raises(Exception, match="this policy host serves 'spark-fifo'; the application asked for 'hawk'"):
+            with local_host_session("hawk", **{"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{daemon.port}"}):
+                pass
+        daemon.wait_for(r"refused .*asked for 'hawk'")
+    finally:
+        daemon.kill()
+
+
 MISTAKES = [("spark.schedbridge.policy", "hwak", "unknown policy 'hwak' (did you mean 'hawk'?)"),
             ("spark.schedbridge.cutof", "10", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
             ("spark.schedbridge.cutoff", "abc", "cutoff='abc' is not a number"),
