@@ -161,5 +161,4 @@ def kairos_live(rm: NodeResources, preemptor: ContainerPreemptor, nodes: Sequenc
             stop.set()
             planner.driver.post(lambda: None)  # wake it
             thread.join(timeout=10)
-            with planner.driver.lock:
-                preemptor.restore_all()
+            planner.driver.restore()

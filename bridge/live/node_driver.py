@@ -7,8 +7,11 @@ policy: Kairos' LAS, Big-C's or Falcon's preemption all come in as `Run`/`Suspen
 decisions, applied through a `ContainerPreemptor`. A task Spark started that the policy did not `Run`
 is queued and held at the minimum share until the policy gives it a slot.
 
-Thread-safe: one lock serializes events, timers and a placement side's reads. Callers with a
-deadline (the plugin's offer rounds) `post` events to the driver's own thread (`run`) instead.
+Thread-safe: one lock serializes events, timers and a placement side's reads, and is never held
+across an agent call: decisions only record which command each container needs, and the commands
+are sent after the lock is released, so a hung agent delays no offer round. A resume that failed
+(agent unreachable) is retried every ``retry_s``: a container left shrunk would starve its task.
+Callers with a deadline (the plugin's offer rounds) `post` events to the driver's own thread (`run`).
 """
 from __future__ import annotations
 
@@ -31,11 +34,14 @@ class LiveNodeDriver:
     """Delivers node events to ``policy`` on the wall clock ``clock`` and applies its decisions."""
 
     def __init__(self, policy: object, table: NodeTable, preemptor: ContainerPreemptor,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], retry_s: float = 1.0) -> None:
         self.policy, self.table, self.preemptor, self.clock = policy, table, preemptor, clock
+        self.retry_s = retry_s
         self.timers: list[tuple[float, int, int | None, Hashable]] = []
         self._seq = itertools.count()
         self.lock = threading.RLock()  # public: a placement side may group its own accounting with an event
+        self._io = threading.Lock()    # one sender at a time: the preemptor is not thread-safe
+        self.outbox: dict[ContainerRef, tuple[str, float]] = {}  # container -> (action, not before)
         self.inbox: queue.Queue[Callable[[], None]] = queue.Queue()
 
     # -- events in ----------------------------------------------------------------------------
@@ -48,6 +54,7 @@ class LiveNodeDriver:
             self._deliver("on_probe_arrival", ProbeArrival(now, node, live.probe), now)
             if live.slot < 0:
                 self._throttle(live)
+        self._flush()
 
     def task_finished(self, job_id: int, task: int) -> None:
         """Spark reported the task's end (success, failure or kill): its slot, if any, is free.
@@ -62,17 +69,27 @@ class LiveNodeDriver:
             slot = live.slot
             self.table.remove(live)
             if live.throttled:  # the executor outlives its task: its next task must not start shrunk
-                self.preemptor.resume(live.ref)
+                self._unthrottle(live)
             self._deliver("on_slot_freed", SlotFreed(now, live.node, slot, job_id, task), now)
+        self._flush()
 
     def tick(self) -> None:
-        """Fire every timer that is due."""
+        """Fire every timer that is due, and retry the failed resumes that are due."""
         with self.lock:
             now = self._now()
             while self.timers and self.timers[0][0] <= now:
                 _, _, node, key = heapq.heappop(self.timers)
                 hook = "on_node_timer" if node is not None else "on_timer"
                 self._deliver(hook, Timer(now, node, key), now)
+        self._flush()
+
+    def restore(self) -> list[ContainerRef]:
+        """Drop the unsent commands and give every container this driver throttled its full share
+        back (on shutdown); returns those still throttled (their agents did not answer)."""
+        with self._io:
+            with self.lock:
+                self.outbox.clear()
+            return self.preemptor.restore_all()
 
     def post(self, work: Callable[[], None]) -> None:
         """Queue an event (e.g. ``partial(self.task_started, ...)``) for the driver's thread, so the
@@ -148,7 +165,7 @@ class LiveNodeDriver:
             raise DecisionError(Status(Code.ERROR, f"slot {slot} of node {node} is busy", "live-node-driver"))
         self.table.place(live, slot, now)
         if live.throttled:
-            live.throttled = self.preemptor.resume(live.ref).code is Code.ERROR
+            self._unthrottle(live)
 
     def _suspend(self, d: Suspend, now: float) -> None:
         live = self.table.on_slot(d.node, d.slot)
@@ -158,4 +175,28 @@ class LiveNodeDriver:
         self._throttle(live)
 
     def _throttle(self, live: LiveTask) -> None:
-        live.throttled = self.preemptor.suspend(live.ref).ok
+        live.throttled = True
+        self.outbox[live.ref] = ("suspend", 0.0)  # replaces an unsent wish for the same container
+
+    def _unthrottle(self, live: LiveTask) -> None:
+        live.throttled = False
+        self.outbox[live.ref] = ("resume", 0.0)
+
+    # -- commands out, never under the lock -------------------------------------------------------
+    def _flush(self) -> None:
+        """Send every due command; call without holding ``lock``."""
+        with self._io:
+            for ref, action in self._take_due():
+                if action == "suspend":
+                    self.preemptor.suspend(ref)  # a failed suspend leaves the task at full share
+                elif self.preemptor.resume(ref).code is Code.ERROR:
+                    with self.lock:  # unless a newer command for it came in meanwhile
+                        self.outbox.setdefault(ref, ("resume", self.clock() + self.retry_s))
+
+    def _take_due(self) -> list[tuple[ContainerRef, str]]:
+        with self.lock:
+            now = self.clock()
+            due = [(ref, action) for ref, (action, at) in self.outbox.items() if at <= now]
+            for ref, _ in due:
+                del self.outbox[ref]
+            return due

@@ -1,6 +1,7 @@
 """Kairos live through the plugin's rounds: placement by the central ranking, LAS on containers."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -102,3 +103,34 @@ def test_session_raises_vcores_and_restores_nodes_and_containers(tmp_path: Path)
         assert agent.calls == [("suspend", "c1")]
     assert rm.capacity["n1"] == (4, 4096)
     assert agent.calls[-1] == ("resume", "c1")
+
+
+class HungAgent(FakeAgent):
+    """An agent that stops answering: every call waits until the test releases it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def _call(self, action: str, container_id: str) -> dict[str, Any]:
+        self.entered.set()
+        self.release.wait(10)
+        return super()._call(action, container_id)
+
+
+def test_a_hung_agent_does_not_hold_up_offer_rounds() -> None:
+    agent, clock = HungAgent(), Clock()
+    p = KairosLivePlanner(KairosConfig(q=1, w=10.0), [A, B], 1, ContainerPreemptor({A: agent, B: agent}), clock)
+    hello = tuple(added(e, nm, c) for e, (nm, c) in EXECUTORS.items())
+    p.plan(rnd(1, {}, 0, (*hello, started(10, "1"), started(11, "2"))), [], LiveCluster())
+    sender = threading.Thread(target=p.driver.drain)   # the driver's thread: node A shrinks c1 ...
+    sender.start()
+    assert agent.entered.wait(5)                       # ... and its agent hangs
+    t0 = time.monotonic()
+    placement = p.plan(rnd(2, {"3": 1, "4": 1}, 1), [], LiveCluster())
+    waited = time.monotonic() - t0
+    agent.release.set()
+    sender.join(5)
+    assert waited < 1.0, f"the offer round waited {waited:.1f} s for a hung agent"
+    assert [(g.executor, g.slots) for g in placement.grants] == [("3", 1)]
+    assert agent.calls == [("suspend", "c1")]

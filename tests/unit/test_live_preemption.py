@@ -175,3 +175,35 @@ def test_restore_from_the_record_of_a_killed_driver(tmp_path: Path) -> None:
     assert rm.capacity["n1"] == (6, 4096)
     assert restore(rm, record) == [] and rm.capacity["n1"] == (4, 4096)
     assert restore(rm, record) == []                  # nothing left to do
+
+
+def test_a_failed_resume_is_retried_while_the_task_runs() -> None:
+    driver, agent, clock, _ = kairos_driver(slots=1)
+    driver.task_started(0, 1, 100, ref("a"))
+    clock.t = 3.0
+    driver.task_started(0, 1, 101, ref("b"))      # a is suspended
+    agent.down = True
+    driver.task_finished(1, 101)                  # a gets the slot back, but its agent does not answer
+    assert driver.preemptor.throttled == {ref("a")} and [t.task for t in driver.table.running(0)] == [100]
+    agent.down = False
+    clock.t = 3.5
+    driver.tick()
+    assert agent.calls == [("suspend", "a")]      # not before retry_s (1 s) has passed
+    clock.t = 4.0
+    driver.tick()
+    assert agent.calls == [("suspend", "a"), ("resume", "a")] and driver.preemptor.throttled == set()
+    clock.t = 6.0
+    driver.tick()
+    assert len(agent.calls) == 2                  # once acknowledged, never sent again
+
+
+def test_restore_drops_unsent_commands_and_resumes_what_is_throttled() -> None:
+    driver, agent, clock, _ = kairos_driver(slots=1)
+    driver.task_started(0, 1, 100, ref("a"))
+    clock.t = 3.0
+    driver.task_started(0, 1, 101, ref("b"))      # a is suspended
+    agent.down = True
+    driver.task_finished(1, 101)                  # a's resume fails and waits for its retry
+    agent.down = False
+    assert driver.restore() == [] and driver.outbox == {}
+    assert agent.calls == [("suspend", "a"), ("resume", "a")]
