@@ -20,13 +20,13 @@ import click
 
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner, parse_params
-from bridge.live.spark_protocol import ProtocolError, decode, encode_error, encode_hello_reply
+from bridge.live.spark_protocol import (MAX_MESSAGE_BYTES, ProtocolError, decode, encode_error,
+                                        encode_hello_reply)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 7787
 IDLE_TIMEOUT_S = 600.0
-MAX_LINE = 16 << 20
 
 
 def is_loopback(address: str) -> bool:
@@ -47,14 +47,30 @@ class _Connection(socketserver.StreamRequestHandler):
         try:
             if not self._hello(peer):
                 return
-            while line := self.rfile.readline(MAX_LINE):
-                self._send(self.server.host.handle(line.decode("utf-8", "replace")))
+            while (line := self._read_line(peer)) is not None:
+                self._send(self.server.host.handle(line))
         except OSError as e:
             log.info("schedbridge serve: connection from %s closed: %s", peer, e)
 
+    def _read_line(self, peer: str) -> str | None:
+        """The next message, or None at the end; one over the size limit closes the connection
+        with an error (answering its pieces would put every later reply off by one)."""
+        raw = self.rfile.readline(MAX_MESSAGE_BYTES + 1)
+        if not raw:
+            return None
+        if len(raw) > MAX_MESSAGE_BYTES and not raw.endswith(b"\n"):
+            log.warning("schedbridge serve: %s sent a message over %d bytes; connection closed", peer,
+                        MAX_MESSAGE_BYTES)
+            self._send(encode_error(f"message over {MAX_MESSAGE_BYTES} bytes; connection closed"))
+            return None
+        return raw.decode("utf-8", "replace")
+
     def _hello(self, peer: str) -> bool:
         try:
-            msg = decode(self.rfile.readline(MAX_LINE).decode("utf-8", "replace"))
+            line = self._read_line(peer)
+            if line is None:
+                return False
+            msg = decode(line)
         except ProtocolError as e:
             self._send(encode_error(str(e)))
             return False

@@ -106,7 +106,7 @@ class PolicyHost:
         self._failing = False
 
     def handle(self, text: str) -> str:
-        """One request in, one reply out; never raises."""
+        """One request in, one reply out; never raises, whatever the input."""
         try:
             msg = decode(text)
             if msg.get("kind") == "attach":
@@ -116,19 +116,26 @@ class PolicyHost:
         except ProtocolError as e:
             log.warning("schedbridge host: bad request: %s", e)
             return encode_error(str(e))
+        try:
+            return self._round(rnd, events)
+        except Exception as e:  # noqa: BLE001 - e.g. a malformed snapshot: this round only, never the host
+            log.warning("schedbridge host: %s round %d refused: %s: %s", rnd.app, rnd.round, type(e).__name__, e)
+            return encode_error(f"malformed round: {type(e).__name__}: {e}", rnd.round)
+
+    def _round(self, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
         with self._lock:
             if self.planner is None:
-                return encode_error("no policy yet: a connection must attach before its first round")
+                return encode_error("no policy yet: a connection must attach before its first round", rnd.round)
             if rnd.snapshot is not None:
                 if rnd.request is not None and (why := refusal(self.planner, rnd.request)) is not None:
-                    return encode_error(why)
+                    return encode_error(why, rnd.round)
                 state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
                 log.info("schedbridge host: %s state rebuilt from snapshot: %d executors, %d running "
                          "tasks, %d active jobs", rnd.app, len(state.executors), len(state.running),
                          len(state.jobs))
                 self.planner.rebuild(state)
             elif rnd.app not in self.cluster:
-                return encode_resync()
+                return encode_resync(rnd.round)
             self.cluster.apply(rnd.app, events)
             return self._plan(rnd, events)
 
@@ -141,7 +148,7 @@ class PolicyHost:
                 log.warning("schedbridge host: policy %s failed (%s: %s); the plugin falls back to "
                             "Spark for such rounds", self.planner.name, type(e).__name__, e)
             self._failing = True
-            return encode_error(f"{type(e).__name__}: {e}")
+            return encode_error(f"{type(e).__name__}: {e}", rnd.round)
         self._failing = False
         micros = (time.perf_counter_ns() - start) // 1000
         self.decisions.append(DecisionRecord(rnd.app, rnd.round, placement, micros))
@@ -149,7 +156,7 @@ class PolicyHost:
             log.info("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
                      " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
-        return encode_placement(placement)
+        return encode_placement(placement, rnd.round)
 
     def attach(self, app: str, request: PolicyRequest) -> str:
         """Accepts ``app``'s policy request (building the planner if this host has none) or refuses it."""

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PROTOCOL_VERSION = 2
+# Largest message either side sends or reads (one JSON line); over it, the connection is closed
+# with an error, never split. The same bound is Protocol.MAX_MESSAGE_BYTES in Java.
+MAX_MESSAGE_BYTES = 16 << 20
 
 
 class ProtocolError(ValueError):
@@ -115,8 +118,8 @@ def decode(text: str) -> dict[str, Any]:
     """A JSON object of this protocol version, else ProtocolError."""
     try:
         msg = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ProtocolError(f"not JSON: {e}") from None
+    except ValueError as e:  # JSONDecodeError, and integers past Python's digit limit
+        raise ProtocolError(f"not JSON: {str(e)[:200]}") from None
     if not isinstance(msg, dict):
         raise ProtocolError("a message must be a JSON object")
     if msg.get("v") != PROTOCOL_VERSION:
@@ -153,13 +156,15 @@ def parse_round(msg: Mapping[str, Any]) -> OfferRound:
             events=tuple(msg.get("events", ())), snapshot=msg.get("snapshot"), request=request,
             launched=tuple(Launched(int(x["stage"]), int(x["attempt"]), str(x["executor"]),
                                     tuple(int(t) for t in x["tasks"])) for x in msg.get("launched", ())))
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:
         raise ProtocolError(f"malformed round: {e!r}") from None
 
 
-def encode_placement(p: Placement) -> str:
+def encode_placement(p: Placement, round_: int) -> str:
+    """The reply to round ``round_`` (the plugin drops a reply naming another round)."""
     return json.dumps({
         "v": PROTOCOL_VERSION,
+        "round": round_,
         "assign": [{"stage": g.stage, "attempt": g.attempt, "executor": g.executor, "slots": g.slots}
                    for g in p.grants],
         "preempt": list(p.preempt),
@@ -167,12 +172,13 @@ def encode_placement(p: Placement) -> str:
     }, separators=(",", ":"))
 
 
-def encode_error(reason: str) -> str:
-    return json.dumps({"v": PROTOCOL_VERSION, "error": reason})
+def encode_error(reason: str, round_: int | None = None) -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "error": reason[:2000],
+                       **({} if round_ is None else {"round": round_})})
 
 
-def encode_resync() -> str:
-    return json.dumps({"v": PROTOCOL_VERSION, "resync": True})
+def encode_resync(round_: int) -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "round": round_, "resync": True})
 
 
 def encode_attached(policy: str) -> str:
@@ -284,6 +290,6 @@ def parse_event(d: Mapping[str, Any]) -> LiveEvent:
                             {str(k): str(v) for k, v in d.get("props", {}).items()})
         if kind == "job_end":
             return JobEnd(int(d["t"]), int(d["job"]), bool(d["ok"]))
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:
         raise ProtocolError(f"malformed event {d!r}: {e!r}") from None
     raise ProtocolError(f"unknown event kind {kind!r}")

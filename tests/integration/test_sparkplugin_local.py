@@ -5,12 +5,14 @@ start it); each test opens its own short SparkContext on ``spark-schedbridge://l
 """
 from __future__ import annotations
 
+import json
 import re
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,7 @@ from pyspark.sql import SparkSession
 
 import sparkplugin
 from bridge.live import spark_inprocess
+from bridge.live.spark_daemon import PolicyDaemon
 from bridge.live.spark_fifo import FifoPlanner
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
@@ -314,3 +317,67 @@ def test_daemon_killed_mid_job_then_restarted(stock: dict[str, list], tmp_path) 
             second.kill()
     assert after["policy_rounds"] > before["policy_rounds"]
     assert after["warnings"] == 1
+
+
+class FaultyHost(PolicyHost):
+    """spark-fifo whose first round replies are, in turn, each kind of bad reply a daemon can send;
+    then correct ones. ``truncated`` drops the connection in the middle of the exchange."""
+
+    FAULTS = ("wrong round", "over the size limit", "not JSON", "wrong version", "absurd numbers", "truncated")
+
+    def __init__(self) -> None:
+        super().__init__(FifoPlanner())
+        self.faults = list(self.FAULTS)
+
+    def handle(self, text: str) -> str:
+        reply = super().handle(text)
+        if '"kind": "round"' not in text and '"kind":"round"' not in text or not self.faults:
+            return reply
+        fault, body = self.faults.pop(0), json.loads(reply)
+        if fault == "truncated":
+            raise ConnectionAbortedError("dropped mid-reply")
+        return {"wrong round": json.dumps({**body, "round": body.get("round", 0) + 1000}),
+                "over the size limit": "x" * ((16 << 20) + 10),
+                "not JSON": reply[: len(reply) // 2],
+                "wrong version": json.dumps({**body, "v": 9}),
+                "absurd numbers": json.dumps({**body, "assign": [{"stage": 1e308, "attempt": -1, "executor": "driver",
+                                                                  "slots": 10**30}]})}[fault]
+
+
+def test_bad_replies_fall_back_one_round_each_and_later_rounds_stay_matched(stock: dict[str, list]) -> None:
+    host = FaultyHost()
+    daemon = PolicyDaemon(("127.0.0.1", 0), host, token="t")
+    threading.Thread(target=daemon.serve_forever, daemon=True).start()
+    conf = {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{daemon.server_address[1]}",
+            "spark.schedbridge.token": "t", "spark.schedbridge.retry.ms": "100"}
+    try:
+        with bridge_session(None, **conf) as spark:
+            assert wordcount(spark) == stock["wordcount"]
+            assert sql_rows(spark) == stock["sql"]
+            stats = spark_inprocess.stats()
+    finally:
+        daemon.shutdown()
+        daemon.server_close()
+    assert not host.faults  # every kind of bad reply was sent
+    assert stats["fallback_rounds"] >= len(FaultyHost.FAULTS) - 1  # "absurd numbers" parses; it grants nothing
+    assert stats["policy_rounds"] > 0 and stats["placed_tasks"] > 0  # and the policy placed tasks afterwards
+
+
+class KillingPlanner(RecordingPlanner):
+    """FIFO that asks to preempt every running task in every round (and records task ends)."""
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        placement = super().plan(rnd, events, cluster)
+        running = tuple(t for app in cluster for t in app.running)
+        return Placement(placement.grants, running, False)
+
+
+def test_kills_a_policy_asks_for_are_bounded_per_round_and_per_task() -> None:
+    planner = KillingPlanner()
+    with bridge_session(PolicyHost(planner), **{"spark.schedbridge.max.kills.per.round": "1",
+                                                "spark.schedbridge.max.kills.per.task": "2"}) as spark:
+        assert slow_sum(spark, 4, 0.3, "killed") == sum(range(4))  # the job finishes despite the policy
+        stats = spark_inprocess.stats()
+    killed = Counter((e.stage, e.index) for e in planner.ends.values() if e.reason == "TaskKilled")
+    assert killed and max(killed.values()) <= 2, killed  # no task killed more than twice
+    assert stats["kills_refused"] > 0

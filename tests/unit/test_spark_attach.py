@@ -101,3 +101,26 @@ def test_local_host_refuses_to_start_without_a_token() -> None:
     proc = start_local_host(None)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2 and "SCHEDBRIDGE_HOST_TOKEN is not set" in out
+
+
+# --- messages no host may crash on ----------------------------------------------------------------
+def round_text(**overrides: object) -> str:
+    msg = {"v": 2, "kind": "round", "app": "a", "round": 1, "now_ms": 1, "cpus_per_task": 1, "slots": [],
+           "stages": [], "events": [], **overrides}
+    return json.dumps(msg)
+
+
+@pytest.mark.parametrize("text", [
+    "not json", "[1, 2]", json.dumps({"v": 1, "kind": "round"}), "{" * 100_000,
+    round_text(round=1e999).replace("Infinity", "1e999"), round_text(now_ms=0).replace('"now_ms": 0', '"now_ms": ' + "9" * 5000),
+    round_text(snapshot={"executors": [1, 2], "running": "x", "jobs": None}),
+    round_text(snapshot={"executors": [{"e": "executor_added"}], "running": [], "jobs": []}),
+    round_text(events=[{"e": "task_end", "t": "soon"}]), round_text(slots=[{"free": []}]),
+    json.dumps({"v": 2, "kind": "attach", "app": "a", "policy": "hawk", "params": ["cutoff"]}),
+])
+def test_the_host_answers_any_message_with_an_error_and_never_raises(text: str) -> None:
+    host = PolicyHost(make_planner("fifo"))
+    reply = json.loads(host.handle(text))
+    assert "error" in reply, reply
+    spark = FakeSpark({"1": 1}, {1: (1, {})})
+    assert json.loads(host.handle(spark.request()))["round"] == 1  # and goes on serving

@@ -119,7 +119,7 @@ def test_delta_without_state_asks_for_a_snapshot() -> None:
     host = PolicyHost(make_planner("fifo", {}))
     spark = FakeSpark({"1": 1}, {1: (1, {})})
     spark.round = 5  # not the first round: no snapshot in the request
-    assert json.loads(host.handle(spark.request())) == {"v": 2, "resync": True}
+    assert json.loads(host.handle(spark.request())) == {"v": 2, "round": 6, "resync": True}
 
 
 @pytest.mark.parametrize("policy", LIVE_POLICIES)

@@ -87,3 +87,16 @@ def test_submit_refuses_other_masters_and_missing_conf_dir(monkeypatch) -> None:
         rewrite(["--master", "spark-schedbridge://yarn", "app.py"], "/p.jar")
     local = rewrite(["--master", "spark-schedbridge://local[2]", "--num-executors", "2", "app.py"], "/p.jar")
     assert "--num-executors" in local  # not YARN: left to spark-submit as given
+
+
+def test_a_message_over_the_limit_closes_the_connection_instead_of_being_split(daemon: PolicyDaemon,
+                                                                              monkeypatch) -> None:
+    monkeypatch.setattr("bridge.live.spark_daemon.MAX_MESSAGE_BYTES", 1000)
+    with socket.create_connection(daemon.server_address, timeout=5) as s, s.makefile("rwb") as f:
+        assert exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "s3cret"})["ok"]
+        f.write(b'{"v": 2, "kind": "round", "pad": "' + b"x" * 3000 + b'"}\n')
+        f.flush()
+        assert "over 1000 bytes" in json.loads(f.readline())["error"]
+        assert f.readline() == b""  # closed: no answers to the pieces of the long line
+    with socket.create_connection(daemon.server_address, timeout=5) as s, s.makefile("rwb") as f:
+        assert exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "s3cret"})["ok"]  # others unaffected

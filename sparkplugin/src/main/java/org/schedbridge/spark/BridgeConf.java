@@ -18,7 +18,8 @@ public final class BridgeConf {
      * The same list is {@code sparkplugin.PLUGIN_KEYS} in Python.
      */
     private static final Set<String> RESERVED = Set.of("policy", "endpoint", "token", "fallback", "python",
-            "host.log", "stats.file", "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms");
+            "host.log", "stats.file", "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms",
+            "max.kills.per.round", "max.kills.per.task");
 
     public final String policy;
     /** Policy parameters, sorted by name so the messages are deterministic. */
@@ -44,6 +45,9 @@ public final class BridgeConf {
     public final int reviveMs;
     /** Bound on starting the local host and on the first attach, at application start. */
     public final int startTimeoutMs;
+    /** Most task kills (preemptions) one reply may cause, and one task may suffer over its attempts. */
+    public final int maxKillsPerRound;
+    public final int maxKillsPerTask;
 
     private BridgeConf(SparkConf conf) {
         Map<String, String> all = new TreeMap<>();
@@ -62,6 +66,8 @@ public final class BridgeConf {
         retryMs = positive(all, "retry.ms", 1000);
         reviveMs = positive(all, "revive.ms", 100);
         startTimeoutMs = positive(all, "start.timeout.ms", 60000);
+        maxKillsPerRound = positive(all, "max.kills.per.round", 16);
+        maxKillsPerTask = positive(all, "max.kills.per.task", 3);
         all.keySet().removeAll(RESERVED);
         params = all;
     }

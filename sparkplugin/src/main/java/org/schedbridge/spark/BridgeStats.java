@@ -25,6 +25,7 @@ public final class BridgeStats {
     private long placedTasks;
     private long fallbackTasks;
     private long unmanagedTasks;
+    private long killsRefused;
     private String policy = "";
     private String endpoint = "";
     private String lastFailure = "";
@@ -63,6 +64,11 @@ public final class BridgeStats {
             case FALLBACK -> fallbackTasks += n;
             case UNMANAGED -> unmanagedTasks += n;
         }
+    }
+
+    /** A kill the policy asked for beyond the per-round or per-task bound (not done). */
+    synchronized void killRefused() {
+        killsRefused++;
     }
 
     /** A failure outside any round (at start, with fallback=true). */
@@ -115,7 +121,8 @@ public final class BridgeStats {
                 .put("policy_rounds", policyRounds).put("fallback_rounds", fallbackRounds)
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
-                .put("unmanaged_tasks", unmanagedTasks).put("last_failure", lastFailure);
+                .put("unmanaged_tasks", unmanagedTasks).put("kills_refused", killsRefused)
+                .put("last_failure", lastFailure);
     }
 
     /** One line for the driver's log when the application stops: who placed the tasks. */

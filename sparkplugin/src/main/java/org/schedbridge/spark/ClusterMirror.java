@@ -143,8 +143,12 @@ final class ClusterMirror {
         overflowed = false;
     }
 
-    /** True while the listener still lists the task as running (used to drop stale preemptions). */
-    synchronized boolean isRunning(long taskId) {
-        return running.containsKey(taskId);
+    /**
+     * {@code stage.index} of a running task attempt (the task whatever its attempt), or null if the
+     * listener does not list it as running (a stale preemption).
+     */
+    synchronized String runningTask(long taskId) {
+        ObjectNode ev = running.get(taskId);
+        return ev == null ? null : ev.path("stage").asInt() + "." + ev.path("index").asInt();
     }
 }

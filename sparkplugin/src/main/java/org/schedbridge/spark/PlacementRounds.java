@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -67,6 +68,10 @@ final class PlacementRounds implements AutoCloseable {
     private final AtomicBoolean reviveScheduled = new AtomicBoolean();
     private final int reviveMs;
     private final String statsFile;
+    private final int maxKillsPerRound;
+    private final int maxKillsPerTask;
+    /** Kills asked by the policy so far, per task ({@code stage.index}) over all its attempts. */
+    private final Map<String, Integer> kills = new HashMap<>();
     private long round;
     private long lastRoundMs;
     /** Stage keys and executors of the last round whose reply declared Spark's order; null if none. */
@@ -83,6 +88,8 @@ final class PlacementRounds implements AutoCloseable {
         this.cpusPerTask = sc.conf().getInt("spark.task.cpus", 1);
         this.reviveMs = conf.reviveMs;
         this.statsFile = conf.statsFile;
+        this.maxKillsPerRound = conf.maxKillsPerRound;
+        this.maxKillsPerTask = conf.maxKillsPerTask;
     }
 
     /**
@@ -316,12 +323,25 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
-    /** Kills the named task attempts (Spark re-queues them) off the offer thread, if still running. */
+    /**
+     * Kills the named task attempts (Spark re-queues them, not counting a failure) off the offer
+     * thread, if still running; at most {@code max.kills.per.round} a round and
+     * {@code max.kills.per.task} over a task's attempts, so no reply can kill without bound.
+     */
     private void preempt(List<Long> taskIds) {
+        int killed = 0;
         for (long id : taskIds) {
-            if (mirror.isRunning(id)) {
-                timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
+            String task = mirror.runningTask(id);
+            if (task == null) {
+                continue;
             }
+            if (killed == maxKillsPerRound || kills.getOrDefault(task, 0) == maxKillsPerTask) {
+                stats.killRefused();
+                continue;
+            }
+            killed++;
+            kills.merge(task, 1, Integer::sum);
+            timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
         }
     }
 

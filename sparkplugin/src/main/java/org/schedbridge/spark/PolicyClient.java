@@ -126,6 +126,11 @@ final class PolicyClient implements AutoCloseable {
             return fail(Failure.PROTOCOL, "policy host speaks protocol v" + reply.path("v").asText("?")
                     + ", plugin v" + Protocol.VERSION);
         }
+        long asked = request.path("round").asLong();
+        if (!reply.hasNonNull("error") && reply.path("round").asLong(-1) != asked) {
+            return fail(Failure.PROTOCOL, "reply names round " + reply.path("round").asText("(none)")
+                    + " in answer to round " + asked);
+        }
         if (reply.hasNonNull("error")) {
             return fail(Failure.POLICY_ERROR, "policy error: " + reply.get("error").asText());
         }

@@ -6,6 +6,12 @@ package org.schedbridge.spark;
  */
 final class Protocol {
     static final int VERSION = 2;
+    /**
+     * Largest message either side sends or reads (one JSON line, in characters here, bytes in
+     * Python: JSON is ASCII-escaped). Over it the connection is closed, never split; the same bound
+     * is {@code MAX_MESSAGE_BYTES} in {@code spark_protocol.py}.
+     */
+    static final int MAX_MESSAGE = 16 << 20;
 
     private Protocol() {
     }

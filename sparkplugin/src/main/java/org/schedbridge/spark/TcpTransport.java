@@ -107,14 +107,29 @@ final class TcpTransport implements Transport {
     }
 
     private String exchange(String line) throws IOException {
+        if (line.length() > Protocol.MAX_MESSAGE) {
+            throw new IOException("request of " + line.length() + " characters over the " + Protocol.MAX_MESSAGE + " limit");
+        }
         out.write(line);
         out.write('\n');
         out.flush();
-        String reply = in.readLine();
-        if (reply == null) {
-            throw new IOException("daemon closed the connection");
+        return readBoundedLine(in, Protocol.MAX_MESSAGE);
+    }
+
+    /** One line of at most {@code max} characters; a longer one, or the end of the stream, is an error. */
+    static String readBoundedLine(BufferedReader reader, int max) throws IOException {
+        StringBuilder line = new StringBuilder();
+        int c;
+        while ((c = reader.read()) != '\n') {
+            if (c < 0) {
+                throw new IOException("daemon closed the connection");
+            }
+            if (line.length() == max) {
+                throw new IOException("reply over the " + max + "-character limit");
+            }
+            line.append((char) c);
         }
-        return reply;
+        return line.toString();
     }
 
     @Override
