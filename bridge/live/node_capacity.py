@@ -4,12 +4,15 @@ YARN grants a node's containers only up to its advertised vcores, so to run N+Q 
 an N-core node the RM must believe the node has N+Q vcores: ``POST /ws/v1/cluster/nodes/{id}/resource``
 (`platform-facts.md` §7.3). The RM keeps such an update until it is changed again or the NodeManager
 re-registers, so the original capacity is restored on exit, on error, and by ``restore`` from a file
-written before the first change (for a driver that was killed).
+written before the first change (for a driver that was killed). That record is written once and kept
+until a restore succeeds: a run that finds it (its predecessor was killed) takes the original values
+from it, never the raised values the RM shows, so Q is not added twice.
 """
 from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
@@ -39,9 +42,7 @@ class RaisedVcores:
         self.original: dict[str, tuple[int, int]] = {}
 
     def __enter__(self) -> RaisedVcores:
-        nodes = self.rm.nodes(states=["RUNNING"])
-        self.original = {n.node_id: (n.vcores_total, n.memory_mb_total) for n in nodes}
-        self.record.write_text(json.dumps(self.original, sort_keys=True))  # before any change
+        self.original = original_capacities(self.rm, self.record)
         try:
             for node_id, (vcores, memory_mb) in sorted(self.original.items()):
                 self.rm.update_node_resource(node_id, vcores=vcores + self.extra, memory_mb=memory_mb)
@@ -59,11 +60,41 @@ class RaisedVcores:
         restore(self.rm, self.record)
 
 
+def original_capacities(rm: NodeResources, record: Path) -> dict[str, tuple[int, int]]:
+    """Each RUNNING node's (vcores, memory MB) before any raise: as ``record`` saved it, else its
+    current capacity, which is added to the record before anything changes."""
+    saved = load_record(record)
+    current = {n.node_id: (n.vcores_total, n.memory_mb_total) for n in rm.nodes(states=["RUNNING"])}
+    known = {**current, **saved}
+    if known != saved:
+        _write_record(record, known)
+    return {node_id: known[node_id] for node_id in current}
+
+
+def load_record(record: Path) -> dict[str, tuple[int, int]]:
+    """The capacities saved in ``record`` (none if it does not exist); a damaged file is an error
+    naming it, never a guess: guessing could make raised values permanent."""
+    if not record.exists():
+        return {}
+    try:
+        return {str(node): (int(vcores), int(memory_mb))
+                for node, (vcores, memory_mb) in json.loads(record.read_text()).items()}
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise ValueError(f"vcores record {record} is unreadable ({exc}); put the NodeManagers' vcores "
+                         "back by hand, then delete it") from exc
+
+
+def _write_record(record: Path, capacities: dict[str, tuple[int, int]]) -> None:
+    """Atomically (a temporary file renamed), so a kill mid-write leaves the old record or the new one."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    tmp = record.with_name(record.name + ".tmp")
+    tmp.write_text(json.dumps(capacities, sort_keys=True))
+    os.replace(tmp, record)
+
+
 def restore(rm: NodeResources, record: Path) -> list[str]:
     """Restore the capacities saved in ``record`` (if any); returns the node ids that failed."""
-    if not record.exists():
-        return []
-    saved: dict[str, list[int]] = json.loads(record.read_text())
+    saved = load_record(record)
     failed = []
     for node_id, (vcores, memory_mb) in sorted(saved.items()):
         try:
@@ -72,5 +103,5 @@ def restore(rm: NodeResources, record: Path) -> list[str]:
             log.warning("could not restore %s to %d vcores / %d MB: %s", node_id, vcores, memory_mb, exc)
             failed.append(node_id)
     if not failed:
-        record.unlink()
+        record.unlink(missing_ok=True)
     return failed

@@ -81,7 +81,7 @@ class PreemptiveSession:
         config = config_for(policy, settings)
         try:
             planner = self._stack.enter_context(LIVE_NODE_SCHEDULERS[policy](
-                rm, self.preemptor, nodes, cores, config, work / "vcores.json"))
+                rm, self.preemptor, nodes, cores, config, layout.vcores_record))
             executors = (cores + config.q) * len(nodes)
             spark_conf = {**{k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)},
                           **{PARAM_PREFIX + k: v for k, v in settings.items()},  # what the planner runs with

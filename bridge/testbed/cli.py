@@ -1,10 +1,13 @@
-"""`schedbridge testbed up | down | status | logs`."""
+"""`schedbridge testbed up | down | status | logs | restore`."""
 from __future__ import annotations
 
 import click
 
+from bridge.live.node_capacity import load_record
+from bridge.live.node_capacity import restore as restore_vcores
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
+from yarnclient import ResourceManagerClient
 
 
 def _testbed(nodemanagers: int, vcores: int, memory_mb: int) -> Testbed:
@@ -72,6 +75,26 @@ def logs(nodemanagers: int, vcores: int, memory_mb: int, daemon: str | None, lin
     for name in [daemon] if daemon else names:
         click.echo(f"==> {bed.processes.log_path(name)} <==")
         click.echo(bed.processes.tail(name, lines))
+
+
+@testbed.command()
+def restore() -> None:
+    """Give the NodeManagers back the vcores they had before a `replay --preempt` that was killed."""
+    layout = default_layout()
+    record = layout.vcores_record
+    try:
+        saved = load_record(record)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not saved:
+        click.echo(f"nothing to restore: no vcores record at {record}")
+        return
+    failed = restore_vcores(ResourceManagerClient(layout.rm_url, user=layout.user), record)
+    if failed:
+        raise click.ClickException(f"could not restore {', '.join(failed)} at {layout.rm_url}; {record} "
+                                   "is kept: run `schedbridge testbed restore` again once the RM answers")
+    click.echo(", ".join(f"{node}: {vcores} vcores" for node, (vcores, _) in sorted(saved.items()))
+               + " (restored)")
 
 
 # The docker-compose services' entry points live in their own module, on this same group.

@@ -69,6 +69,8 @@ class Testbed:
         self._check_ports_free({spec.name for spec in to_start})
         if any(spec.name == "namenode" for spec in to_start):
             self.format_namenode_once(progress)
+        if any(spec.name == "resourcemanager" for spec in to_start):  # a new RM knows only configured vcores
+            self.layout.vcores_record.unlink(missing_ok=True)
         for spec in to_start:
             progress(f"starting {spec.name}")
             self.processes.start(spec)

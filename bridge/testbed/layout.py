@@ -73,6 +73,12 @@ class ClusterLayout:
     def pid_dir(self) -> Path:
         return self.home / "pids"
 
+    @property
+    def vcores_record(self) -> Path:
+        """The NodeManagers' vcores before `replay --preempt` raised them, kept until they are put
+        back; beside the testbed, not in a run's results, so the next run and `testbed restore` find it."""
+        return self.home / "vcores-original.json"
+
     def nm_dir(self, nm: NodeManagerSpec) -> Path:
         return self.home / nm.name
 

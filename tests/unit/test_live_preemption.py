@@ -207,3 +207,21 @@ def test_restore_drops_unsent_commands_and_resumes_what_is_throttled() -> None:
     agent.down = False
     assert driver.restore() == [] and driver.outbox == {}
     assert agent.calls == [("suspend", "a"), ("resume", "a")]
+
+
+def test_the_run_after_a_killed_one_raises_from_the_recorded_originals(tmp_path: Path) -> None:
+    rm = FakeRM({"n1": (4, 4096)})
+    record = tmp_path / "vcores.json"
+    RaisedVcores(rm, 2, record).__enter__()           # killed with the nodes raised
+    with RaisedVcores(rm, 2, record):
+        assert rm.capacity["n1"] == (6, 4096)         # not 8: the raised 6 is not taken for the original
+    assert rm.capacity["n1"] == (4, 4096) and not record.exists()
+
+
+def test_a_damaged_record_is_refused_by_name_and_changes_nothing(tmp_path: Path) -> None:
+    rm = FakeRM({"n1": (6, 4096)})
+    record = tmp_path / "vcores.json"
+    record.write_text("{not json")
+    with pytest.raises(ValueError, match="vcores record .*vcores.json is unreadable"):
+        RaisedVcores(rm, 2, record).__enter__()
+    assert rm.capacity["n1"] == (6, 4096) and record.read_text() == "{not json"
