@@ -21,6 +21,7 @@ from policies.api import (
     Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
     SlotFreed, Suspend, TaskFinished, TaskStarted,
 )
+from policies.common.partitions import check_cutoff
 from policies.registry import PolicyEntry
 
 _Key = tuple[int, int]  # (job id, task index)
@@ -36,6 +37,7 @@ class BigCConfig:
     short_share: float = 0.95
 
     def __post_init__(self) -> None:
+        check_cutoff(self.cutoff)
         if not 0.0 <= self.short_share <= 1.0:
             raise ValueError(f"short_share must be within [0, 1], got {self.short_share}")
 

@@ -31,7 +31,7 @@ from policies.api import (
     SlotFreed, TaskFinished, Timer,
 )
 from policies.common import srpt
-from policies.common.partitions import Partition, check_percent
+from policies.common.partitions import Partition, check_cutoff, check_percent
 from policies.registry import PolicyEntry
 from workloads.model import Job, Readiness
 
@@ -51,6 +51,7 @@ class DlwlConfig:
     starvation_cap: float = 5.0      # bypass budget, in multiples of the bypassed task's estimate
 
     def __post_init__(self) -> None:
+        check_cutoff(self.cutoff)
         check_percent("small_partition", self.small_partition)
         check_percent("big_partition", self.big_partition)
         if self.small_partition == 0 or self.big_partition == 0:

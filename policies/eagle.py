@@ -34,7 +34,7 @@ from policies.api import (
 )
 from policies.common import srpt
 from policies.common.lwl import LwlTable
-from policies.common.partitions import Partition, check_percent
+from policies.common.partitions import Partition, check_cutoff, check_percent
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.srpt import QueuedProbe
 from policies.registry import PolicyEntry
@@ -71,6 +71,7 @@ class EagleConfig:
     rounds: int = 2
 
     def __post_init__(self) -> None:
+        check_cutoff(self.cutoff)
         check_percent("big_partition", self.big_partition)
         if self.big_partition == 0:
             raise ValueError("big_partition must be > 0: long jobs need a general partition")

@@ -30,7 +30,7 @@ from policies.api import (
 )
 from policies.common.lwl import LwlTable
 from policies.common.nodefifo import FifoNodes
-from policies.common.partitions import Partition, check_percent
+from policies.common.partitions import Partition, check_cutoff, check_percent
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.queues import NodeQueues
 from policies.common.stealing import first_short_group_after_long, pick_victims
@@ -52,8 +52,7 @@ class HawkConfig:
     centralized: bool = True         # long jobs placed by central LWL (False: probed)
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.cutoff) and self.cutoff >= 0):
-            raise ValueError(f"cutoff must be a finite number of seconds >= 0, got {self.cutoff}")
+        check_cutoff(self.cutoff)
         if not (math.isfinite(self.probe_ratio) and self.probe_ratio > 0):
             raise ValueError(f"probe_ratio must be a finite number > 0, got {self.probe_ratio}")
         check_percent("small_partition", self.small_partition)

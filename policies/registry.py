@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import enum
 import importlib
+import math
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -236,10 +237,13 @@ def _convert(tp: Any, text: Any, key: str, policy: str) -> Any:
         if tp is int and isinstance(text, float) and not text.is_integer():
             raise ConfigError(f"{policy}: {key}={text!r} is not an integer")
         try:
-            return tp(text)
+            value = tp(text)
         except (TypeError, ValueError):
             kind = {int: "an integer", float: "a number", str: "a string"}[tp]
             raise ConfigError(f"{policy}: {key}={text!r} is not {kind}") from None
+        if tp is float and not math.isfinite(value):  # no parameter means anything by NaN or inf
+            raise ConfigError(f"{policy}: {key}={text!r} is not a finite number")
+        return value
     return text
 
 
