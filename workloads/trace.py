@@ -128,6 +128,14 @@ def _json_job(path: Path, lineno: int, line: str, job_id: int) -> Job:
         raise TraceError(path, lineno, "job", str(e)) from None
 
 
+def _decode(path: Path, lineno: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TraceError(path, lineno, "file", f"not UTF-8 text (byte {raw[e.start]:#04x} at column "
+                                               f"{e.start + 1}; a binary file?)") from None
+
+
 def iter_trace(path: str | os.PathLike[str]) -> Iterator[Job]:
     """Yield the jobs of a trace file in file order (see the module docstring for formats)."""
     p = Path(path)
@@ -135,12 +143,12 @@ def iter_trace(path: str | os.PathLike[str]) -> Iterator[Job]:
     job_id = 0
     last_submit = -math.inf
     try:
-        fh = open(p, encoding="utf-8")
+        fh = open(p, "rb")  # decoded line by line, so an undecodable byte is located
     except OSError as e:
         raise TraceError(p, 0, "file", f"cannot open: {e.strerror}") from None
     with fh:
-        for lineno, line in enumerate(fh, start=1):
-            s = line.strip()
+        for lineno, raw in enumerate(fh, start=1):
+            s = _decode(p, lineno, raw).strip()
             if not s or s.startswith("#"):
                 continue
             job = parse(p, lineno, s, job_id)

@@ -175,10 +175,21 @@ def _trace(table: _Table) -> TraceSource:
     return source
 
 
+def _text(path: Path) -> str:
+    """The file's text; an undecodable byte is located by line (TOML is UTF-8)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise WorkloadFileError(path, "", f"line {line}: not UTF-8 text (byte {raw[exc.start]:#04x}; "
+                                          "a binary file?)") from None
+
+
 def load_workload(path: Path) -> Workload:
     """Parse and validate a workload file; raises `WorkloadFileError` on any mistake."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_text(path))
     except OSError as exc:
         raise WorkloadFileError(path, "", f"cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
