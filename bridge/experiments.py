@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from bridge.options import FiniteFloat, OutputPath, output_dir
+
 EXPERIMENTS: dict[str, str] = {
     "falcon-orderings": "bridge.experiments_multires:falcon_orderings",
     "falcon-ablations": "bridge.experiments_multires:falcon_ablations",
@@ -43,10 +45,10 @@ def load(name: str) -> Callable[[Path, bool], list[Path]]:
 
 @click.command()
 @click.argument("name", required=False)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+@click.option("--out", "out_dir", type=OutputPath(file_okay=False), default=Path("results"),
               show_default=True, help="Directory for tables (CSV, Markdown) and plots (PNG).")
 @click.option("--quick", is_flag=True, help="Reduced version (fewer points and seeds).")
-@click.option("--scale", type=click.FloatRange(min=0, min_open=True, max=1), default=None,
+@click.option("--scale", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
               help="Size factor for experiments that take one (thesis experiments: nodes, jobs and "
                    "tasks per job; 0.01 runs in seconds).")
 @click.option("--list", "list_only", is_flag=True, help="List the experiments and exit.")
@@ -57,12 +59,12 @@ def experiment(name: str | None, out_dir: Path, quick: bool, scale: float | None
             click.echo(n)
         return
     run = load(name)
-    target = out_dir / name
-    target.mkdir(parents=True, exist_ok=True)
     kwargs: dict[str, float] = {}
     if scale is not None:
         if "scale" not in inspect.signature(run).parameters:
             raise click.ClickException(f"experiment {name!r} does not take --scale")
         kwargs["scale"] = scale
-    for path in run(target, quick, **kwargs):
+    with output_dir(out_dir / name) as target:
+        written = run(target, quick, **kwargs)
+    for path in written:
         click.echo(str(path))

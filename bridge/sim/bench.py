@@ -27,6 +27,7 @@ from typing import Any
 
 import click
 
+from bridge.options import FiniteFloat
 from workloads.model import Job
 
 YAHOO_JOBS = 24_262
@@ -156,7 +157,7 @@ def bench() -> None:
 @click.option("--jobs", "n_jobs", type=click.IntRange(1), default=None,
               help="number of jobs (default: the full trace, 24,262 yahoo / 506,460 google)")
 @click.option("--nodes", type=click.IntRange(1), default=None, help="cluster size (default: 4,000 yahoo / 15,000 google)")
-@click.option("--load", type=click.FloatRange(0.01, 10), default=0.9, show_default=True,
+@click.option("--load", type=FiniteFloat(0.01, 10), default=0.9, show_default=True,
               help="offered load (yahoo only; google keeps its native arrival rate)")
 @click.option("--policy", "policies", multiple=True, help="policy to run (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per policy")

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from bridge.options import FiniteFloat, OutputPath, output_dir
+
 OUT_SUFFIXES = (".csv", ".parquet")
 PROGRESS_MIN_TASKS = 200_000
 
@@ -49,9 +51,14 @@ def per_job_frame(jobs: Any, cutoff: float) -> Any:
 
 
 def write_atomic(frame: Any, path: Path) -> None:
-    """Write CSV or Parquet (by extension) to a temporary file next to ``path``, then rename it,
-    so an error never leaves a partial file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write CSV or Parquet (by extension); an error leaves neither a partial file nor a
+    directory created for it behind."""
+    with output_dir(path.parent):
+        _replace_with(frame, path)
+
+
+def _replace_with(frame: Any, path: Path) -> None:
+    """Write to a temporary file next to ``path``, then rename it over ``path``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -87,15 +94,16 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
-@click.option("--nodes", required=True, type=int, help="number of nodes")
-@click.option("--slots", "slots", default=1, show_default=True, type=int, help="slots per node")
+@click.option("--nodes", required=True, type=click.IntRange(min=1), help="number of nodes")
+@click.option("--slots", "slots", default=1, show_default=True, type=click.IntRange(min=1), help="slots per node")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="policy parameter (repeatable)")
 @click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
-@click.option("--report-cutoff", type=float, default=None,
+@click.option("--report-cutoff", type=FiniteFloat(min=0), default=None,
               help="reporting cutoff (s) on the mean task duration for short/long; default: the "
                    "90th percentile of the trace's job mean task durations (top 10%% are long)")
-@click.option("--network-delay", default=0.0005, show_default=True, type=float, help="one way, seconds")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--network-delay", default=0.0005, show_default=True, type=FiniteFloat(min=0),
+              help="one way, seconds")
+@click.option("--out", type=OutputPath(dir_okay=False), default=None,
               help="per-job results, .csv or .parquet")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object on stdout")
 @click.option("--progress/--no-progress", default=None,
@@ -112,12 +120,6 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, settings: tu
     from policies.registry import ConfigError, RegistryError, config_for, create
     from workloads.trace import TraceError, read_trace
 
-    if nodes < 1:
-        raise click.BadParameter(f"must be >= 1, got {nodes}", param_hint="--nodes")
-    if slots < 1:
-        raise click.BadParameter(f"must be >= 1, got {slots}", param_hint="--slots")
-    if network_delay < 0:
-        raise click.BadParameter(f"must be >= 0, got {network_delay}", param_hint="--network-delay")
     if out is not None and out.suffix not in OUT_SUFFIXES:
         raise click.BadParameter(f"{out}: use a .csv or .parquet file name", param_hint="--out")
     try:

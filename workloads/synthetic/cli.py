@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from bridge.options import FiniteFloat, OutputPath, output_dir
+
 from workloads.synthetic.base import write_trace
 from workloads.synthetic.kinds import KINDS, generate
 
@@ -18,10 +20,10 @@ def trace() -> None:
 @click.argument("kind", type=click.Choice(sorted(KINDS)), metavar="KIND")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Number of jobs [default: the thesis' size].")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--load", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--load", type=FiniteFloat(min=0, min_open=True), default=None,
               help="Offered load on --nodes single-slot nodes [default: the kind's native arrival rate].")
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="Cluster size the load refers to.")
-@click.option("--out", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True)
+@click.option("--out", type=OutputPath(dir_okay=False), required=True)
 def generate_command(kind: str, jobs: int | None, seed: int, load: float | None, nodes: int | None, out: Path) -> None:
     """Generate a KIND trace into --out and print its statistics.
 
@@ -30,7 +32,8 @@ def generate_command(kind: str, jobs: int | None, seed: int, load: float | None,
     """
     generated = generate(kind, jobs=jobs, seed=seed, load=load, nodes=nodes)
     try:
-        write_trace(generated.jobs, out)
+        with output_dir(out.parent):
+            write_trace(generated.jobs, out)
     except OSError as err:
         raise click.ClickException(f"cannot write {out}: {err.strerror}") from err
     click.echo(f"{kind}: {KINDS[kind].description}")
