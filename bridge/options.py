@@ -44,13 +44,16 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
-def creation_problem(path: Path) -> str | None:
-    """Why ``path`` could not be created (or replaced, or written into) here, or None.
+def creation_problem(path: Path, *, directory: bool = False) -> str | None:
+    """Why ``path`` (a ``directory`` or a file) could not be created, replaced or written into
+    here, or None.
 
     Tried with a real file, not ``os.access``, which says yes to root even where nothing can be
     written (a read-only file system, /proc)."""
     if path.is_dir():
         where = path
+    elif directory and path.exists():
+        return f"{path} is not a directory"
     elif path.exists():
         where = path.parent  # files are replaced by renaming a temporary file beside them
     else:
@@ -72,7 +75,7 @@ class OutputPath(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
-        problem = creation_problem(Path(os.path.abspath(path)))
+        problem = creation_problem(Path(os.path.abspath(path)), directory=not self.file_okay)
         if problem:
             self.fail(problem, param, ctx)
         return path

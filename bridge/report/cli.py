@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from bridge.options import OutputPath, creation_problem, output_dir
+
 from bridge.replay.results import write_atomically
 from bridge.report.load import ResultsError, load_runs
 from bridge.report.plots import write_plots
@@ -13,7 +15,7 @@ from bridge.report.table import build, render
 
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=OutputPath(file_okay=False),
               help="Where to write report.csv, report.txt and the PNG plots "
                    "(default: report/ inside the first results directory).")
 def report(results: tuple[Path, ...], out: Path | None) -> None:
@@ -25,11 +27,15 @@ def report(results: tuple[Path, ...], out: Path | None) -> None:
         raise click.ClickException(str(exc)) from None
     first = results[0]
     target = out or (first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report"))
-    target.mkdir(parents=True, exist_ok=True)
+    problem = creation_problem(target, directory=True)
+    if problem:
+        raise click.ClickException(f"cannot write the report to {target}: {problem}")
     table = build(runs)
     text = render(table)
-    write_atomically(target / "report.csv", table.to_csv())
-    write_atomically(target / "report.txt", text + "\n")
+    with output_dir(target):
+        write_atomically(target / "report.csv", table.to_csv())
+        write_atomically(target / "report.txt", text + "\n")
+        plots = write_plots(runs, target)
     click.echo(text)
-    for path in write_plots(runs, target):
+    for path in plots:
         click.echo(f"plot: {path}")
