@@ -1,7 +1,9 @@
 """`schedbridge agent`: run the node agent next to one NodeManager until SIGTERM/SIGINT.
 
-On start it first undoes whatever a crashed predecessor left (every group under its cgroup parent goes
-back to full size and is removed); on stop it does the same for its own groups.
+Start-up is ordered so that a mistaken start changes nothing: the listen address and the token are
+checked first, then the node lock is taken (a second agent for the same state file refuses here), then
+the port is bound, and only then are the throttles a crashed predecessor left released. On stop the
+agent releases its own groups the same way.
 """
 from __future__ import annotations
 
@@ -13,13 +15,13 @@ from pathlib import Path, PurePosixPath
 
 import click
 
-from bridge.agent.cgroups import detect
+from bridge.agent.cgroups import CpuController, detect
 from bridge.agent.errors import AgentError
-from bridge.agent.nodemanager import AppFilter, NodeManagerSource, YarnNodeManager
+from bridge.agent.nodemanager import AppFilter, NodeManagerSource, NoNodeManager, YarnNodeManager
 from bridge.agent.procfs import TreeFinder
-from bridge.agent.server import AgentServer
+from bridge.agent.server import AgentServer, ListenAddress, check_token, listen_address
 from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent
-from bridge.agent.state import StateFile
+from bridge.agent.state import NodeLock, StateFile
 
 log = logging.getLogger("bridge.agent")
 TOKEN_ENV = "SCHEDBRIDGE_AGENT_TOKEN"
@@ -27,17 +29,30 @@ DEFAULT_PORT = 8478
 
 
 def _token(token_file: Path | None) -> str:
-    token = os.environ.get(TOKEN_ENV, "")
-    if token_file is not None:
-        token = token_file.read_text().strip()
+    source = f"--token-file {token_file}" if token_file is not None else f"${TOKEN_ENV}"
+    try:
+        token = token_file.read_text().strip() if token_file is not None else os.environ.get(TOKEN_ENV, "")
+    except (OSError, UnicodeError) as exc:
+        raise click.UsageError(f"cannot read --token-file {token_file}: {exc}") from exc
     if not token:
         raise click.UsageError(f"no shared token: pass --token-file or set {TOKEN_ENV} "
                                "(never on the command line, where `ps` shows it)")
+    try:
+        check_token(token)
+    except AgentError as exc:
+        raise click.UsageError(f"{source}: {exc}") from exc
     return token
 
 
+def _address(host: str, port: int) -> ListenAddress:
+    try:
+        return listen_address(host, port)
+    except AgentError as exc:
+        raise click.BadParameter(str(exc), param_hint="--host") from exc
+
+
 @click.command("agent")
-@click.option("--nm-url", required=True, help="NodeManager web address, e.g. http://127.0.0.1:8042")
+@click.option("--nm-url", help="NodeManager web address, e.g. http://127.0.0.1:8042 (not needed with --restore-only)")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Listen address: loopback or the node's cluster address (wildcards refused)")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
@@ -59,37 +74,57 @@ def _token(token_file: Path | None) -> str:
               help="Put every container a previous run touched back to full size, remove its groups, exit")
 @click.option("--proc-root", default="/proc", hidden=True, type=click.Path(path_type=Path))
 @click.option("-v", "--verbose", is_flag=True)
-def agent(nm_url: str, host: str, port: int, token_file: Path | None, min_share: float,
+def agent(nm_url: str | None, host: str, port: int, token_file: Path | None, min_share: float,
           nm_local_dirs: tuple[str, ...], apps: tuple[str, ...], state_file: Path | None, cgroup_root: Path,
           cgroup_parent: str | None,
           reconcile_interval: float, nm_timeout: float, restore_only: bool, proc_root: Path, verbose: bool) -> None:
     """Resize this host's YARN containers through cgroups on the bridge's command."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    address = _address(host, port)  # first of all: a wildcard must be refused before anything happens
     token = None if restore_only else _token(token_file)
+    if nm_url is None and not restore_only:
+        raise click.UsageError("--nm-url is required (only --restore-only runs without a NodeManager)")
+    state = StateFile(state_file or Path(f"/var/lib/schedbridge/agent-{port}.json"))
     try:
-        cgroups = detect(cgroup_root, cgroup_parent or f"schedbridge-{port}", proc_root)
-        nm: NodeManagerSource = YarnNodeManager(nm_url, nm_timeout)
-        if apps:
-            nm = AppFilter(nm, apps)
-        node_agent = NodeAgent(nm, cgroups,
-                               TreeFinder(tuple(PurePosixPath(d) for d in nm_local_dirs)),
-                               StateFile(state_file or Path(f"/var/lib/schedbridge/agent-{port}.json")),
-                               min_share=min_share, proc_root=proc_root)
-        restored = node_agent.release_all()
-        server = AgentServer(host, port, node_agent, token) if token else None
+        with NodeLock(state.path):
+            cgroups = detect(cgroup_root, cgroup_parent or f"schedbridge-{port}", proc_root)
+            nm: NodeManagerSource = NoNodeManager() if nm_url is None else YarnNodeManager(nm_url, nm_timeout)
+            if apps:
+                nm = AppFilter(nm, apps)
+            node_agent = NodeAgent(nm, cgroups, TreeFinder(tuple(PurePosixPath(d) for d in nm_local_dirs)),
+                                   state, min_share=min_share, proc_root=proc_root)
+            if token is None:
+                _restore(node_agent, cgroups, "left by a previous run")
+            else:
+                _serve(node_agent, cgroups, AgentServer(address, node_agent, token), reconcile_interval)
     except (AgentError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
-    if restored:
-        log.info("restored %d container(s) left by a previous run: %s", len(restored), ", ".join(restored))
-    if server is not None:
-        _run(node_agent, server, reconcile_interval)
+
+
+def _serve(node_agent: NodeAgent, cgroups: CpuController, server: AgentServer, interval: float) -> None:
+    """Bound, so now undo what a crashed predecessor left, serve until a signal, then restore."""
     try:
-        node_agent.release_all()
+        _log_restored(node_agent.release_all(), "left by a previous run")
+        _run(node_agent, server, interval)
+    finally:
+        server.server_close()
+    _restore(node_agent, cgroups, "on stop")
+
+
+def _restore(node_agent: NodeAgent, cgroups: CpuController, why: str) -> None:
+    """Release every group (and the parent), as a restore-only run and a stopping agent do."""
+    try:
+        _log_restored(node_agent.release_all(), why)
         cgroups.close()
     except (AgentError, OSError) as exc:
-        raise click.ClickException(f"stopping: {exc}; a restart will retry the restore") from exc
+        raise click.ClickException(f"restoring: {exc}; running again (or --restore-only) retries it") from exc
     log.info("stopped; every container is back to full size")
+
+
+def _log_restored(restored: list[str], why: str) -> None:
+    if restored:
+        log.info("restored %d container(s) %s: %s", len(restored), why, ", ".join(restored))
 
 
 def _run(node_agent: NodeAgent, server: AgentServer, interval: float) -> None:
@@ -98,8 +133,7 @@ def _run(node_agent: NodeAgent, server: AgentServer, interval: float) -> None:
         signal.signal(signum, lambda *_: stop.set())
     serving = threading.Thread(target=server.serve_forever, name="agent-http", daemon=True)
     serving.start()
-    bound_host, bound_port = server.server_address[:2]
-    click.echo(f"schedbridge agent listening on http://{bound_host}:{bound_port}", err=False)
+    click.echo(f"schedbridge agent listening on {server.url}")
     try:
         while not stop.is_set():
             try:
@@ -109,4 +143,3 @@ def _run(node_agent: NodeAgent, server: AgentServer, interval: float) -> None:
             stop.wait(interval)
     finally:
         server.shutdown()
-        server.server_close()

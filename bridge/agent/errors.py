@@ -32,6 +32,14 @@ class Unauthorized(AgentError, code="unauthorized", status=401):
     """The shared token is missing or wrong."""
 
 
+class PayloadTooLarge(AgentError, code="payload_too_large", status=413):
+    """The request body is larger than the agent accepts."""
+
+
+class AgentLocked(AgentError, code="agent_locked", status=409):
+    """Start-up only: another agent already runs with this state file (it holds the lock)."""
+
+
 class NoSuchEndpoint(AgentError, code="no_such_endpoint", status=404):
     """The path or method is not part of the agent's API."""
 

@@ -80,6 +80,17 @@ class YarnNodeManager:
             raise NodeManagerUnavailable(f"NodeManager {self.url}: cannot read {container_id}: {exc}") from exc
 
 
+class NoNodeManager:
+    """The NodeManagerSource of `--restore-only`, which needs none: it restores from the state file and
+    the groups on disk, and must work when the NodeManager is gone or its address unknown."""
+
+    def containers(self) -> list[NmContainer]:
+        raise NodeManagerUnavailable("no NodeManager in a restore-only run")
+
+    def container(self, container_id: str) -> NmContainer | None:
+        raise NodeManagerUnavailable(f"no NodeManager in a restore-only run; cannot read {container_id}")
+
+
 APP_ID_RE = re.compile(r"application_(\d+_\d+)")
 
 

@@ -1,4 +1,4 @@
-"""The agent's HTTP/JSON API (stdlib ThreadingHTTPServer), authenticated with a shared bearer token.
+"""The agent's HTTP/JSON API, authenticated with a shared bearer token.
 
     GET  /v1/node                            node statistics
     GET  /v1/containers                      every running/managed container with its limits and CPU usage
@@ -8,91 +8,214 @@
     POST /v1/containers/{id}/resize          {"cpus": 0.5}       cap at a CPU share
 
 Errors are JSON `{"error": <code>, "message": <text>}` with the status of the `AgentError` raised.
+
+Connections are read by one asyncio loop, so a client that sends its request slowly (or never finishes
+it) costs a buffer, not a thread, and is dropped after `timeout_s`. The token is checked as soon as
+the headers are in, before any body byte is read. Only authenticated, complete requests reach the
+`WORKERS` threads that run commands, so unauthenticated clients cannot delay an authenticated one.
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
+import http.client
+import io
+import ipaddress
 import json
 import logging
 import re
+import socket
+import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
-from bridge.agent.errors import AgentError, BadRequest, NoSuchEndpoint, Unauthorized
+from bridge.agent.errors import AgentError, BadRequest, NoSuchEndpoint, PayloadTooLarge, Unauthorized
 from bridge.agent.service import NodeAgent
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
+MAX_HEAD = 16 * 1024  # request line and headers
 MIN_TOKEN_LEN = 16
+REQUEST_TIMEOUT_S = 5.0  # for the headers, the body and the reply, each
+WORKERS = 4  # commands serialise on the agent's lock anyway; more threads would only queue
+MAX_CONNECTIONS = 256  # open at once; beyond this new connections are closed at once
+LINGER_S = 1.0  # after a closing reply, how long unread input is discarded (closing on it would reset)
 CONTAINER_PATH = re.compile(r"/v1/containers/([^/]+)(?:/(suspend|resume|resize))?")
-WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]", "*"}
 
 
-class AgentServer(ThreadingHTTPServer):
-    """Serves one NodeAgent; refuses wildcard listen addresses and short tokens."""
+@dataclass(frozen=True)
+class ListenAddress:
+    """A resolved, checked address to bind: never a wildcard."""
 
-    daemon_threads = True
+    family: socket.AddressFamily
+    sockaddr: tuple[Any, ...]
 
-    def __init__(self, host: str, port: int, agent: NodeAgent, token: str) -> None:
-        if host in WILDCARD_HOSTS:
-            raise BadRequest(f"refusing to listen on wildcard address {host!r}: use 127.0.0.1 or the "
-                             "node's cluster address")
-        if len(token) < MIN_TOKEN_LEN:
-            raise BadRequest(f"the shared token must have at least {MIN_TOKEN_LEN} characters")
+    @property
+    def url_host(self) -> str:
+        host = self.sockaddr[0]
+        return f"[{host}]" if self.family == socket.AF_INET6 else host
+
+
+def listen_address(host: str, port: int) -> ListenAddress:
+    """Resolve `host`, refusing it if any address it stands for is a wildcard.
+
+    Compared as addresses, not strings: `0`, `0x0`, `::`, `::ffff:0.0.0.0` and names resolving to
+    them all bind every interface.
+    """
+    if not host.strip():
+        raise BadRequest("refusing to listen on wildcard address '' (every interface): use 127.0.0.1 "
+                         "or the node's cluster address")
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise BadRequest(f"cannot resolve listen address {host!r}: {exc}") from exc
+    for *_, sockaddr in found:
+        if _is_wildcard(sockaddr[0]):
+            raise BadRequest(f"refusing to listen on wildcard address {host!r} (= {sockaddr[0]}, every "
+                             "interface): use 127.0.0.1 or the node's cluster address")
+    family, _, _, _, sockaddr = found[0]
+    return ListenAddress(family, sockaddr)
+
+
+def _is_wildcard(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_unspecified or (mapped is not None and mapped.is_unspecified)
+
+
+def check_token(token: str) -> None:
+    if len(token) < MIN_TOKEN_LEN:
+        raise BadRequest(f"the shared token must have at least {MIN_TOKEN_LEN} characters, it has {len(token)}")
+
+
+@dataclass(frozen=True)
+class _Request:
+    method: str
+    path: str
+    headers: http.client.HTTPMessage
+    keep_alive: bool
+
+
+class AgentServer:
+    """Serves one NodeAgent on an address checked by `listen_address`; binds on construction."""
+
+    def __init__(self, address: ListenAddress, agent: NodeAgent, token: str,
+                 timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+        check_token(token)
         self.agent = agent
         self.token = token.encode()
-        super().__init__((host, port), _Handler)
+        self.timeout_s = timeout_s
+        self.socket = _bind(address)
+        self.server_address = self.socket.getsockname()
+        self.url = f"http://{address.url_host}:{self.server_address[1]}"
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._done = threading.Event()
+        self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="agent-worker")
+        self._connections: set[asyncio.Task[None]] = set()
 
-
-class _Handler(BaseHTTPRequestHandler):
-    server: AgentServer
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server naming)
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._dispatch("POST")
-
-    def _dispatch(self, method: str) -> None:
+    def serve_forever(self) -> None:
+        """Serve until `shutdown` (called from another thread)."""
         try:
-            body = self._body()
-            self._authenticate()
-            status, payload = 200, self._route(method, body)
+            self._loop.run_until_complete(self._serve())
+        finally:
+            self._done.set()
+
+    def shutdown(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._done.wait(timeout=2 * self.timeout_s)
+
+    def server_close(self) -> None:
+        self.socket.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if not self._loop.is_running():
+            self._loop.close()
+
+    async def _serve(self) -> None:
+        server = await asyncio.start_server(self._connection, sock=self.socket, limit=MAX_HEAD)
+        try:
+            await self._stop.wait()
+        finally:
+            server.close()
+            for task in self._connections:
+                task.cancel()
+            await asyncio.gather(*self._connections, return_exceptions=True)
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        task = asyncio.current_task()
+        self._connections.add(task)
+        try:
+            while await self._exchange(reader, writer):
+                pass
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
+            pass  # slow, half-sent or vanished: drop the connection, no thread was ever held
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    @staticmethod
+    async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Discard what the client still sends (e.g. the body of a refused request) for a moment: closing
+        with unread input resets the connection, and the client could lose the reply."""
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError):
+            writer.write_eof()
+            async with asyncio.timeout(LINGER_S):
+                while await reader.read(MAX_BODY):
+                    pass
+
+    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; whether the connection can carry another."""
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.timeout_s)
+        except asyncio.LimitOverrunError:
+            await self._reply(writer, 431, {"error": BadRequest.code,
+                                            "message": f"request headers exceed {MAX_HEAD} bytes"}, False)
+            return False
+        keep_alive = False  # until the whole body has been read
+        try:
+            request = _parse_head(head)
+            self._authenticate(request.headers)
+            length = _content_length(request.headers)
+            raw = await asyncio.wait_for(reader.readexactly(length), self.timeout_s) if length else b""
+            keep_alive = request.keep_alive
+            body = _json_body(raw)
+            payload = await asyncio.get_running_loop().run_in_executor(
+                self._pool, self._route, request.method, request.path, body)
+            status = 200
         except AgentError as exc:
             status, payload = exc.status, {"error": exc.code, "message": str(exc)}
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
+            raise  # the body came too slowly or not at all: drop the connection without a reply
         except Exception:  # noqa: BLE001 - the agent must answer, not drop the connection
-            log.exception("%s %s failed", method, self.path)
+            log.exception("request failed")
             status, payload = 500, {"error": AgentError.code, "message": "internal agent error; see agent log"}
-        self._send(status, payload)
+        await self._reply(writer, status, payload, keep_alive)
+        if not keep_alive:
+            await self._linger(reader, writer)
+        return keep_alive
 
-    def _body(self) -> dict[str, Any]:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError as exc:
-            raise BadRequest("invalid Content-Length") from exc
-        if not 0 <= length <= MAX_BODY:
-            raise BadRequest(f"request body must be at most {MAX_BODY} bytes")
-        raw = self.rfile.read(length) if length else b""
-        if not raw.strip():
-            return {}
-        try:
-            body = json.loads(raw)
-        except ValueError as exc:
-            raise BadRequest(f"request body is not JSON: {exc}") from exc
-        if not isinstance(body, dict):
-            raise BadRequest("request body must be a JSON object")
-        return body
+    async def _reply(self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any],
+                     keep_alive: bool) -> None:
+        data = json.dumps(payload).encode()
+        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\nConnection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n")
+        writer.write(head.encode() + data)
+        await asyncio.wait_for(writer.drain(), self.timeout_s)
 
-    def _authenticate(self) -> None:
-        scheme, _, given = (self.headers.get("Authorization") or "").partition(" ")
-        if scheme != "Bearer" or not hmac.compare_digest(given.strip().encode(), self.server.token):
+    def _authenticate(self, headers: http.client.HTTPMessage) -> None:
+        scheme, _, given = (headers.get("Authorization") or "").partition(" ")
+        if scheme != "Bearer" or not hmac.compare_digest(given.strip().encode("latin-1"), self.token):
             raise Unauthorized("missing or wrong bearer token")
 
-    def _route(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
-        agent = self.server.agent
-        path = self.path.split("?", 1)[0]
+    def _route(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        agent = self.agent
         if method == "GET" and path == "/v1/node":
             return agent.node()
         if method == "GET" and path == "/v1/containers":
@@ -112,21 +235,56 @@ class _Handler(BaseHTTPRequestHandler):
             raise NoSuchEndpoint(f"no endpoint {method} {path}")
         return handler()
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        send_json(self, status, payload)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s " + format, self.address_string(), *args)
+def _bind(address: ListenAddress) -> socket.socket:
+    sock = socket.socket(address.family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address.sockaddr)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
-def send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any]) -> None:
-    """Reply with a JSON body and an explicit length (keep-alive needs it)."""
-    data = json.dumps(payload).encode()
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(data)))
-    handler.end_headers()
-    handler.wfile.write(data)
+def _parse_head(head: bytes) -> _Request:
+    line, _, rest = head.partition(b"\r\n")
+    parts = line.decode("latin-1").split()
+    if len(parts) != 3 or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
+        raise BadRequest(f"malformed request line {line[:80]!r}")
+    try:
+        headers = http.client.parse_headers(io.BytesIO(rest))
+    except http.client.HTTPException as exc:
+        raise BadRequest(f"malformed headers: {exc}") from exc
+    connection = (headers.get("Connection") or "").lower()
+    keep_alive = connection == "keep-alive" if parts[2] == "HTTP/1.0" else connection != "close"
+    return _Request(parts[0], parts[1].split("?", 1)[0], headers, keep_alive)
+
+
+def _content_length(headers: http.client.HTTPMessage) -> int:
+    if headers.get("Transfer-Encoding"):
+        raise BadRequest("chunked request bodies are not accepted: send Content-Length")
+    values = set(headers.get_all("Content-Length") or ["0"])
+    text = values.pop() if len(values) == 1 else ""
+    if not re.fullmatch(r"[0-9]+", text.strip()):
+        raise BadRequest("invalid Content-Length")
+    length = int(text)
+    if length > MAX_BODY:
+        raise PayloadTooLarge(f"request body of {length} bytes refused: at most {MAX_BODY} bytes")
+    return length
+
+
+def _json_body(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise BadRequest(f"request body is not JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise BadRequest("request body must be a JSON object")
+    return body
 
 
 def _flag(body: dict[str, Any], key: str) -> bool:

@@ -7,14 +7,17 @@ page cache does that; an fsync would add ~10 ms to every command.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import TracebackType
 
 from bridge.agent.cgroups import Origin
+from bridge.agent.errors import AgentLocked
 
 log = logging.getLogger(__name__)
 VERSION = 1
@@ -65,3 +68,37 @@ class StateFile:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+class NodeLock:
+    """An exclusive `flock` on `<state file>.lock`, held while an agent runs (or restores).
+
+    A second agent for the same state file, started by mistake, must refuse before it touches anything:
+    its start-up restore would undo the running agent's throttles and delete its groups. The kernel drops
+    the lock when its holder dies, even by SIGKILL, so a restart is never locked out.
+    """
+
+    def __init__(self, state_path: Path) -> None:
+        self.path = state_path.with_name(state_path.name + ".lock")
+        self._fd: int | None = None
+
+    def __enter__(self) -> NodeLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise AgentLocked(f"another agent (pid {holder}) holds {self.path}: it already manages this "
+                              "state file's containers; stop it first (SIGTERM restores everything)") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -7,6 +7,7 @@ and `cpu_rate`/`usage_file` on a real container's group.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
@@ -19,8 +20,6 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-
-from bridge.agent.server import send_json
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 TOKEN = "integration-token-0123456789abcdef"
@@ -70,6 +69,16 @@ class FakeNodeManager:
         self.server.server_close()
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any]) -> None:
+    """Reply with a JSON body and an explicit length (keep-alive needs it)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class FakeContainer:
     """`bash <local>/usercache/alice/appcache/<app>/<cid>/launch_container.sh` running a Python program
     (a CPU spinner by default), started like DefaultContainerExecutor does: own session, the
@@ -106,7 +115,8 @@ class AgentProcess:
     def __init__(self, nm_url: str, state_file: Path, cgroup_parent: str, local_dirs: tuple[Path, ...] = (),
                  min_share: float = 0.1, reconcile_interval: float = 0.2, apps: tuple[str, ...] = (),
                  token: str = TOKEN) -> None:
-        self.args = [str(SCHEDBRIDGE), "agent", "--nm-url", nm_url, "--port", "0", "--state-file", str(state_file),
+        self.nm_url = nm_url
+        self.args = [str(SCHEDBRIDGE), "agent", "--port", "0", "--state-file", str(state_file),
                      "--cgroup-parent", cgroup_parent, "--min-share", str(min_share),
                      "--reconcile-interval", str(reconcile_interval)]
         for local in local_dirs:
@@ -119,7 +129,8 @@ class AgentProcess:
         self.url = ""
 
     def restore_only(self, timeout_s: float = 60.0) -> int:
-        """Run `schedbridge agent --restore-only` with this agent's settings; its exit code."""
+        """Run `schedbridge agent --restore-only` with this agent's state file and cgroup parent (no
+        NodeManager, no token); its exit code."""
         with self.log_path.open("ab") as log:
             return subprocess.run(self.args + ["--restore-only"], stdout=log, stderr=log, timeout=timeout_s,
                                   env=dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN="")).returncode
@@ -127,7 +138,8 @@ class AgentProcess:
     def start(self, timeout_s: float = 30.0) -> str:
         env = dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN=self.token)
         with self.log_path.open("ab") as log:  # a file, not a pipe: a full pipe would stall the agent
-            self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=log, env=env)
+            self.proc = subprocess.Popen(self.args + ["--nm-url", self.nm_url], stdout=subprocess.PIPE, stderr=log,
+                                         env=env)
         line = _read_line(self.proc, timeout_s)
         match = re.search(r"listening on (http://\S+)", line)
         if match is None:

@@ -1,15 +1,28 @@
 """`schedbridge agent` refuses bad setups with a clear message, not a traceback."""
 from __future__ import annotations
 
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from bridge.agent.cgroups import CgroupV1
 from bridge.agent.cli import TOKEN_ENV, agent
+from bridge.agent.client import AgentClient
+from bridge.agent.state import Managed, StateFile
+from bridge.agent.trial import SCHEDBRIDGE
+from bridge.agent.trial import FakeNodeManager as TrialNodeManager
+from tests.unit.agent_fakes import CID, LOCAL, container_tree
 from tests.unit.test_agent_cgroups import v1_root
 
+TOKEN = "s3cret-token-0123456789"
 
-def run(tmp_path: Path, *args: str, token: str | None = "s3cret-token-0123456789"):
+
+def run(tmp_path: Path, *args: str, token: str | None = TOKEN):
     env = {TOKEN_ENV: token} if token else {TOKEN_ENV: ""}
     base = ["--nm-url", "http://127.0.0.1:9", "--state-file", str(tmp_path / "s.json"),
             "--cgroup-root", str(v1_root(tmp_path)), "--proc-root", str(tmp_path)]
@@ -21,13 +34,129 @@ def test_missing_token_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no shared token" in result.output
 
 
-def test_wildcard_listen_address_is_refused(tmp_path: Path) -> None:
-    result = run(tmp_path, "--host", "0.0.0.0")
-    assert result.exit_code == 1 and "refusing to listen on wildcard address" in result.output
-
-
 def test_missing_cgroup_controller_is_named(tmp_path: Path) -> None:
     result = CliRunner().invoke(agent, ["--nm-url", "http://127.0.0.1:9", "--cgroup-root", str(tmp_path / "none"),
                                         "--state-file", str(tmp_path / "s.json")],
                                 env={TOKEN_ENV: "s3cret-token-0123456789"})
     assert result.exit_code == 1 and "no usable cgroup CPU controller" in result.output
+
+
+# -- start-up order and the node lock, with the real `schedbridge agent` process on fake /proc and cgroup trees --
+
+PARENT = "sb"
+
+
+@pytest.fixture
+def fake_node(tmp_path: Path) -> Iterator[FakeNode]:
+    nm = TrialNodeManager()
+    nm.states[CID] = "RUNNING"
+    proc = tmp_path / "proc"
+    container_tree(proc)
+    try:
+        yield FakeNode(tmp_path, v1_root(tmp_path), proc, nm.url)
+    finally:
+        nm.close()
+
+
+@dataclass
+class FakeNode:
+    """A node of fake trees: `root` (cgroup v1), `proc` (one container, CID), an NM REST fake at `nm_url`."""
+
+    base: Path
+    root: Path
+    proc: Path
+    nm_url: str
+
+    def args(self, *extra: str) -> list[str]:
+        return [str(SCHEDBRIDGE), "agent", "--nm-url", self.nm_url, "--port", "0",
+                "--state-file", str(self.base / "state.json"), "--cgroup-root", str(self.root),
+                "--cgroup-parent", PARENT, "--proc-root", str(self.proc), "--nm-local-dir", str(LOCAL),
+                "--reconcile-interval", "60", *extra]
+
+    def quota(self) -> str:
+        return (self.root / "cpu" / PARENT / CID / "cpu.cfs_quota_us").read_text()
+
+    def leave_a_throttle(self) -> None:
+        """What a crashed agent leaves: a group at 0.1 core and the state file naming it."""
+        cg = CgroupV1(self.root, PARENT, self.proc)
+        cg.create(CID)
+        cg.set_share(CID, 0.1)
+        StateFile(self.base / "state.json").save({CID: Managed(origin={"cpu": "/"}, share=0.1)})
+
+    def snapshot(self) -> dict[str, str]:
+        """Every file under the node (cgroup files, state file) with its content."""
+        files = (p.relative_to(self.base) for p in sorted(self.base.rglob("*")) if p.is_file() and not p.is_symlink())
+        return {str(rel): (self.base / rel).read_text() for rel in files if rel.parts[0] != "proc"}
+
+
+def run_agent(args: list[str], timeout_s: float = 20.0) -> subprocess.CompletedProcess[str]:
+    """The agent must refuse and exit by itself; one that serves instead is a failure (and is killed)."""
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=timeout_s,
+                              env=dict(os.environ, **{TOKEN_ENV: TOKEN}))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the agent kept running instead of refusing: {' '.join(args)}")
+
+
+@pytest.mark.parametrize("host", ["0", "0x0", "::", "0.0.0.0", "::ffff:0.0.0.0"])
+def test_wildcard_hosts_are_refused_before_anything_else(fake_node: FakeNode, host: str) -> None:
+    fake_node.leave_a_throttle()
+    before = fake_node.snapshot()
+    result = run_agent(fake_node.args("--host", host))
+    assert result.returncode == 2 and "--host" in result.stderr and "wildcard" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert fake_node.snapshot() == before  # the leftover throttle is untouched: nothing ran before the check
+
+
+def test_second_agent_refuses_to_start_and_changes_nothing(fake_node: FakeNode) -> None:
+    first = subprocess.Popen(fake_node.args(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             env=dict(os.environ, **{TOKEN_ENV: TOKEN}))
+    try:
+        url = first.stdout.readline().split()[-1]
+        client = AgentClient(url, TOKEN, timeout_s=5)
+        client.suspend(CID)
+        before = fake_node.snapshot()
+        assert fake_node.quota() == "10000"
+
+        second = run_agent(fake_node.args())
+        assert second.returncode == 1 and f"another agent (pid {first.pid})" in second.stderr, second.stderr
+        assert fake_node.snapshot() == before  # the first agent's throttle and state are untouched
+        assert client.resume(CID)["throttled"] is False and fake_node.quota() == "-1"  # and it still serves
+    finally:
+        first.kill()
+        first.wait(timeout=10)
+
+
+def test_restore_only_needs_only_the_state_file(tmp_path: Path) -> None:
+    state = StateFile(tmp_path / "state.json")
+    state.save({CID: Managed(origin={"cpu": "/"}, share=0.1)})  # its group is already gone (e.g. a reboot)
+    result = CliRunner().invoke(agent, ["--restore-only", "--state-file", str(state.path),
+                                        "--cgroup-root", str(v1_root(tmp_path)), "--cgroup-parent", PARENT],
+                                env={TOKEN_ENV: ""})
+    assert result.exit_code == 0, result.output
+    assert state.load() == {}
+
+
+UNIT = Path(__file__).resolve().parents[2] / "deploy" / "systemd" / "schedbridge-agent.service"
+
+
+def unit_settings() -> dict[str, str]:
+    text = UNIT.read_text().replace("\\\n", " ")
+    lines = (line.strip() for line in text.splitlines())
+    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+
+
+def test_systemd_unit_restarts_and_its_stop_restore_works_as_written(tmp_path: Path) -> None:
+    unit = unit_settings()
+    assert unit["Restart"] == "always" and unit["KillSignal"] == "SIGTERM"
+    options = {opt for param in agent.params for opt in param.opts}
+    for key in ("ExecStart", "ExecStopPost"):
+        assert {word for word in unit[key].split() if word.startswith("--")} <= options, key
+    state = StateFile(tmp_path / "state.json")
+    state.save({CID: Managed(origin={"cpu": "/"}, share=0.1)})
+    stop_post = unit["ExecStopPost"].replace("${SCHEDBRIDGE_AGENT_PORT}", "8478").replace(
+        "$SCHEDBRIDGE_AGENT_STATE_ARGS", f"--state-file {state.path} --cgroup-root {v1_root(tmp_path)}").split()
+    assert stop_post[1:3] == ["agent", "--restore-only"]
+    result = CliRunner().invoke(agent, stop_post[2:], env={TOKEN_ENV: ""})
+    assert result.exit_code == 0, result.output
+    assert state.load() == {}

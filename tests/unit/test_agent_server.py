@@ -1,7 +1,10 @@
-"""The agent's HTTP API through the real client: token auth, listen-address policy, typed errors."""
+"""The agent's HTTP API through the real client: token auth, listen-address policy, typed errors, and
+clients that are slow, unauthenticated or oversized."""
 from __future__ import annotations
 
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -12,12 +15,13 @@ from bridge.agent.client import AgentClient
 from bridge.agent.errors import (AgentUnavailable, BadRequest, ContainerNotRunning, NoSuchEndpoint, Unauthorized,
                                  UnknownContainer)
 from bridge.agent.procfs import TreeFinder
-from bridge.agent.server import AgentServer
+from bridge.agent.server import WORKERS, AgentServer, listen_address
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
 from tests.unit.agent_fakes import CID, OTHER, FakeCgroups, FakeNodeManager, container_tree
 
 TOKEN = "s3cret-token-0123456789"
+TIMEOUT_S = 1.0  # the server's per-request timeout in these tests
 
 
 @pytest.fixture
@@ -27,8 +31,8 @@ def served(tmp_path: Path) -> Iterator[tuple[AgentServer, FakeNodeManager, FakeC
     nm.run(CID)
     agent = NodeAgent(nm, cgroups, TreeFinder((PurePosixPath("/data/nm-local"),)),
                       StateFile(tmp_path / "state.json"), proc_root=tmp_path / "proc")
-    server = AgentServer("127.0.0.1", 0, agent, TOKEN)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    server = AgentServer(listen_address("127.0.0.1", 0), agent, TOKEN, timeout_s=TIMEOUT_S)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server, nm, cgroups
     server.shutdown()
@@ -37,7 +41,23 @@ def served(tmp_path: Path) -> Iterator[tuple[AgentServer, FakeNodeManager, FakeC
 
 
 def url(server: AgentServer) -> str:
-    return f"http://127.0.0.1:{server.server_address[1]}"
+    return server.url
+
+
+def raw_request(server: AgentServer, data: bytes) -> socket.socket:
+    """A connection that has sent `data` and nothing more."""
+    conn = socket.create_connection(server.server_address[:2], timeout=5)
+    conn.sendall(data)
+    return conn
+
+
+def head(path: str, token: str, length: int) -> bytes:
+    return (f"POST {path} HTTP/1.1\r\nHost: agent\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n").encode()
+
+
+def status_line(conn: socket.socket) -> str:
+    return conn.recv(65536).split(b"\r\n", 1)[0].decode()
 
 
 def test_commands_round_trip_through_the_client(served) -> None:
@@ -81,12 +101,57 @@ def test_bad_bodies_get_400_not_a_traceback(served) -> None:
         assert reply.status_code == 400 and reply.json()["error"] == "bad_request"
 
 
-def test_wildcard_address_and_short_token_are_refused(tmp_path: Path) -> None:
+def test_token_is_checked_before_the_body_is_read(served) -> None:
+    server, _, cgroups = served
+    with raw_request(server, head(f"/v1/containers/{CID}/suspend", "wrong-token-0123456789", 100)) as conn:
+        conn.settimeout(TIMEOUT_S / 2)  # the declared body never comes; the refusal must not wait for it
+        assert status_line(conn) == "HTTP/1.1 401 Unauthorized"
+    assert CID not in cgroups.groups_
+
+
+def test_oversized_body_is_refused_with_413(served) -> None:
+    server, _, cgroups = served
+    with raw_request(server, head(f"/v1/containers/{CID}/suspend", TOKEN, 10**6)) as conn:
+        reply = conn.recv(65536).decode()
+    assert reply.startswith("HTTP/1.1 413 ") and '"payload_too_large"' in reply and "at most 65536 bytes" in reply
+    assert CID not in cgroups.groups_
+
+
+def test_slow_unauthenticated_clients_hold_no_thread_and_delay_no_command(served) -> None:
+    server, _, cgroups = served
+    threads_before = threading.active_count()
+    path = f"/v1/containers/{CID}/suspend"
+    slow = [raw_request(server, head(path, "wrong-token-0123456789", 100)[:-2] if i % 2 else head(path, TOKEN, 100))
+            for i in range(50)]  # half stop inside the headers, half (with the token) inside the body
+    try:
+        time.sleep(0.2)
+        started = time.monotonic()
+        AgentClient(url(server), TOKEN).suspend(CID)
+        assert time.monotonic() - started < 1.0
+        assert cgroups.groups_[CID].share == 0.1
+        assert threading.active_count() - threads_before <= WORKERS  # a bounded pool, not a thread each
+        for conn in slow:  # each is dropped once the request timeout has passed
+            conn.settimeout(TIMEOUT_S + 3)
+            assert conn.recv(1) == b""
+    finally:
+        for conn in slow:
+            conn.close()
+
+
+def test_listen_addresses_are_compared_as_addresses() -> None:
+    for wildcard in ("0", "0x0", "0.0.0.0", "::", "0:0::0", "::ffff:0.0.0.0", ""):
+        with pytest.raises(BadRequest, match="wildcard"):
+            listen_address(wildcard, 0)
+    assert listen_address("127.0.0.1", 0).sockaddr[0] == "127.0.0.1"
+    assert listen_address("::1", 0).url_host == "[::1]"
+    with pytest.raises(BadRequest, match="cannot resolve listen address 'no such host'"):
+        listen_address("no such host", 0)
+
+
+def test_short_token_is_refused(tmp_path: Path) -> None:
     agent = NodeAgent(FakeNodeManager(), FakeCgroups(), TreeFinder(), StateFile(tmp_path / "s.json"))
-    with pytest.raises(BadRequest, match="wildcard"):
-        AgentServer("0.0.0.0", 0, agent, TOKEN)
     with pytest.raises(BadRequest, match="at least"):
-        AgentServer("127.0.0.1", 0, agent, "short")
+        AgentServer(listen_address("127.0.0.1", 0), agent, "short")
 
 
 def test_unreachable_agent_raises_agent_unavailable() -> None:
