@@ -3,13 +3,18 @@
 On a real cluster `schedbridge agent` runs on every NodeManager host; on the local testbed all
 NodeManagers share this host, so the bridge can start one agent per NodeManager itself. Each
 manages only the given application's containers, under a token made for this run. Needs root
-(the agents write cgroups).
+(the agents write cgroups). Each running agent has a record beside the testbed (its pid and how it
+was started), so that if the run is killed, `schedbridge testbed restore` can stop it and restore
+its containers.
 """
 from __future__ import annotations
 
+import json
+import logging
 import os
 import secrets
 import signal
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -17,6 +22,8 @@ from bridge.agent.client import AgentClient
 from bridge.agent.trial import AgentProcess
 from bridge.testbed.layout import ClusterLayout
 from yarnclient import ResourceManagerClient
+
+log = logging.getLogger(__name__)
 
 
 class AgentsNeedRoot(PermissionError):
@@ -38,16 +45,83 @@ def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceMana
     agents = {}
     for nm in layout.nodemanagers:
         address = next(a for a in web_addresses if a.endswith(f":{nm.webapp_port}"))
-        proc = AgentProcess(nm.webapp_url, work / f"agent-{nm.index}.json", f"sb-{label}-{nm.index}",
-                            (layout.nm_dir(nm) / "local",), apps=(app_id,), token=token)
-        stack.callback(stop_agent, proc)
+        settings = {"nm_url": nm.webapp_url, "state_file": str(work / f"agent-{nm.index}.json"),
+                    "cgroup_parent": f"sb-{label}-{nm.index}", "local_dirs": [str(layout.nm_dir(nm) / "local")],
+                    "apps": [app_id]}
+        proc, record = _agent(settings, token), agent_records(layout) / f"{label}-{nm.index}.json"
+        stack.callback(stop_agent, proc, record)
         agents[address] = AgentClient(proc.start(), token, timeout_s=10)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"pid": proc.proc.pid, "agent": settings}))
     return agents
 
 
-def stop_agent(proc: AgentProcess) -> None:
-    """SIGTERM (the agent restores every container it touched), then make sure it is gone; if its
-    restore failed (a group still busy with exiting processes), run the restore once more."""
-    if proc.proc is not None and proc.proc.poll() is None and proc.signal(signal.SIGTERM) != 0:
-        proc.restore_only()
+def agent_records(layout: ClusterLayout) -> Path:
+    """One file per running agent of a run: its pid and settings (never the token)."""
+    return layout.home / "agents"
+
+
+def _agent(settings: dict, token: str = "") -> AgentProcess:
+    return AgentProcess(settings["nm_url"], Path(settings["state_file"]), settings["cgroup_parent"],
+                        tuple(Path(d) for d in settings["local_dirs"]), apps=tuple(settings["apps"]), token=token)
+
+
+def stop_agent(proc: AgentProcess, record: Path) -> None:
+    """SIGTERM (the agent restores every container it touched and removes its groups), then make sure
+    it is gone. An agent that died earlier (killed, crashed) restored nothing, and one whose restore
+    failed (a group still busy with exiting processes) left some of it: both are finished from the
+    agent's state file by `schedbridge agent --restore-only`. The record goes once all is restored."""
+    alive = proc.proc is not None and proc.proc.poll() is None
+    restored = (alive and proc.signal(signal.SIGTERM) == 0) or _restore_only(proc)
     proc.stop()
+    if restored:
+        record.unlink(missing_ok=True)
+
+
+def _restore_only(proc: AgentProcess) -> bool:
+    code = proc.restore_only()
+    if code != 0:
+        log.error("node agent %s: restoring its containers failed (exit %d); see %s",
+                  proc.url or "(not started)", code, proc.log_path)
+    return code == 0
+
+
+def restore_recorded_agents(layout: ClusterLayout, grace_s: float = 30.0) -> tuple[int, list[str]]:
+    """Stop the agents a killed run left behind (by their recorded pid, only while that pid still
+    runs the recorded command) and restore their containers; returns (agents handled, failures)."""
+    records, failed = sorted(agent_records(layout).glob("*.json")), []
+    for record in records:
+        try:
+            saved = json.loads(record.read_text())
+            proc = _agent(saved["agent"])
+            _stop_pid(int(saved["pid"]), proc.args, grace_s)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            failed.append(f"{record}: {exc}")
+            continue
+        if _restore_only(proc):
+            record.unlink()
+        else:
+            failed.append(f"{record}: restore failed, see {proc.log_path}")
+    return len(records), failed
+
+
+def _stop_pid(pid: int, args: list[str], grace_s: float) -> None:
+    """SIGTERM ``pid`` if it still runs ``args`` (a reused pid is left alone); SIGKILL after ``grace_s``."""
+    if not _runs(pid, args):
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while _runs(pid, args):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            return
+        time.sleep(0.1)
+
+
+def _runs(pid: int, args: list[str]) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z" and cmdline[-len(args):] == args

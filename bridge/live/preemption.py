@@ -86,9 +86,18 @@ class ContainerPreemptor:
             status = _outcome(call, agent, ref, action)
         command = Command(ref, action, status, self.clock() - start)
         self.commands.append(command)
-        if status.code is Code.ERROR:
-            log.warning("preemption: %s %s on %s failed: %s", action, ref.container, ref.node, status.reason)
+        if status.code is Code.ERROR:  # counted in `failures`: a line each would bury a progress bar
+            log.debug("preemption: %s %s on %s failed: %s", action, ref.container, ref.node, status.reason)
         return status
+
+    def failures(self) -> str:
+        """One line on the commands that failed ("" if none), for the end of a run."""
+        failed = [c for c in self.commands if c.status.code is Code.ERROR]
+        if not failed:
+            return ""
+        nodes = ", ".join(sorted({c.ref.node for c in failed}))
+        return (f"{len(failed)} of {len(self.commands)} preemption command(s) failed, on {nodes} "
+                f"(last: {failed[-1].status.reason})")
 
 
 def _outcome(call: Callable[[Agent], object], agent: Agent, ref: ContainerRef, action: str) -> Status:

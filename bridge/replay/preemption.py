@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
+from tqdm import tqdm
 
 import sparkplugin
 from bridge.live import spark_inprocess
@@ -64,8 +65,9 @@ def policy_settings(conf: Mapping[str, str]) -> dict[str, str]:
 class PreemptiveSession:
     """A shared application whose tasks the policy's live node scheduler time-slices.
 
-    `close` stops Spark, restores every container and the nodes' vcores, then stops the agents,
-    and writes the preemption commands it applied to ``work/preemption.json``."""
+    `close` stops Spark, restores every container and the nodes' vcores, then stops the agents
+    (restoring a dead agent's containers from its state file), writes the preemption commands it
+    applied to ``work/preemption.json`` and prints one line on those that failed."""
 
     def __init__(self, policy: str, conf: dict[str, str], app_name: str, work: Path) -> None:
         layout = default_layout()
@@ -103,3 +105,5 @@ class PreemptiveSession:
             commands = [{"container": c.ref.container, "node": c.ref.node, "action": c.action,
                          "status": c.status.code.value, "seconds": c.seconds} for c in self.preemptor.commands]
             (self._work / "preemption.json").write_text(json.dumps(commands, indent=1))
+            if failures := self.preemptor.failures():
+                tqdm.write(f"replay: {failures}; see preemption.json")

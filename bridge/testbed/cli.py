@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from bridge.live.local_agents import restore_recorded_agents
 from bridge.live.node_capacity import load_record
 from bridge.live.node_capacity import restore as restore_vcores
 from bridge.testbed.cluster import Testbed, TestbedError
@@ -79,23 +80,26 @@ def logs(nodemanagers: int, vcores: int, memory_mb: int, daemon: str | None, lin
 
 @testbed.command()
 def restore() -> None:
-    """Give the NodeManagers back the vcores they had before a `replay --preempt` that was killed."""
+    """Undo what a killed `replay --preempt` left: stop its node agents, restore their containers
+    and give the NodeManagers back their original vcores."""
     layout = default_layout()
+    agents, failed = restore_recorded_agents(layout)
+    if agents:
+        click.echo(f"{agents - len(failed)} of {agents} node agent(s) stopped, their containers restored")
     record = layout.vcores_record
     try:
         saved = load_record(record)
     except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
-    if not saved:
-        click.echo(f"nothing to restore: no vcores record at {record}")
-        return
-    failed = restore_vcores(ResourceManagerClient(layout.rm_url, user=layout.user), record)
+        raise click.ClickException("; ".join([*failed, str(exc)])) from None
+    if saved:
+        failed += [f"could not restore {node}'s vcores at {layout.rm_url}; {record} is kept"
+                   for node in restore_vcores(ResourceManagerClient(layout.rm_url, user=layout.user), record)]
+        click.echo(", ".join(f"{node}: {vcores} vcores" for node, (vcores, _) in sorted(saved.items()))
+                   + (" (restore failed)" if failed else " (restored)"))
     if failed:
-        raise click.ClickException(f"could not restore {', '.join(failed)} at {layout.rm_url}; {record} "
-                                   "is kept: run `schedbridge testbed restore` again once the RM answers")
-    click.echo(", ".join(f"{node}: {vcores} vcores" for node, (vcores, _) in sorted(saved.items()))
-               + " (restored)")
-
+        raise click.ClickException("; ".join(failed) + "; run `schedbridge testbed restore` again")
+    if not (agents or saved):
+        click.echo(f"nothing to restore: no vcores record at {record}, no node agent left")
 
 # The docker-compose services' entry points live in their own module, on this same group.
 from bridge.testbed.compose_cli import render_cmd, run_daemon  # noqa: E402

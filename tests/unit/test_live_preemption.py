@@ -1,6 +1,7 @@
 """The live preemption mechanism and Kairos' node side on the wall clock, against fake agents."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,17 @@ def test_a_damaged_record_is_refused_by_name_and_changes_nothing(tmp_path: Path)
     with pytest.raises(ValueError, match="vcores record .*vcores.json is unreadable"):
         RaisedVcores(rm, 2, record).__enter__()
     assert rm.capacity["n1"] == (6, 4096) and record.read_text() == "{not json"
+
+
+def test_failed_commands_are_one_summary_line_not_a_warning_each(caplog: pytest.LogCaptureFixture) -> None:
+    agent = FakeAgent()
+    preemptor = ContainerPreemptor({NODE: agent})
+    preemptor.suspend(ref("a"))
+    assert preemptor.failures() == ""
+    agent.down = True
+    with caplog.at_level(logging.WARNING):
+        preemptor.resume(ref("a"))
+        preemptor.resume(ref("a"))
+    assert caplog.records == []
+    assert preemptor.failures() == ("2 of 3 preemption command(s) failed, on nm-1 "
+                                    "(last: resume a: AgentUnavailable: agent down)")

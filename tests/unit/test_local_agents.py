@@ -1,0 +1,99 @@
+"""Stopping the replay's node agents restores their containers, whether the agent is alive or not."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridge.live import local_agents
+from bridge.live.local_agents import stop_agent
+from bridge.testbed.layout import default_layout
+
+
+class Popen:
+    def __init__(self, returncode: int | None) -> None:
+        self.returncode = returncode
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+
+class Agent:
+    """The parts of `bridge.agent.trial.AgentProcess` that `stop_agent` uses, recording the calls."""
+
+    def __init__(self, returncode: int | None, on_term: int = 0, on_restore: int = 0) -> None:
+        self.proc, self.url, self.log_path = Popen(returncode), "http://127.0.0.1:1", Path("/nonexistent.log")
+        self.on_term, self.on_restore = on_term, on_restore
+        self.calls: list[str] = []
+
+    def signal(self, signum: int) -> int:
+        self.calls.append(signal.Signals(signum).name)
+        return self.on_term
+
+    def restore_only(self) -> int:
+        self.calls.append("restore-only")
+        return self.on_restore
+
+    def stop(self) -> None:
+        self.calls.append("stop")
+
+
+@pytest.fixture
+def record(tmp_path: Path) -> Path:
+    path = tmp_path / "replay-1.json"
+    path.write_text("{}")
+    return path
+
+
+def test_a_running_agent_restores_itself_on_sigterm(record: Path) -> None:
+    agent = Agent(returncode=None)
+    stop_agent(agent, record)
+    assert agent.calls == ["SIGTERM", "stop"] and not record.exists()
+
+
+def test_a_dead_agent_is_restored_from_its_state_file(record: Path) -> None:
+    agent = Agent(returncode=-9)                 # SIGKILLed during the run
+    stop_agent(agent, record)
+    assert agent.calls == ["restore-only", "stop"] and not record.exists()
+
+
+def test_an_agent_whose_restores_fail_keeps_its_record(record: Path, caplog: pytest.LogCaptureFixture) -> None:
+    agent = Agent(returncode=None, on_term=1, on_restore=1)
+    stop_agent(agent, record)
+    assert agent.calls == ["SIGTERM", "restore-only", "stop"]
+    assert "restoring its containers failed (exit 1); see /nonexistent.log" in caplog.text
+    assert record.exists()                       # for `schedbridge testbed restore`
+
+
+def _record_agent(layout_home: Path, name: str, pid: int, state_dir: Path) -> Path:
+    settings = {"nm_url": "http://127.0.0.1:1", "state_file": str(state_dir / f"{name}.json"),
+                "cgroup_parent": f"sb-test-{name}", "local_dirs": [], "apps": ["application_1_0001"]}
+    record = layout_home / "agents" / f"{name}.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"pid": pid, "agent": settings}))
+    return record
+
+
+def test_restore_stops_only_a_pid_still_running_the_recorded_agent(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path))
+    restored: list[str] = []
+    monkeypatch.setattr(local_agents, "_restore_only", lambda proc: restored.append(proc.args[proc.args.index("--state-file") + 1]) or True)
+    layout = default_layout()
+    orphan = _record_agent(layout.home, "orphan", 0, tmp_path)
+    args = local_agents._agent(json.loads(orphan.read_text())["agent"]).args
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *args])  # the orphan
+    _record_agent(layout.home, "orphan", stand_in.pid, tmp_path)
+    _record_agent(layout.home, "reused", os.getpid(), tmp_path)   # that pid now runs something else
+    try:
+        assert local_agents.restore_recorded_agents(layout, grace_s=5) == (2, [])
+        assert stand_in.wait(timeout=5) == -signal.SIGTERM
+    finally:
+        stand_in.kill()
+    assert sorted(restored) == [str(tmp_path / "orphan.json"), str(tmp_path / "reused.json")]
+    assert not list((layout.home / "agents").iterdir())
