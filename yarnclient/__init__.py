@@ -9,7 +9,7 @@ Every call has a connect/read timeout and bounded retries on connection errors; 
 the typed errors in `yarnclient.errors`, carrying the server's own message.
 """
 from yarnclient.errors import (YarnBadRequest, YarnConnectionError, YarnError, YarnForbidden,
-                               YarnNotFound, YarnServerError)
+                               YarnNotFound, YarnServerError, YarnUnexpectedReply)
 from yarnclient.models import Application, ClusterMetrics, Container, Node
 from yarnclient.nodemanager import NodeManagerClient
 from yarnclient.resourcemanager import ResourceManagerClient
@@ -17,5 +17,5 @@ from yarnclient.resourcemanager import ResourceManagerClient
 __all__ = [
     "Application", "ClusterMetrics", "Container", "Node", "NodeManagerClient",
     "ResourceManagerClient", "YarnBadRequest", "YarnConnectionError", "YarnError", "YarnForbidden",
-    "YarnNotFound", "YarnServerError",
+    "YarnNotFound", "YarnServerError", "YarnUnexpectedReply",
 ]

@@ -31,3 +31,8 @@ class YarnNotFound(YarnError):
 
 class YarnServerError(YarnError):
     """HTTP 5xx or an unexpected reply."""
+
+
+class YarnUnexpectedReply(YarnServerError):
+    """A successful reply that is not shaped as YARN's (a missing key, a wrong type): another
+    service on the port, a proxy's page, or an incompatible Hadoop version."""

@@ -1,16 +1,20 @@
 """One HTTP session per daemon: timeouts, bounded retries with backoff, typed errors."""
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from yarnclient.errors import (YarnBadRequest, YarnConnectionError, YarnError, YarnForbidden,
-                               YarnNotFound, YarnServerError)
+                               YarnNotFound, YarnServerError, YarnUnexpectedReply)
 
 DEFAULT_TIMEOUT = (3.0, 30.0)  # (connect, read) seconds
+T = TypeVar("T")
+# What reading a reply of the wrong shape raises: a missing key, a list for an object, text for a number.
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 _STATUS_ERRORS: dict[int, type[YarnError]] = {
     400: YarnBadRequest, 401: YarnForbidden, 403: YarnForbidden, 404: YarnNotFound,
 }
@@ -58,8 +62,20 @@ class RestSession:
                                   f"({response.headers.get('Content-Type', 'no type')})",
                                   url=url, status=response.status_code) from exc
 
-    def get(self, path: str, **params: Any) -> Any:
-        return self.request("GET", path, params={k: v for k, v in params.items() if v is not None})
+    def get(self, path: str, parse: Callable[[Any], T], **params: Any) -> T:
+        """GET ``path`` (parameters that are None left out) and read the reply with ``parse``."""
+        return self.parsed("GET", path, parse, params={k: v for k, v in params.items() if v is not None})
+
+    def parsed(self, method: str, path: str, parse: Callable[[Any], T], *,
+               params: dict[str, Any] | None = None, json: Any = None) -> T:
+        """The reply read by ``parse``; a reply ``parse`` cannot read is not YARN's."""
+        body = self.request(method, path, params=params, json=json)
+        try:
+            return parse(body)
+        except _SHAPE_ERRORS as exc:
+            url = f"{self.base_url}{path}"
+            raise YarnUnexpectedReply(f"{url} did not answer as YARN does ({type(exc).__name__}: {exc}); "
+                                      "is this a YARN daemon?", url=url) from exc
 
     def close(self) -> None:
         self._session.close()

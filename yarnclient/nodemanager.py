@@ -19,15 +19,16 @@ class NodeManagerClient:
         return self._http.base_url
 
     def info(self) -> dict[str, Any]:
-        return self._http.get("/ws/v1/node/info")["nodeInfo"]
+        return self._http.get("/ws/v1/node/info", lambda body: dict(body["nodeInfo"]))
 
     def containers(self) -> list[Container]:
         """Containers this NodeManager currently knows (running and recently finished)."""
-        return [Container.from_json(c)
-                for c in items(self._http.get("/ws/v1/node/containers"), "containers", "container")]
+        return self._http.get("/ws/v1/node/containers",
+                              lambda body: [Container.from_json(c) for c in items(body, "containers", "container")])
 
     def container(self, container_id: str) -> Container:
-        return Container.from_json(self._http.get(f"/ws/v1/node/containers/{container_id}")["container"])
+        return self._http.get(f"/ws/v1/node/containers/{container_id}",
+                              lambda body: Container.from_json(body["container"]))
 
     def close(self) -> None:
         self._http.close()

@@ -33,34 +33,34 @@ class ResourceManagerClient:
 
     # --- reads -----------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
-        return self._http.get(f"{_BASE}/info")["clusterInfo"]
+        return self._http.get(f"{_BASE}/info", lambda body: dict(body["clusterInfo"]))
 
     def metrics(self) -> ClusterMetrics:
-        return ClusterMetrics.from_json(self._http.get(f"{_BASE}/metrics")["clusterMetrics"])
+        return self._http.get(f"{_BASE}/metrics", lambda body: ClusterMetrics.from_json(body["clusterMetrics"]))
 
     def scheduler(self) -> dict[str, Any]:
-        return self._http.get(f"{_BASE}/scheduler")["scheduler"]["schedulerInfo"]
+        return self._http.get(f"{_BASE}/scheduler", lambda body: dict(body["scheduler"]["schedulerInfo"]))
 
     def nodes(self, states: Iterable[str] | None = None) -> list[Node]:
-        body = self._http.get(f"{_BASE}/nodes", states=_csv(states))
-        return [Node.from_json(n) for n in items(body, "nodes", "node")]
+        return self._http.get(f"{_BASE}/nodes", lambda body: [Node.from_json(n) for n in items(body, "nodes", "node")],
+                              states=_csv(states))
 
     def node(self, node_id: str) -> Node:
-        return Node.from_json(self._http.get(f"{_BASE}/nodes/{node_id}")["node"])
+        return self._http.get(f"{_BASE}/nodes/{node_id}", lambda body: Node.from_json(body["node"]))
 
     def apps(self, states: Iterable[str] | None = None, application_types: Iterable[str] | None = None,
              queue: str | None = None) -> list[Application]:
-        body = self._http.get(f"{_BASE}/apps", states=_csv(states),
-                              applicationTypes=_csv(application_types), queue=queue)
-        return [Application.from_json(a) for a in items(body, "apps", "app")]
+        return self._http.get(f"{_BASE}/apps",
+                              lambda body: [Application.from_json(a) for a in items(body, "apps", "app")],
+                              states=_csv(states), applicationTypes=_csv(application_types), queue=queue)
 
     def app(self, app_id: str) -> Application:
-        return Application.from_json(self._http.get(f"{_BASE}/apps/{app_id}")["app"])
+        return self._http.get(f"{_BASE}/apps/{app_id}", lambda body: Application.from_json(body["app"]))
 
     # --- writes ----------------------------------------------------------------------------
     def new_application(self) -> dict[str, Any]:
         """Reserve an application id; the reply also names the maximum container resource."""
-        return self._http.request("POST", f"{_BASE}/apps/new-application")
+        return self._http.parsed("POST", f"{_BASE}/apps/new-application", _new_application)
 
     def submit_application(self, context: dict[str, Any]) -> None:
         """Submit an ApplicationSubmissionContext (see `yarnclient.submission`)."""
@@ -68,26 +68,35 @@ class ResourceManagerClient:
 
     def kill(self, app_id: str) -> str:
         """Ask the RM to kill an application; returns the state the RM reports (it is asynchronous)."""
-        body = self._http.request("PUT", f"{_BASE}/apps/{app_id}/state", json={"state": "KILLED"})
-        return (body or {}).get("state", "")
+        return self._http.parsed("PUT", f"{_BASE}/apps/{app_id}/state",
+                                 lambda body: str((body or {}).get("state", "")), json={"state": "KILLED"})
 
     def move_queue(self, app_id: str, queue: str) -> str:
-        body = self._http.request("PUT", f"{_BASE}/apps/{app_id}/queue", json={"queue": queue})
-        return (body or {}).get("queue", "")
+        return self._http.parsed("PUT", f"{_BASE}/apps/{app_id}/queue",
+                                 lambda body: str((body or {}).get("queue", "")), json={"queue": queue})
 
     def set_priority(self, app_id: str, priority: int) -> int:
-        body = self._http.request("PUT", f"{_BASE}/apps/{app_id}/priority", json={"priority": priority})
-        return int((body or {}).get("priority", priority))
+        return self._http.parsed("PUT", f"{_BASE}/apps/{app_id}/priority",
+                                 lambda body: int((body or {}).get("priority", priority)),
+                                 json={"priority": priority})
 
     def update_node_resource(self, node_id: str, *, vcores: int, memory_mb: int,
                              overcommit_timeout_s: int = -1) -> dict[str, Any]:
         """Change a node's advertised capacity (Kairos raises vcores to admit cores+Q tasks)."""
         body = {"resource": {"memory": memory_mb, "vCores": vcores},
                 "overCommitTimeout": overcommit_timeout_s}
-        return self._http.request("POST", f"{_BASE}/nodes/{node_id}/resource", json=body) or {}
+        return self._http.parsed("POST", f"{_BASE}/nodes/{node_id}/resource",
+                                 lambda reply: dict(reply or {}), json=body)
 
     def close(self) -> None:
         self._http.close()
+
+
+def _new_application(body: Any) -> dict[str, Any]:
+    """The reply of new-application, which must name the reserved id."""
+    if not isinstance(body["application-id"], str):
+        raise TypeError(f"application-id is {body['application-id']!r}, not a string")
+    return dict(body)
 
 
 def _csv(values: Iterable[str] | None) -> str | None:
