@@ -14,7 +14,7 @@ from bridge.agent.cgroups import CgroupV1
 from bridge.agent.cli import TOKEN_ENV, agent
 from bridge.agent.client import AgentClient
 from bridge.agent.state import Managed, StateFile
-from bridge.agent.trial import SCHEDBRIDGE
+from bridge.agent.trial import SCHEDBRIDGE, wait_for
 from bridge.agent.trial import FakeNodeManager as TrialNodeManager
 from tests.unit.agent_fakes import CID, LOCAL, container_tree
 from tests.unit.test_agent_cgroups import v1_root
@@ -109,11 +109,8 @@ def test_wildcard_hosts_are_refused_before_anything_else(fake_node: FakeNode, ho
 
 
 def test_second_agent_refuses_to_start_and_changes_nothing(fake_node: FakeNode) -> None:
-    first = subprocess.Popen(fake_node.args(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                             env=dict(os.environ, **{TOKEN_ENV: TOKEN}))
+    first, client = start_agent(fake_node)
     try:
-        url = first.stdout.readline().split()[-1]
-        client = AgentClient(url, TOKEN, timeout_s=5)
         client.suspend(CID)
         before = fake_node.snapshot()
         assert fake_node.quota() == "10000"
@@ -122,6 +119,36 @@ def test_second_agent_refuses_to_start_and_changes_nothing(fake_node: FakeNode) 
         assert second.returncode == 1 and f"another agent (pid {first.pid})" in second.stderr, second.stderr
         assert fake_node.snapshot() == before  # the first agent's throttle and state are untouched
         assert client.resume(CID)["throttled"] is False and fake_node.quota() == "-1"  # and it still serves
+    finally:
+        first.kill()
+        first.wait(timeout=10)
+
+
+def start_agent(node: FakeNode) -> tuple[subprocess.Popen[str], AgentClient]:
+    proc = subprocess.Popen(node.args(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=dict(os.environ, **{TOKEN_ENV: TOKEN}))
+    line = proc.stdout.readline()
+    assert "listening on" in line, f"the agent did not start: {line!r}"
+    client = AgentClient(line.split()[-1], TOKEN, timeout_s=5)
+    # its first reconciliation (the only one: --reconcile-interval 60) adopts CID; wait until it is done
+    wait_for(lambda: client.container(CID)["managed"], 10, "the agent to adopt the container")
+    return proc, client
+
+
+def test_restart_after_sigkill_restores_the_quota(fake_node: FakeNode) -> None:
+    first, client = start_agent(fake_node)
+    try:
+        client.suspend(CID)
+        first.kill()  # SIGKILL: no clean-up, the throttle stays, and the kernel drops the lock
+        first.wait(timeout=10)
+        assert fake_node.quota() == "10000"
+        restarted, client = start_agent(fake_node)
+        try:
+            assert fake_node.quota() == "-1"  # (a fake group cannot be rmdir'ed; real ones are, in
+            assert client.node()["cpus"] >= 1  # tests/integration/test_agent_cgroups.py) and it serves
+        finally:
+            restarted.kill()
+            restarted.wait(timeout=10)
     finally:
         first.kill()
         first.wait(timeout=10)
