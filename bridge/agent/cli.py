@@ -67,7 +67,8 @@ def _address(host: str, port: int) -> ListenAddress:
 @click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Default: /var/lib/schedbridge/agent-<port>.json")
 @click.option("--cgroup-root", default="/sys/fs/cgroup", show_default=True, type=click.Path(path_type=Path))
-@click.option("--cgroup-parent", help="Group holding this agent's groups. Default: schedbridge-<port>")
+@click.option("--cgroup-parent", help="Group holding this agent's groups. Default: schedbridge-<port> "
+              "(with --restore-only: the one the state file records, if any)")
 @click.option("--reconcile-interval", default=1.0, show_default=True, type=click.FloatRange(0.05, 60))
 @click.option("--nm-timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60))
 @click.option("--restore-only", is_flag=True,
@@ -85,10 +86,12 @@ def agent(nm_url: str | None, host: str, port: int, token_file: Path | None, min
     token = None if restore_only else _token(token_file)
     if nm_url is None and not restore_only:
         raise click.UsageError("--nm-url is required (only --restore-only runs without a NodeManager)")
-    state = StateFile(state_file or Path(f"/var/lib/schedbridge/agent-{port}.json"))
+    state_path = state_file or Path(f"/var/lib/schedbridge/agent-{port}.json")
     try:
-        with NodeLock(state.path):
-            cgroups = detect(cgroup_root, cgroup_parent or f"schedbridge-{port}", proc_root)
+        with NodeLock(state_path):
+            parent = _cgroup_parent(cgroup_parent, StateFile(state_path), port, restore_only)
+            state = StateFile(state_path, parent)
+            cgroups = detect(cgroup_root, parent, proc_root)
             nm: NodeManagerSource = NoNodeManager() if nm_url is None else YarnNodeManager(nm_url, nm_timeout)
             if apps:
                 nm = AppFilter(nm, apps)
@@ -100,6 +103,12 @@ def agent(nm_url: str | None, host: str, port: int, token_file: Path | None, min
                 _serve(node_agent, cgroups, AgentServer(address, node_agent, token), reconcile_interval)
     except (AgentError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _cgroup_parent(given: str | None, state: StateFile, port: int, restore_only: bool) -> str:
+    """--cgroup-parent; else, for a restore, the parent the state file records; else schedbridge-<port>."""
+    recorded = state.recorded_parent() if restore_only and given is None else None
+    return given or recorded or f"schedbridge-{port}"
 
 
 def _serve(node_agent: NodeAgent, cgroups: CpuController, server: AgentServer, interval: float) -> None:

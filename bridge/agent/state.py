@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from bridge.agent.cgroups import Origin
 from bridge.agent.errors import AgentLocked
@@ -37,28 +38,44 @@ class Managed:
 
 
 class StateFile:
-    """JSON file mapping container id -> Managed."""
+    """JSON file mapping container id -> Managed, with the cgroup parent those groups live under (so a
+    restore needs nothing but the file)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, cgroup_parent: str | None = None) -> None:
         self.path = path
+        self.cgroup_parent = cgroup_parent
 
     def load(self) -> dict[str, Managed]:
         """The saved state; a missing file is empty, an unreadable one is logged and treated as empty
         (restore then falls back to the hierarchy root as every group's origin)."""
+        raw = self._read()
+        try:
+            return {cid: Managed(origin=dict(entry["origin"]), share=entry["share"], frozen=bool(entry["frozen"]))
+                    for cid, entry in raw["containers"].items()} if raw else {}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.warning("ignoring unreadable agent state %s: %s", self.path, exc)
+            return {}
+
+    def recorded_parent(self) -> str | None:
+        """The cgroup parent of the agent that wrote the file, if it recorded one."""
+        parent = self._read().get("cgroup_parent")
+        return parent if isinstance(parent, str) else None
+
+    def _read(self) -> dict[str, Any]:
         try:
             raw = json.loads(self.path.read_text())
-            if raw.get("version") != VERSION:
-                raise ValueError(f"unsupported state version {raw.get('version')!r}")
-            return {cid: Managed(origin=dict(entry["origin"]), share=entry["share"], frozen=bool(entry["frozen"]))
-                    for cid, entry in raw["containers"].items()}
+            if not isinstance(raw, dict) or raw.get("version") != VERSION:
+                raise ValueError(f"not an agent state of version {VERSION}")
+            return raw
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, ValueError) as exc:
             log.warning("ignoring unreadable agent state %s: %s", self.path, exc)
             return {}
 
     def save(self, managed: dict[str, Managed]) -> None:
-        payload = {"version": VERSION, "containers": {cid: asdict(m) for cid, m in sorted(managed.items())}}
+        payload = {"version": VERSION, "cgroup_parent": self.cgroup_parent,
+                   "containers": {cid: asdict(m) for cid, m in sorted(managed.items())}}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
         try:

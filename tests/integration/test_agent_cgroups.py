@@ -18,7 +18,7 @@ import pytest
 
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
-from bridge.agent.trial import (CGROUP_ROOT, IDLE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
+from bridge.agent.trial import (CGROUP_ROOT, IDLE, SCHEDBRIDGE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
                                 cpu_rate, cpu_rates, proc_cpu_ns, remove_groups, usage_file, wait_for)
 
 pytestmark = [
@@ -168,3 +168,17 @@ def test_unknown_and_finished_containers_are_refused_and_released(node: Node) ->
              "the finished container's throttle to be removed")
     with pytest.raises(ContainerNotRunning, match="EXITED_WITH_SUCCESS"):
         client.resize(CID, 0.5)
+
+
+def test_restore_only_from_the_state_file_alone(node: Node) -> None:
+    node.client().suspend(CID)
+    node.agent.signal(signal.SIGKILL)
+    # no --nm-url, no token, no --cgroup-parent: the state file records where the groups are
+    result = subprocess.run([str(SCHEDBRIDGE), "agent", "--restore-only", "--state-file", str(node.agent_state)],
+                            capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, SCHEDBRIDGE_AGENT_TOKEN=""))
+    assert result.returncode == 0, result.stderr
+    assert f"restored 1 container(s) left by a previous run: {CID}" in result.stderr
+    assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
+    pids = [node.container.proc.pid, node.container.spinner_pid()]
+    assert node.share_of_control(lambda: proc_cpu_ns(pids)) >= FULL_RATIO

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from bridge.agent.state import Managed, StateFile
+import pytest
+
+from bridge.agent.errors import AgentLocked
+from bridge.agent.state import Managed, NodeLock, StateFile
 from tests.unit.agent_fakes import CID, OTHER
 
 
@@ -29,3 +33,19 @@ def test_torn_or_foreign_file_is_treated_as_empty(tmp_path: Path) -> None:
     assert StateFile(path).load() == {}
     path.write_text(json.dumps([1, 2]))
     assert StateFile(path).load() == {}
+
+
+def test_the_cgroup_parent_is_recorded_for_a_restore(tmp_path: Path) -> None:
+    StateFile(tmp_path / "agent.json", "schedbridge-9000").save({})
+    assert StateFile(tmp_path / "agent.json").recorded_parent() == "schedbridge-9000"
+    assert StateFile(tmp_path / "none.json").recorded_parent() is None
+    (tmp_path / "agent.json").write_text('{"version": 1, "cgroup_parent": 7, "containers": {}}')
+    assert StateFile(tmp_path / "agent.json").recorded_parent() is None
+
+
+def test_a_second_holder_of_the_node_lock_is_refused_naming_the_first(tmp_path: Path) -> None:
+    with NodeLock(tmp_path / "agent.json"):
+        with pytest.raises(AgentLocked, match=rf"another agent \(pid {os.getpid()}\) holds .*agent.json.lock"):
+            NodeLock(tmp_path / "agent.json").__enter__()
+    with NodeLock(tmp_path / "agent.json"):  # released on exit: the next holder gets it
+        pass
