@@ -100,7 +100,7 @@ def agent(nm_url: str | None, host: str, port: int, token_file: Path | None, min
             if token is None:
                 _restore(node_agent, cgroups, "left by a previous run")
             else:
-                _serve(node_agent, cgroups, AgentServer(address, node_agent, token), reconcile_interval)
+                _serve(node_agent, cgroups, _listen(address, node_agent, token), reconcile_interval)
     except (AgentError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -109,6 +109,14 @@ def _cgroup_parent(given: str | None, state: StateFile, port: int, restore_only:
     """--cgroup-parent; else, for a restore, the parent the state file records; else schedbridge-<port>."""
     recorded = state.recorded_parent() if restore_only and given is None else None
     return given or recorded or f"schedbridge-{port}"
+
+
+def _listen(address: ListenAddress, node_agent: NodeAgent, token: str) -> AgentServer:
+    try:
+        return AgentServer(address, node_agent, token)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on --host {address.sockaddr[0]} --port {address.sockaddr[1]}: "
+                                   f"{exc.strerror}") from exc
 
 
 def _serve(node_agent: NodeAgent, cgroups: CpuController, server: AgentServer, interval: float) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -122,6 +123,20 @@ def test_second_agent_refuses_to_start_and_changes_nothing(fake_node: FakeNode) 
     finally:
         first.kill()
         first.wait(timeout=10)
+
+
+def test_a_port_in_use_is_refused_before_leftovers_are_touched(fake_node: FakeNode) -> None:
+    fake_node.leave_a_throttle()
+    before = fake_node.snapshot()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = run_agent(fake_node.args("--port", port))  # the last --port wins
+    assert result.returncode == 1 and f"cannot listen on --host 127.0.0.1 --port {port}" in result.stderr, result.stderr
+    after = fake_node.snapshot()
+    del after["state.json.lock"]  # taken before the bind, as it must be
+    assert after == before  # the restore comes only after the bind
 
 
 def start_agent(node: FakeNode) -> tuple[subprocess.Popen[str], AgentClient]:
