@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import (LiveEvent, OfferRound, Placement, PolicyRequest, ProtocolError, decode,
-                                        encode_attached, encode_error, encode_placement, encode_refused,
-                                        encode_resync, parse_attach, parse_event, parse_round)
+                                        encode_attached, encode_detached, encode_error, encode_placement,
+                                        encode_refused, encode_resync, parse_attach, parse_event, parse_round)
 from bridge.live.spark_state import AppState, LiveCluster
 from policies.registry import RegistryError
 
@@ -104,18 +104,28 @@ class PolicyHost:
         self.decisions: deque[DecisionRecord] = deque(maxlen=history)
         self._lock = threading.Lock()
         self._failing = False
+        self._owners: dict[str, str] = {}  # application -> the key digest of the client it belongs to
 
-    def handle(self, text: str) -> str:
-        """One request in, one reply out; never raises, whatever the input."""
+    def handle(self, text: str, owner: str | None = None) -> str:
+        """One request in, one reply out; never raises, whatever the input.
+
+        ``owner`` identifies the connection's client (its application key, see ``spark_auth``):
+        an application's first round binds it, and rounds and detaches for it from another owner
+        are refused. None (in-process) is the driver's own, trusted, caller."""
         try:
             msg = decode(text)
             if msg.get("kind") == "attach":
                 return self.attach(*parse_attach(msg))
+            if msg.get("kind") == "detach":
+                return self._detach(str(msg.get("app", "")), owner)
             rnd = parse_round(msg)
             events = [parse_event(e) for e in rnd.events]
         except ProtocolError as e:
             log.warning("schedbridge host: bad request: %s", e)
             return encode_error(str(e))
+        if not self._owns(rnd.app, owner):
+            log.warning("schedbridge host: refused a round for %s from a client with another key", rnd.app)
+            return encode_error(f"application {rnd.app} belongs to another client", rnd.round)
         try:
             return self._round(rnd, events)
         except Exception as e:  # noqa: BLE001 - e.g. a malformed snapshot: this round only, never the host
@@ -157,6 +167,34 @@ class PolicyHost:
                      " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
         return encode_placement(placement, rnd.round)
+
+    def _owns(self, app: str, owner: str | None) -> bool:
+        """True if ``owner`` may act for ``app`` (binding it if nobody has yet)."""
+        if owner is None:
+            return True
+        with self._lock:
+            return self._owners.setdefault(app, owner) == owner
+
+    def _detach(self, app: str, owner: str | None) -> str:
+        """The application ended: its state goes (a daemon keeps only live applications)."""
+        if not self._owns(app, owner):
+            return encode_error(f"application {app} belongs to another client")
+        with self._lock:
+            self._forget(app)
+        log.info("schedbridge host: %s detached", app)
+        return encode_detached()
+
+    def forget_owner(self, owner: str) -> list[str]:
+        """Drops every application bound to ``owner`` (its connections are gone); returns them."""
+        with self._lock:
+            apps = [app for app, o in self._owners.items() if o == owner]
+            for app in apps:
+                self._forget(app)
+        return apps
+
+    def _forget(self, app: str) -> None:
+        self._owners.pop(app, None)
+        self.cluster.forget(app)
 
     def attach(self, app: str, request: PolicyRequest) -> str:
         """Accepts ``app``'s policy request (building the planner if this host has none) or refuses it."""

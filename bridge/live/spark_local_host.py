@@ -1,8 +1,8 @@
 """The policy host the Spark plugin starts beside one application's driver (endpoint ``local``).
 
 ``python -m bridge.live.spark_local_host``, started by the plugin (``LocalPolicyHost.java``) with
-the token in ``$SCHEDBRIDGE_HOST_TOKEN``: it listens on 127.0.0.1 on a free port, requires the
-token from every client, prints ``READY tcp://127.0.0.1:PORT`` as its first line, and serves the
+the token in ``$SCHEDBRIDGE_HOST_TOKEN``: it listens on 127.0.0.1 on a free port, authenticates
+every client with the token both ways (``spark_auth``), prints ``READY tcp://127.0.0.1:PORT`` as its first line, and serves the
 policy the application attaches with (``PolicyHost`` without a planner). It exits when its
 standard input closes: the driver closes it when the application stops, and the operating system
 does when the driver dies, so no host outlives its application.
@@ -29,7 +29,11 @@ def main() -> int:
         return 2
     logging.basicConfig(level=os.environ.get(LOG_LEVEL_ENV, "WARNING").upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
-    daemon = PolicyDaemon(("127.0.0.1", 0), PolicyHost(), token)
+    try:
+        daemon = PolicyDaemon(("127.0.0.1", 0), PolicyHost(), token)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", flush=True)
+        return 2
     with daemon:
         threading.Thread(target=daemon.serve_forever, name="policy-host", daemon=True).start()
         print(f"{READY} tcp://127.0.0.1:{daemon.server_address[1]}", flush=True)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import sparkplugin
+from bridge.live.spark_auth import DEFAULT_TOKEN_FILE, AuthError, client_handshake, new_nonce
 from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import PROTOCOL_VERSION
 
@@ -39,15 +41,16 @@ def check(policy: str, conf: Mapping[str, str]) -> None:
     params = sparkplugin.policy_params(conf)
     endpoint = conf.get(PREFIX + "endpoint", "local")
     if endpoint.startswith("tcp:"):
-        _attach_to_daemon(endpoint, conf.get(PREFIX + "token", ""), policy, params, fallback == "true")
+        _attach_to_daemon(endpoint, conf, policy, params, fallback == "true")
     elif endpoint not in ("local", "inprocess"):
         raise ValueError(f"{PREFIX}endpoint must be {ENDPOINT_FORMS}, got {endpoint!r}")
     else:
         make_planner(policy, params)  # ValueError naming the unknown policy, key or bad value
 
 
-def _attach_to_daemon(endpoint: str, token: str, policy: str, params: Mapping[str, str], fallback: bool) -> None:
-    """Hello and attach as the plugin does; a refusal or, without fallback, no answer is an error."""
+def _attach_to_daemon(endpoint: str, conf: Mapping[str, str], policy: str, params: Mapping[str, str],
+                      fallback: bool) -> None:
+    """Handshake and attach as the plugin does; a refusal or, without fallback, no answer is an error."""
     parts = urlsplit(endpoint)
     try:
         address = (parts.hostname, parts.port)
@@ -56,13 +59,22 @@ def _attach_to_daemon(endpoint: str, token: str, policy: str, params: Mapping[st
     if parts.scheme != "tcp" or address[0] is None or address[1] is None:
         raise ValueError(f"{PREFIX}endpoint must be {ENDPOINT_FORMS}, got {endpoint!r}")
     try:
+        token = conf.get(PREFIX + "token") or _token_file(conf).read_text().strip()
+    except OSError as e:
+        if fallback:
+            return
+        raise ValueError(f"no token for the policy daemon at {endpoint}: set {PREFIX}token or {PREFIX}token.file "
+                         f"(default {DEFAULT_TOKEN_FILE}, written by schedbridge serve): {e}") from None
+    try:
         with socket.create_connection(address, timeout=DAEMON_TIMEOUT_S) as sock, sock.makefile("rwb") as f:
-            hello = _exchange(f, {"v": PROTOCOL_VERSION, "kind": "hello", "app": "preflight", "token": token})
-            if not hello.get("ok"):
-                raise ValueError(f"the policy daemon at {endpoint} refused the connection: {hello.get('error')}")
-            reply = _exchange(f, {"v": PROTOCOL_VERSION, "kind": "attach", "app": "preflight", "policy": policy,
-                                  "params": dict(params)})
-    except (OSError, json.JSONDecodeError) as e:
+            client_handshake(f, token, "preflight", new_nonce())
+            f.write(json.dumps({"v": PROTOCOL_VERSION, "kind": "attach", "app": "preflight", "policy": policy,
+                                "params": dict(params)}).encode() + b"\n")
+            f.flush()
+            reply = json.loads(f.readline() or b"{}")
+    except AuthError as e:
+        raise ValueError(f"the policy daemon at {endpoint}: {e}") from None
+    except (OSError, ValueError) as e:
         if fallback:
             return
         raise ValueError(f"the policy daemon at {endpoint} does not answer ({e}); start it "
@@ -71,13 +83,5 @@ def _attach_to_daemon(endpoint: str, token: str, policy: str, params: Mapping[st
         raise ValueError(f"the policy daemon at {endpoint} refused this configuration: {reply['refused']}")
 
 
-def _exchange(f, msg: dict) -> dict:
-    f.write(json.dumps(msg).encode() + b"\n")
-    f.flush()
-    line = f.readline()
-    if not line:
-        raise OSError("connection closed")
-    reply = json.loads(line)
-    if not isinstance(reply, dict):
-        raise json.JSONDecodeError("not an object", line.decode(errors="replace"), 0)
-    return reply
+def _token_file(conf: Mapping[str, str]) -> Path:
+    return Path(conf.get(PREFIX + "token.file", str(DEFAULT_TOKEN_FILE))).expanduser()

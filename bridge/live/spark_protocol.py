@@ -185,6 +185,10 @@ def encode_attached(policy: str) -> str:
     return json.dumps({"v": PROTOCOL_VERSION, "attached": True, "policy": policy})
 
 
+def encode_detached() -> str:
+    return json.dumps({"v": PROTOCOL_VERSION, "detached": True})
+
+
 def encode_refused(reason: str) -> str:
     """The host will not serve this application's configuration (the plugin stops at start)."""
     return json.dumps({"v": PROTOCOL_VERSION, "refused": reason})

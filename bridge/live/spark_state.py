@@ -67,6 +67,9 @@ class LiveCluster:
         self._apps[app] = from_snapshot(app, snapshot, request)
         return self._apps[app]
 
+    def forget(self, app: str) -> None:
+        self._apps.pop(app, None)
+
     def apply(self, app: str, events: Iterable[LiveEvent]) -> None:
         state = self._apps[app]
         for ev in events:

@@ -77,12 +77,19 @@ class DaemonProcess:
                  params: Sequence[str] = ()) -> None:
         exe = Path(sys.executable).parent / "schedbridge"
         self.log = log
+        self.token_file = log.parent / "daemon-token"  # created owner-only by serve; shared by a restart
         self._out = log.open("a")
-        cmd = [str(exe), "serve", "--policy", policy, "--port", str(port)]
+        cmd = [str(exe), "serve", "--policy", policy, "--port", str(port), "--token-file", str(self.token_file)]
         for p in params:
             cmd += ["--param", p]
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
         self.port = int(self.wait_for(r"on tcp://127\.0\.0\.1:(\d+)").group(1))
+
+    @property
+    def conf(self) -> dict[str, str]:
+        """The Spark conf that points an application at this daemon."""
+        return {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{self.port}",
+                "spark.schedbridge.token.file": str(self.token_file)}
 
     def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match:
         deadline = time.monotonic() + timeout

@@ -215,12 +215,14 @@ def test_failing_policy_falls_back_with_one_warning(stock: dict[str, list], plan
 def test_daemon_unreachable_at_start_stops_the_application() -> None:
     with pytest.raises(Exception, match=r"the policy host \(the daemon at tcp://127.0.0.1:9\) did not answer at "
                                         r"start.*spark.schedbridge.fallback=true"):
-        with bridge_session(None, **{"spark.schedbridge.endpoint": "tcp://127.0.0.1:9"}):
+        with bridge_session(None, **{"spark.schedbridge.endpoint": "tcp://127.0.0.1:9",
+                                     "spark.schedbridge.token": "any-token-0123456789"}):
             pass
 
 
 def test_daemon_unreachable_at_start_with_fallback_opted_in(stock: dict[str, list]) -> None:
-    conf = {"spark.schedbridge.endpoint": "tcp://127.0.0.1:9", "spark.schedbridge.fallback": "true"}
+    conf = {"spark.schedbridge.endpoint": "tcp://127.0.0.1:9", "spark.schedbridge.fallback": "true",
+            "spark.schedbridge.token": "any-token-0123456789"}
     with bridge_session(None, **conf) as spark:
         assert wordcount(spark) == stock["wordcount"]
         stats = spark_inprocess.stats()
@@ -262,7 +264,7 @@ def test_an_application_asking_a_daemon_for_another_policy_is_refused_at_start(t
     daemon = DaemonProcess(tmp_path / "daemon.log")  # serves spark-fifo
     try:
         with pytest.raises(Exception, match="this policy host serves 'spark-fifo'; the application asked for 'hawk'"):
-            with local_host_session("hawk", **{"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{daemon.port}"}):
+            with local_host_session("hawk", **daemon.conf):
                 pass
         daemon.wait_for(r"refused .*asked for 'hawk'")
     finally:
@@ -284,7 +286,8 @@ def test_a_configuration_mistake_ends_a_spark_submit_application_before_any_task
                    "spark = SparkSession.builder.getOrCreate()\n"
                    "print('TASKS RAN', spark.sparkContext.parallelize(range(4), 2).count())\n")
     cmd = [str(Path(sys.executable).parent / "schedbridge"), "submit", "--master", "spark-schedbridge://local[1]",
-           "--conf", "spark.ui.enabled=false", "--conf", "spark.schedbridge.policy=hawk", "--conf", f"{key}={value}",
+           "--conf", "spark.ui.enabled=false", "--conf", "spark.schedbridge.policy=hawk",
+           "--conf", "spark.schedbridge.token=any-token-0123456789", "--conf", f"{key}={value}",
            str(app)]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0 and message in result.stderr, result.stderr[-3000:]
@@ -293,8 +296,7 @@ def test_a_configuration_mistake_ends_a_spark_submit_application_before_any_task
 
 def test_daemon_killed_mid_job_then_restarted(stock: dict[str, list], tmp_path) -> None:
     first = DaemonProcess(tmp_path / "daemon1.log")
-    conf = {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{first.port}",
-            "spark.schedbridge.retry.ms": "200"}
+    conf = {**first.conf, "spark.schedbridge.retry.ms": "200"}
     with bridge_session(None, **conf) as spark:
         result: list[int] = []
         job = threading.Thread(target=lambda: result.append(slow_sum(spark, 24, 0.15, "killed")))
@@ -329,8 +331,8 @@ class FaultyHost(PolicyHost):
         super().__init__(FifoPlanner())
         self.faults = list(self.FAULTS)
 
-    def handle(self, text: str) -> str:
-        reply = super().handle(text)
+    def handle(self, text: str, owner: str | None = None) -> str:
+        reply = super().handle(text, owner)
         if '"kind": "round"' not in text and '"kind":"round"' not in text or not self.faults:
             return reply
         fault, body = self.faults.pop(0), json.loads(reply)
@@ -346,10 +348,10 @@ class FaultyHost(PolicyHost):
 
 def test_bad_replies_fall_back_one_round_each_and_later_rounds_stay_matched(stock: dict[str, list]) -> None:
     host = FaultyHost()
-    daemon = PolicyDaemon(("127.0.0.1", 0), host, token="t")
+    daemon = PolicyDaemon(("127.0.0.1", 0), host, token="faulty-host-token-0123")
     threading.Thread(target=daemon.serve_forever, daemon=True).start()
     conf = {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{daemon.server_address[1]}",
-            "spark.schedbridge.token": "t", "spark.schedbridge.retry.ms": "100"}
+            "spark.schedbridge.token": "faulty-host-token-0123", "spark.schedbridge.retry.ms": "100"}
     try:
         with bridge_session(None, **conf) as spark:
             assert wordcount(spark) == stock["wordcount"]

@@ -67,7 +67,7 @@ def submit_via_daemon(policy: str, params: list[str], env: dict[str, str], tpch:
     try:
         cmd = [str(Path(sys.executable).parent / "schedbridge"), "submit",
                "--master", "spark-schedbridge://yarn", "--num-executors", "2",
-               "--conf", f"spark.schedbridge.endpoint=tcp://127.0.0.1:{daemon.port}",
+               *[arg for key, value in daemon.conf.items() for arg in ("--conf", f"{key}={value}")],
                "--conf", f"spark.schedbridge.policy={policy}",
                *[arg for param in params for arg in ("--conf", f"spark.schedbridge.{param}")]]  # as the daemon's
         got = run_app(cmd, env, tmp / "out.json", tpch)

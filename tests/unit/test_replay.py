@@ -234,14 +234,22 @@ def test_cli_unknown_policy(tmp_path: Path) -> None:
     ("spark.schedbridge.cutoff=abc", "cutoff='abc' is not a number"),
     ("spark.schedbridge.policy=hwak", "spark.schedbridge.policy=hwak contradicts --policy hawk"),
     ("spark.schedbridge.endpoint=tcp:/nowhere", "spark.schedbridge.endpoint must be 'local'"),
-    ("spark.schedbridge.endpoint=tcp://127.0.0.1:9", "the policy daemon at tcp://127.0.0.1:9 does not answer"),
+    ("spark.schedbridge.endpoint=tcp://127.0.0.1:9", "no token for the policy daemon at tcp://127.0.0.1:9"),
     ("spark.schedbridge.deadline.ms=soon", "spark.schedbridge.deadline.ms must be a positive integer"),
 ])
 def test_cli_refuses_what_the_plugin_would_refuse_before_submitting(tmp_path: Path, conf: str,
                                                                     message: str) -> None:
     examples = Path(__file__).resolve().parents[2] / "workloads" / "examples"
+    token = tmp_path / "token"
+    token.write_text("0123456789abcdef0123\n")
     result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", "--conf", conf,
                                          "--results", str(tmp_path / "r")])
+    assert result.exit_code == 1 and message in result.output, result.output
+    if conf.startswith("spark.schedbridge.endpoint=tcp://"):  # with a token, the next mistake: nobody answers
+        result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", "--conf", conf,
+                                             "--conf", f"spark.schedbridge.token.file={token}",
+                                             "--results", str(tmp_path / "r")])
+        message = "the policy daemon at tcp://127.0.0.1:9 does not answer"
     assert result.exit_code == 1 and message in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "r").exists()  # nothing started or written
 

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from bridge.live.spark_auth import AuthError, client_handshake, new_nonce
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
 from tests.unit.test_spark_live_engine import FakeSpark, drive
@@ -80,15 +81,17 @@ def exchange(f, msg: dict) -> dict:
 
 
 def test_local_host_serves_with_its_token_and_exits_when_its_stdin_closes() -> None:
-    proc = start_local_host("t0ken")
+    token = new_nonce()
+    proc = start_local_host(token)
     try:
         ready = proc.stdout.readline().split()
         assert ready[0] == "READY" and ready[1].startswith("tcp://127.0.0.1:")
         port = int(ready[1].rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s, s.makefile("rwb") as f:
-            assert not exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "wrong"})["ok"]
+            with pytest.raises(AuthError):
+                client_handshake(f, "wrong-token-0123456789", "a", new_nonce())
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s, s.makefile("rwb") as f:
-            assert exchange(f, {"v": 2, "kind": "hello", "app": "a", "token": "t0ken"})["ok"]
+            client_handshake(f, token, "a", new_nonce())
             assert exchange(f, {"v": 2, "kind": "attach", "app": "a", "policy": "sparrow", "params": {}})["attached"]
         proc.stdin.close()  # what the driver does when the application stops (or the OS, if it dies)
         assert proc.wait(timeout=10) == 0

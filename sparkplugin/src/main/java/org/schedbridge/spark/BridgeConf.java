@@ -17,7 +17,7 @@ public final class BridgeConf {
      * Keys the plugin itself uses; every other {@code spark.schedbridge.X} is a policy parameter.
      * The same list is {@code sparkplugin.PLUGIN_KEYS} in Python.
      */
-    private static final Set<String> RESERVED = Set.of("policy", "endpoint", "token", "fallback", "python",
+    private static final Set<String> RESERVED = Set.of("policy", "endpoint", "token", "token.file", "fallback", "python",
             "host.log", "stats.file", "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms",
             "max.kills.per.round", "max.kills.per.task");
 
@@ -26,7 +26,9 @@ public final class BridgeConf {
     public final Map<String, String> params;
     /** {@code local} (a host process beside the driver), {@code inprocess} or {@code tcp://host:port}. */
     public final String endpoint;
+    /** The daemon's token: {@code token}, else the first line of {@code token.file}. */
     public final String token;
+    public final String tokenFile;
     /** Opt-in: a host that refuses or never answers at start means Spark's own scheduling, not a stop. */
     public final boolean fallback;
     /** The Python that runs the {@code local} host (it must have schedbridge installed). */
@@ -57,6 +59,7 @@ public final class BridgeConf {
         policy = all.getOrDefault("policy", "fifo");
         endpoint = all.getOrDefault("endpoint", LOCAL);
         token = all.getOrDefault("token", "");
+        tokenFile = all.getOrDefault("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
         fallback = bool(all, "fallback");
         python = all.getOrDefault("python", defaultPython(conf));
         hostLog = all.getOrDefault("host.log", "");

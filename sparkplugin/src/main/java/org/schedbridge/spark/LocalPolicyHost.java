@@ -6,8 +6,6 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -47,9 +45,7 @@ final class LocalPolicyHost implements AutoCloseable {
 
     /** Starts the host and waits (at most the start timeout) for its address; a clear error if it cannot. */
     static LocalPolicyHost start(BridgeConf conf) {
-        byte[] secret = new byte[32];
-        new SecureRandom().nextBytes(secret);
-        String token = HexFormat.of().formatHex(secret);
+        String token = TcpTransport.randomHex(32);
         List<String> command = List.of(conf.python, "-m", MODULE);
         Path log;
         boolean tempLog = conf.hostLog.isEmpty();

@@ -349,6 +349,7 @@ final class PlacementRounds implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
+        client.detach(sc.applicationId());
         client.close();
         if (stats.degraded()) {
             LOG.warn(stats.summary());

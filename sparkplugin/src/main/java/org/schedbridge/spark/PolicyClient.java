@@ -257,6 +257,19 @@ final class PolicyClient implements AutoCloseable {
         }
     }
 
+    /** The application ended: the host may drop its state (best effort, bounded by the I/O timeout). */
+    void detach(String appId) {
+        if (appId == null || warmEpoch < 0) {
+            return;
+        }
+        try {
+            transport.call(JSON.writeValueAsString(JSON.createObjectNode().put("v", Protocol.VERSION)
+                    .put("kind", "detach").put("app", appId)));
+        } catch (IOException e) {
+            LOG.debug("schedbridge: detach not delivered: {}", e.toString());
+        }
+    }
+
     @Override
     public void close() {
         caller.shutdownNow();

@@ -1,6 +1,9 @@
 package org.schedbridge.spark;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * Where the policy is hosted, from {@code spark.schedbridge.endpoint}: {@code local} (default) starts a
@@ -38,7 +41,19 @@ final class PolicyEndpoint implements AutoCloseable {
             return new PolicyEndpoint(new TcpTransport(host.endpoint, host.token, app, conf),
                     "a host beside the driver (" + host.endpoint + ")", host);
         }
-        return new PolicyEndpoint(new TcpTransport(conf.endpoint, conf.token, app, conf), "the daemon at " + conf.endpoint, null);
+        String where = "the daemon at " + conf.endpoint;
+        String token;
+        try {
+            token = conf.token.isEmpty() ? Files.readString(Path.of(conf.tokenFile), StandardCharsets.UTF_8).strip() : conf.token;
+        } catch (IOException e) {
+            String why = "no token for " + where + ": set " + BridgeConf.PREFIX + "token, or " + BridgeConf.PREFIX
+                    + "token.file (default ~/.schedbridge/serve-token, written by schedbridge serve): " + e;
+            if (!conf.fallback) {
+                throw new IllegalArgumentException("schedbridge: " + why);
+            }
+            return new PolicyEndpoint(unreachable(why), where, null);
+        }
+        return new PolicyEndpoint(new TcpTransport(conf.endpoint, token, app, conf), where, null);
     }
 
     /** A transport that never connects (fallback=true and the local host would not start). */

@@ -13,20 +13,30 @@ import java.net.Socket;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The daemon ({@code schedbridge serve}): one JSON object per line over TCP. A new connection
- * opens with a hello carrying the token; every socket operation has a timeout; a broken
- * connection is dropped and re-opened at most once per retry interval.
+ * A policy host over TCP (the daemon, or the host beside the driver): one JSON object per line,
+ * at most {@link Protocol#MAX_MESSAGE} each. A new connection opens with a mutual HMAC handshake
+ * on the token; every socket operation has a timeout; a broken connection is dropped and re-opened
+ * at most once per retry interval.
  */
 final class TcpTransport implements Transport {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final InetSocketAddress address;
     /** {@code host:port} as configured, for messages. */
     private final String where;
     private final String token;
     private final String app;
+    /** This SparkContext's own secret: the host binds the application to it at its first round. */
+    private final String appKey = randomHex(32);
     private final int connectTimeoutMs;
     private final int ioTimeoutMs;
     private final int retryMs;
@@ -71,12 +81,11 @@ final class TcpTransport implements Transport {
         socket = s;
         try {
             s.connect(new InetSocketAddress(address.getHostString(), address.getPort()), connectTimeoutMs);
-            s.setSoTimeout(connectTimeoutMs);
+            s.setSoTimeout(ioTimeoutMs);
             s.setTcpNoDelay(true);
             in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
             out = new BufferedWriter(new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8));
             hello();
-            s.setSoTimeout(ioTimeoutMs);
         } catch (IOException | RuntimeException e) {
             close();
             throw new IOException(where + ": " + e.getMessage(), e);
@@ -84,13 +93,43 @@ final class TcpTransport implements Transport {
         return ++epoch;
     }
 
+    /**
+     * Mutual authentication ({@code bridge/live/spark_auth.py}): the host must prove it knows the
+     * token before this side proves it and sends the application key; the token never crosses.
+     */
     private void hello() throws IOException {
-        ObjectNode hello = JSON.createObjectNode();
-        hello.put("v", Protocol.VERSION).put("kind", "hello").put("app", app).put("token", token);
-        JsonNode reply = JSON.readTree(exchange(JSON.writeValueAsString(hello)));
-        if (!reply.path("ok").asBoolean(false)) {
-            throw new IOException("daemon refused the connection: " + reply.path("error").asText("no reason"));
+        String mine = randomHex(16);
+        ObjectNode hello = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "hello").put("app", app)
+                .put("nonce", mine);
+        JsonNode challenge = JSON.readTree(exchange(JSON.writeValueAsString(hello)));
+        String theirs = challenge.path("nonce").asText("");
+        if (theirs.isEmpty() || !MessageDigest.isEqual(proof("host", mine, theirs).getBytes(StandardCharsets.UTF_8),
+                challenge.path("proof").asText("").getBytes(StandardCharsets.UTF_8))) {
+            throw new IOException("the policy host could not prove it knows the token ("
+                    + challenge.path("error").asText("no proof") + "); nothing sent to it");
         }
+        ObjectNode auth = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "auth")
+                .put("proof", proof("plugin", theirs, mine)).put("app_key", appKey);
+        JsonNode reply = JSON.readTree(exchange(JSON.writeValueAsString(auth)));
+        if (!reply.path("ok").asBoolean(false)) {
+            throw new IOException("the policy host refused the connection: " + reply.path("error").asText("no reason"));
+        }
+    }
+
+    private String proof(String role, String first, String second) throws IOException {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(token.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            return HexFormat.of().formatHex(mac.doFinal((role + "|" + first + "|" + second).getBytes(StandardCharsets.UTF_8)));
+        } catch (GeneralSecurityException e) {
+            throw new IOException("HMAC-SHA256 unavailable: " + e.getMessage(), e);
+        }
+    }
+
+    static String randomHex(int bytes) {
+        byte[] b = new byte[bytes];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
     }
 
     @Override
