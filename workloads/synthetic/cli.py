@@ -19,7 +19,7 @@ def trace() -> None:
 @trace.command("generate")
 @click.argument("kind", type=click.Choice(sorted(KINDS)), metavar="KIND")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Number of jobs [default: the thesis' size].")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--load", type=FiniteFloat(min=0, min_open=True), default=None,
               help="Offered load on --nodes single-slot nodes [default: the kind's native arrival rate].")
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="Cluster size the load refers to.")
