@@ -24,6 +24,7 @@ from bridge.testbed.layout import ClusterLayout
 from yarnclient import ResourceManagerClient
 
 log = logging.getLogger(__name__)
+RESTORE_PAUSE_S = 3.0
 
 
 class AgentsNeedRoot(PermissionError):
@@ -78,12 +79,18 @@ def stop_agent(proc: AgentProcess, record: Path) -> None:
         record.unlink(missing_ok=True)
 
 
-def _restore_only(proc: AgentProcess) -> bool:
-    code = proc.restore_only()
-    if code != 0:
-        log.error("node agent %s: restoring its containers failed (exit %d); see %s",
-                  proc.url or "(not started)", code, proc.log_path)
-    return code == 0
+def _restore_only(proc: AgentProcess, attempts: int = 3) -> bool:
+    """`agent --restore-only`; tried again after a pause, since a group stays busy while its
+    processes exit (a container YARN is killing, slowly at the minimum share)."""
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(RESTORE_PAUSE_S)
+        code = proc.restore_only()
+        if code == 0:
+            return True
+    log.error("node agent %s: restoring its containers failed (exit %d, %d tries); see %s",
+              proc.url or "(not started)", code, attempts, proc.log_path)
+    return False
 
 
 def restore_recorded_agents(layout: ClusterLayout, grace_s: float = 30.0) -> tuple[int, list[str]]:
@@ -94,7 +101,7 @@ def restore_recorded_agents(layout: ClusterLayout, grace_s: float = 30.0) -> tup
         try:
             saved = json.loads(record.read_text())
             proc = _agent(saved["agent"])
-            _stop_pid(int(saved["pid"]), proc.args, grace_s)
+            _stop_pid(int(saved["pid"]), saved["agent"]["state_file"], grace_s)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             failed.append(f"{record}: {exc}")
             continue
@@ -105,23 +112,26 @@ def restore_recorded_agents(layout: ClusterLayout, grace_s: float = 30.0) -> tup
     return len(records), failed
 
 
-def _stop_pid(pid: int, args: list[str], grace_s: float) -> None:
-    """SIGTERM ``pid`` if it still runs ``args`` (a reused pid is left alone); SIGKILL after ``grace_s``."""
-    if not _runs(pid, args):
+def _stop_pid(pid: int, state_file: str, grace_s: float) -> None:
+    """SIGTERM ``pid`` if it is still the agent of ``state_file`` (a reused pid is left alone);
+    SIGKILL after ``grace_s``."""
+    if not _runs_agent(pid, state_file):
         return
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while _runs(pid, args):
+    while _runs_agent(pid, state_file):
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             return
         time.sleep(0.1)
 
 
-def _runs(pid: int, args: list[str]) -> bool:
+def _runs_agent(pid: int, state_file: str) -> bool:
+    """``pid`` is a live `schedbridge agent` with this state file (unique to one agent of one run)."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return False
-    return state != "Z" and cmdline[-len(args):] == args
+    pairs = set(zip(argv, argv[1:]))
+    return state != "Z" and "agent" in argv and ("--state-file", state_file) in pairs

@@ -10,7 +10,8 @@ is queued and held at the minimum share until the policy gives it a slot.
 Thread-safe: one lock serializes events, timers and a placement side's reads, and is never held
 across an agent call: decisions only record which command each container needs, and the commands
 are sent after the lock is released, so a hung agent delays no offer round. A resume that failed
-(agent unreachable) is retried every ``retry_s``: a container left shrunk would starve its task.
+(agent unreachable) is retried after ``retry_s``, then at doubling intervals up to a minute: a
+container left shrunk would starve its task.
 Callers with a deadline (the plugin's offer rounds) `post` events to the driver's own thread (`run`).
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from policies.api import (Code, Decision, DecisionError, Heartbeat, ProbeArrival
                           SendHeartbeat, SetTimer, SlotFreed, Status, Suspend, Timer)
 
 log = logging.getLogger(__name__)
+MAX_RETRY_S = 60.0
 
 
 class LiveNodeDriver:
@@ -41,7 +43,7 @@ class LiveNodeDriver:
         self._seq = itertools.count()
         self.lock = threading.RLock()  # public: a placement side may group its own accounting with an event
         self._io = threading.Lock()    # one sender at a time: the preemptor is not thread-safe
-        self.outbox: dict[ContainerRef, tuple[str, float]] = {}  # container -> (action, not before)
+        self.outbox: dict[ContainerRef, tuple[str, float, float]] = {}  # container -> (action, not before, delay)
         self.inbox: queue.Queue[Callable[[], None]] = queue.Queue()
 
     # -- events in ----------------------------------------------------------------------------
@@ -176,27 +178,28 @@ class LiveNodeDriver:
 
     def _throttle(self, live: LiveTask) -> None:
         live.throttled = True
-        self.outbox[live.ref] = ("suspend", 0.0)  # replaces an unsent wish for the same container
+        self.outbox[live.ref] = ("suspend", 0.0, 0.0)  # replaces an unsent wish for the same container
 
     def _unthrottle(self, live: LiveTask) -> None:
         live.throttled = False
-        self.outbox[live.ref] = ("resume", 0.0)
+        self.outbox[live.ref] = ("resume", 0.0, 0.0)
 
     # -- commands out, never under the lock -------------------------------------------------------
     def _flush(self) -> None:
         """Send every due command; call without holding ``lock``."""
         with self._io:
-            for ref, action in self._take_due():
+            for ref, action, delay in self._take_due():
                 if action == "suspend":
                     self.preemptor.suspend(ref)  # a failed suspend leaves the task at full share
                 elif self.preemptor.resume(ref).code is Code.ERROR:
+                    delay = min(max(2 * delay, self.retry_s), MAX_RETRY_S)
                     with self.lock:  # unless a newer command for it came in meanwhile
-                        self.outbox.setdefault(ref, ("resume", self.clock() + self.retry_s))
+                        self.outbox.setdefault(ref, ("resume", self.clock() + delay, delay))
 
-    def _take_due(self) -> list[tuple[ContainerRef, str]]:
+    def _take_due(self) -> list[tuple[ContainerRef, str, float]]:
         with self.lock:
             now = self.clock()
-            due = [(ref, action) for ref, (action, at) in self.outbox.items() if at <= now]
-            for ref, _ in due:
+            due = [(ref, action, delay) for ref, (action, at, delay) in self.outbox.items() if at <= now]
+            for ref, _, _ in due:
                 del self.outbox[ref]
             return due

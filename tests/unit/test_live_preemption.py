@@ -186,14 +186,19 @@ def test_a_failed_resume_is_retried_while_the_task_runs() -> None:
     agent.down = True
     driver.task_finished(1, 101)                  # a gets the slot back, but its agent does not answer
     assert driver.preemptor.throttled == {ref("a")} and [t.task for t in driver.table.running(0)] == [100]
-    agent.down = False
-    clock.t = 3.5
-    driver.tick()
-    assert agent.calls == [("suspend", "a")]      # not before retry_s (1 s) has passed
     clock.t = 4.0
+    driver.tick()                                 # retried after retry_s (1 s): still down
+    clock.t = 5.5
+    driver.tick()
+    assert driver.preemptor.throttled == {ref("a")} and len(driver.preemptor.commands) == 3
+    agent.down = False                            # the next try waits twice as long: 2 s
+    clock.t = 5.9
+    driver.tick()
+    assert agent.calls == [("suspend", "a")]
+    clock.t = 6.0
     driver.tick()
     assert agent.calls == [("suspend", "a"), ("resume", "a")] and driver.preemptor.throttled == set()
-    clock.t = 6.0
+    clock.t = 20.0
     driver.tick()
     assert len(agent.calls) == 2                  # once acknowledged, never sent again
 

@@ -62,11 +62,13 @@ def test_a_dead_agent_is_restored_from_its_state_file(record: Path) -> None:
     assert agent.calls == ["restore-only", "stop"] and not record.exists()
 
 
-def test_an_agent_whose_restores_fail_keeps_its_record(record: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_agent_whose_restores_fail_keeps_its_record(record: Path, caplog: pytest.LogCaptureFixture,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_agents, "RESTORE_PAUSE_S", 0.0)
     agent = Agent(returncode=None, on_term=1, on_restore=1)
     stop_agent(agent, record)
-    assert agent.calls == ["SIGTERM", "restore-only", "stop"]
-    assert "restoring its containers failed (exit 1); see /nonexistent.log" in caplog.text
+    assert agent.calls == ["SIGTERM", "restore-only", "restore-only", "restore-only", "stop"]
+    assert "restoring its containers failed (exit 1, 3 tries); see /nonexistent.log" in caplog.text
     assert record.exists()                       # for `schedbridge testbed restore`
 
 
