@@ -13,9 +13,10 @@ from pathlib import Path
 MASTER_PREFIX = "spark-schedbridge://"
 CONF_PREFIX = "spark.schedbridge."
 # Keys the plugin itself reads (BridgeConf.java); every other spark.schedbridge.X is a policy parameter.
-PLUGIN_KEYS = frozenset({"policy", "endpoint", "token", "token.file", "fallback", "python", "host.log", "stats.file",
-                         "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms",
-                         "max.kills.per.round", "max.kills.per.task"})
+PLUGIN_KEYS = frozenset({
+    "policy", "endpoint", "token", "token.file", "fallback", "python", "host.log", "stats.file", "deadline.ms",
+    "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms", "max.kills.per.round", "max.kills.per.task",
+    "hold.max.ms"})
 JAR = Path(__file__).resolve().parent / "build" / "schedbridge-sparkplugin.jar"
 
 

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 ESTIMATE_PROP = "schedbridge.estimate"
 MAX_STEPS = 200_000  # hook calls per round; more means a policy loops
+MAX_FOREIGN_PASSES = 100  # retire-and-replace rounds of cross-application reservations per offer round
 StageKey = tuple[str, int, int]  # (app, stage, attempt)
 # The one resource live: task slots (cores / spark.task.cpus); every task needs one.
 SLOT_RESOURCE = ("slots",)
@@ -175,6 +176,7 @@ class EnginePlanner:
                 self._on_spark_event(rnd.app, ev)
         self._sync_stages(rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
         self._fire_timers()
+        self._retire_foreign()
         preempt, self._preempt = tuple(self._preempt), []
         grants = self._grants(rnd.app)
         self._forget_done()
@@ -271,11 +273,30 @@ class EnginePlanner:
             if limit == 0:
                 return
             if of_stage(self._jobs[s.job_id].key):
-                was = SlotState(s.job_id, s.task, s.probe, None, s.started, True)
-                s.clear()
-                self._jobs[was.job_id].retired += 1
                 limit = None if limit is None else limit - 1
-                self._slot_done(node, slot, was)
+                self._retire_slot(node, slot, s)
+
+    def _retire_slot(self, node: int, slot: int, s: SlotState) -> None:
+        was = SlotState(s.job_id, s.task, s.probe, None, s.started, True)
+        s.clear()
+        self._jobs[was.job_id].retired += 1
+        self._slot_done(node, slot, was)
+
+    def _retire_foreign(self) -> None:
+        """Reservations are scoped to the application whose executor they name: one for another
+        application's stage can never launch (an executor runs only its own application's tasks),
+        so it is retired (the policy hears the task finished and the slot freed, and the stage's
+        tasks arrive anew next round). Repeated while the freed slots draw new such reservations."""
+        for _ in range(MAX_FOREIGN_PASSES):
+            foreign = [(node, slot, s) for node, slot, s in self.nodes.unstarted()
+                       if self._app_of(node) != self._jobs[s.job_id].key[0]]
+            if not foreign:
+                return
+            for node, slot, s in foreign:
+                self._retire_slot(node, slot, s)
+
+    def _app_of(self, node: int) -> str:
+        return self.nodes.executors[node].split("/", 1)[0]
 
     def _forget_done(self) -> None:
         """Drops jobs the policy can no longer hear of (nothing owed; no slot or node queue holds
@@ -301,11 +322,12 @@ class EnginePlanner:
             self._deliver(hook, Timer(self.now, node, key))
 
     def _grants(self, app: str) -> tuple[Grant, ...]:
+        """``app``'s reservations on ``app``'s own executors (executor ids repeat across applications)."""
         count: Counter[tuple[int, int, str]] = Counter()
         for node, _, s in self.nodes.unstarted():
             key = self._jobs[s.job_id].key
-            executor = self.nodes.executors[node].split("/", 1)[1]
-            if key[0] == app:
+            owner, executor = self.nodes.executors[node].split("/", 1)
+            if key[0] == app and owner == app:
                 count[(key[1], key[2], executor)] += 1
         return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))
 

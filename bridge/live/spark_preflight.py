@@ -21,7 +21,7 @@ from bridge.live.spark_protocol import PROTOCOL_VERSION
 
 PREFIX = sparkplugin.CONF_PREFIX
 POSITIVE_INT_KEYS = ("deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms",
-                     "max.kills.per.round", "max.kills.per.task")
+                     "max.kills.per.round", "max.kills.per.task", "hold.max.ms")
 ENDPOINT_FORMS = "'local' (a host beside the driver, the default), 'inprocess' or tcp://host:port"
 DAEMON_TIMEOUT_S = 10.0
 

@@ -383,3 +383,18 @@ def test_kills_a_policy_asks_for_are_bounded_per_round_and_per_task() -> None:
     killed = Counter((e.stage, e.index) for e in planner.ends.values() if e.reason == "TaskKilled")
     assert killed and max(killed.values()) <= 2, killed  # no task killed more than twice
     assert stats["kills_refused"] > 0
+
+
+class NeverPlanner(FifoPlanner):
+    """Holds every free slot back, forever: only the watchdog lets tasks run."""
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        return Placement()
+
+
+def test_the_watchdog_gives_a_round_to_spark_when_slots_stay_held_while_tasks_wait() -> None:
+    with bridge_session(PolicyHost(NeverPlanner()), **{"spark.schedbridge.hold.max.ms": "300"}) as spark:
+        assert slow_sum(spark, 4, 0.1, "starved") == sum(range(4))  # it finishes, though the policy grants nothing
+        stats = spark_inprocess.stats()
+    assert stats["watchdog_rounds"] >= 1 and stats["placed_tasks"] == 0
+    assert stats["fallback_tasks"] >= 4 and "watchdog" in stats["last_failure"]

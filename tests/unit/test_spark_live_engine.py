@@ -17,7 +17,7 @@ class FakeSpark:
     """Executors with slots, stages with pending tasks; launches what it is granted."""
 
     def __init__(self, executors: dict[str, int], stages: dict[int, tuple[int, dict[str, str]]],
-                 dag: dict[int, tuple[int, list[int]]] | None = None) -> None:
+                 dag: dict[int, tuple[int, list[int]]] | None = None, app: str = "app-1") -> None:
         """``dag``: stage -> (tasks, parents) of Spark job 0, sent as its job_start."""
         self.jobs = [] if dag is None else [{"e": "job_start", "t": 0, "job": 0, "props": {}, "stages": [
             {"stage": s, "tasks": n, "parents": ps} for s, (n, ps) in sorted(dag.items())]}]
@@ -32,11 +32,12 @@ class FakeSpark:
         self.ids = itertools.count()
         self.round = 0
         self.now = 1_000
+        self.app = app
 
     def request(self) -> str:
         self.round += 1
         self.now += 10
-        msg = {"v": 2, "kind": "round", "app": "app-1", "round": self.round, "now_ms": self.now,
+        msg = {"v": 2, "kind": "round", "app": self.app, "round": self.round, "now_ms": self.now,
                "cpus_per_task": 1, "launched": self.launched, "events": self.events,
                "slots": [{"executor": e, "host": "h" + e, "free": f} for e, f in self.free.items() if f],
                "stages": [{"stage": s, "attempt": 0, "job": 0, "tasks": 9, "pending": n, "running": 0,
@@ -106,6 +107,24 @@ def test_hawk_keeps_long_stages_on_the_general_partition() -> None:
     long_on = {ex for stage, ex in spark.ran_on if stage == 1}
     assert long_on == {"2"}  # executor "2" is node 1, the general partition (highest ids)
     assert len(spark.ran_on) == 12
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sparrow", "hawk", "eagle"])
+def test_two_applications_in_one_daemon_get_only_their_own_slots(policy: str) -> None:
+    """Both number their executors 1 and 2; every grant to an application must fit its own free
+    slots (FakeSpark.apply asserts it), and neither stalls while the other's stage runs."""
+    host = PolicyHost(make_planner(policy, {}))
+    a = FakeSpark({"1": 2, "2": 2}, {1: (40, {})}, app="app-A")
+    b = FakeSpark({"1": 2, "2": 2}, {1: (8, {})}, app="app-B")
+    for rounds in range(1, 200):
+        for spark in (a, b):
+            spark.apply(host.handle(spark.request()))
+        for spark in (a, b):
+            spark.finish_all()
+        if not any(b.pending.values()):
+            break
+    assert not any(b.pending.values()) and rounds <= 20, (rounds, b.pending)  # B is not starved by A
+    assert {ex for _, ex in b.ran_on} == {"1", "2"}
 
 
 def test_unknown_policy_or_parameter_is_a_clear_error() -> None:

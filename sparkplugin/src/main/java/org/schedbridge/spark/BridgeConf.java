@@ -19,7 +19,7 @@ public final class BridgeConf {
      */
     private static final Set<String> RESERVED = Set.of("policy", "endpoint", "token", "token.file", "fallback", "python",
             "host.log", "stats.file", "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms",
-            "max.kills.per.round", "max.kills.per.task");
+            "max.kills.per.round", "max.kills.per.task", "hold.max.ms");
 
     public final String policy;
     /** Policy parameters, sorted by name so the messages are deterministic. */
@@ -50,6 +50,8 @@ public final class BridgeConf {
     /** Most task kills (preemptions) one reply may cause, and one task may suffer over its attempts. */
     public final int maxKillsPerRound;
     public final int maxKillsPerTask;
+    /** Watchdog: free slots held back while tasks wait longer than this, and the next round is Spark's. */
+    public final int holdMaxMs;
 
     private BridgeConf(SparkConf conf) {
         Map<String, String> all = new TreeMap<>();
@@ -71,6 +73,7 @@ public final class BridgeConf {
         startTimeoutMs = positive(all, "start.timeout.ms", 60000);
         maxKillsPerRound = positive(all, "max.kills.per.round", 16);
         maxKillsPerTask = positive(all, "max.kills.per.task", 3);
+        holdMaxMs = positive(all, "hold.max.ms", 30000);
         all.keySet().removeAll(RESERVED);
         params = all;
     }

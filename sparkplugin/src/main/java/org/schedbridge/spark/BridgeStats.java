@@ -26,6 +26,7 @@ public final class BridgeStats {
     private long fallbackTasks;
     private long unmanagedTasks;
     private long killsRefused;
+    private long watchdogRounds;
     private String policy = "";
     private String endpoint = "";
     private String lastFailure = "";
@@ -64,6 +65,16 @@ public final class BridgeStats {
             case FALLBACK -> fallbackTasks += n;
             case UNMANAGED -> unmanagedTasks += n;
         }
+    }
+
+    /**
+     * A round given to Spark because the policy had held free slots back while tasks waited for
+     * longer than the bound; counted as a fallback round too.
+     */
+    synchronized void watchdogRound(long boundMs) {
+        watchdogRounds++;
+        fallbackRounds++;
+        lastFailure = "free slots held back while tasks waited over " + boundMs + " ms (the watchdog)";
     }
 
     /** A kill the policy asked for beyond the per-round or per-task bound (not done). */
@@ -122,6 +133,7 @@ public final class BridgeStats {
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills_refused", killsRefused)
+                .put("watchdog_rounds", watchdogRounds)
                 .put("last_failure", lastFailure);
     }
 

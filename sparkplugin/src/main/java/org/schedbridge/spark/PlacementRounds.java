@@ -68,6 +68,10 @@ final class PlacementRounds implements AutoCloseable {
     private final AtomicBoolean reviveScheduled = new AtomicBoolean();
     private final int reviveMs;
     private final String statsFile;
+    /** Free slots held back while tasks wait longer than this: one round is Spark's (the watchdog). */
+    private final long holdMaxMs;
+    /** Since when every policy round has held free slots back while tasks waited; -1 if the last did not. */
+    private long heldSinceMs = -1;
     private final int maxKillsPerRound;
     private final int maxKillsPerTask;
     /** Kills asked by the policy so far, per task ({@code stage.index}) over all its attempts. */
@@ -89,6 +93,7 @@ final class PlacementRounds implements AutoCloseable {
         this.reviveMs = conf.reviveMs;
         this.statsFile = conf.statsFile;
         this.maxKillsPerRound = conf.maxKillsPerRound;
+        this.holdMaxMs = conf.holdMaxMs;
         this.maxKillsPerTask = conf.maxKillsPerTask;
     }
 
@@ -116,6 +121,11 @@ final class PlacementRounds implements AutoCloseable {
             stats.sparkOrderRound();
             return counted(BridgeStats.Launch.POLICY, spark.resourceOffers(offers, all));  // the policy's declared answer
         }
+        if (heldSinceMs >= 0 && System.currentTimeMillis() - heldSinceMs > holdMaxMs) {
+            heldSinceMs = -1;  // the watchdog: this round is Spark's own, then the policy again
+            stats.watchdogRound(holdMaxMs);
+            return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
+        }
         long start = System.nanoTime();
         OfferBatch batch = newBatch(list, queue);
         if (batch.request.get("slots").isEmpty()) {
@@ -135,7 +145,10 @@ final class PlacementRounds implements AutoCloseable {
                 apply(placement, batch, list, offers, all, spark));
         if (heldBack(batch, launched)) {
             stats.heldBack();
+            heldSinceMs = heldSinceMs < 0 ? System.currentTimeMillis() : heldSinceMs;
             reviveLater(revive);
+        } else {
+            heldSinceMs = -1;
         }
         stats.roundDone((System.nanoTime() - start) / 1000);
         return launched;
