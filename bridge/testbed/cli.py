@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from bridge.live.local_agents import restore_recorded_agents
+from bridge.options import FiniteFloat
 from bridge.live.node_capacity import load_record
 from bridge.live.node_capacity import restore as restore_vcores
 from bridge.testbed.cluster import Testbed, TestbedError
@@ -16,9 +17,12 @@ def _testbed(nodemanagers: int, vcores: int, memory_mb: int) -> Testbed:
 
 
 _shape = [
-    click.option("--nodemanagers", default=2, show_default=True, help="Number of NodeManagers."),
-    click.option("--vcores", default=4, show_default=True, help="Virtual cores per NodeManager."),
-    click.option("--memory-mb", default=4096, show_default=True, help="Memory per NodeManager (MB)."),
+    click.option("--nodemanagers", default=2, show_default=True, type=click.IntRange(min=1),
+                 help="Number of NodeManagers."),
+    click.option("--vcores", default=4, show_default=True, type=click.IntRange(min=1),
+                 help="Virtual cores per NodeManager."),
+    click.option("--memory-mb", default=4096, show_default=True, type=click.IntRange(min=1),
+                 help="Memory per NodeManager (MB)."),
 ]
 
 
@@ -35,7 +39,8 @@ def testbed() -> None:
 
 @testbed.command()
 @shape_options
-@click.option("--timeout", default=180.0, show_default=True, help="Seconds to wait for readiness.")
+@click.option("--timeout", default=180.0, show_default=True, type=FiniteFloat(min=0, min_open=True),
+              help="Seconds to wait for readiness.")
 def up(nodemanagers: int, vcores: int, memory_mb: int, timeout: float) -> None:
     """Start NameNode, DataNode, ResourceManager and the NodeManagers; wait until ready."""
     bed = _testbed(nodemanagers, vcores, memory_mb)
@@ -66,7 +71,7 @@ def status(nodemanagers: int, vcores: int, memory_mb: int) -> None:
 @testbed.command()
 @shape_options
 @click.argument("daemon", required=False)
-@click.option("-n", "--lines", default=40, show_default=True)
+@click.option("-n", "--lines", default=40, show_default=True, type=click.IntRange(min=0))
 def logs(nodemanagers: int, vcores: int, memory_mb: int, daemon: str | None, lines: int) -> None:
     """The end of a daemon's log (all daemons if none is named)."""
     bed = _testbed(nodemanagers, vcores, memory_mb)

@@ -162,3 +162,17 @@ def test_an_undecodable_workload_file_is_named_with_its_line(tmp_path: Path) -> 
     path.write_bytes(b'name = "x"\n\xff\xfe = 1\n')
     with pytest.raises(WorkloadFileError, match=r"w\.toml: line 2: not UTF-8 text"):
         load_workload(path)
+
+
+@pytest.mark.parametrize("args,option", [
+    (("up", "--timeout", "nan"), "--timeout"), (("up", "--timeout", "0"), "--timeout"),
+    (("up", "--vcores", "-4"), "--vcores"), (("up", "--memory-mb", "0"), "--memory-mb"),
+    (("status", "--nodemanagers", "0"), "--nodemanagers"), (("logs", "-n", "-1"), "--lines"),
+])
+def test_testbed_refuses_bad_numbers_before_touching_a_testbed(monkeypatch: pytest.MonkeyPatch,
+                                                               args: tuple[str, ...], option: str) -> None:
+    def no_testbed(*_args: object) -> None:
+        raise AssertionError("a testbed was built from a bad value")
+
+    monkeypatch.setattr("bridge.testbed.cli._testbed", no_testbed)
+    assert_refused(invoke("testbed", *args), option)
