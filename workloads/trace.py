@@ -106,14 +106,14 @@ def _json_job(path: Path, lineno: int, line: str, job_id: int) -> Job:
             if inner is tuple:
                 return tuple(tuple(inner_v) for inner_v in v)
             return tuple(inner(x) for x in v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise TraceError(path, lineno, field, "malformed entries") from None
 
     demands = tuples("demands", tuple)
     if demands is not None:
         try:
             demands = tuple(tuple(float(x) for x in d) for d in demands)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise TraceError(path, lineno, "demands", "expected lists of numbers") from None
     parents = tuples("parents", tuple)
     stage_of = tuples("stage_of", int)
@@ -124,7 +124,7 @@ def _json_job(path: Path, lineno: int, line: str, job_id: int) -> Job:
     try:
         return Job(int(obj.get("id", job_id)), submit, durations, float(estimate), demands, parents,
                    stage_of, stage_parents, str(obj.get("name", "")))
-    except (WorkloadError, TypeError, ValueError) as e:
+    except (WorkloadError, TypeError, ValueError, OverflowError) as e:  # int(1e400)
         raise TraceError(path, lineno, "job", str(e)) from None
 
 

@@ -21,7 +21,8 @@ FUZZ = settings(derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "examples"
 TRACE = "0 2 5 5 5\n1.5 1 3 3\n4 3 2 1 2 3\n"
-JSONL = '{"submit": 0, "durations": [1, 2]}\n{"submit": 1, "durations": [3], "estimate": 2}\n'
+JSONL = ('{"submit": 0, "durations": [1, 2], "id": 4, "stage_of": [0, 1], "stage_parents": [[], [0]]}\n'
+         '{"submit": 1, "durations": [3], "estimate": 2, "demands": [[1, 2]]}\n')
 JOBS = "job_id,submit_s,end_s,status,duration_alone_s\n1,0,5,succeeded,4\n2,1,9,succeeded,\n3,2,,failed,\n"
 META = '{"policy": "fifo", "mode": "shared", "source": "live", "plugin": {"placed_tasks": 3}}'
 

@@ -150,6 +150,14 @@ def test_an_undecodable_trace_is_named_with_its_line(tmp_path: Path, suffix: str
     assert str(err.value).startswith(f"{path}:2: field 'file': not UTF-8 text")
 
 
+@pytest.mark.parametrize("field", ['"id": 1e400', '"stage_of": [1e400]'])
+def test_an_overflowing_integer_in_a_jsonl_trace_is_named(tmp_path: Path, field: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"submit": 0, "durations": [1], %s}\n' % field)
+    with pytest.raises(TraceError, match=rf"^{path}:1: field"):
+        read_trace(path)
+
+
 def test_simulate_names_an_undecodable_trace(tmp_path: Path) -> None:
     path = tmp_path / "bin.trace"
     path.write_bytes(b"\xff\xfe\x00\x01binary")
