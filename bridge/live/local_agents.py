@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import signal
+import subprocess
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -85,7 +86,10 @@ def _restore_only(proc: AgentProcess, attempts: int = 3) -> bool:
     for attempt in range(attempts):
         if attempt:
             time.sleep(RESTORE_PAUSE_S)
-        code = proc.restore_only()
+        try:
+            code = proc.restore_only()
+        except subprocess.TimeoutExpired:
+            code = -1
         if code == 0:
             return True
     log.error("node agent %s: restoring its containers failed (exit %d, %d tries); see %s",
@@ -94,8 +98,8 @@ def _restore_only(proc: AgentProcess, attempts: int = 3) -> bool:
 
 
 def restore_recorded_agents(layout: ClusterLayout, grace_s: float = 30.0) -> tuple[int, list[str]]:
-    """Stop the agents a killed run left behind (by their recorded pid, only while that pid still
-    runs the recorded command) and restore their containers; returns (agents handled, failures)."""
+    """Stop the agents a killed run left behind (by their recorded pid, only while that pid is still
+    that agent) and restore their containers; returns (agents handled, failures)."""
     records, failed = sorted(agent_records(layout).glob("*.json")), []
     for record in records:
         try:

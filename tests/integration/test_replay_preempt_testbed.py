@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -68,3 +70,139 @@ def test_kairos_preempts_real_containers_and_leaves_the_cluster_clean(testbed, t
     for state in states:  # each agent restored its containers before it stopped
         containers = json.loads(state.read_text())["containers"].values()
         assert all(c["share"] is None and not c["frozen"] for c in containers), state
+
+
+# -- crash recovery ------------------------------------------------------------------------------
+
+# Longer jobs than above, so the run goes on well after an agent is killed.
+LONG_WORKLOAD = WORKLOAD.replace('"it-preempt"', '"it-crash"').replace("jobs = 3", "jobs = 4") \
+    .replace("extra_flops = 200", "extra_flops = 600")
+CONTROLLERS = ("cpu", "cpuacct", "freezer")
+
+
+def _start_replay(testbed, workload: Path, results: Path) -> subprocess.Popen:
+    """The replay, its output in files beside ``results`` (a pipe nobody reads would stall it)."""
+    with results.with_suffix(".out").open("w") as out, results.with_suffix(".err").open("w") as err:
+        return subprocess.Popen(_replay(workload, results), env=testbed.spark_env(), stdout=out, stderr=err)
+
+
+def _replay(workload: Path, results: Path) -> list[str]:
+    return [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(workload),
+            "--policy", "kairos", "--preempt", "--conf", "spark.schedbridge.w=2", "--results", str(results)]
+
+
+def _pids_naming(text: str) -> list[int]:
+    """Processes whose command line names ``text`` (a path inside this test's own tmp dir)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _container_pids(app_id: str) -> list[int]:
+    """Processes of ``app_id``'s YARN containers (their environment names a container of it)."""
+    marker = ("CONTAINER_ID=container_" + app_id.removeprefix("application_") + "_").encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _throttled(state_file: Path) -> list[str]:
+    try:
+        containers = json.loads(state_file.read_text())["containers"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return [cid for cid, c in containers.items() if c["share"] is not None]
+
+
+def _groups(parent: str) -> list[Path]:
+    return [p for c in CONTROLLERS if (p := Path("/sys/fs/cgroup") / c / parent).exists()]
+
+
+def _eventually(probe, timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not probe():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
+def _wait_for(replay: subprocess.Popen, probe, timeout_s: float, what: str, every_s: float = 0.5):
+    """Poll ``probe`` while ``replay`` runs; fail naming ``what`` (and the replay's output if it ended)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := probe():
+            return value
+        if replay.poll() is not None:
+            raise AssertionError(f"the replay ended (exit {replay.returncode}) before {what}:\n"
+                                 + failure_excerpt(Path(replay.args[-1]).with_suffix(".err").read_text()))
+        time.sleep(every_s)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+def test_a_killed_agent_leaves_no_throttle_process_or_group(testbed, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.fail("node agents need root (cgroups); CI runs as root")
+    workload, results = tmp_path / "it-crash.toml", tmp_path / "results"
+    workload.write_text(LONG_WORKLOAD)
+    replay = _start_replay(testbed, workload, results)
+    try:
+        victim = _wait_for(replay, lambda: next((s for s in sorted(results.glob("agent-*.json")) if _throttled(s)), None),
+                           600, "an agent to throttle a container", every_s=0.2)
+        [agent_pid] = _pids_naming(str(victim))
+        os.kill(agent_pid, signal.SIGKILL)
+        replay.wait(timeout=900)
+    finally:
+        if replay.poll() is None:
+            replay.kill()
+    err = results.with_suffix(".err").read_text()
+    assert replay.returncode == 0, failure_excerpt(err)
+    app_id = pd.read_csv(results / "jobs.csv")["app_id"].dropna().iloc[0]
+    # The Spark driver's JVM and the containers may take a few seconds to exit; leftovers never do.
+    assert _eventually(lambda: not _pids_naming(str(results))), f"still running: {_pids_naming(str(results))}"
+    assert _eventually(lambda: not _container_pids(app_id)), \
+        f"processes of {app_id}'s containers still alive: {_container_pids(app_id)}"
+    assert not _groups("sb-replay-1") and not _groups("sb-replay-2"), "a group of the run remains"
+    assert not _throttled(victim), f"{victim} still records a throttle"
+    output = results.with_suffix(".out").read_text() + err  # one summary line, not a line per command
+    failed_lines = [line for line in output.splitlines() if "failed" in line and "preemption" in line]
+    assert len(failed_lines) == 1 and "preemption command(s) failed" in failed_lines[0], failed_lines
+
+
+def test_vcores_of_a_killed_replay_are_restored_by_testbed_restore(testbed, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.fail("node agents need root (cgroups); CI runs as root")
+    rm = ResourceManagerClient(testbed.rm_url)
+    before = {n.node_id: n.vcores_total for n in rm.nodes()}
+    workload, results = tmp_path / "it-crash.toml", tmp_path / "results"
+    workload.write_text(LONG_WORKLOAD)
+    replay = _start_replay(testbed, workload, results)
+    try:
+        _wait_for(replay, lambda: {n.node_id: n.vcores_total for n in rm.nodes()} != before, 300, "the vcores raise")
+        _wait_for(replay, lambda: (results / "jobs.csv").exists() and ",running," in (results / "jobs.csv").read_text(),
+                  600, "the first job to start (the agents are up by then)")
+    finally:
+        replay.kill()
+        replay.wait(timeout=30)
+    for app in rm.apps(states=["NEW", "SUBMITTED", "ACCEPTED", "RUNNING"]):
+        if "it-crash" in app.raw.get("name", ""):
+            rm.kill(app.app_id)
+    assert {n.node_id: n.vcores_total for n in rm.nodes()} != before  # nothing restored them
+    assert _pids_naming(str(results)), "the killed replay's agents should have outlived it"
+    restore = subprocess.run([sys.executable, "-c", "from bridge.cli import main; main()", "testbed", "restore"],
+                             env=testbed.spark_env(), capture_output=True, text=True, timeout=300)
+    assert restore.returncode == 0, restore.stderr
+    assert "2 of 2 node agent(s) stopped" in restore.stdout, restore.stdout
+    assert {n.node_id: n.vcores_total for n in rm.nodes()} == before
+    assert _eventually(lambda: not _pids_naming(str(results))), f"still running: {_pids_naming(str(results))}"
+    assert not _groups("sb-replay-1") and not _groups("sb-replay-2"), "a group of the run remains"
