@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from bridge.options import FiniteFloat, OutputPath, output_dir
+from bridge.options import FiniteFloat, OutputPath, output_dir, require_directory_place
 
 EXPERIMENTS: dict[str, str] = {
     "falcon-orderings": "bridge.experiments_multires:falcon_orderings",
@@ -45,20 +45,23 @@ def load(name: str) -> Callable[[Path, bool], list[Path]]:
 
 @click.command()
 @click.argument("name", required=False)
-@click.option("--out", "out_dir", type=OutputPath(file_okay=False), default=Path("results"),
-              show_default=True, help="Directory for tables (CSV, Markdown) and plots (PNG).")
+@click.option("--out", "out_dir", type=OutputPath(file_okay=False), default=None,
+              show_default="results", help="Directory for tables (CSV, Markdown) and plots (PNG).")
 @click.option("--quick", is_flag=True, help="Reduced version (fewer points and seeds).")
 @click.option("--scale", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
               help="Size factor for experiments that take one (thesis experiments: nodes, jobs and "
                    "tasks per job; 0.01 runs in seconds).")
 @click.option("--list", "list_only", is_flag=True, help="List the experiments and exit.")
-def experiment(name: str | None, out_dir: Path, quick: bool, scale: float | None, list_only: bool) -> None:
+def experiment(name: str | None, out_dir: Path | None, quick: bool, scale: float | None, list_only: bool) -> None:
     """Run the experiment NAME and write its results under --out."""
     if list_only or name is None:
         for n in sorted(EXPERIMENTS):
             click.echo(n)
         return
     run = load(name)
+    if out_dir is None:  # the default is checked here, so that listing works in any directory
+        out_dir = Path("results")
+        require_directory_place(out_dir, "the results (--out)")
     kwargs: dict[str, float] = {}
     if scale is not None:
         if "scale" not in inspect.signature(run).parameters:

@@ -5,6 +5,7 @@
   and writes meaningless results.
 * :class:`OutputPath`: a file or directory the command will create is checked when the command
   line is parsed, so an unwritable place is reported at once, not after the whole run.
+* :func:`require_directory_place`: the same check, for places computed by the command.
 * :func:`output_dir`: creates a results directory and removes it again if the command fails,
   so a failed run leaves no empty or partial directory behind.
 """
@@ -50,6 +51,7 @@ def creation_problem(path: Path, *, directory: bool = False) -> str | None:
 
     Tried with a real file, not ``os.access``, which says yes to root even where nothing can be
     written (a read-only file system, /proc)."""
+    path = Path(os.path.abspath(path))
     if path.is_dir():
         where = path
     elif directory and path.exists():
@@ -67,6 +69,14 @@ def creation_problem(path: Path, *, directory: bool = False) -> str | None:
         return f"cannot write in {where}: {exc.strerror}"
 
 
+def require_directory_place(path: Path, what: str) -> None:
+    """Stop the command at once if the directory ``path`` (for ``what``) cannot be written: for
+    output places that are not options or whose default must not be checked when unused."""
+    problem = creation_problem(path, directory=True)
+    if problem:
+        raise click.ClickException(f"cannot write {what} to {path}: {problem}")
+
+
 class OutputPath(click.Path):
     """A path the command will write: refused before any work if it cannot be created there."""
 
@@ -75,7 +85,7 @@ class OutputPath(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
-        problem = creation_problem(Path(os.path.abspath(path)), directory=not self.file_okay)
+        problem = creation_problem(path, directory=not self.file_okay)
         if problem:
             self.fail(problem, param, ctx)
         return path

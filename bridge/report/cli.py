@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from bridge.options import OutputPath, creation_problem, output_dir
+from bridge.options import OutputPath, output_dir, require_directory_place
 
 from bridge.replay.results import write_atomically
 from bridge.report.load import ResultsError, load_runs
@@ -27,9 +27,7 @@ def report(results: tuple[Path, ...], out: Path | None) -> None:
         raise click.ClickException(str(exc)) from None
     first = results[0]
     target = out or (first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report"))
-    problem = creation_problem(target, directory=True)
-    if problem:
-        raise click.ClickException(f"cannot write the report to {target}: {problem}")
+    require_directory_place(target, "the report")
     table = build(runs)
     text = render(table)
     with output_dir(target):

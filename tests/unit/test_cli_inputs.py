@@ -184,3 +184,12 @@ def test_testbed_refuses_bad_numbers_before_touching_a_testbed(monkeypatch: pyte
 
     monkeypatch.setattr("bridge.testbed.cli._testbed", no_testbed)
     assert_refused(invoke("testbed", *args), option)
+
+
+def test_experiment_lists_anywhere_but_refuses_to_run_where_it_cannot_write(monkeypatch: pytest.MonkeyPatch,
+                                                                           fake_experiment: list[Path]) -> None:
+    monkeypatch.chdir("/proc")  # nothing can be created here, not even by root
+    listing = invoke("experiment", "--list")
+    assert listing.exit_code == 0 and "hawk-vs-sparrow" in listing.output
+    assert_refused(invoke("experiment", "fake"), "cannot write the results (--out) to results")
+    assert fake_experiment == []
