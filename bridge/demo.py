@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from bridge.options import OutputPath
 from bridge.replay.cli import replay
 from bridge.replay.policy import check as check_policy
 from bridge.replay.preemption import LIVE_NODE_SCHEDULERS
@@ -45,7 +46,7 @@ def _preempts(policy: str) -> bool:
               help="Workload file (default: workloads/examples/demo.toml).")
 @click.option("--policy", "policies", multiple=True, default=("fifo", "kairos"), show_default=True,
               help="Policies to compare (repeatable).")
-@click.option("--results", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--results", type=OutputPath(file_okay=False),
               help="Results directory (default: results/demo-TIMESTAMP).")
 @click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
 @click.pass_context

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 import click
 
+from bridge.options import FiniteFloat
 from bridge.agent.cgroups import CpuController, detect
 from bridge.agent.errors import AgentError
 from bridge.agent.nodemanager import AppFilter, NodeManagerSource, NoNodeManager, YarnNodeManager
@@ -58,7 +59,7 @@ def _address(host: str, port: int) -> ListenAddress:
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help=f"File holding the shared token (else ${TOKEN_ENV})")
-@click.option("--min-share", default=DEFAULT_MIN_SHARE, show_default=True, type=float,
+@click.option("--min-share", default=DEFAULT_MIN_SHARE, show_default=True, type=FiniteFloat(min=0.01),
               help="CPU cores a suspended container keeps (Kairos: 0.1)")
 @click.option("--nm-local-dir", "nm_local_dirs", multiple=True,
               help="yarn.nodemanager.local-dirs entry; containers' work dirs must be under one (repeatable)")
@@ -69,8 +70,8 @@ def _address(host: str, port: int) -> ListenAddress:
 @click.option("--cgroup-root", default="/sys/fs/cgroup", show_default=True, type=click.Path(path_type=Path))
 @click.option("--cgroup-parent", help="Group holding this agent's groups. Default: schedbridge-<port> "
               "(with --restore-only: the one the state file records, if any)")
-@click.option("--reconcile-interval", default=1.0, show_default=True, type=click.FloatRange(0.05, 60))
-@click.option("--nm-timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60))
+@click.option("--reconcile-interval", default=1.0, show_default=True, type=FiniteFloat(0.05, 60))
+@click.option("--nm-timeout", default=5.0, show_default=True, type=FiniteFloat(0.1, 60))
 @click.option("--restore-only", is_flag=True,
               help="Put every container a previous run touched back to full size, remove its groups, exit")
 @click.option("--proc-root", default="/proc", hidden=True, type=click.Path(path_type=Path))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from bridge.options import FiniteFloat
 from bridge.live.spark_auth import DEFAULT_TOKEN_FILE, ensure_token_file, key_digest, new_nonce, proof
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner, parse_params
@@ -169,7 +170,7 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Owner-only file holding the token, created if missing (default: $SCHEDBRIDGE_TOKEN, "
                    f"else {DEFAULT_TOKEN_FILE}).")
-@click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=click.FloatRange(min=1.0),
+@click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0),
               help="Seconds after an application's last connection closes before its state is dropped.")
 def serve(policy: str, params: tuple[str, ...], bind: str, port: int, token_file: Path | None,
           app_timeout: float) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from bridge.options import OutputPath
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay import policy as policies
 from bridge.replay import preemption
@@ -62,7 +63,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
 @click.option("--policy", required=True,
               help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "
                    "Spark's own scheduler.")
-@click.option("--results", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--results", type=OutputPath(file_okay=False),
               help="Results directory (default: results/WORKLOAD-POLICY-MODE-TIMESTAMP).")
 @click.option("--mode", type=click.Choice(MODES), default="shared", show_default=True,
               help="Jobs of one long-running Spark application, or one application per job.")
