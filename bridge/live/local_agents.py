@@ -40,8 +40,12 @@ def require_root() -> None:
 def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceManagerClient, app_id: str,
                        work: Path, label: str) -> dict[str, AgentClient]:
     """One agent per NodeManager of ``layout``, managing only ``app_id``'s containers; keyed by the
-    NodeManager's web address as the RM reports it. ``stack`` stops them (each restores first)."""
+    NodeManager's web address as the RM reports it. ``stack`` stops them (each restores first).
+    Agents of the same label that a killed run left are stopped and restored first."""
     require_root()
+    _, failed = restore_recorded_agents(layout, label)
+    for failure in failed:
+        log.error("a killed run's node agent: %s", failure)
     token = secrets.token_hex(16)
     web_addresses = [n.http_address for n in rm.nodes()]
     agents = {}
@@ -97,10 +101,11 @@ def _restore_only(proc: AgentProcess, attempts: int = 3) -> bool:
     return False
 
 
-def restore_recorded_agents(layout: ClusterLayout, grace_s: float = 30.0) -> tuple[int, list[str]]:
+def restore_recorded_agents(layout: ClusterLayout, label: str = "*",
+                            grace_s: float = 30.0) -> tuple[int, list[str]]:
     """Stop the agents a killed run left behind (by their recorded pid, only while that pid is still
     that agent) and restore their containers; returns (agents handled, failures)."""
-    records, failed = sorted(agent_records(layout).glob("*.json")), []
+    records, failed = sorted(agent_records(layout).glob(f"{label}-*.json")), []
     for record in records:
         try:
             saved = json.loads(record.read_text())

@@ -87,15 +87,16 @@ def test_restore_stops_only_a_pid_still_running_the_recorded_agent(tmp_path: Pat
     restored: list[str] = []
     monkeypatch.setattr(local_agents, "_restore_only", lambda proc: restored.append(proc.args[proc.args.index("--state-file") + 1]) or True)
     layout = default_layout()
-    orphan = _record_agent(layout.home, "orphan", 0, tmp_path)
+    orphan = _record_agent(layout.home, "replay-orphan", 0, tmp_path)
     args = local_agents._agent(json.loads(orphan.read_text())["agent"]).args
     stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *args])  # the orphan
-    _record_agent(layout.home, "orphan", stand_in.pid, tmp_path)
-    _record_agent(layout.home, "reused", os.getpid(), tmp_path)   # that pid now runs something else
+    _record_agent(layout.home, "replay-orphan", stand_in.pid, tmp_path)
+    _record_agent(layout.home, "replay-reused", os.getpid(), tmp_path)   # that pid now runs something else
+    _record_agent(layout.home, "bench-1", os.getpid(), tmp_path)         # another label: left alone
     try:
-        assert local_agents.restore_recorded_agents(layout, grace_s=5) == (2, [])
+        assert local_agents.restore_recorded_agents(layout, "replay", grace_s=5) == (2, [])
         assert stand_in.wait(timeout=5) == -signal.SIGTERM
     finally:
         stand_in.kill()
-    assert sorted(restored) == [str(tmp_path / "orphan.json"), str(tmp_path / "reused.json")]
-    assert not list((layout.home / "agents").iterdir())
+    assert sorted(restored) == [str(tmp_path / "replay-orphan.json"), str(tmp_path / "replay-reused.json")]
+    assert [p.name for p in (layout.home / "agents").iterdir()] == ["bench-1.json"]
