@@ -57,7 +57,8 @@ def main() -> None:
             "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
     with kairos_live(rm, preemptor, nodes, 1, KairosConfig(q=1, w=2.0), work / "vcores.json") as planner:
         (work / "nodes.json").write_text(json.dumps({n.http_address: n.vcores_total for n in rm.nodes()}))
-        spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name=name)
+        spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name=name,
+                                        params={"q": "1", "w": "2.0"})  # the planner's own, or refused
         sc = spark.sparkContext
         (work / "app_id").write_text(sc.applicationId)
         token = os.environ["SCHEDBRIDGE_AGENT_TOKEN"]
