@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bridge.replay.results import PLUGIN_COUNTERS
+
 TASK_COLUMNS = ("job_id", "task", "node", "slot", "start", "end", "done")
 _LIVE_JOB_COLUMNS = ("job_id", "submit_s", "end_s", "status")
 _SIM_JOB_COLUMNS = ("job_id", "submit", "finish")
@@ -138,7 +140,7 @@ def _load_directory(path: Path) -> Run:
 
 
 def _meta(path: Path) -> dict:
-    """meta.json's object ({} if there is none); the plugin's counters, if any, are numbers."""
+    """meta.json's object ({} if there is none); the plugin's counters it reports, if any, are numbers."""
     if not path.is_file():
         return {}
     try:
@@ -151,6 +153,8 @@ def _meta(path: Path) -> dict:
         raise ResultsError(f"{path}: expected a JSON object, got {type(meta).__name__}")
     counters = meta.get("plugin")
     for key, value in counters.items() if isinstance(counters, dict) else ():
+        if key not in PLUGIN_COUNTERS:
+            continue  # e.g. last_failure: text the report does not show
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ResultsError(f"{path}: plugin.{key}: expected a finite number, got {value!r}")
     return meta
