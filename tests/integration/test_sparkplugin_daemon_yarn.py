@@ -1,8 +1,8 @@
 """One `schedbridge serve` daemon shared by two applications on the testbed, whose executors are
 both numbered 1 and 2. The second used to sit idle, its slots held for the first one's stages,
 until the first one's last task ended. Now each finishes with a correct result, its tasks placed by
-the policy, without rounds in which its free slots were held back while its tasks waited (beyond a
-few) and without the watchdog. Job times are reported, not bounded: on this 2-core machine even
+the policy, without many rounds in which its free slots were held back while its tasks waited and
+without the watchdog. Job times are reported, not bounded: on this 2-core machine even
 stock Spark's two applications take 1.3-1.75x their time alone (docs/benchmarks.md).
 The unit test `test_two_applications_in_one_daemon_get_only_their_own_slots` covers fifo, sparrow,
 hawk and eagle against a fake Spark."""
@@ -25,7 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PI = Path(__file__).resolve().parent / "jobs" / "pi.py"
 SCHEDBRIDGE = str(Path(sys.executable).parent / "schedbridge")
 PARTITIONS, SLEEP_MS = 40, 500
-MAX_HELD_ROUNDS = 5  # rounds with free slots of its own held back while its tasks waited
+# Rounds with free slots of its own held back while its tasks waited: up to 6 seen for fifo alone
+# (a task end's round racing the launch report); the starved application held ~200 (its 22-25 s
+# idle, re-offered every 100 ms), eagle's churn across applications 125.
+MAX_HELD_ROUNDS = 25
 
 
 @pytest.fixture(scope="module")
