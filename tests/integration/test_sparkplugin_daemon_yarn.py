@@ -26,8 +26,8 @@ PI = Path(__file__).resolve().parent / "jobs" / "pi.py"
 SCHEDBRIDGE = str(Path(sys.executable).parent / "schedbridge")
 PARTITIONS, SLEEP_MS = 40, 500
 # Rounds with free slots of its own held back while its tasks waited: up to 6 seen for fifo alone
-# (a task end's round racing the launch report); the starved application held ~200 (its 22-25 s
-# idle, re-offered every 100 ms), eagle's churn across applications 125.
+# in one CI run; the starvation this guards against (the 22-25 s idle, re-offered every
+# 100 ms) would be some 200; eagle's churn across applications measured 125.
 MAX_HELD_ROUNDS = 25
 
 
