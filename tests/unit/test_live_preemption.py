@@ -178,13 +178,19 @@ def test_restore_from_the_record_of_a_killed_driver(tmp_path: Path) -> None:
     assert restore(rm, record) == []                  # nothing left to do
 
 
-def test_a_failed_resume_is_retried_while_the_task_runs() -> None:
+def resume_failed():
+    """Task a suspended for b; b ends, and a's resume fails: its agent does not answer."""
     driver, agent, clock, _ = kairos_driver(slots=1)
     driver.task_started(0, 1, 100, ref("a"))
     clock.t = 3.0
     driver.task_started(0, 1, 101, ref("b"))      # a is suspended
     agent.down = True
     driver.task_finished(1, 101)                  # a gets the slot back, but its agent does not answer
+    return driver, agent, clock
+
+
+def test_a_failed_resume_is_retried_while_the_task_runs() -> None:
+    driver, agent, clock = resume_failed()
     assert driver.preemptor.throttled == {ref("a")} and [t.task for t in driver.table.running(0)] == [100]
     clock.t = 4.0
     driver.tick()                                 # retried after retry_s (1 s): still down
@@ -204,12 +210,7 @@ def test_a_failed_resume_is_retried_while_the_task_runs() -> None:
 
 
 def test_restore_drops_unsent_commands_and_resumes_what_is_throttled() -> None:
-    driver, agent, clock, _ = kairos_driver(slots=1)
-    driver.task_started(0, 1, 100, ref("a"))
-    clock.t = 3.0
-    driver.task_started(0, 1, 101, ref("b"))      # a is suspended
-    agent.down = True
-    driver.task_finished(1, 101)                  # a's resume fails and waits for its retry
+    driver, agent, _ = resume_failed()            # a's resume waits for its retry
     agent.down = False
     assert driver.restore() == [] and driver.outbox == {}
     assert agent.calls == [("suspend", "a"), ("resume", "a")]
