@@ -42,11 +42,20 @@ probability = 1.0
 """
 
 
-def test_kairos_preempts_real_containers_and_leaves_the_cluster_clean(testbed, tmp_path: Path) -> None:
+def require_root() -> None:
     if os.geteuid() != 0:
         pytest.fail("node agents need root (cgroups); CI runs as root")
+
+
+def vcores(rm: ResourceManagerClient) -> dict[str, int]:
+    """Every NodeManager's advertised vcores, by node id."""
+    return {n.node_id: n.vcores_total for n in rm.nodes()}
+
+
+def test_kairos_preempts_real_containers_and_leaves_the_cluster_clean(testbed, tmp_path: Path) -> None:
+    require_root()
     rm = ResourceManagerClient(testbed.rm_url)
-    vcores_before = {n.node_id: n.vcores_total for n in rm.nodes()}
+    vcores_before = vcores(rm)
     workload, results = tmp_path / "it-preempt.toml", tmp_path / "results"
     workload.write_text(WORKLOAD)
     command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(workload),
@@ -63,7 +72,7 @@ def test_kairos_preempts_real_containers_and_leaves_the_cluster_clean(testbed, t
     resumed = {c["container"] for c in commands if c["action"] == "resume" and c["status"] == "ok"}
     assert suspended, commands
     assert suspended <= resumed  # every suspended container got its CPU back
-    assert {n.node_id: n.vcores_total for n in rm.nodes()} == vcores_before
+    assert vcores(rm) == vcores_before
     assert not [a for a in rm.apps(states=["RUNNING", "ACCEPTED"]) if "it-preempt" in a.raw.get("name", "")]
     states = list(results.glob("agent-*.json"))
     assert len(states) == 2  # one agent per NodeManager
@@ -151,8 +160,7 @@ def _wait_for(replay: subprocess.Popen, probe, timeout_s: float, what: str, ever
 
 
 def test_a_killed_agent_leaves_no_throttle_process_or_group(testbed, tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.fail("node agents need root (cgroups); CI runs as root")
+    require_root()
     workload, results = tmp_path / "it-crash.toml", tmp_path / "results"
     workload.write_text(LONG_WORKLOAD)
     replay = _start_replay(testbed, workload, results)
@@ -180,15 +188,14 @@ def test_a_killed_agent_leaves_no_throttle_process_or_group(testbed, tmp_path: P
 
 
 def test_vcores_of_a_killed_replay_are_restored_by_testbed_restore(testbed, tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.fail("node agents need root (cgroups); CI runs as root")
+    require_root()
     rm = ResourceManagerClient(testbed.rm_url)
-    before = {n.node_id: n.vcores_total for n in rm.nodes()}
+    before = vcores(rm)
     workload, results = tmp_path / "it-crash.toml", tmp_path / "results"
     workload.write_text(LONG_WORKLOAD)
     replay = _start_replay(testbed, workload, results)
     try:
-        _wait_for(replay, lambda: {n.node_id: n.vcores_total for n in rm.nodes()} != before, 300, "the vcores raise")
+        _wait_for(replay, lambda: vcores(rm) != before, 300, "the vcores raise")
         _wait_for(replay, lambda: (results / "jobs.csv").exists() and ",running," in (results / "jobs.csv").read_text(),
                   600, "the first job to start (the agents are up by then)")
     finally:
@@ -197,12 +204,12 @@ def test_vcores_of_a_killed_replay_are_restored_by_testbed_restore(testbed, tmp_
     for app in rm.apps(states=["NEW", "SUBMITTED", "ACCEPTED", "RUNNING"]):
         if "it-crash" in app.raw.get("name", ""):
             rm.kill(app.app_id)
-    assert {n.node_id: n.vcores_total for n in rm.nodes()} != before  # nothing restored them
+    assert vcores(rm) != before  # nothing restored them
     assert _pids_naming(str(results)), "the killed replay's agents should have outlived it"
     restore = subprocess.run([sys.executable, "-c", "from bridge.cli import main; main()", "testbed", "restore"],
                              env=testbed.spark_env(), capture_output=True, text=True, timeout=300)
     assert restore.returncode == 0, restore.stderr
     assert "2 of 2 node agent(s) stopped" in restore.stdout, restore.stdout
-    assert {n.node_id: n.vcores_total for n in rm.nodes()} == before
+    assert vcores(rm) == before
     assert _eventually(lambda: not _pids_naming(str(results))), f"still running: {_pids_naming(str(results))}"
     assert not _groups("sb-replay-1") and not _groups("sb-replay-2"), "a group of the run remains"
