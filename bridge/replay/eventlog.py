@@ -34,7 +34,8 @@ class TaskRecord:
     cpu_time_s: float
 
 
-def _events(path: Path) -> Iterator[dict]:
+def events(path: Path) -> Iterator[dict]:
+    """The JSON events of one plain (uncompressed, single-file) event log, in log order."""
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
             try:
@@ -75,7 +76,7 @@ def _task(event: dict, job_id: int, app_id: str, executors: dict[str, tuple[str,
 def read_log(path: Path) -> list[TaskRecord]:
     """The finished tasks of one application's event log that belong to replayed jobs."""
     app_id, stage_job, executors, tasks = "", {}, {}, []
-    for event in _events(path):
+    for event in events(path):
         kind = event.get("Event")
         if kind == "SparkListenerApplicationStart":
             app_id = event.get("App ID", "")

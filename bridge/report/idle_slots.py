@@ -1,0 +1,201 @@
+"""Idle slot-seconds while tasks are pending, from one Spark event log.
+
+A scheduler wastes the cluster when an executor slot is free while a task that could use it
+waits. At each instant of the application's lifetime
+
+    idle = min(free executor slots, pending tasks of submitted stages)
+
+where a slot is `Total Cores // spark.task.cpus` of each live executor, free slots are slots not
+running a task, and a stage's pending tasks are its tasks neither finished successfully nor
+running (a failed or killed attempt makes its task pending again). A stage counts from
+`StageSubmitted` (Spark submits a stage only once its parents are done, so it is runnable) to
+`StageCompleted`. `idle` is integrated over time: slot-seconds.
+
+Only the event log is read (its own timestamps: executors' add/remove times, stages' submission
+and completion times, tasks' launch and finish times), so stock Spark and any scheduler plugin are
+measured alike. Why a slot stayed idle (Spark's locality wait, a policy holding it on purpose or
+by mistake) is not in the log: this measure cannot tell them apart.
+
+Limits: only the default resource profile's `spark.task.cpus` is used (no stage-level resource
+profiles); a log cut short (`.inprogress`) is integrated up to its last timestamp.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bridge.replay.eventlog import events
+
+StageKey = tuple[int, int]  # (stage id, stage attempt id)
+
+
+class EventLogError(ValueError):
+    """The file is not a Spark event log this measure can integrate."""
+
+
+@dataclass(frozen=True)
+class IdleSlots:
+    """What one application left idle; times in seconds, slot figures in slot-seconds."""
+
+    app_id: str
+    app_name: str
+    runtime_s: float  # application start to end
+    idle_slot_s: float  # integral of min(free slots, pending tasks)
+    busy_slot_s: float  # integral of running tasks
+    pending_task_s: float  # integral of pending tasks (waiting, whether or not a slot was free)
+    max_slots: int
+    tasks: int  # task attempts started
+
+
+@dataclass
+class _Stage:
+    tasks: int
+    done: set[int] = field(default_factory=set)  # task indexes that finished successfully
+    running: dict[int, int] = field(default_factory=dict)  # task index -> attempts running
+
+    def pending(self) -> int:
+        return max(0, self.tasks - len(self.done) - len(self.running))
+
+
+@dataclass
+class _State:
+    """The cluster as the log describes it at one instant."""
+
+    task_cpus: int = 1
+    slots: dict[str, int] = field(default_factory=dict)  # live executor -> slots
+    running: int = 0
+    stages: dict[StageKey, _Stage] = field(default_factory=dict)  # submitted, not completed
+    started: int = 0
+
+    def idle(self) -> int:
+        free = max(0, sum(self.slots.values()) - self.running)
+        return min(free, sum(s.pending() for s in self.stages.values()))
+
+
+def _stage_key(event: dict) -> StageKey:
+    info = event.get("Stage Info") or {}
+    return (int(event.get("Stage ID", info.get("Stage ID", -1))),
+            int(event.get("Stage Attempt ID", info.get("Stage Attempt ID", 0))))
+
+
+def _task_cpus(event: dict) -> int:
+    """`spark.task.cpus` from an environment update (a JSON object, or [key, value] pairs)."""
+    props = event.get("Spark Properties") or {}
+    pairs = props.items() if isinstance(props, dict) else props
+    value = dict(pairs).get("spark.task.cpus", "1")
+    try:
+        cpus = int(value)
+    except ValueError:
+        raise EventLogError(f"spark.task.cpus is not an integer: {value!r}") from None
+    if cpus < 1:
+        raise EventLogError(f"spark.task.cpus must be at least 1, got {cpus}")
+    return cpus
+
+
+def _timestamp(event: dict) -> int | None:
+    """When the change an event reports happened (ms), from the event's own time fields."""
+    kind = event.get("Event")
+    if kind in ("SparkListenerTaskStart", "SparkListenerTaskEnd"):
+        info = event.get("Task Info") or {}
+        return info.get("Finish Time" if kind == "SparkListenerTaskEnd" else "Launch Time")
+    if kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
+        info = event.get("Stage Info") or {}
+        return info.get("Completion Time" if kind == "SparkListenerStageCompleted" else "Submission Time")
+    return event.get("Timestamp")
+
+
+def _apply(state: _State, event: dict) -> None:
+    """One event's change to the state (events that change nothing measured are ignored)."""
+    kind = event.get("Event")
+    if kind == "SparkListenerEnvironmentUpdate":
+        state.task_cpus = _task_cpus(event)
+    elif kind == "SparkListenerExecutorAdded":
+        cores = int((event.get("Executor Info") or {}).get("Total Cores", 0))
+        state.slots[str(event["Executor ID"])] = cores // state.task_cpus
+    elif kind == "SparkListenerExecutorRemoved":
+        state.slots.pop(str(event["Executor ID"]), None)
+    elif kind == "SparkListenerStageSubmitted":
+        state.stages[_stage_key(event)] = _Stage(int(event["Stage Info"]["Number of Tasks"]))
+    elif kind == "SparkListenerStageCompleted":
+        state.stages.pop(_stage_key(event), None)
+    elif kind == "SparkListenerTaskStart":
+        _task_started(state, event)
+    elif kind == "SparkListenerTaskEnd":
+        _task_ended(state, event)
+
+
+def _task_started(state: _State, event: dict) -> None:
+    state.running += 1
+    state.started += 1
+    stage = state.stages.get(_stage_key(event))
+    if stage is not None:
+        index = int(event["Task Info"]["Index"])
+        stage.running[index] = stage.running.get(index, 0) + 1
+
+
+def _task_ended(state: _State, event: dict) -> None:
+    """A task's slot is free again; its index is done on success, pending again otherwise."""
+    state.running = max(0, state.running - 1)
+    stage = state.stages.get(_stage_key(event))
+    if stage is None:  # a task of a completed stage (a zombie or speculative copy)
+        return
+    index = int(event["Task Info"]["Index"])
+    left = stage.running.get(index, 0) - 1
+    if left > 0:
+        stage.running[index] = left
+    else:
+        stage.running.pop(index, None)
+    if (event.get("Task End Reason") or {}).get("Reason") == "Success":
+        stage.done.add(index)
+
+
+def _timed(log: Iterable[dict]) -> Iterator[tuple[int, dict]]:
+    """Events with the time of their change, in time order (log order among equal times).
+
+    The log is written in the order the listener bus delivers events, which may trail the
+    change itself (a task's end is posted after the next task on its slot may have launched)."""
+    stamped, previous = [], 0
+    for seq, event in enumerate(log):  # an event without a time happened with the one before it
+        time_ms = _timestamp(event)
+        previous = previous if time_ms is None else int(time_ms)
+        stamped.append((previous, seq, event))
+    stamped.sort(key=lambda item: (item[0], item[1]))
+    return ((time_ms, event) for time_ms, _, event in stamped)
+
+
+def integrate(log: Iterable[dict]) -> IdleSlots:
+    """Idle slot-seconds of one application's events (parsed JSON objects, in log order)."""
+    state, app_id, app_name = _State(), "", ""
+    start = end = last = None
+    idle = busy = pending = 0.0
+    max_slots = 0
+    for time_ms, event in _timed(log):
+        if last is not None and time_ms > last:
+            span = (time_ms - last) / 1000.0
+            idle += state.idle() * span
+            busy += state.running * span
+            pending += sum(s.pending() for s in state.stages.values()) * span
+        last = time_ms if last is None else max(last, time_ms)
+        kind = event.get("Event")
+        if kind == "SparkListenerApplicationStart":
+            app_id, app_name, start = event.get("App ID", ""), event.get("App Name", ""), time_ms
+        elif kind == "SparkListenerApplicationEnd":
+            end = time_ms
+        _apply(state, event)
+        max_slots = max(max_slots, sum(state.slots.values()))
+    if start is None:
+        raise EventLogError("no SparkListenerApplicationStart: not a Spark event log")
+    return IdleSlots(app_id=app_id, app_name=app_name, runtime_s=((end or last) - start) / 1000.0,
+                     idle_slot_s=idle, busy_slot_s=busy, pending_task_s=pending, max_slots=max_slots,
+                     tasks=state.started)
+
+
+def read(path: Path) -> IdleSlots:
+    """Idle slot-seconds of the application whose event log is `path` (plain JSON lines)."""
+    try:
+        return integrate(events(path))
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, EventLogError):
+            raise EventLogError(f"{path}: {e}") from None
+        raise EventLogError(f"{path}: malformed event ({type(e).__name__}: {e})") from None
