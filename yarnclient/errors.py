@@ -17,6 +17,14 @@ class YarnConnectionError(YarnError):
     """The daemon could not be reached (down, wrong address, or timed out)."""
 
 
+class YarnRedirect(YarnError):
+    """HTTP 3xx where the caller asked not to follow redirects (a standby RM points to the active)."""
+
+
+class YarnNoActiveResourceManager(YarnConnectionError):
+    """ResourceManager HA: none of the configured RMs answered as the active one."""
+
+
 class YarnBadRequest(YarnError):
     """HTTP 400: the request was malformed or refused as invalid."""
 

@@ -9,7 +9,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from yarnclient.errors import (YarnBadRequest, YarnConnectionError, YarnError, YarnForbidden,
-                               YarnNotFound, YarnServerError, YarnUnexpectedReply)
+                               YarnNotFound, YarnRedirect, YarnServerError, YarnUnexpectedReply)
 
 DEFAULT_TIMEOUT = (3.0, 30.0)  # (connect, read) seconds
 T = TypeVar("T")
@@ -20,7 +20,35 @@ _STATUS_ERRORS: dict[int, type[YarnError]] = {
 }
 
 
-class RestSession:
+class JsonCalls:
+    """`get` and `parsed` over any `request`: shared by one daemon's session and an HA pair's."""
+
+    base_url: str
+
+    def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                json: Any = None) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def get(self, path: str, parse: Callable[[Any], T], **params: Any) -> T:
+        """GET ``path`` (parameters that are None left out) and read the reply with ``parse``."""
+        return self.parsed("GET", path, parse, params={k: v for k, v in params.items() if v is not None})
+
+    def parsed(self, method: str, path: str, parse: Callable[[Any], T], *,
+               params: dict[str, Any] | None = None, json: Any = None) -> T:
+        """The reply read by ``parse``; a reply ``parse`` cannot read is not YARN's."""
+        body = self.request(method, path, params=params, json=json)
+        try:
+            return parse(body)
+        except _SHAPE_ERRORS as exc:
+            url = f"{self.base_url}{path}"
+            raise YarnUnexpectedReply(f"{url} did not answer as YARN does ({type(exc).__name__}: {exc}); "
+                                      "is this a YARN daemon?", url=url) from exc
+
+
+class RestSession(JsonCalls):
     """JSON over HTTP against one base URL; never hangs, never returns a raw HTTP error."""
 
     def __init__(self, base_url: str, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT,
@@ -39,18 +67,24 @@ class RestSession:
         self._session.headers.update({"Accept": "application/json"})
 
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
-                json: Any = None) -> Any:
-        """Send one request and return the decoded JSON body (None for an empty body)."""
+                json: Any = None, follow_redirects: bool = True) -> Any:
+        """Send one request and return the decoded JSON body (None for an empty body).
+
+        With ``follow_redirects=False`` a redirect raises `YarnRedirect` (a standby RM redirects
+        to the active one; the HA probe must see that rather than follow it)."""
         url = f"{self.base_url}{path}"
         params = dict(params or {})
         if self.user and method != "GET":
             params.setdefault("user.name", self.user)
         try:
             response = self._session.request(method, url, params=params, json=json,
-                                             timeout=self.timeout)
+                                             timeout=self.timeout, allow_redirects=follow_redirects)
         except requests.exceptions.RequestException as exc:
             raise YarnConnectionError(f"cannot reach {self.base_url} ({type(exc).__name__}: "
                                       f"{_root_cause(exc)})", url=url) from exc
+        if response.is_redirect:
+            raise YarnRedirect(f"{response.status_code} from {url}: redirects to "
+                               f"{response.headers.get('Location', '?')}", url=url, status=response.status_code)
         if response.status_code >= 400:
             raise _error_from(response, url)
         if not response.content:
@@ -61,21 +95,6 @@ class RestSession:
             raise YarnServerError(f"{url} answered with non-JSON content "
                                   f"({response.headers.get('Content-Type', 'no type')})",
                                   url=url, status=response.status_code) from exc
-
-    def get(self, path: str, parse: Callable[[Any], T], **params: Any) -> T:
-        """GET ``path`` (parameters that are None left out) and read the reply with ``parse``."""
-        return self.parsed("GET", path, parse, params={k: v for k, v in params.items() if v is not None})
-
-    def parsed(self, method: str, path: str, parse: Callable[[Any], T], *,
-               params: dict[str, Any] | None = None, json: Any = None) -> T:
-        """The reply read by ``parse``; a reply ``parse`` cannot read is not YARN's."""
-        body = self.request(method, path, params=params, json=json)
-        try:
-            return parse(body)
-        except _SHAPE_ERRORS as exc:
-            url = f"{self.base_url}{path}"
-            raise YarnUnexpectedReply(f"{url} did not answer as YARN does ({type(exc).__name__}: {exc}); "
-                                      "is this a YARN daemon?", url=url) from exc
 
     def close(self) -> None:
         self._session.close()

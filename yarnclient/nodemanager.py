@@ -1,8 +1,10 @@
 """The NodeManager REST API (`/ws/v1/node`): node info and the containers on that node."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from yarnclient.hadoopconf import nodemanager_webapp_url
 from yarnclient.http import DEFAULT_TIMEOUT, RestSession
 from yarnclient.models import Container, items
 
@@ -13,6 +15,13 @@ class NodeManagerClient:
     def __init__(self, url: str, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT,
                  retries: int = 2) -> None:
         self._http = RestSession(url, timeout=timeout, retries=retries)
+
+    @classmethod
+    def from_conf_dir(cls, conf_dir: str | Path, http_address: str | None = None,
+                      **kwargs: Any) -> "NodeManagerClient":
+        """The NodeManager at `http_address` (a node's `nodeHTTPAddress` from the RM), else this
+        host's, with the scheme `yarn.http.policy` gives (https under HTTPS_ONLY)."""
+        return cls(nodemanager_webapp_url(Path(conf_dir), http_address), **kwargs)
 
     @property
     def url(self) -> str:

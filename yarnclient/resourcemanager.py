@@ -1,34 +1,45 @@
 """The ResourceManager REST API (`/ws/v1/cluster`)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Iterable
 
-from yarnclient.hadoopconf import rm_webapp_url
-from yarnclient.http import DEFAULT_TIMEOUT, RestSession
+from yarnclient.ha import FailoverSession
+from yarnclient.hadoopconf import rm_webapp_urls
+from yarnclient.http import DEFAULT_TIMEOUT, JsonCalls, RestSession
 from yarnclient.models import Application, ClusterMetrics, Node, items
 
 _BASE = "/ws/v1/cluster"
 
 
 class ResourceManagerClient:
-    """A ResourceManager's web endpoint, e.g. `http://rm-host:8088`.
+    """A ResourceManager's web endpoint, e.g. `http://rm-host:8088`, or an HA set of them
+    (`["http://rm1:8088", "http://rm2:8088"]`): then every call goes to the active one
+    (`yarnclient.ha`).
 
     Writes (kill, move, priority, node resources, submit) act as `user` under simple
     authentication (`?user.name=`); on a Kerberos cluster put a proxy in front.
     """
 
-    def __init__(self, url: str, *, user: str | None = None,
+    def __init__(self, url: str | Sequence[str], *, user: str | None = None,
                  timeout: tuple[float, float] = DEFAULT_TIMEOUT, retries: int = 2) -> None:
-        self._http = RestSession(url, timeout=timeout, retries=retries, user=user)
+        urls = [url] if isinstance(url, str) else list(url)
+        self._http: JsonCalls
+        if len(urls) == 1:
+            self._http = RestSession(urls[0], timeout=timeout, retries=retries, user=user)
+        else:
+            self._http = FailoverSession(urls, timeout=timeout, retries=retries, user=user)
 
     @classmethod
     def from_conf_dir(cls, conf_dir: str | Path, **kwargs: Any) -> "ResourceManagerClient":
-        """Build from a Hadoop configuration directory (`HADOOP_CONF_DIR`)."""
-        return cls(rm_webapp_url(Path(conf_dir)), **kwargs)
+        """Build from a Hadoop configuration directory (`HADOOP_CONF_DIR`): its RM, or with
+        `yarn.resourcemanager.ha.enabled` all its RMs, over https under HTTPS_ONLY."""
+        return cls(rm_webapp_urls(Path(conf_dir)), **kwargs)
 
     @property
     def url(self) -> str:
+        """The RM this client talks to (with HA: the active one, found on first use)."""
         return self._http.base_url
 
     # --- reads -----------------------------------------------------------------------------

@@ -49,8 +49,8 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
     target = resolve(conf_dir)
     if preempt:
         preemption.check(policy, mode, target, conf)
-    rm = ResourceManagerClient(target.rm_url)
-    rm.info()  # fails fast, with the RM's address, when the cluster is down
+    rm = target.rm_client()
+    rm.info()  # fails fast, with the RM's address (every RM's, with HA), when the cluster is down
     click.echo(f"replay: preparing {len(workload.inputs)} input(s) in HDFS", err=True)
     inputs = prepare_inputs(workload.inputs, target.webhdfs_url, target.fs_default)
     plan = ReplayPlan(workload.name, workload.seed, policy, mode, submissions, inputs, target,

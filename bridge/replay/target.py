@@ -8,7 +8,8 @@ from pathlib import Path
 
 from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import spark_env
-from yarnclient.hadoopconf import HadoopConfError, read_site, rm_webapp_url, webhdfs_url
+from yarnclient.resourcemanager import ResourceManagerClient
+from yarnclient.hadoopconf import fs_default, rm_webapp_urls, webhdfs_url
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,11 @@ class ClusterTarget:
     webhdfs_url: str
     fs_default: str
     env: dict[str, str] = field(repr=False, compare=False)
+    rm_urls: tuple[str, ...] = ()  # with ResourceManager HA: every RM, in yarn.resourcemanager.ha.rm-ids order
+
+    def rm_client(self, user: str | None = None) -> ResourceManagerClient:
+        """A client of this cluster's RM; with HA, of whichever RM is active."""
+        return ResourceManagerClient(self.rm_urls or self.rm_url, user=user)
 
 
 def local_testbed() -> ClusterTarget:
@@ -31,12 +37,10 @@ def local_testbed() -> ClusterTarget:
 
 def from_conf_dir(conf_dir: Path) -> ClusterTarget:
     """Any cluster described by a Hadoop configuration directory."""
-    fs_default = read_site(conf_dir / "core-site.xml").get("fs.defaultFS", "")
-    if not fs_default.startswith("hdfs://"):
-        raise HadoopConfError(f"{conf_dir / 'core-site.xml'}: fs.defaultFS is not an hdfs:// URI")
     env = dict(os.environ, HADOOP_CONF_DIR=str(conf_dir), YARN_CONF_DIR=str(conf_dir),
                PYSPARK_PYTHON=sys.executable)
-    return ClusterTarget(conf_dir, rm_webapp_url(conf_dir), webhdfs_url(conf_dir), fs_default, env)
+    rm_urls = tuple(rm_webapp_urls(conf_dir))
+    return ClusterTarget(conf_dir, rm_urls[0], webhdfs_url(conf_dir), fs_default(conf_dir), env, rm_urls)
 
 
 def resolve(conf_dir: Path | None) -> ClusterTarget:

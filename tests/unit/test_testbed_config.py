@@ -9,7 +9,7 @@ from pathlib import Path
 from bridge.testbed import hadoopconf
 from bridge.testbed.daemons import ProcessTable
 from bridge.testbed.layout import all_ports, local_layout
-from yarnclient.hadoopconf import read_site, rm_webapp_url, webhdfs_url
+from yarnclient.hadoopconf import read_site, rm_webapp_urls, webhdfs_url
 
 
 def test_every_placeholder_is_filled_and_files_are_valid_xml(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_nodemanagers_get_their_own_ports_dirs_and_resources(tmp_path: Path) -> 
 def test_client_conf_dir_points_at_loopback_services(tmp_path: Path) -> None:
     layout = local_layout(tmp_path)
     hadoopconf.write_all(layout)
-    assert rm_webapp_url(layout.conf_dir) == "http://127.0.0.1:8088"
+    assert rm_webapp_urls(layout.conf_dir) == ["http://127.0.0.1:8088"]
     assert webhdfs_url(layout.conf_dir) == "http://127.0.0.1:9870"
     assert read_site(layout.conf_dir / "core-site.xml")["fs.defaultFS"] == "hdfs://127.0.0.1:9000"
 

@@ -11,7 +11,7 @@ import pytest
 
 from yarnclient import (NodeManagerClient, ResourceManagerClient, YarnBadRequest, YarnNotFound,
                         YarnServerError)
-from yarnclient.hadoopconf import HadoopConfError, rm_webapp_url, webhdfs_url
+from yarnclient.hadoopconf import HadoopConfError, rm_webapp_urls, webhdfs_url
 from yarnclient.submission import AppSubmission, LocalResource
 
 ROUTES: dict[tuple[str, str], tuple[int, object]] = {
@@ -98,16 +98,16 @@ def test_urls_from_a_hadoop_conf_dir(tmp_path: Path) -> None:
     _site(tmp_path / "yarn-site.xml", {"yarn.resourcemanager.hostname": "rm.example"})
     _site(tmp_path / "hdfs-site.xml", {})
     _site(tmp_path / "core-site.xml", {"fs.defaultFS": "hdfs://nn.example:8020"})
-    assert rm_webapp_url(tmp_path) == "http://rm.example:8088"
+    assert rm_webapp_urls(tmp_path) == ["http://rm.example:8088"]
     assert webhdfs_url(tmp_path) == "http://nn.example:9870"
 
 
 def test_conf_dir_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(HadoopConfError, match="yarn-site.xml: no such file"):
-        rm_webapp_url(tmp_path)
-    (tmp_path / "yarn-site.xml").write_text("<configuration><property>")
-    with pytest.raises(HadoopConfError, match="yarn-site.xml: malformed XML"):
-        rm_webapp_url(tmp_path)
+        rm_webapp_urls(tmp_path)
+    (tmp_path / "yarn-site.xml").write_text("<configuration>\n<property>\n")
+    with pytest.raises(HadoopConfError, match=r"yarn-site.xml: line 3: malformed XML"):
+        rm_webapp_urls(tmp_path)
 
 
 def test_submission_context_shape() -> None:
