@@ -68,7 +68,7 @@ def demo(ctx: click.Context, workload: Path | None, policies: tuple[str, ...],
             preempt = _preempts(policy)
             _say(f"replaying {workload.name} under {policy}" + (" (node agents preempt)" if preempt else ""))
             ctx.invoke(replay, workload=workload, policy=policy, results=results / policy,
-                       mode="shared", hadoop_conf_dir=None, confs=(), preempt=preempt)
+                       mode="shared", hadoop_conf_dir=bed.layout.conf_dir, confs=(), preempt=preempt)
         _say("comparing the runs")
         ctx.invoke(report, results=tuple(results / p for p in policies), out=results / "report")
     except TestbedError as exc:

@@ -78,24 +78,27 @@ class HadoopConf:
     def load(cls, conf_dir: Path, site: str, environ: Mapping[str, str] | None = None) -> "HadoopConf":
         """core-site.xml then `site` ("hdfs-site.xml" or "yarn-site.xml"), each after its defaults.
 
-        `site` must exist (a directory without it describes no such cluster); core-site.xml is
-        optional for YARN, as it is to Hadoop."""
+        Hadoop skips a missing site file; here the one that must name the daemon is required (a
+        directory without it is not that cluster's): yarn-site.xml for YARN, core-site.xml (its
+        fs.defaultFS) for HDFS."""
         conf = cls(environ)
         defaults = {"hdfs-site.xml": HDFS_DEFAULTS, "yarn-site.xml": YARN_DEFAULTS}[site]
+        yarn = site == "yarn-site.xml"
         conf.add_defaults(CORE_DEFAULTS, "core-default.xml")
-        core = conf_dir / "core-site.xml"
-        if core.is_file() or site == "hdfs-site.xml":
-            conf.add_file(core)
+        conf.add_file(conf_dir / "core-site.xml", optional=yarn)
         conf.add_defaults(defaults, site.replace("-site", "-default"))
-        conf.add_file(conf_dir / site)
+        conf.add_file(conf_dir / site, optional=not yarn)
         return conf
 
     def add_defaults(self, defaults: Mapping[str, str], source: str) -> None:
         for name, value in defaults.items():
             self._set(name, Property(value, source))
 
-    def add_file(self, path: Path) -> None:
-        """Load one `*-site.xml`; later definitions override earlier ones unless those are final."""
+    def add_file(self, path: Path, optional: bool = False) -> None:
+        """Load one `*-site.xml`; later definitions override earlier ones unless those are final.
+        A missing optional file is skipped, as Hadoop skips it."""
+        if optional and not path.exists():
+            return
         for name, value, final in read_properties(path):
             self._set(name, Property(value, path.name, final))
         self.files.append(path)

@@ -7,6 +7,10 @@ into conf entries: ``--num-executors``, ``--queue``, ``--archives`` and, for Pyt
 ``spark.yarn.isPython`` (so YARN's client ships pyspark.zip and py4j to the containers). It always
 adds the plugin jar, and this Python as ``spark.schedbridge.python`` (the one the policy host beside
 the driver runs with) unless given. The command runs as an argument list, never through a shell.
+
+For YARN the cluster is chosen as by every schedbridge command (`bridge.replay.target`):
+``--hadoop-conf-dir DIR`` (ours, taken out before spark-submit sees the arguments), else
+``$HADOOP_CONF_DIR``, else ``$YARN_CONF_DIR``, else the local testbed with its Spark defaults.
 """
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from pathlib import Path
 import click
 
 import sparkplugin
+from bridge.replay.target import announce, resolve
+from yarnclient.errors import YarnError
 
 # spark-submit option -> conf key, for options spark-submit applies only when master == "yarn"
 YARN_ONLY: dict[str, str] = {
@@ -27,6 +33,7 @@ YARN_ONLY: dict[str, str] = {
     "--archives": "spark.yarn.dist.archives",
 }
 PYTHON_KEY = f"{sparkplugin.CONF_PREFIX}python"
+CONF_DIR_OPTION = "--hadoop-conf-dir"  # ours, not spark-submit's
 # options of spark-submit that take a value (so their value is not mistaken for the application)
 WITH_VALUE = frozenset({
     "--master", "--deploy-mode", "--class", "--name", "--jars", "--packages", "--exclude-packages",
@@ -54,7 +61,7 @@ def _split(args: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]
         name, eq, value = args[i].partition("=")
         if eq:
             opts.append((name, value))
-        elif name in WITH_VALUE:
+        elif name in WITH_VALUE or name == CONF_DIR_OPTION:
             if i + 1 >= len(args):
                 raise click.UsageError(f"{name} needs a value")
             opts.append((name, args[i + 1]))
@@ -74,8 +81,6 @@ def rewrite(args: Sequence[str], jar: str) -> list[str]:
     if master is None or not master.startswith(sparkplugin.MASTER_PREFIX):
         raise click.UsageError(f"--master must be {sparkplugin.MASTER_PREFIX}<yarn|local[N]|spark://...>")
     yarn = master == sparkplugin.master("yarn")
-    if yarn and not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
-        raise click.UsageError("set HADOOP_CONF_DIR (or YARN_CONF_DIR) to the cluster's configuration")
     out: list[str] = []
     jars, class_path = [jar], [jar]
     for name, value in opts:
@@ -94,6 +99,31 @@ def rewrite(args: Sequence[str], jar: str) -> list[str]:
     return [*out, "--jars", ",".join(jars), "--driver-class-path", os.pathsep.join(class_path), *app]
 
 
+def take_conf_dir(args: Sequence[str]) -> tuple[Path | None, list[str]]:
+    """Our ``--hadoop-conf-dir`` (among the options before the application), and the arguments
+    for spark-submit without it."""
+    opts, app = _split(args)
+    given = [value for name, value in opts if name == CONF_DIR_OPTION]
+    rest = [part for name, value in opts if name != CONF_DIR_OPTION
+            for part in ([name] if value is None else [name, value])]
+    return (Path(given[-1]) if given and given[-1] else None), [*rest, *app]
+
+
+def cluster_env(args: Sequence[str], conf_dir: Path | None) -> dict[str, str]:
+    """spark-submit's environment: for ``spark-schedbridge://yarn``, the cluster's (said on stderr)."""
+    master = next((v for n, v in _split(args)[0] if n == "--master"), None)
+    if master != sparkplugin.master("yarn"):
+        if conf_dir is not None:
+            raise click.UsageError(f"{CONF_DIR_OPTION} applies to --master {sparkplugin.master('yarn')} only")
+        return dict(os.environ)
+    try:
+        target = resolve(conf_dir, hdfs=False)
+    except YarnError as exc:
+        raise click.ClickException(str(exc)) from None
+    announce("submit", target)
+    return dict(target.env)
+
+
 @click.command("submit", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
                                            "help_option_names": []})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -101,12 +131,14 @@ def submit(args: tuple[str, ...]) -> None:
     """spark-submit for spark-schedbridge:// masters: same arguments, plugin jar added.
 
     Example: schedbridge submit --master spark-schedbridge://yarn --num-executors 2
-    --conf spark.schedbridge.policy=fifo app.py"""
+    --conf spark.schedbridge.policy=fifo app.py (the cluster: --hadoop-conf-dir DIR, else
+    $HADOOP_CONF_DIR, else $YARN_CONF_DIR, else the local testbed)"""
+    conf_dir, spark_args = take_conf_dir(args)
     try:
         jar = str(sparkplugin.jar_path())
     except sparkplugin.PluginJarMissing as e:
         raise click.ClickException(str(e)) from None
     home = spark_home()
-    cmd = [str(home / "bin" / "spark-submit"), *rewrite(args, jar)]
-    env = {**os.environ, "SPARK_HOME": str(home)}
+    cmd = [str(home / "bin" / "spark-submit"), *rewrite(spark_args, jar)]
+    env = {**cluster_env(spark_args, conf_dir), "SPARK_HOME": str(home)}
     sys.exit(subprocess.run(cmd, env=env, check=False).returncode)

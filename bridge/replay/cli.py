@@ -11,7 +11,7 @@ from bridge.replay.inputs import prepare_inputs
 from bridge.replay import policy as policies
 from bridge.replay import preemption
 from bridge.replay.runner import MODES, Replay, ReplayPlan
-from bridge.replay.target import resolve
+from bridge.replay.target import announce, hadoop_conf_dir_option, resolve
 from workloads.expand import expand
 from workloads.trace import TraceError
 from workloads.workload_file import WorkloadFileError, load_workload
@@ -47,6 +47,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
     submissions = expand(workload)
     policies.check(policy, conf, preempt)
     target = resolve(conf_dir)
+    announce("replay", target)
     if preempt:
         preemption.check(policy, mode, target, conf)
     rm = target.rm_client()
@@ -67,8 +68,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
               help="Results directory (default: results/WORKLOAD-POLICY-MODE-TIMESTAMP).")
 @click.option("--mode", type=click.Choice(MODES), default="shared", show_default=True,
               help="Jobs of one long-running Spark application, or one application per job.")
-@click.option("--hadoop-conf-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Cluster to replay against (default: the local testbed).")
+@hadoop_conf_dir_option
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
               help="Extra Spark setting (repeatable), e.g. spark.executor.instances=2.")
 @click.option("--preempt", is_flag=True,

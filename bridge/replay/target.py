@@ -1,15 +1,30 @@
-"""Which cluster a replay talks to: the local testbed by default, any cluster by its conf dir."""
+"""Which cluster a command talks to: one rule for every command that has a cluster option.
+
+`--hadoop-conf-dir DIR`, else `$HADOOP_CONF_DIR`, else `$YARN_CONF_DIR` (which Spark reads too),
+else the local testbed; the command prints which on stderr (`announce`), so that a user who
+exported a variable, or forgot to, sees where the work is going before it goes there. A conf
+dir that is the local testbed's own client configuration is the testbed, with its Spark
+defaults, whichever way it was given.
+"""
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
+
+import click
 
 from bridge.testbed.layout import default_layout
-from bridge.testbed.spark import spark_env
+from yarnclient.hadoopconf import HadoopConfError, fs_default, rm_webapp_urls, webhdfs_url
 from yarnclient.resourcemanager import ResourceManagerClient
-from yarnclient.hadoopconf import fs_default, rm_webapp_urls, webhdfs_url
+
+ENV_VARS = ("HADOOP_CONF_DIR", "YARN_CONF_DIR")
+TESTBED = "the local testbed"
+OPTION_HELP = ("Hadoop configuration directory of the cluster (default: $HADOOP_CONF_DIR, else "
+               "$YARN_CONF_DIR, else the local testbed).")
 
 
 @dataclass(frozen=True)
@@ -22,26 +37,74 @@ class ClusterTarget:
     fs_default: str
     env: dict[str, str] = field(repr=False, compare=False)
     rm_urls: tuple[str, ...] = ()  # with ResourceManager HA: every RM, in yarn.resourcemanager.ha.rm-ids order
+    origin: str = TESTBED  # how it was chosen, for the line `announce` prints
 
     def rm_client(self, user: str | None = None) -> ResourceManagerClient:
         """A client of this cluster's RM; with HA, of whichever RM is active."""
         return ResourceManagerClient(self.rm_urls or self.rm_url, user=user)
 
+    def describe(self) -> str:
+        """One line: where the cluster came from and its addresses."""
+        source = TESTBED if self.origin == TESTBED else f"{self.origin} {self.conf_dir}"
+        rms = ", ".join(self.rm_urls or (self.rm_url,))
+        hdfs = f", WebHDFS {self.webhdfs_url}" if self.webhdfs_url else ""
+        return f"cluster from {source}: ResourceManager {rms}{hdfs}"
+
+
+def choose_conf_dir(given: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:
+    """The rule itself: (the conf dir, how it was chosen); None means the local testbed."""
+    environ = os.environ if environ is None else environ
+    if given is not None:
+        return _existing(given, "--hadoop-conf-dir"), "--hadoop-conf-dir"
+    for name in ENV_VARS:
+        if environ.get(name):
+            return _existing(Path(environ[name]), f"${name}"), f"${name}"
+    return None, TESTBED
+
+
+def _existing(conf_dir: Path, origin: str) -> Path:
+    if not conf_dir.is_dir():
+        raise HadoopConfError(f"{origin} {conf_dir}: no such directory")
+    return conf_dir
+
+
+def _is_testbed(conf_dir: Path) -> bool:
+    return conf_dir.resolve() == default_layout().conf_dir.resolve()
+
 
 def local_testbed() -> ClusterTarget:
     """The testbed of `schedbridge testbed up` (its rendered HADOOP_CONF_DIR and Spark defaults)."""
+    from bridge.testbed.spark import spark_env  # imports pyspark: only when Spark will run
+
     layout = default_layout()
     return ClusterTarget(layout.conf_dir, layout.rm_url, layout.webhdfs_url, layout.fs_default,
                          spark_env(layout))
 
 
-def from_conf_dir(conf_dir: Path) -> ClusterTarget:
-    """Any cluster described by a Hadoop configuration directory."""
+def from_conf_dir(conf_dir: Path, hdfs: bool = True) -> ClusterTarget:
+    """Any cluster described by a Hadoop configuration directory; its HDFS only if `hdfs`
+    (a replay keeps its inputs there; a plain submission may not use HDFS at all)."""
     env = dict(os.environ, HADOOP_CONF_DIR=str(conf_dir), YARN_CONF_DIR=str(conf_dir),
                PYSPARK_PYTHON=sys.executable)
     rm_urls = tuple(rm_webapp_urls(conf_dir))
-    return ClusterTarget(conf_dir, rm_urls[0], webhdfs_url(conf_dir), fs_default(conf_dir), env, rm_urls)
+    nn, fs = (webhdfs_url(conf_dir), fs_default(conf_dir)) if hdfs else ("", "")
+    return ClusterTarget(conf_dir, rm_urls[0], nn, fs, env, rm_urls)
 
 
-def resolve(conf_dir: Path | None) -> ClusterTarget:
-    return local_testbed() if conf_dir is None else from_conf_dir(conf_dir)
+def resolve(given: Path | None, environ: Mapping[str, str] | None = None, hdfs: bool = True) -> ClusterTarget:
+    """The cluster by `choose_conf_dir`'s rule, with its addresses read from its configuration."""
+    conf_dir, origin = choose_conf_dir(given, environ)
+    if conf_dir is None or _is_testbed(conf_dir):
+        return replace(local_testbed(), origin=origin)
+    return replace(from_conf_dir(conf_dir, hdfs), origin=origin)
+
+
+def announce(command: str, target: ClusterTarget) -> None:
+    """Say on stderr which cluster `command` talks to."""
+    click.echo(f"{command}: {target.describe()}", err=True)
+
+
+def hadoop_conf_dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--hadoop-conf-dir`, spelt and explained the same in every command that has it."""
+    return click.option("--hadoop-conf-dir", type=click.Path(file_okay=False, path_type=Path),
+                        help=OPTION_HELP)(function)

@@ -1,0 +1,120 @@
+"""Which cluster a command talks to: --hadoop-conf-dir, else HADOOP_CONF_DIR, else YARN_CONF_DIR,
+else the local testbed; and the command says which. Nothing here reaches a cluster."""
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from bridge.live.spark_submit import cluster_env, take_conf_dir
+from bridge.replay.cli import replay
+from bridge.replay.target import resolve
+from bridge.testbed import hadoopconf as testbed_conf
+from bridge.testbed.layout import default_layout
+from yarnclient.hadoopconf import HadoopConfError
+
+DEMO = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "demo.toml"
+
+
+def conf_dir(path: Path, rm: str, nn: str = "nn.example") -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "core-site.xml").write_text(f"<configuration><property><name>fs.defaultFS</name>"
+                                        f"<value>hdfs://{nn}:8020</value></property></configuration>")
+    (path / "yarn-site.xml").write_text("<configuration><property><name>yarn.resourcemanager.webapp.address"
+                                        f"</name><value>{rm}</value></property></configuration>")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No conf dir from the developer's shell; a testbed home of our own (resolving the testbed
+    writes its Spark defaults there)."""
+    for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SCHEDBRIDGE_TESTBED_BASE_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path / "testbed"))
+
+
+def test_hadoop_conf_dir_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(conf_dir(tmp_path / "prod", "rm.example:8088")))
+    target = resolve(None)
+    assert (target.rm_url, target.webhdfs_url, target.fs_default) == (
+        "http://rm.example:8088", "http://nn.example:9870", "hdfs://nn.example:8020")
+    assert target.env["HADOOP_CONF_DIR"] == str(tmp_path / "prod")
+    assert target.describe() == (f"cluster from $HADOOP_CONF_DIR {tmp_path / 'prod'}: "
+                                 "ResourceManager http://rm.example:8088, WebHDFS http://nn.example:9870")
+
+
+def test_the_option_wins_over_the_environment_and_yarn_conf_dir_comes_after(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("YARN_CONF_DIR", str(conf_dir(tmp_path / "yarn", "rm-y.example:8088")))
+    assert resolve(None).rm_url == "http://rm-y.example:8088"
+    assert resolve(None).origin == "$YARN_CONF_DIR"
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(conf_dir(tmp_path / "env", "rm-e.example:8088")))
+    assert resolve(None).rm_url == "http://rm-e.example:8088"
+    given = resolve(conf_dir(tmp_path / "opt", "rm-o.example:8088"))
+    assert (given.rm_url, given.origin) == ("http://rm-o.example:8088", "--hadoop-conf-dir")
+
+
+def test_neither_means_the_local_testbed_and_its_conf_dir_is_the_testbed(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = default_layout()
+    target = resolve(None)
+    assert (target.rm_url, target.origin) == (layout.rm_url, "the local testbed")
+    assert target.describe().startswith("cluster from the local testbed: ResourceManager http://127.0.0.1:")
+    testbed_conf.write_all(layout)  # what `testbed up` writes; then exported, as it suggests
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(layout.conf_dir))
+    target = resolve(None)
+    assert target.origin == "$HADOOP_CONF_DIR" and "SPARK_CONF_DIR" in target.env  # the testbed's Spark defaults
+
+
+def test_a_missing_directory_names_where_it_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path / "nope"))
+    with pytest.raises(HadoopConfError, match=rf"\$HADOOP_CONF_DIR {tmp_path / 'nope'}: no such directory"):
+        resolve(None)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_replay_honours_hadoop_conf_dir_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The RM named by $HADOOP_CONF_DIR (on a 127.0.0.1 port nobody listens on) is the one replay
+    announces and tries; the testbed is never asked, nothing is submitted or written."""
+    port = _closed_port()
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(conf_dir(tmp_path / "conf", f"127.0.0.1:{port}")))
+    result = CliRunner().invoke(replay, [str(DEMO), "--policy", "fifo", "--results", str(tmp_path / "r")])
+    assert result.exit_code == 1, result.output
+    assert (f"replay: cluster from $HADOOP_CONF_DIR {tmp_path / 'conf'}: ResourceManager "
+            f"http://127.0.0.1:{port}, WebHDFS http://nn.example:9870") in result.output
+    assert f"cannot reach http://127.0.0.1:{port}" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "r").exists()
+
+
+def test_replay_reports_a_bad_conf_dir_by_file_and_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = conf_dir(tmp_path / "conf", "rm:8088")
+    (conf / "yarn-site.xml").write_text("<configuration>\n  <property><name>x</name>\n</configuration>\n")
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(conf))
+    result = CliRunner().invoke(replay, [str(DEMO), "--policy", "fifo", "--results", str(tmp_path / "r")])
+    assert result.exit_code == 1
+    assert f"{conf / 'yarn-site.xml'}: line 3: malformed XML" in result.output and "Traceback" not in result.output
+
+
+def test_submit_takes_the_same_rule_and_keeps_its_option_from_spark_submit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    given, args = take_conf_dir(["--master", "spark-schedbridge://yarn", "--hadoop-conf-dir",
+                                 str(conf_dir(tmp_path / "opt", "rm-o:8088")), "--queue=q", "app.py", "--x"])
+    assert given == tmp_path / "opt"
+    assert args == ["--master", "spark-schedbridge://yarn", "--queue", "q", "app.py", "--x"]
+    assert cluster_env(args, given)["HADOOP_CONF_DIR"] == str(tmp_path / "opt")
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(conf_dir(tmp_path / "env", "rm-e:8088")))
+    assert cluster_env(args, None)["YARN_CONF_DIR"] == str(tmp_path / "env")
+    assert f"submit: cluster from $HADOOP_CONF_DIR {tmp_path / 'env'}: ResourceManager http://rm-e:8088\n" \
+        in capsys.readouterr().err
+    local = ["--master", "spark-schedbridge://local[2]", "app.py"]
+    with pytest.raises(click.UsageError, match="--hadoop-conf-dir applies to --master spark-schedbridge://yarn"):
+        cluster_env(local, tmp_path / "opt")
