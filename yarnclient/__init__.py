@@ -5,11 +5,15 @@
     for node in rm.nodes():
         print(node.node_id, node.state, node.vcores_total)
 
+`from_conf_dir` reads the directory as Hadoop does (`yarnclient.hadoopconf`); with ResourceManager
+HA the client talks to the active RM and fails over (`yarnclient.ha`).
+
 Every call has a connect/read timeout and bounded retries on connection errors; failures raise
 the typed errors in `yarnclient.errors`, carrying the server's own message.
 """
 from yarnclient.errors import (YarnBadRequest, YarnConnectionError, YarnError, YarnForbidden,
-                               YarnNotFound, YarnServerError, YarnUnexpectedReply)
+                               YarnNoActiveResourceManager, YarnNotFound, YarnServerError,
+                               YarnUnexpectedReply)
 from yarnclient.models import Application, ClusterMetrics, Container, Node
 from yarnclient.nodemanager import NodeManagerClient
 from yarnclient.resourcemanager import ResourceManagerClient
@@ -17,5 +21,5 @@ from yarnclient.resourcemanager import ResourceManagerClient
 __all__ = [
     "Application", "ClusterMetrics", "Container", "Node", "NodeManagerClient",
     "ResourceManagerClient", "YarnBadRequest", "YarnConnectionError", "YarnError", "YarnForbidden",
-    "YarnNotFound", "YarnServerError", "YarnUnexpectedReply",
+    "YarnNoActiveResourceManager", "YarnNotFound", "YarnServerError", "YarnUnexpectedReply",
 ]
