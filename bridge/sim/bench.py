@@ -118,8 +118,8 @@ def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
 def kernel_floor(n_events: int = 300_000) -> float:
     """CPU microseconds per event of the bare kernel (a trivial handler scheduling one event):
     a yardstick for how fast this machine runs the simulator's inner loop right now."""
-    from bridge.sim.events import SegmentEnd
-    from bridge.sim.kernel import Kernel
+    from bridge.cluster.events import SegmentEnd
+    from bridge.cluster.kernel import Kernel
 
     k = Kernel()
     left = [n_events]

@@ -1,103 +1,49 @@
-"""The simulated cluster: nodes with slots, per-node queues of entries, network delay.
+"""The simulated cluster: a trace played on the one cluster state, with network delay.
 
-:class:`Simulation` feeds a policy the events of ``policies.api`` and applies the decisions it
-returns, on top of :class:`~bridge.sim.kernel.Kernel`. It knows no policy by name: what a
-policy can do is exactly the decision set of the API, and every decision is checked against
-the physical state (a slot runs one task at a time; a task is launched once; only a suspended
-task can be resumed; a DAG task starts only when its parents are done; a task's demand must fit
-the node's free capacity).
+:class:`Simulation` is the simulator's driver: it feeds a policy the jobs of a trace, in submit
+order, through a :class:`~bridge.cluster.kernel.Kernel` and the shared
+:class:`~bridge.cluster.state.ClusterState`, which hands events to the policy and applies its
+decisions (see that module for the checks and the timing). The one thing the simulator adds is
+time passing: a task that runs plays its duration as a ``SegmentEnd`` event (stale once the task
+is suspended), and its end is reported back to the state. It knows no policy by name.
 
-Timing (``spec.network_delay`` = d, one way):
-
-* Assign/Probe entries reach their nodes after d; a bound Run starts at once.
-* An unbound Run reserves the slot and the TaskRequest reaches the scheduler after d; the
-  Launch/Cancel reply reaches the node after another d (a task starts 2d after its probe ran).
-* TaskFinished, Heartbeat and ProbeRejected reach the scheduler side after d.
-* A Steal asks its victims in order, all at ``now + steal_delay``, and given entries travel in
-  ``steal_delay`` (0 by default: the thesis models stealing as free). Suspend/Resume and SetTimer act at the requested instant.
-
-What is measured goes into a :class:`SimLog` (run segments, job finish times, counters); the
-metrics in ``bridge.metrics`` are computed from it afterwards.
+What is measured goes into a :class:`~bridge.cluster.state.SegmentLog` (run segments, job
+finish times, counters); the metrics in ``bridge.metrics`` are computed from it afterwards.
 """
 from __future__ import annotations
 
 import math
-from array import array
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from bridge.sim.events import Deliver, FreeSlot, SegmentEnd, StartTask, StealAttempt
-from bridge.sim.kernel import Kernel
-from policies.api import (
-    Assign, Cancel, ClusterSpec, Code, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
-    Probe, ProbeArrival, ProbeInfo, ProbeRejected, Reject, Resume, Run, RunningTask, SendHeartbeat,
-    SetTimer, SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest,
-    TaskStarted, Timer, check_policy, hooks_of,
-)
-from workloads.model import Job, Readiness
+from bridge.cluster.events import SegmentEnd
+from bridge.cluster.kernel import Kernel
+from bridge.cluster.slots import Running
+from bridge.cluster.state import ClusterState, SegmentLog
+from policies.api import ClusterSpec, JobArrival
+from workloads.model import Job
 from workloads.validate import check_against_cluster
 
 
-class _Running:
-    """Mutable record of a task on a slot (or suspended: slot -1)."""
+class TimedRunner:
+    """The simulator's :class:`~bridge.cluster.state.TaskRunner`: a run segment ends after the
+    service it has left, unless a suspension makes its token stale first."""
 
-    __slots__ = ("job_id", "task", "start", "attained", "token", "probe", "demand", "flag", "long", "hold")
+    __slots__ = ()
 
-    def __init__(self, job_id: int, task: int, start: float, attained: float, token: int,
-                 probe: ProbeInfo | None, demand: tuple[float, ...] | None, flag: bool, long: bool) -> None:
-        self.job_id = job_id
-        self.task = task
-        self.start = start
-        self.attained = attained
-        self.token = token
-        self.probe = probe
-        self.demand = demand
-        self.flag = flag      # the entry it came from was queued behind a long task
-        self.long = long      # long by the *reporting* classification
-        # unproductive seconds at the start of the current segment: a context switch after a
-        # resume, or math.inf while the task waits for DAG parents it was started before
-        self.hold = 0.0
+    def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
+        out.append(SegmentEnd(until, node, slot, r.token))
 
-
-class _Reserved:
-    """A slot held for an unbound probe while its TaskRequest is in flight."""
-
-    __slots__ = ("probe", "keep", "flag")
-
-    def __init__(self, probe: ProbeInfo, keep: bool, flag: bool) -> None:
-        self.probe = probe
-        self.keep = keep
-        self.flag = flag
-
-
-@dataclass
-class SimLog:
-    """What a run produced, in columnar form (no per-event objects are kept).
-
-    Segments: one row per run segment of a task (a task suspended k times has k+1 rows);
-    ``seg_done`` is 1 on the segment that completed the task; ``seg_idle`` is the part of the
-    segment that held the slot without progress (context switch, waiting for DAG parents)."""
-
-    seg_job: array = field(default_factory=lambda: array("q"))
-    seg_task: array = field(default_factory=lambda: array("q"))
-    seg_node: array = field(default_factory=lambda: array("q"))
-    seg_slot: array = field(default_factory=lambda: array("q"))
-    seg_start: array = field(default_factory=lambda: array("d"))
-    seg_end: array = field(default_factory=lambda: array("d"))
-    seg_done: array = field(default_factory=lambda: array("b"))
-    seg_idle: array = field(default_factory=lambda: array("d"))
-    job_finish: dict[int, float] = field(default_factory=dict)
-    rejected_jobs: dict[int, Status] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
-    records: list[tuple[Any, ...]] | None = None   # full event/decision log when recording
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
+        """Nothing to do: the segment's end event is stale from now on."""
 
 
 @dataclass
 class SimResult:
     jobs: list[Job]
     spec: ClusterSpec
-    log: SimLog
+    log: SegmentLog
     end_time: float
     events: int
     unfinished: list[int]           # ids of jobs that neither finished nor were rejected
@@ -137,109 +83,29 @@ class SimResult:
                                            "mean_duration", "max_duration", "work", "ideal", "rejected"])
 
 
-COUNTERS = (
-    "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
-    "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
-    "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
-    "disorders",
-)
-
-
 class Simulation:
     """Run ``policy`` over ``jobs`` on a cluster shaped by ``spec``.
 
-    ``report_long(job)`` (optional) is the *reporting* classification used only for the
-    head-of-line counters; it never influences scheduling. ``record=True`` keeps every event
-    and the decisions it caused (tests compare these logs across runs).
+    Keyword arguments (``report_long``, ``record``, ``switch_cost``, ``steal_delay``) are the
+    cluster state's; see :class:`~bridge.cluster.state.ClusterState`."""
 
-    ``switch_cost`` (seconds) is the context switch a resumed task pays before it progresses.
-    A policy whose attribute ``early_start`` is true may start a DAG task before its parents
-    finish (dependency-oblivious baselines): the start counts as a *disorder* and the task
-    holds its slot and resources without progress until its parents are done."""
-
-    def __init__(self, jobs: Sequence[Job], policy: Any, spec: ClusterSpec, *,
-                 steal_delay: float = 0.0, report_long: Callable[[Job], bool] | None = None,
-                 record: bool = False, switch_cost: float = 0.0) -> None:
-        status = check_policy(policy)
-        if not status.ok:
-            raise DecisionError(status)
-        if steal_delay < 0:
-            raise ValueError(f"steal_delay must be >= 0, got {steal_delay}")
-        if switch_cost < 0:
-            raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
-        self.switch_cost = switch_cost
-        self.early_start = bool(getattr(policy, "early_start", False))
-        self.blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
+    def __init__(self, jobs: Sequence[Job], policy: Any, spec: ClusterSpec, **state: Any) -> None:
         self.policy = policy
         self.spec = spec
-        self.delay = spec.network_delay
-        self.steal_delay = steal_delay
         self.jobs = sorted(jobs, key=lambda j: j.submit)  # stable: file order breaks ties
-        self.job_by_id: dict[int, Job] = {}
+        seen: set[int] = set()
         for j in self.jobs:
-            if j.job_id in self.job_by_id:
+            if j.job_id in seen:
                 raise ValueError(f"duplicate job id {j.job_id}")
-            self.job_by_id[j.job_id] = j
+            seen.add(j.job_id)
         check_against_cluster(self.jobs, spec.resources, spec.capacity)
-        n, s = spec.n_nodes, spec.slots_per_node
-        self.slots: list[list[Any]] = [[None] * s for _ in range(n)]
-        self.nfree = [s] * n
-        self.queue: list[dict[int, list[Any]]] = [{} for _ in range(n)]
-        self.qlen = [0] * n
-        self.susp: list[dict[tuple[int, int], _Running]] = [{} for _ in range(n)]
-        # SimView.running/suspended results per node, dropped whenever the node's tasks change
-        self._run_cache: dict[int, tuple[RunningTask, ...]] = {}
-        self._susp_cache: dict[int, tuple[RunningTask, ...]] = {}
-        self.used: list[list[float]] | None = (
-            [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
-        self.report_long = report_long
-        self.long_at = [0] * n
-        self.job_long: dict[int, bool] = {}
-        self.launched: dict[int, bytearray] = {}
-        self.remaining: dict[int, int] = {}
-        self.ready: dict[int, Readiness] = {}
-        self.log = SimLog(counters={c: 0 for c in COUNTERS}, records=[] if record else None)
-        self._c = self.log.counters
-        self._token = 0
         self.kernel = Kernel()
-        self.view = SimView(self)
+        self.state = ClusterState(policy, spec, self.kernel, TimedRunner(), **state)
+        self.log = self.state.log
         self._next_job = 0
-        hooks = hooks_of(policy)
-        self._h = {h: getattr(policy, h) for h in hooks}
-        self._records = self.log.records
-        lg = self.log
-        self._seg_append = (lg.seg_job.append, lg.seg_task.append, lg.seg_node.append, lg.seg_slot.append,
-                            lg.seg_start.append, lg.seg_end.append, lg.seg_done.append, lg.seg_idle.append)
-        self._on_probe = self._h.get("on_probe_arrival")
-        self._on_freed = self._h.get("on_slot_freed")
-        self._on_request = self._h.get("on_task_request")
-        self._on_steal = self._h.get("on_steal_request")
-        self._on_sched_timer = self._h.get("on_timer")
-        self._on_node_timer = self._h.get("on_node_timer")
-        self._notify_start = "on_task_started" in self._h
-        self._notify_finish = "on_task_finished" in self._h
-        k = self.kernel
-        k.on(JobArrival, self._on_job_arrival)
-        k.on(ProbeArrival, self._on_probe_arrival)
-        k.on(Deliver, self._on_deliver)
-        k.on(TaskRequest, self._on_task_request)
-        k.on(StartTask, self._on_start_task)
-        k.on(FreeSlot, self._on_free_slot)
-        k.on(SegmentEnd, self._on_segment_end)
-        k.on(TaskFinished, self._make_dispatch("on_task_finished"))
-        k.on(TaskStarted, self._make_dispatch("on_task_started"))
-        k.on(Heartbeat, self._make_dispatch("on_heartbeat"))
-        k.on(ProbeRejected, self._make_dispatch("on_probe_rejected"))
-        k.on(Timer, self._on_timer)
-        k.on(StealAttempt, self._on_steal_attempt)
-        self._apply_tab: dict[type, Callable[[Any, float, list[Any]], None]] = {
-            Run: self._run, Launch: self._launch, Probe: self._probe, Assign: self._assign,
-            Cancel: self._cancel, Drop: self._drop, Suspend: self._suspend, Resume: self._resume,
-            Steal: self._steal, Give: self._give, Reject: self._reject, SetTimer: self._set_timer,
-            SendHeartbeat: self._send_heartbeat,
-        }
+        self.kernel.on(JobArrival, self._on_job_arrival)
+        self.kernel.on(SegmentEnd, self._on_segment_end)
 
-    # ------------------------------------------------------------------------------- running
     def run(self, progress: Callable[[int, float], None] | None = None) -> SimResult:
         if self.jobs:
             j = self.jobs[0]
@@ -251,503 +117,20 @@ class Simulation:
         return SimResult(self.jobs, self.spec, self.log, self.kernel.now, self.kernel.events, unfinished,
                          getattr(self.policy, "name", ""))
 
-    def _fail(self, reason: str, decision: object) -> DecisionError:
-        return DecisionError(Status(Code.ERROR, reason, "simulator"), decision)
-
-    def _apply(self, ev: Any, decisions: Iterable[Any] | None, out: list[Any]) -> list[Any]:
-        records = self._records
-        if decisions:
-            if records is not None:
-                decisions = tuple(decisions)
-                records.append((ev, decisions))
-            now = ev.time
-            tab = self._apply_tab
-            for d in decisions:
-                try:
-                    fn = tab[d.__class__]
-                except KeyError:
-                    raise self._fail(f"not a decision: {type(d).__name__}", d) from None
-                fn(d, now, out)
-        elif records is not None:
-            records.append((ev, ()))
-        return out
-
-    def _make_dispatch(self, hook: str) -> Callable[[Any], list[Any]]:
-        fn = self._h.get(hook)
-        view = self.view
-        apply = self._apply
-        if fn is None:
-            return lambda ev: None
-        return lambda ev: apply(ev, fn(ev, view), [])
-
-    # ------------------------------------------------------------------------------- events
     def _on_job_arrival(self, ev: JobArrival) -> list[Any]:
-        job = ev.job
-        jid = job.job_id
-        self.launched[jid] = bytearray(job.n_tasks)
-        self.remaining[jid] = job.n_tasks
-        if job.has_dag:
-            self.ready[jid] = Readiness(job)
-        if self.report_long is not None:
-            self.job_long[jid] = bool(self.report_long(job))
+        """Hand the job to the state, and schedule the next one (one pending arrival at a time)."""
         out: list[Any] = []
         if self._next_job < len(self.jobs):
             nj = self.jobs[self._next_job]
             self._next_job += 1
             out.append(JobArrival(nj.submit, nj))
-        return self._apply(ev, self._h["on_job_arrival"](ev, self.view), out)
-
-    def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any] | None:
-        node, probe = ev.node, ev.probe
-        self._c["entries_arrived"] += 1
-        flag = False
-        if self.report_long is not None:
-            if self.job_long[probe.job_id]:
-                self.long_at[node] += 1
-            elif self.long_at[node] > 0:
-                flag = True
-                self._c["probes_behind_long"] += 1
-        q = self.queue[node]
-        rec = q.get(id(probe))
-        if rec is None:
-            q[id(probe)] = [probe, 1, int(flag)]
-        else:
-            rec[1] += 1
-            rec[2] += flag
-        self.qlen[node] += 1
-        fn = self._on_probe
-        if fn is None:
-            raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)
-        return self._apply(ev, fn(ev, self.view), [])
-
-    def _on_task_request(self, ev: TaskRequest) -> list[Any]:
-        self._c["task_requests"] += 1
-        fn = self._on_request
-        if fn is None:
-            raise self._fail("policy runs unbound probes but has no on_task_request hook", ev)
-        return self._apply(ev, fn(ev, self.view), [])
-
-    def _on_timer(self, ev: Timer) -> list[Any]:
-        self._c["timers"] += 1
-        fn = self._on_sched_timer if ev.node is None else self._on_node_timer
-        if fn is None:
-            raise self._fail("timer fired but the policy has no hook for it", ev)
-        return self._apply(ev, fn(ev, self.view), [])
-
-    def _on_start_task(self, ev: StartTask) -> list[Any]:
-        res = self.slots[ev.node][ev.slot]
-        out: list[Any] = []
-        self._start(ev.node, ev.slot, ev.job_id, ev.task, ev.probe, res.flag, ev.time, out)
-        return out
-
-    def _on_free_slot(self, ev: FreeSlot) -> list[Any] | None:
-        self.slots[ev.node][ev.slot] = None
-        self.nfree[ev.node] += 1
-        return self._slot_freed(ev.node, ev.slot, -1, -1, [])
-
-    def _slot_freed(self, node: int, slot: int, job_id: int, task: int, out: list[Any]) -> list[Any]:
-        fn = self._on_freed
-        if fn is not None:
-            ev = SlotFreed(self.kernel.now, node, slot, job_id, task)
-            self._apply(ev, fn(ev, self.view), out)
-        return out
+        return self.state.job_arrived(ev, out)
 
     def _on_segment_end(self, ev: SegmentEnd) -> list[Any] | None:
-        node, slot = ev.node, ev.slot
-        r = self.slots[node][slot]
-        if r.__class__ is not _Running or r.token != ev.token:
+        r = self.state.slots[ev.node][ev.slot]
+        if r.__class__ is not Running or r.token != ev.token:
             return None  # the segment was cut short by a suspension
-        now = ev.time
-        self.slots[node][slot] = None
-        self.nfree[node] += 1
-        self._run_cache.pop(node, None)
-        jid, task = r.job_id, r.task
-        lg = self.log
-        a = self._seg_append
-        a[0](jid)
-        a[1](task)
-        a[2](node)
-        a[3](slot)
-        a[4](r.start)
-        a[5](now)
-        a[6](1)
-        a[7](min(r.hold, now - r.start))
-        if r.demand is not None and self.used is not None:
-            u = self.used[node]
-            for i, x in enumerate(r.demand):
-                u[i] -= x
-        if r.long:
-            self.long_at[node] -= 1
-        left = self.remaining[jid] - 1
-        self.remaining[jid] = left
-        if left == 0:
-            lg.job_finish[jid] = now
-            del self.launched[jid]
-            self.ready.pop(jid, None)
-        out: list[Any] = []
-        if left and self.ready and jid in self.ready:
-            for t in self.ready[jid].finish(task):
-                self._unblock(jid, t, now, out)
-        if self._notify_finish and (r.probe is None or r.probe.notify):
-            out.append(TaskFinished(now + self.delay, node, slot, jid, task, now))
-        return self._slot_freed(node, slot, jid, task, out)
-
-    def _on_steal_attempt(self, ev: StealAttempt) -> list[Any]:
-        """Ask the victims in order, all at this instant, until one gives entries."""
-        fn = self._on_steal
-        if fn is None:
-            raise self._fail("policy steals but has no on_steal_request hook", ev)
-        out: list[Any] = []
-        view, t, thief, records = self.view, ev.time, ev.thief, self._records
-        asked = 0
-        for victim in ev.victims:
-            asked += 1
-            req = StealRequest(t, victim, thief)
-            decisions = fn(req, view)
-            if decisions:
-                self._apply(req, decisions, out)
-                if any(d.__class__ is Give and d.probes for d in decisions):
-                    break
-            elif records is not None:
-                records.append((req, ()))
-        self._c["steal_requests"] += asked
-        return out
-
-    # ------------------------------------------------------------------------------- decisions
-    def _start(self, node: int, slot: int, jid: int, task: int, probe: ProbeInfo | None, flag: bool,
-               now: float, out: list[Any]) -> None:
-        launched = self.launched.get(jid)
-        if launched is None:
-            raise self._fail(f"job {jid} is unknown or already finished", (node, slot, jid, task))
-        if not 0 <= task < len(launched):
-            raise self._fail(f"job {jid} has no task {task}", (node, slot, jid, task))
-        if launched[task]:
-            raise self._fail(f"task {jid}.{task} was already launched", (node, slot, jid, task))
-        rd = self.ready.get(jid) if self.ready else None
-        early = rd is not None and not rd.is_ready(task)
-        if early and not self.early_start:
-            raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
-        job = self.job_by_id[jid]
-        demand = None
-        if self.used is not None and job.demands is not None:
-            demand = job.demands[task]
-            self._take(node, demand, (node, slot, jid, task))
-        launched[task] = 1
-        self._token += 1
-        long = self.report_long is not None and self.job_long[jid]
-        if long:
-            self.long_at[node] += 1
-        if flag:
-            self._c["short_tasks_after_long"] += 1
-        r = self.slots[node][slot] = _Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
-        self._run_cache.pop(node, None)
-        self._c["launches"] += 1
-        if early:
-            self._block(r, node, slot)
-        else:
-            out.append(SegmentEnd(now + job.durations[task], node, slot, self._token))
-        if self._notify_start and (probe is None or probe.notify):
-            out.append(TaskStarted(now + self.delay, node, slot, jid, task))
-
-    def _block(self, r: _Running, node: int, slot: int, first: bool = True) -> None:
-        """``r`` holds its slot but cannot progress until its DAG parents finish; its first
-        start like that is a disorder."""
-        r.hold = math.inf
-        self.blocked[(r.job_id, r.task)] = (node, slot)
-        self._c["disorders"] += first
-
-    def _unblock(self, jid: int, task: int, now: float, out: list[Any]) -> None:
-        """A task started early became ready: it progresses from now on."""
-        where = self.blocked.pop((jid, task), None)
-        if where is None:
-            return
-        r = self.slots[where[0]][where[1]]
-        r.hold = now - r.start
-        self._token += 1
-        r.token = self._token
-        left = self.job_by_id[jid].durations[task] - r.attained
-        out.append(SegmentEnd(now + left, where[0], where[1], self._token))
-
-    def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
-        assert self.used is not None and self.spec.capacity is not None
-        u = self.used[node]
-        cap = self.spec.capacity
-        for i, x in enumerate(demand):
-            if u[i] + x > cap[i] + 1e-9:
-                raise self._fail(f"demand {demand} does not fit node {node} (used {tuple(u)}, capacity {cap})", d)
-        for i, x in enumerate(demand):
-            u[i] += x
-
-    def _dequeue(self, node: int, probe: ProbeInfo, d: object) -> bool:
-        """Remove one occurrence of ``probe`` from ``node``'s queue; return its HOL flag."""
-        q = self.queue[node]
-        rec = q.get(id(probe))
-        if rec is None:
-            raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        flag = rec[2] > 0
-        if rec[1] == 1:
-            del q[id(probe)]
-        else:
-            rec[1] -= 1
-            if flag:
-                rec[2] -= 1
-        self.qlen[node] -= 1
-        if self.report_long is not None and self.job_long[probe.job_id]:
-            self.long_at[node] -= 1
-        return flag
-
-    def _flag_of(self, node: int, probe: ProbeInfo, d: object) -> bool:
-        rec = self.queue[node].get(id(probe))
-        if rec is None:
-            raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        return rec[2] > 0
-
-    def _run(self, d: Run, now: float, out: list[Any]) -> None:
-        node, slot, probe = d.node, d.slot, d.probe
-        row = self.slots[node]
-        if row[slot] is not None:
-            raise self._fail(f"slot {slot} of node {node} is not free", d)
-        if d.keep:
-            flag = self._flag_of(node, probe, d)
-        else:  # self._dequeue(node, probe, d), inlined: one call less per task
-            q = self.queue[node]
-            rec = q.get(id(probe))
-            if rec is None:
-                raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-            flag = rec[2] > 0
-            if rec[1] == 1:
-                del q[id(probe)]
-            else:
-                rec[1] -= 1
-                if flag:
-                    rec[2] -= 1
-            self.qlen[node] -= 1
-            if self.report_long is not None and self.job_long[probe.job_id]:
-                self.long_at[node] -= 1
-        self.nfree[node] -= 1
-        if probe.task is not None:
-            self._start(node, slot, probe.job_id, probe.task, probe, flag, now, out)
-        else:
-            row[slot] = _Reserved(probe, d.keep, flag)
-            out.append(TaskRequest(now + self.delay, node, slot, probe))
-
-    def _reservation(self, node: int, slot: int, d: object) -> _Reserved:
-        res = self.slots[node][slot]
-        if res.__class__ is not _Reserved:
-            raise self._fail(f"slot {slot} of node {node} has no pending task request", d)
-        return res
-
-    def _launch(self, d: Launch, now: float, out: list[Any]) -> None:
-        res = self._reservation(d.node, d.slot, d)
-        if res.probe.job_id != d.job_id:
-            raise self._fail(f"launch of job {d.job_id} answers a probe of job {res.probe.job_id}", d)
-        out.append(StartTask(now + self.delay, d.node, d.slot, d.job_id, d.task, res.probe))
-        # the slot stays reserved until the reply arrives
-
-    def _cancel(self, d: Cancel, now: float, out: list[Any]) -> None:
-        res = self._reservation(d.node, d.slot, d)
-        self._c["cancels"] += 1
-        if res.keep and id(res.probe) in self.queue[d.node]:
-            self._dequeue(d.node, res.probe, d)
-        res.keep = False
-        out.append(FreeSlot(now + self.delay, d.node, d.slot))
-
-    def _probe(self, d: Probe, now: float, out: list[Any]) -> None:
-        nodes = d.nodes
-        n = self.spec.n_nodes
-        if nodes and not (0 <= min(nodes) and max(nodes) < n):
-            raise self._fail(f"node out of range 0..{n - 1} in {nodes}", d)
-        if len(nodes) == 1:
-            out.append(ProbeArrival(now + self.delay, nodes[0], d.probe))
-        elif nodes:
-            out.append(Deliver(now + self.delay, tuple(nodes), d.probe))
-        self._c["probes_sent"] += len(nodes)
-
-    def _on_deliver(self, ev: Deliver) -> list[Any]:
-        """All copies of one Probe decision arrive at once: one ProbeArrival per node, in order."""
-        out: list[Any] = []
-        t, p, arrive = ev.time, ev.probe, self._on_probe_arrival
-        for node in ev.nodes:
-            out += arrive(ProbeArrival(t, node, p))
-        return out
-
-    def _assign(self, d: Assign, now: float, out: list[Any]) -> None:
-        if d.probe.task is None:
-            raise self._fail("Assign needs a bound task (probe.task)", d)
-        if not 0 <= d.node < self.spec.n_nodes:
-            raise self._fail(f"node {d.node} out of range", d)
-        out.append(ProbeArrival(now + self.delay, d.node, d.probe))
-
-    def _drop(self, d: Drop, now: float, out: list[Any]) -> None:
-        self._dequeue(d.node, d.probe, d)
-        self._c["dropped_entries"] += 1
-
-    def _suspend(self, d: Suspend, now: float, out: list[Any]) -> None:
-        r = self.slots[d.node][d.slot]
-        if r.__class__ is not _Running:
-            raise self._fail(f"slot {d.slot} of node {d.node} runs no task", d)
-        lg = self.log
-        lg.seg_job.append(r.job_id)
-        lg.seg_task.append(r.task)
-        lg.seg_node.append(d.node)
-        lg.seg_slot.append(d.slot)
-        lg.seg_start.append(r.start)
-        lg.seg_end.append(now)
-        lg.seg_done.append(0)
-        idle = min(r.hold, now - r.start)
-        lg.seg_idle.append(idle)
-        r.attained += now - r.start - idle
-        r.token = -1
-        self.blocked.pop((r.job_id, r.task), None)
-        if r.demand is not None and self.used is not None:
-            u = self.used[d.node]
-            for i, x in enumerate(r.demand):
-                u[i] -= x
-        self.susp[d.node][(r.job_id, r.task)] = r
-        self.slots[d.node][d.slot] = None
-        self._run_cache.pop(d.node, None)
-        self._susp_cache.pop(d.node, None)
-        self.nfree[d.node] += 1
-        self._c["suspends"] += 1
-
-    def _resume(self, d: Resume, now: float, out: list[Any]) -> None:
-        r = self.susp[d.node].get((d.job_id, d.task))
-        if r is None:
-            raise self._fail(f"task {d.job_id}.{d.task} is not suspended on node {d.node}", d)
-        if self.slots[d.node][d.slot] is not None:
-            raise self._fail(f"slot {d.slot} of node {d.node} is not free", d)
-        if r.demand is not None:
-            self._take(d.node, r.demand, d)
-        del self.susp[d.node][(d.job_id, d.task)]
-        self._token += 1
-        r.token = self._token
-        r.start = now
-        self.slots[d.node][d.slot] = r
-        self._run_cache.pop(d.node, None)
-        self._susp_cache.pop(d.node, None)
-        self.nfree[d.node] -= 1
-        self._c["resumes"] += 1
-        rd = self.ready.get(d.job_id)
-        if rd is not None and not rd.is_ready(d.task):
-            self._block(r, d.node, d.slot, first=False)
-            return
-        r.hold = self.switch_cost
-        left = self.job_by_id[d.job_id].durations[d.task] - r.attained
-        out.append(SegmentEnd(now + self.switch_cost + max(left, 0.0), d.node, d.slot, self._token))
-
-    def _steal(self, d: Steal, now: float, out: list[Any]) -> None:
-        if d.victims:
-            out.append(StealAttempt(now + self.steal_delay, d.thief, tuple(d.victims)))
-
-    def _give(self, d: Give, now: float, out: list[Any]) -> None:
-        if not d.probes:
-            return
-        t = now + self.steal_delay
-        for p in d.probes:
-            self._dequeue(d.victim, p, d)
-            out.append(ProbeArrival(t, d.thief, p))
-        self._c["steals"] += 1
-        self._c["stolen_entries"] += len(d.probes)
-
-    def _reject(self, d: Reject, now: float, out: list[Any]) -> None:
-        if d.probe is None:
-            if d.job_id not in self.launched:
-                raise self._fail(f"cannot reject job {d.job_id}: unknown or finished", d)
-            if any(self.launched[d.job_id]):
-                raise self._fail(f"cannot reject job {d.job_id}: some of its tasks were launched", d)
-            self.log.rejected_jobs[d.job_id] = d.status
-            del self.launched[d.job_id]
-            return
-        if self._dequeue(d.node, d.probe, d):
-            # refused on the spot, it never waited behind the long task (Table 3.2 counts queued ones)
-            self._c["probes_behind_long"] -= 1
-        self._c["rejected_probes"] += 1
-        out.append(ProbeRejected(now + self.delay, d.node, d.probe, d.status, d.payload))
-
-    def _set_timer(self, d: SetTimer, now: float, out: list[Any]) -> None:
-        at = d.at
-        if at < now:
-            # a timer computed as "now" by float arithmetic may land an ulp early: round it up
-            if now - at > 1e-9 * max(1.0, abs(now)):
-                raise self._fail(f"timer set in the past ({at} < {now})", d)
-            at = now
-        out.append(Timer(at, d.node, d.key))
-
-    def _send_heartbeat(self, d: SendHeartbeat, now: float, out: list[Any]) -> None:
-        self._c["heartbeats"] += 1
-        if "on_heartbeat" in self._h:
-            out.append(Heartbeat(now + self.delay, d.node, d.payload))
-
-
-class SimView:
-    """The read-only :class:`~policies.api.ClusterView` over a :class:`Simulation`."""
-
-    __slots__ = ("_s", "spec")
-
-    def __init__(self, sim: Simulation) -> None:
-        self._s = sim
-        self.spec = sim.spec
-
-    @property
-    def now(self) -> float:
-        return self._s.kernel.now
-
-    def job(self, job_id: int) -> Job:
-        return self._s.job_by_id[job_id]
-
-    def free_slot(self, node: int) -> int:
-        s = self._s
-        if not s.nfree[node]:
-            return -1
-        row = s.slots[node]
-        if row[0] is None:
-            return 0
-        for i, x in enumerate(row):
-            if x is None:
-                return i
-        return -1  # pragma: no cover
-
-    def free_slots(self, node: int) -> int:
-        return self._s.nfree[node]
-
-    def running(self, node: int) -> tuple[RunningTask, ...]:
-        cache = self._s._run_cache
-        out = cache.get(node)
-        if out is None:
-            out = cache[node] = tuple([RunningTask(i, r.job_id, r.task, r.start, r.attained, r.probe)
-                                       for i, r in enumerate(self._s.slots[node]) if r.__class__ is _Running])
-        return out
-
-    def suspended(self, node: int) -> tuple[RunningTask, ...]:
-        cache = self._s._susp_cache
-        out = cache.get(node)
-        if out is None:
-            out = cache[node] = tuple([RunningTask(-1, r.job_id, r.task, r.start, r.attained, r.probe)
-                                       for r in self._s.susp[node].values()])
-        return out
-
-    def queued(self, node: int) -> int:
-        return self._s.qlen[node]
-
-    def free_capacity(self, node: int) -> tuple[float, ...] | None:
-        s = self._s
-        if s.used is None or s.spec.capacity is None:
-            return None
-        return tuple(c - u for c, u in zip(s.spec.capacity, s.used[node]))
-
-    def attained(self, node: int, job_id: int, task: int) -> float:
-        s = self._s
-        r = s.susp[node].get((job_id, task))
-        if r is not None:
-            return r.attained
-        for r in s.slots[node]:
-            if r.__class__ is _Running and r.job_id == job_id and r.task == task:
-                return r.attained + max(0.0, s.kernel.now - r.start - r.hold)
-        raise KeyError(f"task {job_id}.{task} is not on node {node}")
-
-    def is_ready(self, job_id: int, task: int) -> bool:
-        rd = self._s.ready.get(job_id)
-        return rd is None or rd.is_ready(task)
+        return self.state.finish(ev.node, ev.slot, ev.time)
 
 
 def simulate(jobs: Sequence[Job], policy: Any, spec: ClusterSpec, **kw: Any) -> SimResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from bridge.sim.engine import simulate
-from bridge.sim.kernel import Kernel, SimulationError
+from bridge.cluster.kernel import Kernel, SimulationError
 from policies.api import (
     ClusterSpec, Give, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, RunningTask, Steal, StealRequest,
     value,

@@ -1,0 +1,670 @@
+"""The one cluster state every driver shares: the physical truth, and the one place decisions apply.
+
+:class:`ClusterState` owns nodes, slots, per-node capacity, node queues, running and suspended
+tasks with their attained service, and DAG readiness. It receives the events of
+``policies.api`` from a :class:`~bridge.cluster.kernel.Kernel`, hands them to the policy's hooks
+and applies the decisions they return (:meth:`ClusterState.apply`, one dispatch table), checking
+each against the truth: a slot runs one task at a time, a task is launched once, only a suspended
+task can be resumed, a DAG task starts only when its parents are done, a task's demand must fit
+its node's free capacity. A decision that contradicts the truth raises
+:class:`~policies.api.DecisionError` with a :class:`~policies.api.Status`.
+
+What a decision causes comes out as **effects**, appended to the list the kernel schedules:
+messages to a hook (``ProbeArrival``, ``TaskRequest``, ``Heartbeat``, ``Timer``, ...) stamped
+``now + spec.network_delay`` (zero live), and the task-lifecycle calls on the driver's
+:class:`TaskRunner`, the one thing that differs between worlds: the simulator plays a task's
+duration as a ``SegmentEnd`` event; the Spark adapter turns a started task into a grant; the
+node driver resizes the task's container. Drivers report a task's end with :meth:`finish`.
+
+Queued entries have one identity rule everywhere: an entry is the ``ProbeInfo`` object that was
+sent (sending one object to a node twice queues two occurrences of it). Timing, with
+d = ``spec.network_delay`` one way:
+
+* Assign/Probe entries reach their nodes after d; a bound Run starts at once.
+* An unbound Run reserves the slot and the TaskRequest reaches the scheduler after d; the
+  Launch/Cancel reply reaches the node after another d (a task starts 2d after its probe ran).
+* TaskFinished, TaskStarted, Heartbeat and ProbeRejected reach the scheduler side after d.
+* A Steal asks its victims in order, all at ``now + steal_delay``, and given entries travel in
+  ``steal_delay`` (0 by default: the thesis models stealing as free). Suspend/Resume and
+  SetTimer act at the requested instant.
+"""
+from __future__ import annotations
+
+import enum
+import math
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bridge.cluster.events import Deliver, FreeSlot, StartTask, StealAttempt
+from bridge.cluster.kernel import Kernel
+from bridge.cluster.slots import Foreign, Reserved, Running
+from bridge.cluster.view import StateView
+from policies.api import (
+    Assign, Cancel, ClusterSpec, Code, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
+    Probe, ProbeArrival, ProbeInfo, ProbeRejected, Reject, Resume, Run, SendHeartbeat, SetTimer,
+    SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,
+    check_policy, hooks_of,
+)
+from workloads.model import Job, Readiness
+
+
+class Pausing(enum.Enum):
+    """What ``Suspend`` does in a world: pause the task (simulator, node agents), or, where tasks
+    cannot pause (Spark alone), kill it (the platform re-runs it) or leave it running (counted as
+    ``suspends_ignored``; a later ``Resume`` of it is ignored likewise)."""
+
+    SUSPEND = "suspend"
+    KILL = "kill"
+    IGNORE = "ignore"
+
+
+class TaskRunner(Protocol):
+    """How a driver runs the tasks the state starts; every call appends its effects to ``out``."""
+
+    def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
+        """``r`` progresses on ``node``/``slot`` from now; by the job's durations (the truth in the
+        simulator, estimates live) this run segment ends at ``until``."""
+
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
+        """``r`` stops progressing (suspended, or killed where tasks cannot pause)."""
+
+
+@dataclass
+class SegmentLog:
+    """Run segments and job outcomes, in columnar form (no per-event objects are kept).
+
+    One row per run segment of a task (a task suspended k times has k+1 rows); ``seg_done`` is
+    1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
+    the slot without progress (context switch, waiting for DAG parents)."""
+
+    seg_job: array = field(default_factory=lambda: array("q"))
+    seg_task: array = field(default_factory=lambda: array("q"))
+    seg_node: array = field(default_factory=lambda: array("q"))
+    seg_slot: array = field(default_factory=lambda: array("q"))
+    seg_start: array = field(default_factory=lambda: array("d"))
+    seg_end: array = field(default_factory=lambda: array("d"))
+    seg_done: array = field(default_factory=lambda: array("b"))
+    seg_idle: array = field(default_factory=lambda: array("d"))
+    job_finish: dict[int, float] = field(default_factory=dict)
+    rejected_jobs: dict[int, Status] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+    records: list[tuple[Any, ...]] | None = None   # full event/decision log when recording
+
+
+COUNTERS = (
+    "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
+    "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
+    "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
+    "disorders", "suspends_ignored", "resumes_ignored", "kills",
+)
+
+
+class ClusterState:
+    """The physical truth of one cluster under one policy, fed by ``kernel``.
+
+    ``report_long(job)`` (optional) is the *reporting* classification used only for the
+    head-of-line counters; it never influences scheduling. ``record=True`` keeps every event
+    and the decisions it caused. ``switch_cost`` (seconds) is the context switch a resumed task
+    pays before it progresses. A policy whose attribute ``early_start`` is true may start a DAG
+    task before its parents finish (dependency-oblivious baselines): the start counts as a
+    *disorder* and the task holds its slot and resources without progress until its parents
+    are done. ``keep_log=False`` records no segments (a long-lived live service)."""
+
+    def __init__(self, policy: Any, spec: ClusterSpec, kernel: Kernel, runner: TaskRunner, *,
+                 steal_delay: float = 0.0, report_long: Callable[[Job], bool] | None = None,
+                 record: bool = False, switch_cost: float = 0.0, pausing: Pausing = Pausing.SUSPEND,
+                 keep_log: bool = True) -> None:
+        status = check_policy(policy)
+        if not status.ok:
+            raise DecisionError(status)
+        if steal_delay < 0:
+            raise ValueError(f"steal_delay must be >= 0, got {steal_delay}")
+        if switch_cost < 0:
+            raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
+        self.policy, self.spec, self.kernel, self.runner = policy, spec, kernel, runner
+        self._run_task, self._pause_task = runner.run, runner.pause
+        self.switch_cost, self.pausing, self.keep_log = switch_cost, pausing, keep_log
+        self.early_start = bool(getattr(policy, "early_start", False))
+        self.blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
+        self.delay = spec.network_delay
+        self.steal_delay = steal_delay
+        self.job_by_id: dict[int, Job] = {}
+        n, s = spec.n_nodes, spec.slots_per_node
+        self.slots: list[list[Any]] = [[None] * s for _ in range(n)]
+        self.nfree = [s] * n
+        self.queue: list[dict[int, list[Any]]] = [{} for _ in range(n)]
+        self.qlen = [0] * n
+        self.susp: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
+        self.ignored: set[tuple[int, int]] = set()  # tasks whose Suspend was ignored (Pausing.IGNORE)
+        # view.running/suspended results per node, dropped whenever the node's tasks change
+        self.run_cache: dict[int, tuple[Any, ...]] = {}
+        self.susp_cache: dict[int, tuple[Any, ...]] = {}
+        self.used: list[list[float]] | None = (
+            [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
+        self.report_long = report_long
+        self.long_at = [0] * n
+        self.job_long: dict[int, bool] = {}
+        self.launched: dict[int, bytearray] = {}
+        self.remaining: dict[int, int] = {}
+        self.ready: dict[int, Readiness] = {}
+        self.log = SegmentLog(counters={c: 0 for c in COUNTERS}, records=[] if record else None)
+        self._c = self.log.counters
+        self._token = 0
+        self.view = StateView(self)
+        self._h = {h: getattr(policy, h) for h in hooks_of(policy)}
+        self._records = self.log.records
+        lg = self.log
+        self._seg_append = (lg.seg_job.append, lg.seg_task.append, lg.seg_node.append, lg.seg_slot.append,
+                            lg.seg_start.append, lg.seg_end.append, lg.seg_done.append, lg.seg_idle.append)
+        self._on_probe = self._h.get("on_probe_arrival")
+        self._on_freed = self._h.get("on_slot_freed")
+        self._on_request = self._h.get("on_task_request")
+        self._on_steal = self._h.get("on_steal_request")
+        self._on_sched_timer = self._h.get("on_timer")
+        self._on_node_timer = self._h.get("on_node_timer")
+        self._notify_start = "on_task_started" in self._h
+        self._notify_finish = "on_task_finished" in self._h
+        k = kernel
+        k.on(ProbeArrival, self._on_probe_arrival)
+        k.on(Deliver, self._on_deliver)
+        k.on(TaskRequest, self._on_task_request)
+        k.on(StartTask, self._on_start_task)
+        k.on(FreeSlot, self._on_free_slot)
+        k.on(TaskFinished, self._make_dispatch("on_task_finished"))
+        k.on(TaskStarted, self._make_dispatch("on_task_started"))
+        k.on(Heartbeat, self._make_dispatch("on_heartbeat"))
+        k.on(ProbeRejected, self._make_dispatch("on_probe_rejected"))
+        k.on(Timer, self._on_timer)
+        k.on(StealAttempt, self._on_steal_attempt)
+        self._apply_tab: dict[type, Callable[[Any, float, list[Any]], None]] = {
+            Run: self._run, Launch: self._launch, Probe: self._probe, Assign: self._assign,
+            Cancel: self._cancel, Drop: self._drop, Suspend: self._suspend, Resume: self._resume,
+            Steal: self._steal, Give: self._give, Reject: self._reject, SetTimer: self._set_timer,
+            SendHeartbeat: self._send_heartbeat,
+        }
+
+    # ------------------------------------------------------------------------------- applying
+    def _fail(self, reason: str, decision: object) -> DecisionError:
+        return DecisionError(Status(Code.ERROR, reason, "cluster-state"), decision)
+
+    def apply(self, ev: Any, decisions: Iterable[Any] | None, out: list[Any]) -> list[Any]:
+        """Apply the ``decisions`` a hook returned for ``ev``, at ``ev.time``; effects go to ``out``."""
+        records = self._records
+        if decisions:
+            if records is not None:
+                decisions = tuple(decisions)
+                records.append((ev, decisions))
+            now = ev.time
+            tab = self._apply_tab
+            for d in decisions:
+                try:
+                    fn = tab[d.__class__]
+                except KeyError:
+                    raise self._fail(f"not a decision: {type(d).__name__}", d) from None
+                fn(d, now, out)
+        elif records is not None:
+            records.append((ev, ()))
+        return out
+
+    def _make_dispatch(self, hook: str) -> Callable[[Any], list[Any] | None]:
+        fn = self._h.get(hook)
+        view = self.view
+        apply = self.apply
+        if fn is None:
+            return lambda ev: None
+        return lambda ev: apply(ev, fn(ev, view), [])
+
+    # ------------------------------------------------------------------------------- events in
+    def job_arrived(self, ev: JobArrival, out: list[Any]) -> list[Any]:
+        """A job arrived: its tasks become launchable, and the policy hears of it."""
+        job = ev.job
+        jid = job.job_id
+        if jid in self.job_by_id:
+            raise ValueError(f"duplicate job id {jid}")
+        self.job_by_id[jid] = job
+        self.launched[jid] = bytearray(job.n_tasks)
+        self.remaining[jid] = job.n_tasks
+        if job.has_dag:
+            self.ready[jid] = Readiness(job)
+        if self.report_long is not None:
+            self.job_long[jid] = bool(self.report_long(job))
+        return self.apply(ev, self._h["on_job_arrival"](ev, self.view), out)
+
+    def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any] | None:
+        node, probe = ev.node, ev.probe
+        self._c["entries_arrived"] += 1
+        flag = False
+        if self.report_long is not None:
+            if self.job_long[probe.job_id]:
+                self.long_at[node] += 1
+            elif self.long_at[node] > 0:
+                flag = True
+                self._c["probes_behind_long"] += 1
+        q = self.queue[node]
+        rec = q.get(id(probe))
+        if rec is None:
+            q[id(probe)] = [probe, 1, int(flag)]
+        else:
+            rec[1] += 1
+            rec[2] += flag
+        self.qlen[node] += 1
+        fn = self._on_probe
+        if fn is None:
+            raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)
+        return self.apply(ev, fn(ev, self.view), [])
+
+    def _on_task_request(self, ev: TaskRequest) -> list[Any]:
+        self._c["task_requests"] += 1
+        fn = self._on_request
+        if fn is None:
+            raise self._fail("policy runs unbound probes but has no on_task_request hook", ev)
+        return self.apply(ev, fn(ev, self.view), [])
+
+    def _on_timer(self, ev: Timer) -> list[Any]:
+        self._c["timers"] += 1
+        fn = self._on_sched_timer if ev.node is None else self._on_node_timer
+        if fn is None:
+            raise self._fail("timer fired but the policy has no hook for it", ev)
+        return self.apply(ev, fn(ev, self.view), [])
+
+    def _on_start_task(self, ev: StartTask) -> list[Any]:
+        res = self.slots[ev.node][ev.slot]
+        out: list[Any] = []
+        self._start(ev.node, ev.slot, ev.job_id, ev.task, ev.probe, res.flag, ev.time, out)
+        return out
+
+    def _on_free_slot(self, ev: FreeSlot) -> list[Any] | None:
+        self.slots[ev.node][ev.slot] = None
+        self.nfree[ev.node] += 1
+        return self._slot_freed(ev.node, ev.slot, -1, -1, [])
+
+    def _slot_freed(self, node: int, slot: int, job_id: int, task: int, out: list[Any]) -> list[Any]:
+        fn = self._on_freed
+        if fn is not None:
+            ev = SlotFreed(self.kernel.now, node, slot, job_id, task)
+            self.apply(ev, fn(ev, self.view), out)
+        return out
+
+    def finish(self, node: int, slot: int, now: float) -> list[Any]:
+        """The task running on ``node``/``slot`` completed at ``now``: its slot is free, its job
+        may be done, its DAG children may become ready, and the policy hears it. (The hot path of
+        every driver: the segment log and the job count are inlined.)"""
+        r = self.slots[node][slot]
+        self.slots[node][slot] = None
+        self.nfree[node] += 1
+        self.run_cache.pop(node, None)
+        jid, task = r.job_id, r.task
+        if self.keep_log:
+            a = self._seg_append
+            a[0](jid)
+            a[1](task)
+            a[2](node)
+            a[3](slot)
+            a[4](r.start)
+            a[5](now)
+            a[6](1)
+            a[7](min(r.hold, now - r.start))
+        if r.demand is not None and self.used is not None:
+            u = self.used[node]
+            for i, x in enumerate(r.demand):
+                u[i] -= x
+        if r.long:
+            self.long_at[node] -= 1
+        out: list[Any] = []
+        left = self.remaining[jid] - 1
+        self.remaining[jid] = left
+        if left == 0:
+            self.log.job_finish[jid] = now
+            del self.launched[jid]
+            self.ready.pop(jid, None)
+        elif self.ready and jid in self.ready:
+            for t in self.ready[jid].finish(task):
+                self._unblock(jid, t, now, out)
+        if self._notify_finish and (r.probe is None or r.probe.notify):
+            out.append(TaskFinished(now + self.delay, node, slot, jid, task, now))
+        fn = self._on_freed
+        if fn is not None:
+            ev = SlotFreed(now, node, slot, jid, task)
+            self.apply(ev, fn(ev, self.view), out)
+        return out
+
+    def finish_suspended(self, node: int, job_id: int, task: int, now: float) -> list[Any]:
+        """A suspended task ended anyway (live: it was killed, or it ran on where pausing is
+        impossible): it leaves the node, and the scheduler side hears it finished."""
+        r = self.susp[node].pop((job_id, task))
+        self.susp_cache.pop(node, None)
+        out: list[Any] = []
+        self._count_done(job_id, task, now, out)
+        if self._notify_finish and (r.probe is None or r.probe.notify):
+            out.append(TaskFinished(now + self.delay, node, -1, job_id, task, now))
+        return out
+
+    def _count_done(self, jid: int, task: int, now: float, out: list[Any]) -> None:
+        left = self.remaining[jid] - 1
+        self.remaining[jid] = left
+        if left == 0:
+            self.log.job_finish[jid] = now
+            del self.launched[jid]
+            self.ready.pop(jid, None)
+        elif self.ready and jid in self.ready:
+            for t in self.ready[jid].finish(task):
+                self._unblock(jid, t, now, out)
+
+    def occupy(self, node: int, ref: object) -> int:
+        """Hold a free slot of ``node`` for a task the policy did not place; returns it (-1: none free)."""
+        slot = self.view.free_slot(node)
+        if slot >= 0:
+            self.slots[node][slot] = Foreign(ref)
+            self.nfree[node] -= 1
+        return slot
+
+    def vacate(self, node: int, slot: int) -> list[Any]:
+        """A foreign task left ``slot``: the node side hears the slot is free."""
+        self.slots[node][slot] = None
+        self.nfree[node] += 1
+        return self._slot_freed(node, slot, -1, -1, [])
+
+    def _on_steal_attempt(self, ev: StealAttempt) -> list[Any]:
+        """Ask the victims in order, all at this instant, until one gives entries."""
+        fn = self._on_steal
+        if fn is None:
+            raise self._fail("policy steals but has no on_steal_request hook", ev)
+        out: list[Any] = []
+        view, t, thief, records = self.view, ev.time, ev.thief, self._records
+        asked = 0
+        for victim in ev.victims:
+            asked += 1
+            req = StealRequest(t, victim, thief)
+            decisions = fn(req, view)
+            if decisions:
+                self.apply(req, decisions, out)
+                if any(d.__class__ is Give and d.probes for d in decisions):
+                    break
+            elif records is not None:
+                records.append((req, ()))
+        self._c["steal_requests"] += asked
+        return out
+
+    # ------------------------------------------------------------------------------- decisions
+    def _start(self, node: int, slot: int, jid: int, task: int, probe: ProbeInfo | None, flag: bool,
+               now: float, out: list[Any]) -> None:
+        launched = self.launched.get(jid)
+        if launched is None:
+            raise self._fail(f"job {jid} is unknown or already finished", (node, slot, jid, task))
+        if not 0 <= task < len(launched):
+            raise self._fail(f"job {jid} has no task {task}", (node, slot, jid, task))
+        if launched[task]:
+            raise self._fail(f"task {jid}.{task} was already launched", (node, slot, jid, task))
+        rd = self.ready.get(jid) if self.ready else None
+        early = rd is not None and not rd.is_ready(task)
+        if early and not self.early_start:
+            raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
+        job = self.job_by_id[jid]
+        demand = None
+        if self.used is not None and job.demands is not None:
+            demand = job.demands[task]
+            self._take(node, demand, (node, slot, jid, task))
+        launched[task] = 1
+        self._token += 1
+        long = self.report_long is not None and self.job_long[jid]
+        if long:
+            self.long_at[node] += 1
+        if flag:
+            self._c["short_tasks_after_long"] += 1
+        r = self.slots[node][slot] = Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
+        self.run_cache.pop(node, None)
+        self._c["launches"] += 1
+        if early:
+            self._block(r, node, slot)
+        else:
+            self._run_task(node, slot, r, now + job.durations[task], out)
+        if self._notify_start and (probe is None or probe.notify):
+            out.append(TaskStarted(now + self.delay, node, slot, jid, task))
+
+    def _block(self, r: Running, node: int, slot: int, first: bool = True) -> None:
+        """``r`` holds its slot but cannot progress until its DAG parents finish; its first
+        start like that is a disorder."""
+        r.hold = math.inf
+        self.blocked[(r.job_id, r.task)] = (node, slot)
+        self._c["disorders"] += first
+
+    def _unblock(self, jid: int, task: int, now: float, out: list[Any]) -> None:
+        """A task started early became ready: it progresses from now on."""
+        where = self.blocked.pop((jid, task), None)
+        if where is None:
+            return
+        r = self.slots[where[0]][where[1]]
+        r.hold = now - r.start
+        self._token += 1
+        r.token = self._token
+        left = self.job_by_id[jid].durations[task] - r.attained
+        self._run_task(where[0], where[1], r, now + left, out)
+
+    def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
+        assert self.used is not None and self.spec.capacity is not None
+        u = self.used[node]
+        cap = self.spec.capacity
+        for i, x in enumerate(demand):
+            if u[i] + x > cap[i] + 1e-9:
+                raise self._fail(f"demand {demand} does not fit node {node} (used {tuple(u)}, capacity {cap})", d)
+        for i, x in enumerate(demand):
+            u[i] += x
+
+    def _dequeue(self, node: int, probe: ProbeInfo, d: object) -> bool:
+        """Remove one occurrence of ``probe`` from ``node``'s queue; return its HOL flag."""
+        q = self.queue[node]
+        rec = q.get(id(probe))
+        if rec is None:
+            raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
+        flag = rec[2] > 0
+        if rec[1] == 1:
+            del q[id(probe)]
+        else:
+            rec[1] -= 1
+            if flag:
+                rec[2] -= 1
+        self.qlen[node] -= 1
+        if self.report_long is not None and self.job_long[probe.job_id]:
+            self.long_at[node] -= 1
+        return flag
+
+    def _flag_of(self, node: int, probe: ProbeInfo, d: object) -> bool:
+        rec = self.queue[node].get(id(probe))
+        if rec is None:
+            raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
+        return rec[2] > 0
+
+    def _run(self, d: Run, now: float, out: list[Any]) -> None:
+        node, slot, probe = d.node, d.slot, d.probe
+        row = self.slots[node]
+        if not 0 <= slot < len(row) or row[slot] is not None:
+            raise self._fail(f"slot {slot} of node {node} is not free", d)
+        if d.keep:
+            flag = self._flag_of(node, probe, d)
+        else:  # self._dequeue(node, probe, d), inlined: one call less per task
+            q = self.queue[node]
+            rec = q.get(id(probe))
+            if rec is None:
+                raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
+            flag = rec[2] > 0
+            if rec[1] == 1:
+                del q[id(probe)]
+            else:
+                rec[1] -= 1
+                if flag:
+                    rec[2] -= 1
+            self.qlen[node] -= 1
+            if self.report_long is not None and self.job_long[probe.job_id]:
+                self.long_at[node] -= 1
+        self.nfree[node] -= 1
+        if probe.task is not None:
+            self._start(node, slot, probe.job_id, probe.task, probe, flag, now, out)
+        else:
+            row[slot] = Reserved(probe, d.keep, flag)
+            out.append(TaskRequest(now + self.delay, node, slot, probe))
+
+    def _reservation(self, node: int, slot: int, d: object) -> Reserved:
+        res = self.slots[node][slot]
+        if res.__class__ is not Reserved:
+            raise self._fail(f"slot {slot} of node {node} has no pending task request", d)
+        return res
+
+    def _launch(self, d: Launch, now: float, out: list[Any]) -> None:
+        res = self._reservation(d.node, d.slot, d)
+        if res.probe.job_id != d.job_id:
+            raise self._fail(f"launch of job {d.job_id} answers a probe of job {res.probe.job_id}", d)
+        out.append(StartTask(now + self.delay, d.node, d.slot, d.job_id, d.task, res.probe))
+        # the slot stays reserved until the reply arrives
+
+    def _cancel(self, d: Cancel, now: float, out: list[Any]) -> None:
+        res = self._reservation(d.node, d.slot, d)
+        self._c["cancels"] += 1
+        if res.keep and id(res.probe) in self.queue[d.node]:
+            self._dequeue(d.node, res.probe, d)
+        res.keep = False
+        out.append(FreeSlot(now + self.delay, d.node, d.slot))
+
+    def _probe(self, d: Probe, now: float, out: list[Any]) -> None:
+        nodes = d.nodes
+        n = self.spec.n_nodes
+        if nodes and not (0 <= min(nodes) and max(nodes) < n):
+            raise self._fail(f"node out of range 0..{n - 1} in {nodes}", d)
+        if len(nodes) == 1:
+            out.append(ProbeArrival(now + self.delay, nodes[0], d.probe))
+        elif nodes:
+            out.append(Deliver(now + self.delay, tuple(nodes), d.probe))
+        self._c["probes_sent"] += len(nodes)
+
+    def _on_deliver(self, ev: Deliver) -> list[Any]:
+        """All copies of one Probe decision arrive at once: one ProbeArrival per node, in order."""
+        out: list[Any] = []
+        t, p, arrive = ev.time, ev.probe, self._on_probe_arrival
+        for node in ev.nodes:
+            out += arrive(ProbeArrival(t, node, p))
+        return out
+
+    def _assign(self, d: Assign, now: float, out: list[Any]) -> None:
+        if d.probe.task is None:
+            raise self._fail("Assign needs a bound task (probe.task)", d)
+        if not 0 <= d.node < self.spec.n_nodes:
+            raise self._fail(f"node {d.node} out of range", d)
+        out.append(ProbeArrival(now + self.delay, d.node, d.probe))
+
+    def _drop(self, d: Drop, now: float, out: list[Any]) -> None:
+        self._dequeue(d.node, d.probe, d)
+        self._c["dropped_entries"] += 1
+
+    def _suspend(self, d: Suspend, now: float, out: list[Any]) -> None:
+        r = self.slots[d.node][d.slot]
+        if r.__class__ is not Running:
+            raise self._fail(f"slot {d.slot} of node {d.node} runs no task", d)
+        if self.pausing is Pausing.IGNORE:
+            self.ignored.add((r.job_id, r.task))
+            self._c["suspends_ignored"] += 1
+            return
+        idle = min(r.hold, now - r.start)
+        if self.keep_log:
+            a = self._seg_append
+            a[0](r.job_id)
+            a[1](r.task)
+            a[2](d.node)
+            a[3](d.slot)
+            a[4](r.start)
+            a[5](now)
+            a[6](0)
+            a[7](idle)
+        r.attained += now - r.start - idle
+        r.token = -1
+        self.blocked.pop((r.job_id, r.task), None)
+        if r.demand is not None and self.used is not None:
+            u = self.used[d.node]
+            for i, x in enumerate(r.demand):
+                u[i] -= x
+        self.susp[d.node][(r.job_id, r.task)] = r
+        self.slots[d.node][d.slot] = None
+        self.run_cache.pop(d.node, None)
+        self.susp_cache.pop(d.node, None)
+        self.nfree[d.node] += 1
+        self._c["suspends"] += 1
+        self._pause_task(d.node, d.slot, r, now, out)
+        if self.pausing is Pausing.KILL:  # the platform re-runs the task: this one is done
+            self._c["kills"] += 1
+            out += self.finish_suspended(d.node, r.job_id, r.task, now)
+
+    def _resume(self, d: Resume, now: float, out: list[Any]) -> None:
+        r = self.susp[d.node].get((d.job_id, d.task))
+        if r is None:
+            if (d.job_id, d.task) in self.ignored:
+                self._c["resumes_ignored"] += 1
+                return
+            raise self._fail(f"task {d.job_id}.{d.task} is not suspended on node {d.node}", d)
+        if self.slots[d.node][d.slot] is not None:
+            raise self._fail(f"slot {d.slot} of node {d.node} is not free", d)
+        if r.demand is not None:
+            self._take(d.node, r.demand, d)
+        del self.susp[d.node][(d.job_id, d.task)]
+        self._token += 1
+        r.token = self._token
+        r.start = now
+        self.slots[d.node][d.slot] = r
+        self.run_cache.pop(d.node, None)
+        self.susp_cache.pop(d.node, None)
+        self.nfree[d.node] -= 1
+        self._c["resumes"] += 1
+        rd = self.ready.get(d.job_id)
+        if rd is not None and not rd.is_ready(d.task):
+            self._block(r, d.node, d.slot, first=False)
+            return
+        r.hold = self.switch_cost
+        left = self.job_by_id[d.job_id].durations[d.task] - r.attained
+        self._run_task(d.node, d.slot, r, now + self.switch_cost + max(left, 0.0), out)
+
+    def _steal(self, d: Steal, now: float, out: list[Any]) -> None:
+        if d.victims:
+            out.append(StealAttempt(now + self.steal_delay, d.thief, tuple(d.victims)))
+
+    def _give(self, d: Give, now: float, out: list[Any]) -> None:
+        if not d.probes:
+            return
+        t = now + self.steal_delay
+        for p in d.probes:
+            self._dequeue(d.victim, p, d)
+            out.append(ProbeArrival(t, d.thief, p))
+        self._c["steals"] += 1
+        self._c["stolen_entries"] += len(d.probes)
+
+    def _reject(self, d: Reject, now: float, out: list[Any]) -> None:
+        if d.probe is None:
+            if d.job_id not in self.launched:
+                raise self._fail(f"cannot reject job {d.job_id}: unknown or finished", d)
+            if any(self.launched[d.job_id]):
+                raise self._fail(f"cannot reject job {d.job_id}: some of its tasks were launched", d)
+            self.log.rejected_jobs[d.job_id] = d.status
+            del self.launched[d.job_id]
+            return
+        if self._dequeue(d.node, d.probe, d):
+            # refused on the spot, it never waited behind the long task (Table 3.2 counts queued ones)
+            self._c["probes_behind_long"] -= 1
+        self._c["rejected_probes"] += 1
+        out.append(ProbeRejected(now + self.delay, d.node, d.probe, d.status, d.payload))
+
+    def _set_timer(self, d: SetTimer, now: float, out: list[Any]) -> None:
+        at = d.at
+        if at < now:
+            # a timer computed as "now" by float arithmetic may land an ulp early: round it up
+            if now - at > 1e-9 * max(1.0, abs(now)):
+                raise self._fail(f"timer set in the past ({at} < {now})", d)
+            at = now
+        out.append(Timer(at, d.node, d.key))
+
+    def _send_heartbeat(self, d: SendHeartbeat, now: float, out: list[Any]) -> None:
+        self._c["heartbeats"] += 1
+        if "on_heartbeat" in self._h:
+            out.append(Heartbeat(now + self.delay, d.node, d.payload))
+
+    # ------------------------------------------------------------------------------- queries
+    def entries(self, node: int) -> Sequence[ProbeInfo]:
+        """The entries queued at ``node`` (one per occurrence), in arrival order."""
+        return [p for p, n, _ in self.queue[node].values() for _ in range(n)]

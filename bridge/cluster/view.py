@@ -1,0 +1,87 @@
+"""The one read-only :class:`~policies.api.ClusterView`, over a :class:`~bridge.cluster.state.ClusterState`.
+
+Every driver hands policies this view, so a policy sees the same truth in the simulator and live:
+free slots exclude reservations and tasks the policy did not place; ``running`` lists only the
+policy's own tasks.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bridge.cluster.slots import Running
+from policies.api import RunningTask
+from workloads.model import Job
+
+if TYPE_CHECKING:
+    from bridge.cluster.state import ClusterState
+
+
+class StateView:
+    """Read-only queries on the cluster state; results may be cached until the node changes."""
+
+    __slots__ = ("_s", "spec")
+
+    def __init__(self, state: ClusterState) -> None:
+        self._s = state
+        self.spec = state.spec
+
+    @property
+    def now(self) -> float:
+        return self._s.kernel.now
+
+    def job(self, job_id: int) -> Job:
+        return self._s.job_by_id[job_id]
+
+    def free_slot(self, node: int) -> int:
+        s = self._s
+        if not s.nfree[node]:
+            return -1
+        row = s.slots[node]
+        if row[0] is None:
+            return 0
+        for i, x in enumerate(row):
+            if x is None:
+                return i
+        return -1  # pragma: no cover
+
+    def free_slots(self, node: int) -> int:
+        return self._s.nfree[node]
+
+    def running(self, node: int) -> tuple[RunningTask, ...]:
+        cache = self._s.run_cache
+        out = cache.get(node)
+        if out is None:
+            out = cache[node] = tuple([RunningTask(i, r.job_id, r.task, r.start, r.attained, r.probe)
+                                       for i, r in enumerate(self._s.slots[node]) if r.__class__ is Running])
+        return out
+
+    def suspended(self, node: int) -> tuple[RunningTask, ...]:
+        cache = self._s.susp_cache
+        out = cache.get(node)
+        if out is None:
+            out = cache[node] = tuple([RunningTask(-1, r.job_id, r.task, r.start, r.attained, r.probe)
+                                       for r in self._s.susp[node].values()])
+        return out
+
+    def queued(self, node: int) -> int:
+        return self._s.qlen[node]
+
+    def free_capacity(self, node: int) -> tuple[float, ...] | None:
+        s = self._s
+        if s.used is None or s.spec.capacity is None:
+            return None
+        return tuple(c - u for c, u in zip(s.spec.capacity, s.used[node]))
+
+    def attained(self, node: int, job_id: int, task: int) -> float:
+        s = self._s
+        r = s.susp[node].get((job_id, task))
+        if r is not None:
+            return r.attained
+        for r in s.slots[node]:
+            if r.__class__ is Running and r.job_id == job_id and r.task == task:
+                return r.attained + max(0.0, s.kernel.now - r.start - r.hold)
+        raise KeyError(f"task {job_id}.{task} is not on node {node}")
+
+    def is_ready(self, job_id: int, task: int) -> bool:
+        rd = self._s.ready.get(job_id)
+        return rd is None or rd.is_ready(task)
