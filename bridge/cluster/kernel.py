@@ -49,6 +49,12 @@ class Kernel:
                 raise SimulationError(f"event {ev!r} is scheduled in the past (now={now})")
             push(heap, (t, ev.tier, next(seq), ev))
 
+    def advance(self, now: float) -> None:
+        """Move the clock to ``now`` without dispatching (a live driver's wall clock); events
+        scheduled before it that have not run yet still run, in order, at the next :meth:`run`."""
+        if now > self.now:
+            self.now = now
+
     def pending(self) -> int:
         return len(self._heap)
 

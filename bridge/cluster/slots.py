@@ -39,7 +39,8 @@ class Reserved:
 class Foreign:
     """A slot held by a task the policy did not place (live: a task Spark ran on its own)."""
 
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "demand")
 
-    def __init__(self, ref: object) -> None:
+    def __init__(self, ref: object, demand: tuple[float, ...] | None) -> None:
         self.ref = ref
+        self.demand = demand

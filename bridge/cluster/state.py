@@ -51,13 +51,13 @@ from workloads.model import Job, Readiness
 
 
 class Pausing(enum.Enum):
-    """What ``Suspend`` does in a world: pause the task (simulator, node agents), or, where tasks
-    cannot pause (Spark alone), kill it (the platform re-runs it) or leave it running (counted as
-    ``suspends_ignored``; a later ``Resume`` of it is ignored likewise)."""
+    """What ``Suspend`` does to the task: it keeps its attained service and can be resumed
+    (the runner decides how: the simulator stops its clock, the node driver shrinks its container,
+    Spark alone lets it run on to its end), or it is killed and the platform re-runs it as new
+    work (live Spark with ``kill_on_suspend``): it is done as far as the state is concerned."""
 
     SUSPEND = "suspend"
     KILL = "kill"
-    IGNORE = "ignore"
 
 
 class TaskRunner(Protocol):
@@ -97,7 +97,7 @@ COUNTERS = (
     "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
     "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
     "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
-    "disorders", "suspends_ignored", "resumes_ignored", "kills",
+    "disorders", "kills",
 )
 
 
@@ -137,7 +137,6 @@ class ClusterState:
         self.queue: list[dict[int, list[Any]]] = [{} for _ in range(n)]
         self.qlen = [0] * n
         self.susp: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
-        self.ignored: set[tuple[int, int]] = set()  # tasks whose Suspend was ignored (Pausing.IGNORE)
         # view.running/suspended results per node, dropped whenever the node's tasks change
         self.run_cache: dict[int, tuple[Any, ...]] = {}
         self.susp_cache: dict[int, tuple[Any, ...]] = {}
@@ -331,8 +330,8 @@ class ClusterState:
         return out
 
     def finish_suspended(self, node: int, job_id: int, task: int, now: float) -> list[Any]:
-        """A suspended task ended anyway (live: it was killed, or it ran on where pausing is
-        impossible): it leaves the node, and the scheduler side hears it finished."""
+        """A suspended task ended anyway (live: it was killed, or it ran on where tasks cannot
+        pause): it leaves the node, and the scheduler side hears it finished."""
         r = self.susp[node].pop((job_id, task))
         self.susp_cache.pop(node, None)
         out: list[Any] = []
@@ -352,16 +351,26 @@ class ClusterState:
             for t in self.ready[jid].finish(task):
                 self._unblock(jid, t, now, out)
 
-    def occupy(self, node: int, ref: object) -> int:
-        """Hold a free slot of ``node`` for a task the policy did not place; returns it (-1: none free)."""
+    def occupy(self, node: int, ref: object, demand: tuple[float, ...] | None = None) -> int:
+        """Hold a free slot of ``node`` (and ``demand`` of its capacity) for a task the policy did
+        not place; returns the slot (-1: none free, or the demand does not fit)."""
         slot = self.view.free_slot(node)
-        if slot >= 0:
-            self.slots[node][slot] = Foreign(ref)
-            self.nfree[node] -= 1
+        if slot < 0:
+            return -1
+        if demand is not None and self.used is not None:
+            free = self.view.free_capacity(node) or ()
+            if any(x > f + 1e-9 for x, f in zip(demand, free)):
+                return -1
+            self.used[node] = [u + x for u, x in zip(self.used[node], demand)]
+        self.slots[node][slot] = Foreign(ref, demand)
+        self.nfree[node] -= 1
         return slot
 
     def vacate(self, node: int, slot: int) -> list[Any]:
         """A foreign task left ``slot``: the node side hears the slot is free."""
+        f = self.slots[node][slot]
+        if f.demand is not None and self.used is not None:
+            self.used[node] = [u - x for u, x in zip(self.used[node], f.demand)]
         self.slots[node][slot] = None
         self.nfree[node] += 1
         return self._slot_freed(node, slot, -1, -1, [])
@@ -560,10 +569,6 @@ class ClusterState:
         r = self.slots[d.node][d.slot]
         if r.__class__ is not Running:
             raise self._fail(f"slot {d.slot} of node {d.node} runs no task", d)
-        if self.pausing is Pausing.IGNORE:
-            self.ignored.add((r.job_id, r.task))
-            self._c["suspends_ignored"] += 1
-            return
         idle = min(r.hold, now - r.start)
         if self.keep_log:
             a = self._seg_append
@@ -596,9 +601,6 @@ class ClusterState:
     def _resume(self, d: Resume, now: float, out: list[Any]) -> None:
         r = self.susp[d.node].get((d.job_id, d.task))
         if r is None:
-            if (d.job_id, d.task) in self.ignored:
-                self._c["resumes_ignored"] += 1
-                return
             raise self._fail(f"task {d.job_id}.{d.task} is not suspended on node {d.node}", d)
         if self.slots[d.node][d.slot] is not None:
             raise self._fail(f"slot {d.slot} of node {d.node} is not free", d)

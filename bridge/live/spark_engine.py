@@ -1,47 +1,49 @@
 """A registered policy (``policies.registry``) driven live by the Spark plugin's offer rounds.
 
-Mapping: each (application, executor) is a node with ``cores / spark.task.cpus`` slots; each
-runnable Spark stage attempt is a policy job whose tasks are its pending tasks (estimate: the
-job property ``schedbridge.estimate`` in seconds, else ``estimate``) and whose successors are the
-stages after it in its Spark job (``bridge.live.spark_dag``). Events a round brings (task
-ends, Spark's launch report) become ``TaskFinished``/``SlotFreed``; the policy's decisions are
-applied at once (zero network delay) on :class:`LiveNodes`, and every slot reserved for a task
-becomes a grant. A change in the set of executors, or a snapshot, rebuilds the policy from
-Spark's state; stages Spark still needs but the policy no longer owes arrive again as new jobs.
-Spark cannot pause a task: ``Suspend`` is ignored (the task keeps its slot), or with the parameter
-``kill_on_suspend=true`` becomes a preemption (Spark re-runs the task); ``Resume`` is ignored.
+Mapping: each (application, executor) is a node of the one cluster state (``bridge.cluster``)
+with ``cores / spark.task.cpus`` slots; each runnable Spark stage attempt is a policy job whose
+tasks are its pending tasks (estimate: the job property ``schedbridge.estimate`` in seconds, else
+``estimate``) and whose successors are the stages after it in its Spark job
+(``bridge.live.spark_dag``). The state applies the policy's decisions exactly as in the
+simulator, with zero network delay and the wall clock as its kernel's clock (timers fire in the
+first round at or after their time); a task the state starts becomes a grant
+(``bridge.live.spark_slots``), Spark's launch report binds it, Spark's task end finishes it. A
+change in the set of executors, or a snapshot, rebuilds the state and the policy from Spark's;
+stages Spark still needs but the policy no longer owes arrive again as new jobs. Spark cannot
+pause a task: a suspended task runs on to its end while its slot goes to the policy's next task
+(see ``bridge.live.spark_slots``), or with the parameter ``kill_on_suspend=true`` it is killed
+(Spark re-runs it).
 """
 from __future__ import annotations
 
-import heapq
 import itertools
 import logging
 import math
-from collections import Counter, deque
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bridge.cluster.kernel import Kernel, SimulationError
+from bridge.cluster.state import ClusterState, Pausing
 from bridge.live.spark_dag import successors_of
-from bridge.live.spark_nodes import FOREIGN, LiveNodes, SlotState
 from bridge.live.spark_protocol import (Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand,
                                         TaskEnd, TaskStart)
+from bridge.live.spark_slots import SparkSlots
 from bridge.live.spark_state import AppState, LiveCluster
 from policies import registry
-from policies.api import (Assign, Cancel, ClusterSpec, Drop, Give, Heartbeat, JobArrival, Launch, PolicyEnv,
-                          Probe, ProbeArrival, ProbeInfo, ProbeRejected, Reject, Resume, Run, RunningTask,
-                          SendHeartbeat, SetTimer, SlotFreed, Steal, StealRequest, Suspend, TaskFinished,
-                          TaskRequest, Timer)
+from policies.api import ClusterSpec, JobArrival, PolicyEnv
 from workloads.model import Job
 
 log = logging.getLogger(__name__)
 
 ESTIMATE_PROP = "schedbridge.estimate"
-MAX_STEPS = 200_000  # hook calls per round; more means a policy loops
+MAX_STEPS = 200_000  # events per round; more means a policy loops
 MAX_FOREIGN_PASSES = 100  # retire-and-replace rounds of cross-application reservations per offer round
 StageKey = tuple[str, int, int]  # (app, stage, attempt)
 # The one resource live: task slots (cores / spark.task.cpus); every task needs one.
 SLOT_RESOURCE = ("slots",)
+ONE_SLOT = (1.0,)
 ADAPTER_KEYS = ("estimate", "kill_on_suspend", "seed")
 
 
@@ -51,7 +53,7 @@ class EngineParams:
 
     seed: int = 0
     estimate: float = 1.0          # seconds per task when a job sets no schedbridge.estimate
-    kill_on_suspend: bool = False  # Suspend -> kill the Spark task (re-run later) instead of ignoring
+    kill_on_suspend: bool = False  # Suspend -> kill the Spark task (re-run later) instead of letting it drain
 
     @classmethod
     def split(cls, params: Mapping[str, str]) -> tuple[EngineParams, dict[str, str]]:
@@ -96,43 +98,28 @@ class _LiveJob:
         return self.n - self.started - self.retired
 
 
-class _View:
-    """The read-only ClusterView policies get, over :class:`LiveNodes`."""
+class _World:
+    """One cluster state over a fixed set of executors, with its kernel and its Spark runner."""
 
-    def __init__(self, planner: EnginePlanner, spec: ClusterSpec) -> None:
-        self._p = planner
-        self.spec = spec
+    def __init__(self, policy: object, spec: ClusterSpec, slots: SparkSlots, pausing: Pausing) -> None:
+        self.kernel = Kernel()
+        self.slots = slots
+        self.state = ClusterState(policy, spec, self.kernel, slots, pausing=pausing, keep_log=False)
+        self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
-    @property
-    def now(self) -> float:
-        return self._p.now
+    def settle(self, now: float, effects: Sequence[object] = ()) -> None:
+        """Schedule ``effects`` and dispatch everything due by ``now`` (a policy's cascade of
+        decisions, and its timers that came due)."""
+        k = self.kernel
+        k.advance(now)
+        k.schedule_all(effects)
+        start = k.events
 
-    def job(self, job_id: int) -> Job:
-        return self._p.job_specs[job_id]
+        def guard(events: int, _: float) -> None:
+            if events - start > MAX_STEPS:
+                raise SimulationError(f"more than {MAX_STEPS} events in one round: the policy loops")
 
-    def free_slot(self, node: int) -> int:
-        return self._p.nodes.free_slot(node)
-
-    def free_slots(self, node: int) -> int:
-        return self._p.nodes.free_count(node)
-
-    def running(self, node: int) -> tuple[RunningTask, ...]:
-        return self._p.nodes.running(node)
-
-    def suspended(self, node: int) -> tuple[RunningTask, ...]:
-        return ()
-
-    def queued(self, node: int) -> int:
-        return len(self._p.nodes.queues[node])
-
-    def free_capacity(self, node: int) -> tuple[float, ...] | None:
-        return (float(self._p.nodes.free_count(node)),)
-
-    def attained(self, node: int, job_id: int, task: int) -> float:
-        return next((self.now - r.started for r in self.running(node) if (r.job_id, r.task) == (job_id, task)), 0.0)
-
-    def is_ready(self, job_id: int, task: int) -> bool:
-        return True
+        k.run(until=now, tick=guard, tick_every=MAX_STEPS)
 
 
 class EnginePlanner:
@@ -142,288 +129,183 @@ class EnginePlanner:
         self.name = name
         self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
         self.settings = (self.params, self._config)
-        self._policy: Any = None
+        self._world: _World | None = None
         self._node_keys: tuple[tuple[str, str], ...] = ()
-        self.nodes = LiveNodes([], 1)
-        self.job_specs: dict[int, Job] = {}
         self._jobs: dict[int, _LiveJob] = {}
         self._by_stage: dict[StageKey, list[int]] = {}
-        self._timers: list[tuple[float, int, int | None, Hashable]] = []
-        self._seq = itertools.count()
         self._job_ids = itertools.count()
-        self._preempt: list[int] = []
         self._t0_ms: int | None = None
-        self._warned: set[str] = set()
         self.now = 0.0
+
+    @property
+    def job_specs(self) -> Mapping[int, Job]:
+        """The jobs (stage attempts) the policy still knows."""
+        return {} if self._world is None else self._world.state.job_by_id
+
+    @property
+    def counters(self) -> Mapping[str, int]:
+        """The cluster state's counters (launches, suspends_ignored, kills, ...) since the last rebuild."""
+        return {} if self._world is None else self._world.state.log.counters
 
     # -- RoundPlanner ----------------------------------------------------------------------------
     def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
         return engine_settings(self.name, params)
 
     def rebuild(self, state: AppState) -> None:
-        self._policy = None
+        self._world = None
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         if self._t0_ms is None:
             self._t0_ms = rnd.now_ms
-        self.now = (rnd.now_ms - self._t0_ms) / 1000.0
+        self.now = max(self.now, (rnd.now_ms - self._t0_ms) / 1000.0)
         keys = tuple((app.app, e) for app in cluster for e in app.executors)
-        if self._policy is None or keys != self._node_keys:
-            self._reset(keys, cluster, rnd.cpus_per_task)
+        if self._world is None or keys != self._node_keys:
+            world = self._reset(keys, cluster, rnd.cpus_per_task)
         else:
-            self._bind_launched(rnd)
+            world = self._world
+            world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
+            self._bind_launched(world, rnd)
             for ev in events:
-                self._on_spark_event(rnd.app, ev)
-        self._sync_stages(rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
-        self._fire_timers()
-        self._retire_foreign()
-        preempt, self._preempt = tuple(self._preempt), []
-        grants = self._grants(rnd.app)
-        self._forget_done()
+                self._on_spark_event(world, rnd.app, ev)
+        world.settle(self.now)
+        self._sync_stages(world, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
+        self._retire_foreign(world)
+        preempt, world.slots.kills = tuple(world.slots.kills), []
+        grants = self._grants(world, rnd.app)
+        self._forget_done(world)
         return Placement(grants, preempt)
 
     # -- state from Spark --------------------------------------------------------------------------
-    def _reset(self, keys: tuple[tuple[str, str], ...], cluster: LiveCluster, cpus_per_task: int) -> None:
+    def _reset(self, keys: tuple[tuple[str, str], ...], cluster: LiveCluster, cpus_per_task: int) -> _World:
         cores = {(a.app, e): x.cores for a in cluster for e, x in a.executors.items()}
-        slots = max([c // cpus_per_task for c in cores.values()] + [1])
+        per_node = [max(cores[key] // cpus_per_task, 0) for key in keys]
+        slots = max(per_node + [1])
         self._node_keys = keys
-        self.nodes = LiveNodes([f"{app}/{e}" for app, e in keys], slots)
-        for n, key in enumerate(keys):
-            for s in self.nodes.slots[n][max(cores[key] // cpus_per_task, 0):]:
-                s.job_id = FOREIGN  # slots this executor does not have
-        for app in cluster:
-            for t in app.running.values():
-                node = self.nodes.node_of.get(f"{app.app}/{t.executor}")
-                if node is not None:
-                    self.nodes.occupy_foreign(node, t.task, self.now)
-        self.job_specs.clear()
         self._jobs.clear()
         self._by_stage.clear()
-        self._timers.clear()
         spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
                            capacity=(float(slots),), network_delay=0.0)
-        self._policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
-        self._view = _View(self, spec)
+        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
+        runner = SparkSlots([f"{app}/{e}" for app, e in keys])
+        runner.kill = self.params.kill_on_suspend
+        world = self._world = _World(policy, spec, runner, Pausing.KILL if runner.kill else Pausing.SUSPEND)
+        world.kernel.advance(self.now)
+        for node, have in enumerate(per_node):
+            for _ in range(slots - have):
+                world.state.occupy(node, None, ONE_SLOT)  # slots this executor does not have
+        for app in cluster:
+            for t in app.running.values():
+                node = world.slots.node_of.get(f"{app.app}/{t.executor}")
+                if node is not None:
+                    self._occupy_foreign(world, node, t.task)
         log.info("schedbridge engine: %s rebuilt over %d executors x %d slots, nodes: %s", self.name,
-                 len(keys), slots, " ".join(self.nodes.executors))
+                 len(keys), slots, " ".join(world.slots.executors))
+        return world
 
-    def _bind_launched(self, rnd: OfferRound) -> None:
+    def _occupy_foreign(self, world: _World, node: int, spark_task: int) -> None:
+        slot = world.state.occupy(node, spark_task, ONE_SLOT)
+        if slot >= 0:
+            world.slots.foreign[spark_task] = (node, slot)
+
+    def _bind_launched(self, world: _World, rnd: OfferRound) -> None:
         for rep in rnd.launched:
-            node = self.nodes.node_of.get(f"{rnd.app}/{rep.executor}")
+            node = world.slots.node_of.get(f"{rnd.app}/{rep.executor}")
             jobs = self._by_stage.get((rnd.app, rep.stage, rep.attempt), [])
             for spark_task in rep.tasks:
-                job = next((j for j in jobs if self._bound_to(node, j, spark_task)), None)
-                if job is None and node is not None:
-                    self.nodes.occupy_foreign(node, spark_task, self.now)
-                elif job is not None:
+                job = None if node is None else world.slots.bind(node, jobs, spark_task)
+                if job is not None:
                     self._jobs[job].started += 1
+                elif node is not None:
+                    self._occupy_foreign(world, node, spark_task)
 
-    def _bound_to(self, node: int | None, job: int, spark_task: int) -> bool:
-        return node is not None and self.nodes.bind(node, job, spark_task, self.now)
-
-    def _on_spark_event(self, app: str, ev: LiveEvent) -> None:
-        if isinstance(ev, TaskStart) and ev.task not in self.nodes.by_spark_task:
-            node = self.nodes.node_of.get(f"{app}/{ev.executor}")
+    def _on_spark_event(self, world: _World, app: str, ev: LiveEvent) -> None:
+        slots = world.slots
+        if isinstance(ev, TaskStart) and ev.task not in slots.bound and ev.task not in slots.foreign:
+            node = slots.node_of.get(f"{app}/{ev.executor}")
             if node is not None:
-                self.nodes.occupy_foreign(node, ev.task, self.now)
+                self._occupy_foreign(world, node, ev.task)
         elif isinstance(ev, TaskEnd):
-            freed = self.nodes.release(ev.task)
-            if freed is not None:
-                self._slot_done(*freed)
+            if (where := slots.bound.pop(ev.task, None)) is not None:
+                world.settle(self.now, world.state.finish(*where, self.now))
+            elif (where := slots.foreign.pop(ev.task, None)) is not None:
+                world.settle(self.now, world.state.vacate(*where))
+            elif (key := slots.drained(ev.task)) is not None:
+                node = slots.node_of[f"{app}/{ev.executor}"]
+                world.settle(self.now, world.state.finish_suspended(node, *key, self.now))
 
-    def _slot_done(self, node: int, slot: int, was: SlotState) -> None:
-        """A task left ``slot``: the scheduler hears it finished, the node that the slot is free."""
-        if was.job_id >= 0:
-            self._deliver("on_task_finished", TaskFinished(self.now, node, slot, was.job_id, was.task, self.now))
-            self._deliver("on_slot_freed", SlotFreed(self.now, node, slot, was.job_id, was.task))
-        else:
-            self._deliver("on_slot_freed", SlotFreed(self.now, node, slot))
-
-    def _sync_stages(self, rnd: OfferRound, spark_jobs: Mapping[int, JobStart]) -> None:
+    def _sync_stages(self, world: _World, rnd: OfferRound, spark_jobs: Mapping[int, JobStart]) -> None:
         """New or grown stages arrive as jobs; tasks owed beyond Spark's pending count retire, and
-        so do reservations for stages Spark no longer runs (also ones the policy makes later)."""
+        so do grants for stages Spark no longer runs (also ones the policy makes later)."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
         for key in [k for k in self._by_stage if k[0] == rnd.app and k not in live]:
             del self._by_stage[key]
-        self._retire(lambda key: key[0] == rnd.app and key not in self._by_stage, None)
+        self._retire(world, lambda key: key[0] == rnd.app and key not in self._by_stage, None)
         for key, d in live.items():
             owed = sum(self._jobs[j].owed for j in self._by_stage.get(key, []))
             if d.pending > owed:
-                self._arrive(key, d, d.pending - owed, spark_jobs.get(d.job))
+                self._arrive(world, key, d, d.pending - owed, spark_jobs.get(d.job))
             elif d.pending < owed:
-                self._retire(key.__eq__, owed - d.pending)
+                self._retire(world, key.__eq__, owed - d.pending)
 
-    def _arrive(self, key: StageKey, d: StageDemand, n: int, spark_job: JobStart | None) -> None:
+    def _arrive(self, world: _World, key: StageKey, d: StageDemand, n: int, spark_job: JobStart | None) -> None:
         """``spark_job`` (None if its job_start has not arrived yet) gives the stage's successors."""
         job_id = next(self._job_ids)
         est = float(d.props.get(ESTIMATE_PROP, self.params.estimate))
-        job = Job(job_id, self.now, (est,) * n, est, demands=((1.0,),) * n,
+        job = Job(job_id, self.now, (est,) * n, est, demands=(ONE_SLOT,) * n,
                   name=f"{key[0]}:stage{d.stage}.{d.attempt}",
                   meta={"app": key[0], "stage": d.stage, "job": d.job, **d.props},
                   successors=() if spark_job is None else successors_of(spark_job, d.stage, est))
-        self.job_specs[job_id] = job
         self._jobs[job_id] = _LiveJob(key, n)
         self._by_stage.setdefault(key, []).append(job_id)
-        self._deliver("on_job_arrival", JobArrival(self.now, job))
+        world.settle(self.now, [JobArrival(self.now, job)])
 
-    def _retire(self, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
-        """Up to ``limit`` reserved-but-unlaunched slots of stages ``of_stage`` selects, which Spark
+    def _retire(self, world: _World, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
+        """Up to ``limit`` granted-but-unlaunched tasks of stages ``of_stage`` selects, which Spark
         no longer needs: finished, as far as the policy knows."""
-        for node, slot, s in list(self.nodes.unstarted()):
+        for where, job in sorted(world.slots.granted.items()):
             if limit == 0:
                 return
-            if of_stage(self._jobs[s.job_id].key):
+            if of_stage(self._jobs[job].key):
                 limit = None if limit is None else limit - 1
-                self._retire_slot(node, slot, s)
+                self._retire_grant(world, where)
 
-    def _retire_slot(self, node: int, slot: int, s: SlotState) -> None:
-        was = SlotState(s.job_id, s.task, s.probe, None, s.started, True)
-        s.clear()
-        self._jobs[was.job_id].retired += 1
-        self._slot_done(node, slot, was)
+    def _retire_grant(self, world: _World, where: tuple[int, int]) -> None:
+        job = world.slots.granted.pop(where)
+        self._jobs[job].retired += 1
+        world.settle(self.now, world.state.finish(*where, self.now))
 
-    def _retire_foreign(self) -> None:
-        """Reservations are scoped to the application whose executor they name: one for another
+    def _retire_foreign(self, world: _World) -> None:
+        """Grants are scoped to the application whose executor they name: one for another
         application's stage can never launch (an executor runs only its own application's tasks),
         so it is retired (the policy hears the task finished and the slot freed, and the stage's
-        tasks arrive anew next round). Repeated while the freed slots draw new such reservations."""
+        tasks arrive anew next round). Repeated while the freed slots draw new such grants."""
         for _ in range(MAX_FOREIGN_PASSES):
-            foreign = [(node, slot, s) for node, slot, s in self.nodes.unstarted()
-                       if self._app_of(node) != self._jobs[s.job_id].key[0]]
+            foreign = [w for w, job in sorted(world.slots.granted.items())
+                       if world.slots.app_of(w[0]) != self._jobs[job].key[0]]
             if not foreign:
                 return
-            for node, slot, s in foreign:
-                self._retire_slot(node, slot, s)
+            for where in foreign:
+                self._retire_grant(world, where)
 
-    def _app_of(self, node: int) -> str:
-        return self.nodes.executors[node].split("/", 1)[0]
-
-    def _forget_done(self) -> None:
-        """Drops jobs the policy can no longer hear of (nothing owed; no slot or node queue holds
-        them), so a daemon serving applications for weeks keeps only live stages."""
-        done = [j for j, live in self._jobs.items() if live.owed == 0]
-        if not done:  # the usual round: spare the scan of every slot and queue
-            return
-        held = {s.job_id for row in self.nodes.slots for s in row}
-        held.update(p.job_id for q in self.nodes.queues for p in q)
-        for job_id in [j for j in done if j not in held]:
+    def _forget_done(self, world: _World) -> None:
+        """Drops jobs the state has finished (every task ended or retired) or rejected, so a
+        daemon serving applications for weeks keeps only live stages."""
+        state = world.state
+        for job_id in [j for j in self._jobs if j not in state.launched]:
             key = self._jobs.pop(job_id).key
-            del self.job_specs[job_id]
+            for table in (state.job_by_id, state.remaining, state.log.job_finish, state.log.rejected_jobs):
+                table.pop(job_id, None)
             ids = self._by_stage.get(key)
             if ids is not None:
                 ids.remove(job_id)
                 if not ids:
                     del self._by_stage[key]
 
-    def _fire_timers(self) -> None:
-        while self._timers and self._timers[0][0] <= self.now:
-            _, _, node, key = heapq.heappop(self._timers)
-            hook = "on_timer" if node is None else "on_node_timer"
-            self._deliver(hook, Timer(self.now, node, key))
-
-    def _grants(self, app: str) -> tuple[Grant, ...]:
-        """``app``'s reservations on ``app``'s own executors (executor ids repeat across applications)."""
+    def _grants(self, world: _World, app: str) -> tuple[Grant, ...]:
+        """``app``'s grants on ``app``'s own executors (executor ids repeat across applications)."""
         count: Counter[tuple[int, int, str]] = Counter()
-        for node, _, s in self.nodes.unstarted():
-            key = self._jobs[s.job_id].key
-            owner, executor = self.nodes.executors[node].split("/", 1)
-            if key[0] == app and owner == app:
-                count[(key[1], key[2], executor)] += 1
+        for (node, _), job in world.slots.granted.items():
+            key = self._jobs[job].key
+            if key[0] == app and world.slots.app_of(node) == app:
+                count[(key[1], key[2], world.slots.executor_of(node))] += 1
         return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))
-
-    # -- the policy's decisions, applied at once ------------------------------------------------------
-    def _deliver(self, hook: str, ev: Any) -> None:
-        work: deque[tuple[str, Any]] = deque([(hook, ev)])
-        steps = 0
-        while work:
-            hook, ev = work.popleft()
-            fn = getattr(self._policy, hook, None)
-            if fn is None:
-                continue
-            steps += 1
-            if steps > MAX_STEPS:
-                raise RuntimeError(f"policy {self.name} made more than {MAX_STEPS} hook calls in one round")
-            for d in fn(ev, self._view) or ():
-                work.extend(self._apply(d))
-
-    def _apply(self, d: Any) -> list[tuple[str, Any]]:
-        now, nodes = self.now, self.nodes
-        match d:
-            case Assign(node=node, probe=probe):
-                return self._arrive_at(node, probe)
-            case Probe(nodes=targets, probe=probe):
-                return [x for node in targets for x in self._arrive_at(node, probe)]
-            case Run(node=node, slot=slot, probe=probe, keep=keep):
-                if not keep:
-                    nodes.dequeue(node, probe)
-                bound = probe.task is not None
-                if probe.job_id not in self._jobs:
-                    self._warn_once("job", f"Run for unknown job {probe.job_id} ignored")
-                    return []
-                got = nodes.reserve(node, slot, probe, probe.job_id, probe.task if bound else -1, bound)
-                if got < 0:
-                    self._warn_once("run", f"Run on a busy or unknown slot {node}/{slot} ignored")
-                    return []
-                return [] if bound else [("on_task_request", TaskRequest(now, node, got, probe))]
-            case Launch(node=node, slot=slot, job_id=job_id, task=task):
-                s = nodes.slots[node][slot]
-                if s.job_id != job_id or s.bound:
-                    self._warn_once("launch", f"Launch on slot {node}/{slot} not reserved for job {job_id}")
-                    return []
-                s.task, s.bound = task, True
-                return []
-            case Cancel(node=node, slot=slot, probe=probe):
-                nodes.slots[node][slot].clear()
-                nodes.dequeue(node, probe)
-                return [("on_slot_freed", SlotFreed(now, node, slot))]
-            case Drop(node=node, probe=probe):
-                nodes.dequeue(node, probe)
-                return []
-            case Reject(probe=probe, node=node, status=status, payload=payload) if probe is not None:
-                nodes.dequeue(node, probe)
-                return [("on_probe_rejected", ProbeRejected(now, node, probe, status, payload))]
-            case Give(victim=victim, thief=thief, probes=probes):
-                out = []
-                for p in probes:
-                    if nodes.dequeue(victim, p):
-                        out += self._arrive_at(thief, p)
-                return out
-            case Steal(thief=thief, victims=victims):
-                return self._steal(thief, victims)
-            case SetTimer(at=at, node=node, key=key):
-                heapq.heappush(self._timers, (at, next(self._seq), node, key))
-                return []
-            case SendHeartbeat(node=node, payload=payload):
-                return [("on_heartbeat", Heartbeat(now, node, payload))]
-            case Suspend(node=node, slot=slot):
-                task = nodes.slots[node][slot].spark_task
-                if self.params.kill_on_suspend and task is not None:
-                    self._preempt.append(task)
-                else:
-                    self._warn_once("suspend", "Spark cannot pause tasks; Suspend ignored")
-                return []
-            case Resume() | Reject():
-                self._warn_once(type(d).__name__, f"{type(d).__name__} is not available live; ignored")
-                return []
-        raise TypeError(f"unknown decision {d!r}")
-
-    def _arrive_at(self, node: int, probe: ProbeInfo) -> list[tuple[str, Any]]:
-        self.nodes.queues[node].append(probe)
-        return [("on_probe_arrival", ProbeArrival(self.now, node, probe))]
-
-    def _steal(self, thief: int, victims: tuple[int, ...]) -> list[tuple[str, Any]]:
-        """Asks victims in order until one gives something (as the simulator does, without delay)."""
-        fn = getattr(self._policy, "on_steal_request", None)
-        out: list[tuple[str, Any]] = []
-        for victim in victims if fn is not None else ():
-            decisions = list(fn(StealRequest(self.now, victim, thief), self._view) or ())
-            for d in decisions:
-                out += self._apply(d)
-            if any(isinstance(d, Give) and d.probes for d in decisions):
-                break
-        return out
-
-    def _warn_once(self, kind: str, message: str) -> None:
-        if kind not in self._warned:
-            self._warned.add(kind)
-            log.warning("schedbridge engine: %s: %s", self.name, message)

@@ -26,6 +26,7 @@ class FakeSpark:
         self.props = {s: p for s, (_, p) in stages.items()}
         self.running: dict[int, tuple[int, str]] = {}
         self.ran_on: list[tuple[int, str]] = []
+        self.killed: list[int] = []
         self.events = [{"e": "executor_added", "t": 0, "executor": e, "host": "h" + e, "cores": c}
                        for e, c in executors.items()]
         self.launched: list[dict] = []
@@ -49,12 +50,19 @@ class FakeSpark:
         self.events, self.launched = [], []
         return json.dumps(msg)
 
-    def apply(self, reply: str) -> None:
+    def apply(self, reply: str, cap: bool = False) -> None:
+        """Launch what ``reply`` grants; with ``cap``, as many as are free (as the plugin does),
+        else a grant beyond free slots or pending tasks fails the test. Preempted tasks end."""
         body = json.loads(reply)
         assert "error" not in body, body
+        for t in body["preempt"]:
+            stage, ex = self.running.pop(t)
+            self.free[ex] += 1
+            self.pending[stage] += 1  # Spark re-runs a killed task
+            self.killed.append(t)
         for g in body["assign"]:
             n = min(g["slots"], self.free[g["executor"]], self.pending[g["stage"]])
-            assert n == g["slots"], f"grant beyond free slots or pending tasks: {g}"
+            assert cap or n == g["slots"], f"grant beyond free slots or pending tasks: {g}"
             ids = [next(self.ids) for _ in range(n)]
             self.free[g["executor"]] -= n
             self.pending[g["stage"]] -= n
@@ -151,22 +159,58 @@ def test_only_spark_fifo_declares_sparks_own_order(policy: str) -> None:
 
 
 def test_falcon_runs_the_higher_priority_stage_first() -> None:
-    """Live, Falcon orders waiting tasks by Eq. (3): with one slot, once stage 1 (arriving first
-    in the round) has taken the free slot, the stage whose tasks finish soonest (estimate 0.01 s
-    vs 100 s, equal waits) gets every later grant before stage 1's rest; FIFO would run
-    1, 1, 1, 2, 2, 2."""
+    """Live, Falcon orders waiting tasks by Eq. (3): with one slot, stage 1 (arriving first in the
+    round) takes the free slot, then stage 2, whose tasks finish soonest (estimate 0.01 s vs
+    100 s, equal waits), preempts it by Selective Preemption before Spark launched it (its grant
+    is withdrawn) and gets every grant before stage 1's tasks; FIFO runs 1, 1, 1, 2, 2, 2."""
     stages = {1: (3, {"schedbridge.estimate": "100"}), 2: (3, {"schedbridge.estimate": "0.01"})}
     order = {policy: stage_order(policy, {}, FakeSpark({"1": 1}, stages)) for policy in ("falcon", "fifo")}
-    assert order == {"falcon": [1, 2, 2, 2, 1, 1], "fifo": [1, 1, 1, 2, 2, 2]}
+    assert order == {"falcon": [2, 2, 2, 1, 1, 1], "fifo": [1, 1, 1, 2, 2, 2]}
 
 
 def test_falcon_ranks_stages_by_the_spark_jobs_real_dag() -> None:
     """Runnable stages 1 and 2 of one Spark job: 1 feeds the one-task result stage 4 directly,
     2 feeds it through stage 3 (4 tasks). Eq. 3 alone prefers stage 1 (estimate 1 s vs 2 s);
     Eq. 2 over the job_start's DAG gives each stage-2 task the sum over stage 3's four tasks,
-    so once stage 1 has the free slot, stage 2 takes every later one."""
+    so stage 2 preempts stage 1's grant (not launched yet) and runs first."""
     stages = {1: (3, {"schedbridge.estimate": "1"}), 2: (3, {"schedbridge.estimate": "2"})}
     dag = {1: (3, []), 2: (3, []), 3: (4, [2]), 4: (1, [1, 3])}
     order = {on: stage_order("falcon", {"dag_priority": on}, FakeSpark({"1": 1}, stages, dag))
              for on in ("true", "false")}
-    assert order == {"true": [1, 2, 2, 2, 1, 1], "false": [1, 1, 1, 2, 2, 2]}
+    assert order == {"true": [2, 2, 2, 1, 1, 1], "false": [1, 1, 1, 2, 2, 2]}
+
+
+def _preempting_round(params: dict[str, str]) -> tuple[FakeSpark, PolicyHost, dict]:
+    """One slot; stage 1 (estimate 100 s) launched and running; then stage 2 (0.01 s) arrives,
+    and Falcon's Selective Preemption suspends stage 1's task for it. Returns the reply to that round."""
+    spark = FakeSpark({"1": 1}, {1: (2, {"schedbridge.estimate": "100"})})
+    host = PolicyHost(make_planner("falcon", params))
+    spark.apply(host.handle(spark.request()))
+    assert spark.ran_on == [(1, "1")] and spark.free == {"1": 0}
+    spark.pending[2], spark.props[2] = 2, {"schedbridge.estimate": "0.01"}
+    return spark, host, json.loads(host.handle(spark.request()))
+
+
+def test_a_suspended_spark_task_drains_and_its_slot_goes_to_the_preemptor() -> None:
+    """Spark cannot pause a task: the suspended one runs on, nothing is killed, and the slot it
+    freed is granted to stage 2, which Spark launches once the core is free."""
+    spark, host, reply = _preempting_round({})
+    assert reply["preempt"] == [] and [g["stage"] for g in reply["assign"]] == [2]
+    assert host.planner.counters["suspends"] == 1
+    spark.apply(json.dumps(reply), cap=True)
+    assert spark.ran_on == [(1, "1")]  # no free core yet: the grant waits
+    for _ in range(20):
+        spark.finish_all()
+        spark.apply(host.handle(spark.request()), cap=True)
+    assert [stage for stage, _ in spark.ran_on] == [1, 2, 2, 1] and not spark.killed
+
+
+def test_kill_on_suspend_preempts_the_spark_task() -> None:
+    spark, host, reply = _preempting_round({"kill_on_suspend": "true"})
+    first = next(iter(spark.running))
+    assert reply["preempt"] == [first] and [g["stage"] for g in reply["assign"]] == [2]
+    spark.apply(json.dumps(reply))
+    assert spark.killed == [first] and spark.ran_on[-1] == (2, "1")
+    drive(host, spark)
+    assert sorted(stage for stage, _ in spark.ran_on) == [1, 1, 1, 2, 2]  # the killed task ran again
+    assert host.planner.counters["kills"] == 1
