@@ -7,7 +7,7 @@
 
 Every node counts as N = ``--cores`` cores. ``fifo`` is stock Spark on YARN with N one-core
 executors per node: Spark's FIFO inside the application, the thesis' "YARN FIFO" baseline.
-``kairos`` runs `bridge.live.kairos_live` in-process on ``spark-schedbridge://yarn`` with N+Q
+``kairos`` runs `bridge.live.node_engine` in-process on ``spark-schedbridge://yarn`` with N+Q
 executors per node, and one node agent per NodeManager restricted to this application. It needs
 root for the agents' cgroups.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from bridge.live import spark_inprocess
-from bridge.live.kairos_live import kairos_live
+from bridge.live.node_engine import node_preemption
 from bridge.live.local_agents import start_local_agents
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_host import PolicyHost
@@ -39,7 +39,6 @@ from bridge.replay.inputs import prepare_inputs
 from bridge.replay.results import write_atomically, write_frame
 from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import spark_defaults, spark_env
-from policies.kairos import KairosConfig
 from workloads.expand import expand
 from workloads.spec import Submission, params_to_json
 from workloads.wordcount.job import word_counts
@@ -114,10 +113,11 @@ def main() -> None:
     with ExitStack() as agents_stack, ExitStack() as stack:   # agents outlive the session's restore
         if args.policy == "kairos":
             preemptor = ContainerPreemptor({})
-            planner = stack.enter_context(kairos_live(rm, preemptor, nodes, args.cores,
-                                                      KairosConfig(q=args.q, w=args.w),
-                                                      args.results / "vcores.json"))
-            spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name="kairos-live-bench")
+            params = {"q": str(args.q), "w": str(args.w)}
+            planner = stack.enter_context(node_preemption(rm, preemptor, nodes, args.cores, "kairos", params,
+                                                          args.results / "vcores.json"))
+            spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name="kairos-live-bench",
+                                            params=params)
             app_id = spark.sparkContext.applicationId
             preemptor.agents.update(start_local_agents(agents_stack, layout, rm, app_id, args.results,
                                                          "kairos-bench"))

@@ -16,8 +16,8 @@ import click
 
 from bridge.options import OutputPath
 from bridge.replay.cli import replay
+from bridge.live.node_engine import preempting_policies
 from bridge.replay.policy import check as check_policy
-from bridge.replay.preemption import LIVE_NODE_SCHEDULERS
 from bridge.report.cli import report
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
@@ -33,7 +33,7 @@ def demo_workload() -> Path:
 
 def _preempts(policy: str) -> bool:
     """Run the policy's node scheduler live where it has one and node agents can run (root)."""
-    if policy not in LIVE_NODE_SCHEDULERS:
+    if policy not in preempting_policies():
         return False
     if os.geteuid() != 0:
         _say(f"{policy}: not root, so no node agents: placement only, no preemption")

@@ -4,7 +4,7 @@ other waiting tasks; no DAG awareness."""
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_longest
 from policies.falcon.tiers import ObliviousConfig, TieredScheduler, best_fit, oblivious
-from policies.registry import PolicyEntry
+from policies.registry import PolicyEntry, Preempts
 
 
 def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
@@ -12,4 +12,5 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 
 ENTRY = PolicyEntry("amoeba", ObliviousConfig, make,
-                    "Amoeba-like checkpoint-the-longest preemption (Falcon baseline, our reading)")
+                    "Amoeba-like checkpoint-the-longest preemption (Falcon baseline, our reading)",
+                    preempts=Preempts())

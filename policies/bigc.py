@@ -22,7 +22,7 @@ from policies.api import (
     SlotFreed, Suspend, TaskFinished, TaskStarted,
 )
 from policies.common.partitions import check_cutoff
-from policies.registry import PolicyEntry
+from policies.registry import PolicyEntry, Preempts
 
 _Key = tuple[int, int]  # (job id, task index)
 
@@ -157,4 +157,5 @@ class BigC:
 
 
 ENTRY = PolicyEntry("bigc", BigCConfig, BigC,
-                    "Big-C: two classes, 95% short share, long tasks preempted (suspended) by short ones")
+                    "Big-C: two classes, 95% short share, long tasks preempted (suspended) by short ones",
+                    preempts=Preempts())

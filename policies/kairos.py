@@ -40,7 +40,7 @@ from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
-from policies.registry import PolicyEntry
+from policies.registry import PolicyEntry, Preempts
 
 
 class TieBreak(enum.Enum):
@@ -449,7 +449,14 @@ def _factory(config: KairosConfig, env: PolicyEnv) -> Kairos:
     return Kairos(config, env)
 
 
+def _extra_tasks(config: KairosConfig) -> int:
+    return config.q
+
+
 ENTRY = PolicyEntry("kairos", KairosConfig, _factory,
-                    "Kairos: node-level LAS with quantum W + central fewest-tasks placement capped at N+Q")
+                    "Kairos: node-level LAS with quantum W + central fewest-tasks placement capped at N+Q",
+                    # live: the prototype's W = 50 s for jobs of 85-1,175 s, scaled to jobs of seconds
+                    # (our reading for a 2-core testbed), and Q = 1 extra executor per node
+                    preempts=Preempts(_extra_tasks, live={"q": "1", "w": "5"}))
 
 __all__ = ["ENTRY", "Kairos", "KairosConfig", "KairosHeartbeat", "TieBreak"]

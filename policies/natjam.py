@@ -3,7 +3,7 @@ beats a running task's, it preempts the lowest-priority one; no rank filter, no 
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
 from policies.falcon.tiers import ObliviousConfig, TieredScheduler, best_fit, oblivious
-from policies.registry import PolicyEntry
+from policies.registry import PolicyEntry, Preempts
 
 
 def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
@@ -11,4 +11,5 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 
 ENTRY = PolicyEntry("natjam", ObliviousConfig, make,
-                    "Natjam-like priority preemption, dependency-oblivious (Falcon baseline, our reading)")
+                    "Natjam-like priority preemption, dependency-oblivious (Falcon baseline, our reading)",
+                    preempts=Preempts())

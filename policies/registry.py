@@ -72,6 +72,25 @@ class ConfigError(ValueError):
     """A configuration key or value is invalid."""
 
 
+def one_extra_task(config: Any) -> int:
+    """The default room a preempting policy needs per node: one suspended task beside its slots."""
+    return 1
+
+
+@dataclass(frozen=True)
+class Preempts:
+    """The capability a preempting policy declares: its node side returns ``Suspend``/``Resume``.
+
+    Live, each of its tasks runs in a one-core container that a node agent shrinks while the task
+    is suspended or waiting; a node then holds up to ``extra_tasks(config)`` tasks beyond its
+    slots (Kairos' Q; one suspended task per node otherwise, our reading), so the drivers raise
+    each NodeManager's vcores by that much for the run. ``live`` overrides parameter defaults on
+    a live cluster (e.g. a quantum scaled to jobs of seconds), below what the user sets."""
+
+    extra_tasks: Callable[[Any], int] = one_extra_task
+    live: Mapping[str, str] = dataclasses.field(default_factory=dict)  # parameter defaults on a live cluster
+
+
 @dataclass(frozen=True)
 class PolicyEntry:
     """How to build one policy: its name, its config dataclass and its factory."""
@@ -80,6 +99,7 @@ class PolicyEntry:
     config: type
     factory: Callable[[Any, PolicyEnv], Any]
     summary: str = ""
+    preempts: Preempts | None = None   # its node side suspends and resumes tasks
 
     def __post_init__(self) -> None:
         if not dataclasses.is_dataclass(self.config):

@@ -5,7 +5,7 @@ awareness. Aging makes a waiting task overtake running ones quickly, so it preem
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
 from policies.falcon.tiers import ObliviousConfig, TieredScheduler, oblivious, random_worker
-from policies.registry import PolicyEntry
+from policies.registry import PolicyEntry, Preempts
 
 
 def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
@@ -13,4 +13,5 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 
 ENTRY = PolicyEntry("snb", ObliviousConfig, make,
-                    "SNB stand-in: random placement, aging priority, eager preemption (our proxy)")
+                    "SNB stand-in: random placement, aging priority, eager preemption (our proxy)",
+                    preempts=Preempts())

@@ -4,7 +4,7 @@ beats; no DAG awareness."""
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
 from policies.falcon.tiers import ObliviousConfig, TieredScheduler, best_fit, oblivious
-from policies.registry import PolicyEntry
+from policies.registry import PolicyEntry, Preempts
 
 
 def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
@@ -12,4 +12,5 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 
 ENTRY = PolicyEntry("srpt-preempt", ObliviousConfig, make,
-                    "Preemptive SRPT per worker, dependency-oblivious (Falcon baseline)")
+                    "Preemptive SRPT per worker, dependency-oblivious (Falcon baseline)",
+                    preempts=Preempts())

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bridge.cluster.events import Deliver, FreeSlot, StartTask, StealAttempt
+from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd, StartTask, StealAttempt
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.slots import Foreign, Reserved, Running
 from bridge.cluster.view import StateView
@@ -69,6 +69,9 @@ class TaskRunner(Protocol):
 
     def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
         """``r`` stops progressing (suspended, or killed where tasks cannot pause)."""
+
+    # Optional: ``queued(node, probe)``, called when an entry reaches a node's queue (a runner that
+    # must start a bound task's process before the policy runs it: the node driver).
 
 
 @dataclass
@@ -125,6 +128,7 @@ class ClusterState:
             raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
         self.policy, self.spec, self.kernel, self.runner = policy, spec, kernel, runner
         self._run_task, self._pause_task = runner.run, runner.pause
+        self._queued = getattr(runner, "queued", None)
         self.switch_cost, self.pausing, self.keep_log = switch_cost, pausing, keep_log
         self.early_start = bool(getattr(policy, "early_start", False))
         self.blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
@@ -177,6 +181,7 @@ class ClusterState:
         k.on(ProbeRejected, self._make_dispatch("on_probe_rejected"))
         k.on(Timer, self._on_timer)
         k.on(StealAttempt, self._on_steal_attempt)
+        k.on(SegmentEnd, self._on_segment_end)
         self._apply_tab: dict[type, Callable[[Any, float, list[Any]], None]] = {
             Run: self._run, Launch: self._launch, Probe: self._probe, Assign: self._assign,
             Cancel: self._cancel, Drop: self._drop, Suspend: self._suspend, Resume: self._resume,
@@ -249,6 +254,8 @@ class ClusterState:
             rec[1] += 1
             rec[2] += flag
         self.qlen[node] += 1
+        if self._queued is not None:
+            self._queued(node, probe)
         fn = self._on_probe
         if fn is None:
             raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)
@@ -285,6 +292,13 @@ class ClusterState:
             ev = SlotFreed(self.kernel.now, node, slot, job_id, task)
             self.apply(ev, fn(ev, self.view), out)
         return out
+
+    def _on_segment_end(self, ev: SegmentEnd) -> list[Any] | None:
+        """A runner's run segment reached its end, unless a suspension made it stale."""
+        r = self.slots[ev.node][ev.slot]
+        if r.__class__ is not Running or r.token != ev.token:
+            return None
+        return self.finish(ev.node, ev.slot, ev.time)
 
     def finish(self, node: int, slot: int, now: float) -> list[Any]:
         """The task running on ``node``/``slot`` completed at ``now``: its slot is free, its job

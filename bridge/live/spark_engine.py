@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,9 +26,8 @@ from typing import Any
 from bridge.cluster.kernel import Kernel, SimulationError
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.live.spark_dag import successors_of
-from bridge.live.spark_protocol import (Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand,
-                                        TaskEnd, TaskStart)
-from bridge.live.spark_slots import SparkSlots
+from bridge.live.spark_protocol import JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
+from bridge.live.spark_slots import SparkRunner, SparkSlots, StageKey
 from bridge.live.spark_state import AppState, LiveCluster
 from policies import registry
 from policies.api import ClusterSpec, JobArrival, PolicyEnv
@@ -40,7 +38,6 @@ log = logging.getLogger(__name__)
 ESTIMATE_PROP = "schedbridge.estimate"
 MAX_STEPS = 200_000  # events per round; more means a policy loops
 MAX_FOREIGN_PASSES = 100  # retire-and-replace rounds of cross-application reservations per offer round
-StageKey = tuple[str, int, int]  # (app, stage, attempt)
 # The one resource live: task slots (cores / spark.task.cpus); every task needs one.
 SLOT_RESOURCE = ("slots",)
 ONE_SLOT = (1.0,)
@@ -98,13 +95,16 @@ class _LiveJob:
         return self.n - self.started - self.retired
 
 
-class _World:
-    """One cluster state over a fixed set of executors, with its kernel and its Spark runner."""
+class World:
+    """One cluster state with its kernel, its Spark runner, and the tasks Spark placed itself."""
 
-    def __init__(self, policy: object, spec: ClusterSpec, slots: SparkSlots, pausing: Pausing) -> None:
+    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, pausing: Pausing,
+                 now: float) -> None:
         self.kernel = Kernel()
-        self.slots = slots
-        self.state = ClusterState(policy, spec, self.kernel, slots, pausing=pausing, keep_log=False)
+        self.kernel.advance(now)
+        self.runner = runner
+        self.state = ClusterState(policy, spec, self.kernel, runner, pausing=pausing, keep_log=False)
+        self.foreign: dict[int, tuple[int, int]] = {}  # Spark task id -> (node, slot) it holds
         self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
     def settle(self, now: float, effects: Sequence[object] = ()) -> None:
@@ -121,15 +121,23 @@ class _World:
 
         k.run(until=now, tick=guard, tick_every=MAX_STEPS)
 
+    def occupy_foreign(self, node: int, spark_task: int) -> None:
+        slot = self.state.occupy(node, spark_task, ONE_SLOT)
+        if slot >= 0:
+            self.foreign[spark_task] = (node, slot)
+
 
 class EnginePlanner:
-    """Serves a registered policy's decisions as grants, round by round."""
+    """Serves a registered policy's decisions as grants, round by round.
+
+    The nodes are the executors (``SparkSlots``); :class:`~bridge.live.node_engine.NodePlanner`
+    makes them NodeManagers whose containers the node agents resize."""
 
     def __init__(self, name: str, params: Mapping[str, str] | None = None) -> None:
         self.name = name
         self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
         self.settings = (self.params, self._config)
-        self._world: _World | None = None
+        self._world: World | None = None
         self._node_keys: tuple[tuple[str, str], ...] = ()
         self._jobs: dict[int, _LiveJob] = {}
         self._by_stage: dict[StageKey, list[int]] = {}
@@ -144,7 +152,7 @@ class EnginePlanner:
 
     @property
     def counters(self) -> Mapping[str, int]:
-        """The cluster state's counters (launches, suspends_ignored, kills, ...) since the last rebuild."""
+        """The cluster state's counters (launches, suspends, kills, ...) since the last rebuild."""
         return {} if self._world is None else self._world.state.log.counters
 
     # -- RoundPlanner ----------------------------------------------------------------------------
@@ -155,85 +163,94 @@ class EnginePlanner:
         self._world = None
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
-        if self._t0_ms is None:
-            self._t0_ms = rnd.now_ms
-        self.now = max(self.now, (rnd.now_ms - self._t0_ms) / 1000.0)
-        keys = tuple((app.app, e) for app in cluster for e in app.executors)
-        if self._world is None or keys != self._node_keys:
-            world = self._reset(keys, cluster, rnd.cpus_per_task)
+        self.now = max(self.now, self._clock(rnd))
+        if self._world is None or self._stale(cluster):
+            world = self._reset(cluster, rnd.cpus_per_task)
         else:
             world = self._world
             world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
+            for app in cluster:
+                world.runner.register(app.app, app.executors)
             self._bind_launched(world, rnd)
             for ev in events:
                 self._on_spark_event(world, rnd.app, ev)
         world.settle(self.now)
         self._sync_stages(world, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
         self._retire_foreign(world)
-        preempt, world.slots.kills = tuple(world.slots.kills), []
-        grants = self._grants(world, rnd.app)
+        grants = world.runner.grants(rnd, lambda job: self._jobs[job].key)
+        preempt = world.runner.take_preempt()
         self._forget_done(world)
         return Placement(grants, preempt)
 
-    # -- state from Spark --------------------------------------------------------------------------
-    def _reset(self, keys: tuple[tuple[str, str], ...], cluster: LiveCluster, cpus_per_task: int) -> _World:
+    # -- the world: what differs between executors-as-nodes and NodeManagers-as-nodes --------------
+    def _clock(self, rnd: OfferRound) -> float:
+        """Seconds since the first round, by the plugin's clock."""
+        if self._t0_ms is None:
+            self._t0_ms = rnd.now_ms
+        return (rnd.now_ms - self._t0_ms) / 1000.0
+
+    def _stale(self, cluster: LiveCluster) -> bool:
+        """A new set of executors is a new set of nodes."""
+        return tuple((app.app, e) for app in cluster for e in app.executors) != self._node_keys
+
+    def _new_world(self, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
+        """The world over ``cluster``'s executors, and the slots each node really has."""
+        keys = self._node_keys = tuple((app.app, e) for app in cluster for e in app.executors)
         cores = {(a.app, e): x.cores for a in cluster for e, x in a.executors.items()}
         per_node = [max(cores[key] // cpus_per_task, 0) for key in keys]
         slots = max(per_node + [1])
-        self._node_keys = keys
-        self._jobs.clear()
-        self._by_stage.clear()
         spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
                            capacity=(float(slots),), network_delay=0.0)
-        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
         runner = SparkSlots([f"{app}/{e}" for app, e in keys])
         runner.kill = self.params.kill_on_suspend
-        world = self._world = _World(policy, spec, runner, Pausing.KILL if runner.kill else Pausing.SUSPEND)
-        world.kernel.advance(self.now)
+        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
+        pausing = Pausing.KILL if runner.kill else Pausing.SUSPEND
+        return World(policy, spec, runner, pausing, self.now), per_node
+
+    # -- state from Spark --------------------------------------------------------------------------
+    def _reset(self, cluster: LiveCluster, cpus_per_task: int) -> World:
+        self._jobs.clear()
+        self._by_stage.clear()
+        world, per_node = self._new_world(cluster, cpus_per_task)
+        self._world = world
+        slots = world.state.spec.slots_per_node
         for node, have in enumerate(per_node):
             for _ in range(slots - have):
-                world.state.occupy(node, None, ONE_SLOT)  # slots this executor does not have
+                world.state.occupy(node, None, ONE_SLOT)  # slots this node does not have
         for app in cluster:
+            world.runner.register(app.app, app.executors)
             for t in app.running.values():
-                node = world.slots.node_of.get(f"{app.app}/{t.executor}")
+                node = world.runner.node_of_executor(app.app, t.executor)
                 if node is not None:
-                    self._occupy_foreign(world, node, t.task)
-        log.info("schedbridge engine: %s rebuilt over %d executors x %d slots, nodes: %s", self.name,
-                 len(keys), slots, " ".join(world.slots.executors))
+                    world.occupy_foreign(node, t.task)
+        log.info("schedbridge engine: %s rebuilt over %d nodes x %d slots", self.name,
+                 world.state.spec.n_nodes, slots)
         return world
 
-    def _occupy_foreign(self, world: _World, node: int, spark_task: int) -> None:
-        slot = world.state.occupy(node, spark_task, ONE_SLOT)
-        if slot >= 0:
-            world.slots.foreign[spark_task] = (node, slot)
-
-    def _bind_launched(self, world: _World, rnd: OfferRound) -> None:
+    def _bind_launched(self, world: World, rnd: OfferRound) -> None:
         for rep in rnd.launched:
-            node = world.slots.node_of.get(f"{rnd.app}/{rep.executor}")
+            node = world.runner.node_of_executor(rnd.app, rep.executor)
             jobs = self._by_stage.get((rnd.app, rep.stage, rep.attempt), [])
             for spark_task in rep.tasks:
-                job = None if node is None else world.slots.bind(node, jobs, spark_task)
+                job = None if node is None else world.runner.bind(node, jobs, spark_task, rnd.app, rep.executor)
                 if job is not None:
                     self._jobs[job].started += 1
                 elif node is not None:
-                    self._occupy_foreign(world, node, spark_task)
+                    world.occupy_foreign(node, spark_task)
 
-    def _on_spark_event(self, world: _World, app: str, ev: LiveEvent) -> None:
-        slots = world.slots
-        if isinstance(ev, TaskStart) and ev.task not in slots.bound and ev.task not in slots.foreign:
-            node = slots.node_of.get(f"{app}/{ev.executor}")
-            if node is not None:
-                self._occupy_foreign(world, node, ev.task)
+    def _on_spark_event(self, world: World, app: str, ev: LiveEvent) -> None:
+        if isinstance(ev, TaskStart):
+            node = world.runner.node_of_executor(app, ev.executor)
+            if node is not None and not world.runner.knows(ev.task) and ev.task not in world.foreign:
+                world.occupy_foreign(node, ev.task)
         elif isinstance(ev, TaskEnd):
-            if (where := slots.bound.pop(ev.task, None)) is not None:
-                world.settle(self.now, world.state.finish(*where, self.now))
-            elif (where := slots.foreign.pop(ev.task, None)) is not None:
+            effects = world.runner.end(ev.task, world.state, self.now)
+            if effects is not None:
+                world.settle(self.now, effects)
+            elif (where := world.foreign.pop(ev.task, None)) is not None:
                 world.settle(self.now, world.state.vacate(*where))
-            elif (key := slots.drained(ev.task)) is not None:
-                node = slots.node_of[f"{app}/{ev.executor}"]
-                world.settle(self.now, world.state.finish_suspended(node, *key, self.now))
 
-    def _sync_stages(self, world: _World, rnd: OfferRound, spark_jobs: Mapping[int, JobStart]) -> None:
+    def _sync_stages(self, world: World, rnd: OfferRound, spark_jobs: Mapping[int, JobStart]) -> None:
         """New or grown stages arrive as jobs; tasks owed beyond Spark's pending count retire, and
         so do grants for stages Spark no longer runs (also ones the policy makes later)."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
@@ -247,7 +264,7 @@ class EnginePlanner:
             elif d.pending < owed:
                 self._retire(world, key.__eq__, owed - d.pending)
 
-    def _arrive(self, world: _World, key: StageKey, d: StageDemand, n: int, spark_job: JobStart | None) -> None:
+    def _arrive(self, world: World, key: StageKey, d: StageDemand, n: int, spark_job: JobStart | None) -> None:
         """``spark_job`` (None if its job_start has not arrived yet) gives the stage's successors."""
         job_id = next(self._job_ids)
         est = float(d.props.get(ESTIMATE_PROP, self.params.estimate))
@@ -259,35 +276,34 @@ class EnginePlanner:
         self._by_stage.setdefault(key, []).append(job_id)
         world.settle(self.now, [JobArrival(self.now, job)])
 
-    def _retire(self, world: _World, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
-        """Up to ``limit`` granted-but-unlaunched tasks of stages ``of_stage`` selects, which Spark
-        no longer needs: finished, as far as the policy knows."""
-        for where, job in sorted(world.slots.granted.items()):
+    def _retire(self, world: World, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
+        """Up to ``limit`` unlaunched grants of stages ``of_stage`` selects, which Spark no longer
+        needs: their tasks are finished, as far as the policy knows."""
+        for key, job in world.runner.unlaunched():
             if limit == 0:
                 return
             if of_stage(self._jobs[job].key):
                 limit = None if limit is None else limit - 1
-                self._retire_grant(world, where)
+                self._retire_grant(world, key, job)
 
-    def _retire_grant(self, world: _World, where: tuple[int, int]) -> None:
-        job = world.slots.granted.pop(where)
+    def _retire_grant(self, world: World, key: object, job: int) -> None:
         self._jobs[job].retired += 1
-        world.settle(self.now, world.state.finish(*where, self.now))
+        world.settle(self.now, world.runner.retire(key, world.state, self.now))
 
-    def _retire_foreign(self, world: _World) -> None:
-        """Grants are scoped to the application whose executor they name: one for another
-        application's stage can never launch (an executor runs only its own application's tasks),
-        so it is retired (the policy hears the task finished and the slot freed, and the stage's
-        tasks arrive anew next round). Repeated while the freed slots draw new such grants."""
+    def _retire_foreign(self, world: World) -> None:
+        """Grants are scoped to the application whose executor they name: one on another
+        application's node for this one's stage can never launch (an executor runs only its own
+        application's tasks), so it is retired (the policy hears the task finished, and the
+        stage's tasks arrive anew next round). Repeated while freed slots draw new such grants."""
         for _ in range(MAX_FOREIGN_PASSES):
-            foreign = [w for w, job in sorted(world.slots.granted.items())
-                       if world.slots.app_of(w[0]) != self._jobs[job].key[0]]
+            foreign = [(key, job) for key, job in world.runner.unlaunched()
+                       if not world.runner.may_run(key, self._jobs[job].key[0])]
             if not foreign:
                 return
-            for where in foreign:
-                self._retire_grant(world, where)
+            for key, job in foreign:
+                self._retire_grant(world, key, job)
 
-    def _forget_done(self, world: _World) -> None:
+    def _forget_done(self, world: World) -> None:
         """Drops jobs the state has finished (every task ended or retired) or rejected, so a
         daemon serving applications for weeks keeps only live stages."""
         state = world.state
@@ -300,12 +316,3 @@ class EnginePlanner:
                 ids.remove(job_id)
                 if not ids:
                     del self._by_stage[key]
-
-    def _grants(self, world: _World, app: str) -> tuple[Grant, ...]:
-        """``app``'s grants on ``app``'s own executors (executor ids repeat across applications)."""
-        count: Counter[tuple[int, int, str]] = Counter()
-        for (node, _), job in world.slots.granted.items():
-            key = self._jobs[job].key
-            if key[0] == app and world.slots.app_of(node) == app:
-                count[(key[1], key[2], world.slots.executor_of(node))] += 1
-        return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))

@@ -209,6 +209,8 @@ class ExecutorAdded:
     executor: str
     host: str
     cores: int
+    container: str = ""   # its YARN container id ("" off YARN)
+    nm: str = ""          # its NodeManager's web address as YARN reports it ("" off YARN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +282,8 @@ def parse_event(d: Mapping[str, Any]) -> LiveEvent:
     try:
         kind = d["e"]
         if kind == "executor_added":
-            return ExecutorAdded(int(d["t"]), str(d["executor"]), str(d["host"]), int(d["cores"]))
+            return ExecutorAdded(int(d["t"]), str(d["executor"]), str(d["host"]), int(d["cores"]),
+                                 str(d.get("container", "")), str(d.get("nm", "")))
         if kind == "executor_removed":
             return ExecutorRemoved(int(d["t"]), str(d["executor"]), str(d["reason"]))
         if kind == "task_start":

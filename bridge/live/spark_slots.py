@@ -14,25 +14,65 @@ slot without a new grant (an executor's grants are a count of cores, not particu
 """
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from bridge.cluster.slots import Running
+from bridge.cluster.state import ClusterState, TaskRunner
+from bridge.live.spark_protocol import ExecutorAdded, Grant, OfferRound
 
 Where = tuple[int, int]  # (node, slot) of the cluster state
+StageKey = tuple[str, int, int]  # (app, stage, attempt)
+
+
+class SparkRunner(TaskRunner, Protocol):
+    """What the engine adapter needs of a world's runner besides running tasks: where Spark's
+    executors are, which Spark task is which policy task, and what to grant."""
+
+    def node_of_executor(self, app: str, executor: str) -> int | None:
+        """The cluster-state node of one of ``app``'s executors (None: not one of its nodes)."""
+
+    def bind(self, node: int, jobs: list[int], spark_task: int, app: str, executor: str) -> int | None:
+        """Attach a task Spark launched for one of ``jobs`` on ``node``; the job, or None if no
+        grant matches (Spark placed it itself)."""
+
+    def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
+        """Spark's task ended: the state's effects, or None if it is not a policy task here."""
+
+    def unlaunched(self) -> list[tuple[Any, int]]:
+        """Grants Spark has not launched yet, as (key for ``retire``, policy job), oldest first."""
+
+    def retire(self, key: Any, state: ClusterState, now: float) -> list[Any]:
+        """Spark no longer needs that grant's task: it ends, as far as the policy knows."""
+
+    def grants(self, rnd: OfferRound, key_of: Callable[[int], StageKey]) -> tuple[Grant, ...]:
+        """This round's grants to ``rnd.app`` (``key_of`` gives a policy job's stage)."""
+
+    def take_preempt(self) -> tuple[int, ...]:
+        """Spark task ids to kill this round."""
+
+    def knows(self, spark_task: int) -> bool:
+        """True if ``spark_task`` runs a policy task (bound to a grant)."""
+
+    def may_run(self, key: Any, app: str) -> bool:
+        """True if the unlaunched grant ``key`` can launch a task of ``app`` (its node is one of
+        ``app``'s executors, or hosts them)."""
+
+    def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
+        """The executors ``app`` has now (a runner whose nodes are not executors places them)."""
 
 
 class SparkSlots:
-    """Executors ``0..n-1`` as nodes; grants waiting for Spark, and Spark tasks on state slots.
-
-    Implements :class:`~bridge.cluster.state.TaskRunner` for the Spark adapter."""
+    """Executors ``0..n-1`` as nodes; grants waiting for Spark, and Spark tasks on state slots
+    (a :class:`SparkRunner`)."""
 
     def __init__(self, executors: list[str]) -> None:
         self.executors = executors                    # "app/executor id", in node order
         self.node_of = {e: i for i, e in enumerate(executors)}
         self.granted: dict[Where, int] = {}           # slot -> policy job id, until Spark launches it
         self.bound: dict[int, Where] = {}             # Spark task id -> slot of a policy task
-        self.foreign: dict[int, Where] = {}           # Spark task id -> slot of a task Spark placed
-        self.draining: dict[tuple[int, int], int] = {}  # suspended policy task -> its Spark task
+        self.draining: dict[tuple[int, int], tuple[int, int]] = {}  # suspended task -> (Spark task, node)
         self.kills: list[int] = []                    # Spark task ids to preempt this round
         self.kill = False                             # Pausing.KILL: a suspended task is killed
 
@@ -40,11 +80,11 @@ class SparkSlots:
     def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
         """The policy started or resumed a task: Spark gets a grant for its stage on this executor,
         unless it is a draining task, which still runs."""
-        task = self.draining.pop((r.job_id, r.task), None)
-        if task is None:
+        draining = self.draining.pop((r.job_id, r.task), None)
+        if draining is None:
             self.granted[(node, slot)] = r.job_id
         else:
-            self.bound[task] = (node, slot)
+            self.bound[draining[0]] = (node, slot)
 
     def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
         """Suspend: a grant not launched yet is withdrawn; a running task drains, or is killed."""
@@ -57,27 +97,54 @@ class SparkSlots:
         if self.kill:
             self.kills.append(task)
         else:
-            self.draining[(r.job_id, r.task)] = task
+            self.draining[(r.job_id, r.task)] = (task, node)
 
     # -- Spark's side ---------------------------------------------------------------------------
-    def bind(self, node: int, jobs: list[int], spark_task: int) -> int | None:
-        """Attach a task Spark launched on ``node`` for one of ``jobs`` (a stage's policy jobs) to
-        a grant; returns the job it ran for (None: no such grant, Spark placed it itself)."""
+    def node_of_executor(self, app: str, executor: str) -> int | None:
+        return self.node_of.get(f"{app}/{executor}")
+
+    def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
+        """Nothing to do: the executors are the nodes (a new set rebuilds the world)."""
+
+    def bind(self, node: int, jobs: list[int], spark_task: int, app: str, executor: str) -> int | None:
         where = next((w for w, j in sorted(self.granted.items()) if w[0] == node and j in jobs), None)
         if where is None:
             return None
         self.bound[spark_task] = where
         return self.granted.pop(where)
 
-    def drained(self, spark_task: int) -> tuple[int, int] | None:
-        """The policy task (job id, task) of a draining Spark task that ended, if it was one."""
-        key = next((k for k, t in self.draining.items() if t == spark_task), None)
-        if key is not None:
-            del self.draining[key]
-        return key
+    def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
+        if (where := self.bound.pop(spark_task, None)) is not None:
+            return state.finish(*where, now)
+        key = next((k for k, (t, _) in self.draining.items() if t == spark_task), None)
+        if key is None:
+            return None
+        _, node = self.draining.pop(key)
+        return state.finish_suspended(node, *key, now)
 
-    def app_of(self, node: int) -> str:
-        return self.executors[node].split("/", 1)[0]
+    def unlaunched(self) -> list[tuple[Any, int]]:
+        return sorted(self.granted.items())
 
-    def executor_of(self, node: int) -> str:
-        return self.executors[node].split("/", 1)[1]
+    def retire(self, key: Any, state: ClusterState, now: float) -> list[Any]:
+        del self.granted[key]
+        return state.finish(*key, now)
+
+    def grants(self, rnd: OfferRound, key_of: Callable[[int], StageKey]) -> tuple[Grant, ...]:
+        """``rnd.app``'s grants on its own executors (executor ids repeat across applications)."""
+        count: Counter[tuple[int, int, str]] = Counter()
+        for (node, _), job in self.granted.items():
+            app, stage, attempt = key_of(job)
+            owner, executor = self.executors[node].split("/", 1)
+            if app == rnd.app and owner == app:
+                count[(stage, attempt, executor)] += 1
+        return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))
+
+    def take_preempt(self) -> tuple[int, ...]:
+        kills, self.kills = tuple(self.kills), []
+        return kills
+
+    def knows(self, spark_task: int) -> bool:
+        return spark_task in self.bound or any(t == spark_task for t, _ in self.draining.values())
+
+    def may_run(self, key: Any, app: str) -> bool:
+        return self.executors[key[0]].split("/", 1)[0] == app

@@ -10,6 +10,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from bridge.live.spark_engine import ESTIMATE_PROP
 from workloads import tasksjob
 from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob
 from workloads.tpch.spark import register_tables, run_query
@@ -32,7 +33,13 @@ def _tpch(spark: SparkSession, params: TpchJob, inputs: dict[str, str]) -> None:
 
 
 def _tasks(spark: SparkSession, params: TasksJob, inputs: dict[str, str]) -> None:
-    tasksjob.run(spark.sparkContext, params.durations, params.mode)
+    """A trace job; its mean task duration is the policy's runtime estimate, as in the simulator."""
+    sc = spark.sparkContext
+    sc.setLocalProperty(ESTIMATE_PROP, repr(sum(params.durations) / max(len(params.durations), 1)))
+    try:
+        tasksjob.run(sc, params.durations, params.mode)
+    finally:
+        sc.setLocalProperty(ESTIMATE_PROP, None)
 
 
 _RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], None]] = {

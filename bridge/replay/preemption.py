@@ -1,65 +1,59 @@
 """`schedbridge replay --preempt`: the policy's node scheduler runs on real containers.
 
-Without it a replay drives placement only. With it, the shared application's policy host is the
-policy's live node-side planner (today: Kairos, `bridge.live.kairos_live`): the NodeManagers
-advertise Q more vcores for the span of the replay so that YARN grants N+Q one-core executors
-per node, and one node agent per NodeManager shrinks and restores their containers' CPU.
+Without it a replay drives placement only. With it, the shared application's policy host is
+``bridge.live.node_engine``'s planner, for any policy whose registry entry declares
+``Preempts`` (Kairos, Big-C, Falcon and its baselines): the NodeManagers advertise the policy's
+extra tasks per node more vcores for the span of the replay, so that YARN grants N + extra
+one-core executors per node, and one node agent per NodeManager shrinks and restores their
+containers' CPU as the policy's ``Suspend``/``Resume`` decide.
 
-Our reading, for a 2-core testbed: N is the shared mode's executors per NodeManager, and the live
-defaults are Q = 1 and W = 5 s (the prototype's W = 50 s for jobs of 85-1,175 s, scaled to jobs
-of seconds); `--conf spark.schedbridge.q=...`, `spark.schedbridge.w=...` and
-`spark.schedbridge.node_cores=...` override them. The replay starts the agents itself, so this
-works on the local testbed, as root; on another cluster, or in per-job mode (where every
-application would have its own node scheduler), it is refused before anything is submitted.
+N is the shared mode's executors per NodeManager unless `--conf spark.schedbridge.node_cores=...`
+says otherwise; the policy's live defaults (``Preempts.live``; Kairos: Q = 1, W = 5 s, our reading
+for a 2-core testbed) are overridden by `--conf spark.schedbridge.<param>=...`. The replay starts
+the agents itself, so this works on the local testbed, as root; on another cluster, or in per-job
+mode (where every application would have its own node scheduler), it is refused before anything
+is submitted.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
-from pyspark.sql import SparkSession
 from tqdm import tqdm
 
 import sparkplugin
 from bridge.live import spark_inprocess
-from bridge.live.kairos_live import kairos_live
 from bridge.live.local_agents import require_root, start_local_agents
+from bridge.live.node_engine import live_params, node_preemption
 from bridge.live.preemption import ContainerPreemptor
+from bridge.live.spark_engine import engine_settings
 from bridge.live.spark_host import PolicyHost
 from bridge.replay.target import ClusterTarget
 from bridge.testbed.layout import default_layout
-from policies.registry import config_for
 from yarnclient import ResourceManagerClient
 
-# Policies whose node scheduler can run live, and the context manager that runs it.
-LIVE_NODE_SCHEDULERS: dict[str, Callable[..., Any]] = {"kairos": kairos_live}
-LIVE_DEFAULTS = {"q": "1", "w": "5"}
-PARAM_PREFIX = "spark.schedbridge."
+NODE_CORES = "node_cores"
 
 
 def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str]) -> None:
     """Refuse, with the reason, what `--preempt` cannot do; nothing has started yet."""
-    if policy not in LIVE_NODE_SCHEDULERS:
-        raise ValueError(f"--preempt: policy {policy!r} has no live node scheduler "
-                         f"(available: {', '.join(sorted(LIVE_NODE_SCHEDULERS))})")
+    settings = policy_settings(policy, conf)  # a policy that does not preempt: the error names those that do
     if mode != "shared":
         raise ValueError("--preempt needs --mode shared: one node scheduler must see every job")
     if target.rm_url != default_layout().rm_url:
         raise ValueError("--preempt starts node agents on this host, so it runs only against the local "
                          "testbed; on a real cluster, run `schedbridge agent` on each NodeManager host")
-    settings = policy_settings(conf)
-    if int(settings.pop("node_cores", "1")) < 1:
-        raise ValueError(f"{PARAM_PREFIX}node_cores must be at least 1")
-    config_for(policy, settings)  # unknown or impossible parameters: the registry's error names them
+    if int(settings.pop(NODE_CORES, "1")) < 1:
+        raise ValueError(f"{sparkplugin.CONF_PREFIX}{NODE_CORES} must be at least 1")
+    engine_settings(policy, settings)  # unknown or impossible parameters: the registry's error names them
     require_root()
 
 
-def policy_settings(conf: Mapping[str, str]) -> dict[str, str]:
-    """The live defaults, overridden by `spark.schedbridge.<param>` entries of the Spark conf."""
-    return {**LIVE_DEFAULTS, **sparkplugin.policy_params(conf)}
+def policy_settings(policy: str, conf: Mapping[str, str]) -> dict[str, str]:
+    """The policy's live defaults, overridden by `spark.schedbridge.<param>` entries of the Spark conf."""
+    return live_params(policy, sparkplugin.policy_params(conf))
 
 
 class PreemptiveSession:
@@ -78,15 +72,15 @@ class PreemptiveSession:
         nodes = sorted(n.http_address for n in rm.nodes(states=["RUNNING"]))
         if not nodes:
             raise ValueError(f"no RUNNING NodeManager at {layout.rm_url}")
-        settings = policy_settings(conf)
-        cores = int(settings.pop("node_cores", max(1, int(conf.get("spark.executor.instances", "4")) // len(nodes))))
-        config = config_for(policy, settings)
+        settings = policy_settings(policy, conf)
+        default_cores = max(1, int(conf.get("spark.executor.instances", "4")) // len(nodes))
+        cores = int(settings.pop(NODE_CORES, default_cores))
         try:
-            planner = self._stack.enter_context(LIVE_NODE_SCHEDULERS[policy](
-                rm, self.preemptor, nodes, cores, config, layout.vcores_record))
-            executors = (cores + config.q) * len(nodes)
+            planner = self._stack.enter_context(node_preemption(
+                rm, self.preemptor, nodes, cores, policy, settings, layout.vcores_record))
+            executors = (cores + planner.extra) * len(nodes)
             spark_conf = {**{k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)},
-                          **{PARAM_PREFIX + k: v for k, v in settings.items()},  # what the planner runs with
+                          **{sparkplugin.CONF_PREFIX + k: v for k, v in settings.items()},  # what the planner runs with
                           "spark.executor.instances": str(executors),
                           "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
             self.spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=spark_conf, app_name=app_name)

@@ -13,6 +13,7 @@ finish times, counters); the metrics in ``bridge.metrics`` are computed from it 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,7 +105,6 @@ class Simulation:
         self.log = self.state.log
         self._next_job = 0
         self.kernel.on(JobArrival, self._on_job_arrival)
-        self.kernel.on(SegmentEnd, self._on_segment_end)
 
     def run(self, progress: Callable[[int, float], None] | None = None) -> SimResult:
         if self.jobs:
@@ -125,12 +125,6 @@ class Simulation:
             self._next_job += 1
             out.append(JobArrival(nj.submit, nj))
         return self.state.job_arrived(ev, out)
-
-    def _on_segment_end(self, ev: SegmentEnd) -> list[Any] | None:
-        r = self.state.slots[ev.node][ev.slot]
-        if r.__class__ is not Running or r.token != ev.token:
-            return None  # the segment was cut short by a suspension
-        return self.state.finish(ev.node, ev.slot, ev.time)
 
 
 def simulate(jobs: Sequence[Job], policy: Any, spec: ClusterSpec, **kw: Any) -> SimResult:

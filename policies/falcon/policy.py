@@ -10,7 +10,7 @@ from policies.falcon.book import TaskBook
 from policies.falcon.packing import PackItem, pack_complementary
 from policies.falcon.preemption import DEFAULT_DELTA, Reading, selective_preemption
 from policies.falcon.tiers import TieredScheduler, best_fit, singletons
-from policies.registry import PolicyEntry
+from policies.registry import PolicyEntry, Preempts
 
 
 @dataclass(frozen=True)
@@ -55,4 +55,5 @@ def make_falcon(config: FalconConfig, env: PolicyEnv) -> TieredScheduler:
 
 
 ENTRY = PolicyEntry("falcon", FalconConfig, make_falcon,
-                    "Falcon: complementary packing, DAG priorities, Selective Preemption (delta)")
+                    "Falcon: complementary packing, DAG priorities, Selective Preemption (delta)",
+                    preempts=Preempts())

@@ -15,17 +15,15 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from bridge.agent.client import AgentClient
 from bridge.live import spark_inprocess
-from bridge.live.kairos_live import kairos_live
+from bridge.live.node_engine import node_preemption
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_host import PolicyHost
 from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import spark_defaults
-from policies.kairos import KairosConfig
 from yarnclient import ResourceManagerClient
 
 WORK = 2_000_000  # float steps per task: a few CPU seconds
@@ -55,10 +53,11 @@ def main() -> None:
     preemptor = ContainerPreemptor({})
     conf = {**spark_defaults(layout), "spark.executor.instances": str(executors),
             "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
-    with kairos_live(rm, preemptor, nodes, 1, KairosConfig(q=1, w=2.0), work / "vcores.json") as planner:
+    params = {"q": "1", "w": "2.0"}
+    with node_preemption(rm, preemptor, nodes, 1, "kairos", params, work / "vcores.json") as planner:
         (work / "nodes.json").write_text(json.dumps({n.http_address: n.vcores_total for n in rm.nodes()}))
         spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name=name,
-                                        params={"q": "1", "w": "2.0"})  # the planner's own, or refused
+                                        params=params)  # the planner's own, or refused
         sc = spark.sparkContext
         (work / "app_id").write_text(sc.applicationId)
         token = os.environ["SCHEDBRIDGE_AGENT_TOKEN"]
@@ -74,8 +73,6 @@ def main() -> None:
     commands = [{"container": c.ref.container, "action": c.action, "status": c.status.code.value,
                  "seconds": c.seconds} for c in preemptor.commands]
     (work / "commands.json").write_text(json.dumps(commands))
-    (work / "executors.json").write_text(json.dumps({f"{a}/{e}": asdict(ref) for (a, e), (_, ref)
-                                                     in planner.executors.items()}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""`schedbridge replay --policy kairos --preempt` on the real testbed: Kairos' node scheduler
-time-slices real executor containers through node agents it starts, every job finishes, and the
-cluster is left as it was (vcores restored, agents stopped, no application running)."""
+"""`schedbridge replay --policy P --preempt` on the real testbed, for Kairos, Big-C and Falcon: the
+policy's node scheduler suspends and resumes real executor containers through node agents the
+replay starts, every job finishes, and the cluster is left as it was (vcores restored, agents
+stopped, no application running)."""
 from __future__ import annotations
 
 import json
@@ -52,14 +53,46 @@ def vcores(rm: ResourceManagerClient) -> dict[str, int]:
     return {n.node_id: n.vcores_total for n in rm.nodes()}
 
 
-def test_kairos_preempts_real_containers_and_leaves_the_cluster_clean(testbed, tmp_path: Path) -> None:
+# A trace for the policies that preempt by runtime estimate (the replay gives each trace job its
+# mean task duration as its estimate): a long job fills the four slots (2 per NodeManager), then
+# two short jobs arrive and must preempt long tasks to run. Tasks spin, so a shrunk container
+# really loses its CPU.
+TRACE = """0 4 12 12 12 12 12
+3 2 2 2 2
+4 1 2 2
+"""
+TRACE_WORKLOAD = """
+name = "it-preempt-trace"
+seed = 3
+
+[trace]
+path = "it.trace"
+time_scale = 1.0
+task_mode = "spin"
+"""
+
+# Each preempting policy through the one generic path (its registry entry's Preempts): Kairos'
+# LAS with a 2 s quantum on the WordCount jobs; Big-C (short below a 5 s cutoff) and Falcon (with
+# delta = 0, so any waiting task that beats a running one preempts it) on the trace.
+PREEMPTING = {
+    "kairos": (WORKLOAD, ["--conf", "spark.schedbridge.w=2"]),
+    "bigc": (TRACE_WORKLOAD, ["--conf", "spark.schedbridge.cutoff=5"]),
+    "falcon": (TRACE_WORKLOAD, ["--conf", "spark.schedbridge.delta=0"]),
+}
+
+
+@pytest.mark.parametrize("policy", sorted(PREEMPTING))
+def test_preempting_policy_resizes_real_containers_and_leaves_the_cluster_clean(policy: str, testbed,
+                                                                               tmp_path: Path) -> None:
     require_root()
     rm = ResourceManagerClient(testbed.rm_url)
     vcores_before = vcores(rm)
+    text, options = PREEMPTING[policy]
     workload, results = tmp_path / "it-preempt.toml", tmp_path / "results"
-    workload.write_text(WORKLOAD)
+    workload.write_text(text)
+    (tmp_path / "it.trace").write_text(TRACE)
     command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(workload),
-               "--policy", "kairos", "--preempt", "--conf", "spark.schedbridge.w=2", "--results", str(results)]
+               "--policy", policy, "--preempt", *options, "--results", str(results)]
     done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, failure_excerpt(done.stderr)
 

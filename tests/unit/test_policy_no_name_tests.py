@@ -86,3 +86,34 @@ def test_no_policy_name_comparisons_in_bridge_or_common():
 def test_the_checker_catches_name_tests():
     code = 'if policy == "hawk": pass\nif p in ("eagle", "x"): pass\nmatch p:\n    case "kairos": pass\n'
     assert [s for _, s in _name_tests(ast.parse(code))] == ["hawk", "eagle", "kairos"]
+
+
+# Modules of ``policies`` that bridge/ may import: the contract and the registry. Everything else
+# (a concrete policy, its config, its internals) is reached through the registry by name.
+CONTRACT = {"policies", "policies.api", "policies.registry"}
+
+
+def _policy_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "policies":
+            names = [node.module] if node.module != "policies" else [f"policies.{a.name}" for a in node.names]
+            hits += [(node.lineno, m) for m in names if m not in CONTRACT]
+        elif isinstance(node, ast.Import):
+            hits += [(node.lineno, a.name) for a in node.names
+                     if a.name.split(".")[0] == "policies" and a.name not in CONTRACT]
+    return hits
+
+
+def test_bridge_reaches_policies_only_through_the_contract_and_the_registry():
+    offenders = []
+    for path in sorted((ROOT / "bridge").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        offenders += [f"{path.relative_to(ROOT)}:{line}: imports {m}" for line, m in _policy_imports(tree)]
+    assert not offenders, "bridge/ imports a concrete policy:\n" + "\n".join(offenders)
+
+
+def test_the_import_checker_catches_concrete_policies():
+    code = ("from policies.kairos import Kairos\nimport policies.eagle\nfrom policies import hawk\n"
+            "from policies.api import Run\nfrom policies import registry\n")
+    assert [m for _, m in _policy_imports(ast.parse(code))] == ["policies.kairos", "policies.eagle", "policies.hawk"]

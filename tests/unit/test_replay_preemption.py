@@ -16,8 +16,8 @@ def target(rm_url: str | None = None) -> ClusterTarget:
                          layout.fs_default, {})
 
 
-def test_policy_without_a_live_node_scheduler_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"'sparrow' has no live node scheduler \(available: kairos\)"):
+def test_a_policy_that_does_not_preempt_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"'sparrow' does not preempt .*preempting policies: .*bigc.*falcon.*kairos"):
         preemption.check("sparrow", "shared", target(), {})
 
 
@@ -40,7 +40,14 @@ def test_bad_policy_parameters_are_refused_by_name() -> None:
 
 def test_settings_are_the_live_defaults_overridden_by_spark_conf() -> None:
     conf = {"spark.schedbridge.w": "2", "spark.executor.instances": "4"}
-    assert preemption.policy_settings(conf) == {"q": "1", "w": "2"}
+    assert preemption.policy_settings("kairos", conf) == {"q": "1", "w": "2"}
+    assert preemption.policy_settings("bigc", conf) == {"w": "2"}  # Big-C has no live defaults
+
+
+@pytest.mark.parametrize("policy", ["bigc", "falcon", "natjam"])
+def test_every_preempting_policy_passes_the_checks(policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    preemption.check(policy, "shared", target(), {"spark.schedbridge.node_cores": "2"})
 
 
 def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
