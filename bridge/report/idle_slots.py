@@ -63,13 +63,18 @@ class _State:
     """The cluster as the log describes it at one instant."""
 
     task_cpus: int = 1
-    slots: dict[str, int] = field(default_factory=dict)  # live executor -> slots
+    cores: dict[str, int] = field(default_factory=dict)  # live executor -> cores
     running: int = 0
     stages: dict[StageKey, _Stage] = field(default_factory=dict)  # submitted, not completed
     started: int = 0
 
+    def slots(self) -> int:
+        """Task slots of the live executors (divided when asked: the environment update that
+        carries spark.task.cpus may come after an executor's registration)."""
+        return sum(cores // self.task_cpus for cores in self.cores.values())
+
     def idle(self) -> int:
-        free = max(0, sum(self.slots.values()) - self.running)
+        free = max(0, self.slots() - self.running)
         return min(free, sum(s.pending() for s in self.stages.values()))
 
 
@@ -111,10 +116,9 @@ def _apply(state: _State, event: dict) -> None:
     if kind == "SparkListenerEnvironmentUpdate":
         state.task_cpus = _task_cpus(event)
     elif kind == "SparkListenerExecutorAdded":
-        cores = int((event.get("Executor Info") or {}).get("Total Cores", 0))
-        state.slots[str(event["Executor ID"])] = cores // state.task_cpus
+        state.cores[str(event["Executor ID"])] = int((event.get("Executor Info") or {}).get("Total Cores", 0))
     elif kind == "SparkListenerExecutorRemoved":
-        state.slots.pop(str(event["Executor ID"]), None)
+        state.cores.pop(str(event["Executor ID"]), None)
     elif kind == "SparkListenerStageSubmitted":
         state.stages[_stage_key(event)] = _Stage(int(event["Stage Info"]["Number of Tasks"]))
     elif kind == "SparkListenerStageCompleted":
@@ -176,14 +180,14 @@ def integrate(log: Iterable[dict]) -> IdleSlots:
             idle += state.idle() * span
             busy += state.running * span
             pending += sum(s.pending() for s in state.stages.values()) * span
-        last = time_ms if last is None else max(last, time_ms)
+        last = time_ms  # _timed yields times in order
         kind = event.get("Event")
         if kind == "SparkListenerApplicationStart":
             app_id, app_name, start = event.get("App ID", ""), event.get("App Name", ""), time_ms
         elif kind == "SparkListenerApplicationEnd":
             end = time_ms
         _apply(state, event)
-        max_slots = max(max_slots, sum(state.slots.values()))
+        max_slots = max(max_slots, state.slots())
     if start is None:
         raise EventLogError("no SparkListenerApplicationStart: not a Spark event log")
     return IdleSlots(app_id=app_id, app_name=app_name, runtime_s=((end or last) - start) / 1000.0,

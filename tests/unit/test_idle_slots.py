@@ -91,6 +91,10 @@ def test_slots_are_cores_divided_by_task_cpus_from_either_property_shape() -> No
                submitted(1000, 0, 5), completed(2000, 0), app_end(2000)]
         result = integrate(log)
         assert (result.idle_slot_s, result.max_slots) == (pytest.approx(3.0), 3)
+    # the same when spark.task.cpus arrives after the executors registered
+    log = [app_start(0), executor(0, "1", 4), executor(0, "2", 3), env(task_cpus=2),
+           submitted(1000, 0, 5), completed(2000, 0), app_end(2000)]
+    assert integrate(log).idle_slot_s == pytest.approx(3.0)
 
 
 def test_a_failed_task_is_pending_again_and_a_removed_executor_frees_nothing() -> None:
