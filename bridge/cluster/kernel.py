@@ -55,6 +55,10 @@ class Kernel:
         if now > self.now:
             self.now = now
 
+    def next_time(self) -> float:
+        """Time of the next pending event (``inf`` if none): when a live driver must look again."""
+        return self._heap[0][0] if self._heap else float("inf")
+
     def pending(self) -> int:
         return len(self._heap)
 

@@ -11,6 +11,7 @@ stay the same, and the task ends at once.
 """
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from bridge.live.spark_slots import StageKey
 from policies.api import ProbeInfo
 
 TaskKey = tuple[int, int]  # (policy job id, task)
+log = logging.getLogger(__name__)
 
 
 class NodeContainers:
@@ -33,6 +35,7 @@ class NodeContainers:
     def __init__(self, nodes: Sequence[str], commands: ContainerCommands) -> None:
         """``nodes``: the NodeManagers' web addresses as YARN reports them (``host:port``)."""
         self.node_of = {address: i for i, address in enumerate(nodes)}
+        self.names, self.kind = list(nodes), "NodeManagers"
         self.commands = commands
         self.executors: dict[tuple[str, str], tuple[int, ContainerRef]] = {}  # (app, executor) ->
         self.waiting: dict[int, list[TaskKey]] = {}          # node -> tasks queued there, not launched
@@ -90,6 +93,8 @@ class NodeContainers:
         waiting.remove(key)
         self.spark_of[key] = (spark_task, ref)
         self.task_of[spark_task] = key
+        log.info("node driver: Spark task %d runs policy task %s in %s (%s)", spark_task, key, ref.container,
+                 "full share" if key in self.on_slot else "waiting: minimum share")
         if key not in self.on_slot:
             self._want(ref, "suspend")  # queued or suspended: the minimum share until it gets a slot
         return key[0]
@@ -108,7 +113,7 @@ class NodeContainers:
         if where is None:
             self.ended.add(key)
             return []
-        return state.finish(*where, now)
+        return [SegmentEnd(now, *where, state.slots[where[0]][where[1]].token)]
 
     def unlaunched(self) -> list[tuple[Any, int]]:
         return [((node, key), key[0]) for node, keys in sorted(self.waiting.items()) for key in keys]
@@ -118,10 +123,6 @@ class NodeContainers:
         self.waiting[node].remove(task)
         self.ended.add(task)
         return []
-
-    def may_run(self, key: Any, app: str) -> bool:
-        """Any application may run on a NodeManager that has (or will have) its executors."""
-        return True
 
     def grants(self, rnd: OfferRound, key_of: Callable[[int], StageKey]) -> tuple[Grant, ...]:
         """Each waiting task of ``rnd.app`` gets a free executor of its node, oldest first."""

@@ -73,19 +73,21 @@ class NodePlanner(EnginePlanner):
         self.wake.set()  # the driver thread sends the round's container commands
         return placement
 
-    def rebuild(self, state: AppState) -> None:
+    def forget(self, app: str) -> None:
         with self.lock:
-            if self._world is not None:  # the new world starts with every container at full share
-                for ref in sorted(self._world.runner.shrunk):  # type: ignore[attr-defined]
+            world = self._worlds.get(None)
+            if world is not None:  # the new world starts with every container at full share
+                for ref in sorted(world.runner.shrunk):  # type: ignore[attr-defined]
                     self.commands.want(ref, "resume")
-            super().rebuild(state)
+            super().forget(app)
 
     def tick(self) -> None:
         """Fire the timers that are due, then send the container commands (never under the lock)."""
         with self.lock:
-            if self._world is not None:
+            world = self._worlds.get(None)
+            if world is not None:
                 self.now = max(self.now, self._wall())
-                self._world.settle(self.now)
+                world.settle(self.now)
         self.commands.flush()
 
     def run(self, stop: threading.Event, period_s: float = 0.1) -> None:
@@ -102,10 +104,16 @@ class NodePlanner(EnginePlanner):
     def _clock(self, rnd: OfferRound) -> float:
         return self._wall()
 
-    def _stale(self, cluster: LiveCluster) -> bool:
+    def _scope(self, app: str) -> str | None:
+        return None  # one world: every application's executors run on the same NodeManagers
+
+    def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
+        return list(cluster)
+
+    def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
         return False  # the nodes are the NodeManagers; executors come and go on them
 
-    def _new_world(self, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
+    def _new_world(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
         spec = ClusterSpec(n_nodes=len(self.nodes), slots_per_node=self.cores, resources=SLOT_RESOURCE,
                            capacity=(float(self.cores),), network_delay=0.0)
         policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)

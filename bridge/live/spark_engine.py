@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.cluster.kernel import Kernel, SimulationError
+from bridge.cluster.slots import Reserved
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.live.spark_dag import successors_of
 from bridge.live.spark_protocol import JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
@@ -37,7 +38,6 @@ log = logging.getLogger(__name__)
 
 ESTIMATE_PROP = "schedbridge.estimate"
 MAX_STEPS = 200_000  # events per round; more means a policy loops
-MAX_FOREIGN_PASSES = 100  # retire-and-replace rounds of cross-application reservations per offer round
 # The one resource live: task slots (cores / spark.task.cpus); every task needs one.
 SLOT_RESOURCE = ("slots",)
 ONE_SLOT = (1.0,)
@@ -87,6 +87,7 @@ def engine_settings(name: str, params: Mapping[str, str]) -> tuple[EngineParams,
 class _LiveJob:
     key: StageKey
     n: int
+    scope: str | None
     started: int = 0
     retired: int = 0
 
@@ -130,15 +131,18 @@ class World:
 class EnginePlanner:
     """Serves a registered policy's decisions as grants, round by round.
 
-    The nodes are the executors (``SparkSlots``); :class:`~bridge.live.node_engine.NodePlanner`
-    makes them NodeManagers whose containers the node agents resize."""
+    Each application is a cluster of its own: its executors are the nodes (``SparkSlots``) of its
+    own state and policy instance, since its tasks can run nowhere else (a daemon serving many
+    applications keeps one world each). :class:`~bridge.live.node_engine.NodePlanner` makes the
+    nodes NodeManagers, shared by every application, whose containers the node agents resize."""
 
     def __init__(self, name: str, params: Mapping[str, str] | None = None) -> None:
         self.name = name
         self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
         self.settings = (self.params, self._config)
-        self._world: World | None = None
-        self._node_keys: tuple[tuple[str, str], ...] = ()
+        self._worlds: dict[str | None, World] = {}      # scope (an application, or None: all) ->
+        self._world: World | None = None                # the world of the last round
+        self._node_keys: dict[str | None, tuple[tuple[str, str], ...]] = {}
         self._jobs: dict[int, _LiveJob] = {}
         self._by_stage: dict[StageKey, list[int]] = {}
         self._job_ids = itertools.count()
@@ -151,6 +155,11 @@ class EnginePlanner:
         return {} if self._world is None else self._world.state.job_by_id
 
     @property
+    def world(self) -> World | None:
+        """The current cluster state, its kernel and runner (None before the first round)."""
+        return self._world
+
+    @property
     def counters(self) -> Mapping[str, int]:
         """The cluster state's counters (launches, suspends, kills, ...) since the last rebuild."""
         return {} if self._world is None else self._world.state.log.counters
@@ -160,26 +169,36 @@ class EnginePlanner:
         return engine_settings(self.name, params)
 
     def rebuild(self, state: AppState) -> None:
+        self.forget(state.app)
+
+    def forget(self, app: str) -> None:
+        """``app`` ended or its state is rebuilt: its world (or its part of a shared one) goes."""
+        scope = self._scope(app)
+        self._worlds.pop(scope, None)
+        self._node_keys.pop(scope, None)
+        self._drop_jobs(scope)
         self._world = None
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         self.now = max(self.now, self._clock(rnd))
-        if self._world is None or self._stale(cluster):
-            world = self._reset(cluster, rnd.cpus_per_task)
+        scope = self._scope(rnd.app)
+        ends: list[Any] = []
+        world = self._worlds.get(scope)
+        if world is None or self._stale(scope, cluster):
+            world = self._reset(scope, cluster, rnd.cpus_per_task)
         else:
-            world = self._world
             world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
-            for app in cluster:
+            for app in self._apps(scope, cluster):
                 world.runner.register(app.app, app.executors)
             self._bind_launched(world, rnd)
-            for ev in events:
-                self._on_spark_event(world, rnd.app, ev)
-        world.settle(self.now)
-        self._sync_stages(world, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
-        self._retire_foreign(world)
+            ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev)]
+        self._world = world
+        arrivals = self._sync_stages(world, scope, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
+        # one instant, ordered as in the simulator: task ends, then job arrivals, then due timers
+        world.settle(self.now, ends + arrivals)
         grants = world.runner.grants(rnd, lambda job: self._jobs[job].key)
         preempt = world.runner.take_preempt()
-        self._forget_done(world)
+        self._forget_done(world, scope)
         return Placement(grants, preempt)
 
     # -- the world: what differs between executors-as-nodes and NodeManagers-as-nodes --------------
@@ -189,14 +208,25 @@ class EnginePlanner:
             self._t0_ms = rnd.now_ms
         return (rnd.now_ms - self._t0_ms) / 1000.0
 
-    def _stale(self, cluster: LiveCluster) -> bool:
-        """A new set of executors is a new set of nodes."""
-        return tuple((app.app, e) for app in cluster for e in app.executors) != self._node_keys
+    def _scope(self, app: str) -> str | None:
+        """Which world an application's rounds go to: its own."""
+        return app
 
-    def _new_world(self, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
-        """The world over ``cluster``'s executors, and the slots each node really has."""
-        keys = self._node_keys = tuple((app.app, e) for app in cluster for e in app.executors)
-        cores = {(a.app, e): x.cores for a in cluster for e, x in a.executors.items()}
+    def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
+        """The applications whose executors a world's nodes are, or host."""
+        return [cluster.app(scope)] if scope in cluster else []
+
+    def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
+        """A new set of executors is a new set of nodes."""
+        return self._executors(scope, cluster) != self._node_keys.get(scope)
+
+    def _executors(self, scope: str | None, cluster: LiveCluster) -> tuple[tuple[str, str], ...]:
+        return tuple((app.app, e) for app in self._apps(scope, cluster) for e in app.executors)
+
+    def _new_world(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
+        """The world over the scope's executors, and the slots each node really has."""
+        keys = self._node_keys[scope] = self._executors(scope, cluster)
+        cores = {(a.app, e): x.cores for a in self._apps(scope, cluster) for e, x in a.executors.items()}
         per_node = [max(cores[key] // cpus_per_task, 0) for key in keys]
         slots = max(per_node + [1])
         spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
@@ -208,24 +238,27 @@ class EnginePlanner:
         return World(policy, spec, runner, pausing, self.now), per_node
 
     # -- state from Spark --------------------------------------------------------------------------
-    def _reset(self, cluster: LiveCluster, cpus_per_task: int) -> World:
-        self._jobs.clear()
-        self._by_stage.clear()
-        world, per_node = self._new_world(cluster, cpus_per_task)
-        self._world = world
+    def _reset(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> World:
+        self._drop_jobs(scope)
+        world, per_node = self._new_world(scope, cluster, cpus_per_task)
+        self._worlds[scope] = world
         slots = world.state.spec.slots_per_node
         for node, have in enumerate(per_node):
             for _ in range(slots - have):
                 world.state.occupy(node, None, ONE_SLOT)  # slots this node does not have
-        for app in cluster:
+        for app in self._apps(scope, cluster):
             world.runner.register(app.app, app.executors)
             for t in app.running.values():
                 node = world.runner.node_of_executor(app.app, t.executor)
                 if node is not None:
                     world.occupy_foreign(node, t.task)
-        log.info("schedbridge engine: %s rebuilt over %d nodes x %d slots", self.name,
-                 world.state.spec.n_nodes, slots)
+        log.info("schedbridge engine: %s rebuilt over %d %s x %d slots, nodes: %s", self.name,
+                 world.state.spec.n_nodes, world.runner.kind, slots, " ".join(world.runner.names))
         return world
+
+    def _drop_jobs(self, scope: str | None) -> None:
+        for job_id in [j for j, live in self._jobs.items() if live.scope == scope]:
+            self._by_stage.pop(self._jobs.pop(job_id).key, None)
 
     def _bind_launched(self, world: World, rnd: OfferRound) -> None:
         for rep in rnd.launched:
@@ -238,7 +271,9 @@ class EnginePlanner:
                 elif node is not None:
                     world.occupy_foreign(node, spark_task)
 
-    def _on_spark_event(self, world: World, app: str, ev: LiveEvent) -> None:
+    def _on_spark_event(self, world: World, app: str, ev: LiveEvent) -> list[Any]:
+        """The state's effects of one of Spark's events (task ends are scheduled, not applied, so
+        that every end of a round is in before the policy hears of any)."""
         if isinstance(ev, TaskStart):
             node = world.runner.node_of_executor(app, ev.executor)
             if node is not None and not world.runner.knows(ev.task) and ev.task not in world.foreign:
@@ -246,25 +281,31 @@ class EnginePlanner:
         elif isinstance(ev, TaskEnd):
             effects = world.runner.end(ev.task, world.state, self.now)
             if effects is not None:
-                world.settle(self.now, effects)
-            elif (where := world.foreign.pop(ev.task, None)) is not None:
-                world.settle(self.now, world.state.vacate(*where))
+                return effects
+            if (where := world.foreign.pop(ev.task, None)) is not None:
+                return world.state.vacate(*where)
+        return []
 
-    def _sync_stages(self, world: World, rnd: OfferRound, spark_jobs: Mapping[int, JobStart]) -> None:
-        """New or grown stages arrive as jobs; tasks owed beyond Spark's pending count retire, and
-        so do grants for stages Spark no longer runs (also ones the policy makes later)."""
+    def _sync_stages(self, world: World, scope: str | None, rnd: OfferRound,
+                     spark_jobs: Mapping[int, JobStart]) -> list[Any]:
+        """New or grown stages arrive as jobs (returned, to schedule); tasks owed beyond Spark's
+        pending count retire, and so do grants for stages Spark no longer runs (also ones the
+        policy makes later)."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
         for key in [k for k in self._by_stage if k[0] == rnd.app and k not in live]:
             del self._by_stage[key]
         self._retire(world, lambda key: key[0] == rnd.app and key not in self._by_stage, None)
+        arrivals: list[Any] = []
         for key, d in live.items():
             owed = sum(self._jobs[j].owed for j in self._by_stage.get(key, []))
             if d.pending > owed:
-                self._arrive(world, key, d, d.pending - owed, spark_jobs.get(d.job))
+                arrivals.append(self._arrive(scope, key, d, d.pending - owed, spark_jobs.get(d.job)))
             elif d.pending < owed:
                 self._retire(world, key.__eq__, owed - d.pending)
+        return arrivals
 
-    def _arrive(self, world: World, key: StageKey, d: StageDemand, n: int, spark_job: JobStart | None) -> None:
+    def _arrive(self, scope: str | None, key: StageKey, d: StageDemand, n: int,
+                spark_job: JobStart | None) -> JobArrival:
         """``spark_job`` (None if its job_start has not arrived yet) gives the stage's successors."""
         job_id = next(self._job_ids)
         est = float(d.props.get(ESTIMATE_PROP, self.params.estimate))
@@ -272,9 +313,9 @@ class EnginePlanner:
                   name=f"{key[0]}:stage{d.stage}.{d.attempt}",
                   meta={"app": key[0], "stage": d.stage, "job": d.job, **d.props},
                   successors=() if spark_job is None else successors_of(spark_job, d.stage, est))
-        self._jobs[job_id] = _LiveJob(key, n)
+        self._jobs[job_id] = _LiveJob(key, n, scope)
         self._by_stage.setdefault(key, []).append(job_id)
-        world.settle(self.now, [JobArrival(self.now, job)])
+        return JobArrival(self.now, job)
 
     def _retire(self, world: World, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
         """Up to ``limit`` unlaunched grants of stages ``of_stage`` selects, which Spark no longer
@@ -290,24 +331,17 @@ class EnginePlanner:
         self._jobs[job].retired += 1
         world.settle(self.now, world.runner.retire(key, world.state, self.now))
 
-    def _retire_foreign(self, world: World) -> None:
-        """Grants are scoped to the application whose executor they name: one on another
-        application's node for this one's stage can never launch (an executor runs only its own
-        application's tasks), so it is retired (the policy hears the task finished, and the
-        stage's tasks arrive anew next round). Repeated while freed slots draw new such grants."""
-        for _ in range(MAX_FOREIGN_PASSES):
-            foreign = [(key, job) for key, job in world.runner.unlaunched()
-                       if not world.runner.may_run(key, self._jobs[job].key[0])]
-            if not foreign:
-                return
-            for key, job in foreign:
-                self._retire_grant(world, key, job)
-
-    def _forget_done(self, world: World) -> None:
-        """Drops jobs the state has finished (every task ended or retired) or rejected, so a
-        daemon serving applications for weeks keeps only live stages."""
+    def _forget_done(self, world: World, scope: str | None) -> None:
+        """Drops jobs the state has finished (every task ended or retired) or rejected and that no
+        node queue or reservation still names (a late-binding probe asks for its job), so a daemon
+        serving applications for weeks keeps only live stages."""
         state = world.state
-        for job_id in [j for j in self._jobs if j not in state.launched]:
+        done = [j for j, live in self._jobs.items() if live.scope == scope and j not in state.launched]
+        if not done:  # the usual round: spare the scan of every queue
+            return
+        held = {rec[0].job_id for q in state.queue for rec in q.values()}
+        held.update(x.probe.job_id for row in state.slots for x in row if isinstance(x, Reserved))
+        for job_id in [j for j in done if j not in held]:
             key = self._jobs.pop(job_id).key
             for table in (state.job_by_id, state.remaining, state.log.job_finish, state.log.rejected_jobs):
                 table.pop(job_id, None)

@@ -53,6 +53,9 @@ class FifoPlanner:
     def rebuild(self, state: AppState) -> None:
         """FIFO keeps no state of its own."""
 
+    def forget(self, app: str) -> None:
+        """FIFO keeps no state of its own."""
+
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         free = free_slots(rnd.slots)
         grants: list[Grant] = []

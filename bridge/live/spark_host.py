@@ -43,6 +43,9 @@ class RoundPlanner(Protocol):
     def rebuild(self, state: AppState) -> None:
         """An application's state was rebuilt from a snapshot: drop what was derived from it."""
 
+    def forget(self, app: str) -> None:
+        """An application ended (detached, or its connection is gone): drop all of its state."""
+
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         """The placement for ``rnd``; ``events`` (already applied to ``cluster``) came with it."""
 
@@ -195,6 +198,8 @@ class PolicyHost:
     def _forget(self, app: str) -> None:
         self._owners.pop(app, None)
         self.cluster.forget(app)
+        if self.planner is not None:
+            self.planner.forget(app)
 
     def attach(self, app: str, request: PolicyRequest) -> str:
         """Accepts ``app``'s policy request (building the planner if this host has none) or refuses it."""

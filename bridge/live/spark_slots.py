@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from bridge.cluster.events import SegmentEnd
 from bridge.cluster.slots import Running
 from bridge.cluster.state import ClusterState, TaskRunner
 from bridge.live.spark_protocol import ExecutorAdded, Grant, OfferRound
@@ -30,6 +31,9 @@ class SparkRunner(TaskRunner, Protocol):
     """What the engine adapter needs of a world's runner besides running tasks: where Spark's
     executors are, which Spark task is which policy task, and what to grant."""
 
+    kind: str                # what a node is, for logs ("executors", "NodeManagers")
+    names: list[str]         # the nodes' names, in node order
+
     def node_of_executor(self, app: str, executor: str) -> int | None:
         """The cluster-state node of one of ``app``'s executors (None: not one of its nodes)."""
 
@@ -38,7 +42,8 @@ class SparkRunner(TaskRunner, Protocol):
         grant matches (Spark placed it itself)."""
 
     def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
-        """Spark's task ended: the state's effects, or None if it is not a policy task here."""
+        """Spark's task ended: the events and effects to schedule now, or None if it is not a
+        policy task here (a task on a slot ends by its ``SegmentEnd``, as in the simulator)."""
 
     def unlaunched(self) -> list[tuple[Any, int]]:
         """Grants Spark has not launched yet, as (key for ``retire``, policy job), oldest first."""
@@ -55,9 +60,6 @@ class SparkRunner(TaskRunner, Protocol):
     def knows(self, spark_task: int) -> bool:
         """True if ``spark_task`` runs a policy task (bound to a grant)."""
 
-    def may_run(self, key: Any, app: str) -> bool:
-        """True if the unlaunched grant ``key`` can launch a task of ``app`` (its node is one of
-        ``app``'s executors, or hosts them)."""
 
     def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
         """The executors ``app`` has now (a runner whose nodes are not executors places them)."""
@@ -68,7 +70,8 @@ class SparkSlots:
     (a :class:`SparkRunner`)."""
 
     def __init__(self, executors: list[str]) -> None:
-        self.executors = executors                    # "app/executor id", in node order
+        self.executors = self.names = executors       # "app/executor id", in node order
+        self.kind = "executors"
         self.node_of = {e: i for i, e in enumerate(executors)}
         self.granted: dict[Where, int] = {}           # slot -> policy job id, until Spark launches it
         self.bound: dict[int, Where] = {}             # Spark task id -> slot of a policy task
@@ -115,7 +118,7 @@ class SparkSlots:
 
     def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
         if (where := self.bound.pop(spark_task, None)) is not None:
-            return state.finish(*where, now)
+            return [SegmentEnd(now, *where, state.slots[where[0]][where[1]].token)]
         key = next((k for k, (t, _) in self.draining.items() if t == spark_task), None)
         if key is None:
             return None
@@ -146,5 +149,3 @@ class SparkSlots:
     def knows(self, spark_task: int) -> bool:
         return spark_task in self.bound or any(t == spark_task for t, _ in self.draining.values())
 
-    def may_run(self, key: Any, app: str) -> bool:
-        return self.executors[key[0]].split("/", 1)[0] == app

@@ -12,6 +12,7 @@ tasks sharing a node take turns by container resize. It prints ``RESULT <value>`
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -46,6 +47,7 @@ def _wait_for_file(path: Path, timeout_s: float) -> str:
 
 
 def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     name, work, executors = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     layout = default_layout()
     rm = ResourceManagerClient(layout.rm_url, user=layout.user)

@@ -1,0 +1,170 @@
+"""Same policy, same behaviour: every registered policy, one small trace, simulated and live.
+
+The simulator runs the trace with zero network delay. The live run drives the Spark engine
+adapter (``EnginePlanner``, executors as nodes) with a fake Spark on a virtual clock that plays
+the same task durations on the same node/slot shape: it offers a round whenever something
+happens (a job is submitted, a task ends, a policy timer comes due), launches what it is
+granted, and each launched task runs for the duration of the policy task its grant was for.
+Every task must start and finish at the same instants in both worlds (to the millisecond of the
+plugin's clock), and the policy must have made the same numbers of launches, suspensions and
+resumptions.
+
+Where the worlds must differ, by design:
+* The trace's jobs have tasks of one duration each, equal to the job's estimate: live, a policy
+  sees estimates only (a Spark stage has no recorded durations), so a policy reading
+  ``Job.durations`` would otherwise see different inputs.
+* Jobs have no DAG and every task needs one slot: live, a stage is one job of independent tasks.
+* Preempting policies run here on the same state, but a Spark task cannot pause: a suspended
+  task drains (runs on to its end) live, while the simulator stops its clock. They are compared
+  on a trace sparse enough that their node sides never preempt, so the placement is what is
+  compared; their preemption live is tested against fake node agents in test_node_engine.py.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from bridge.live.spark_engine import ESTIMATE_PROP, EnginePlanner
+from bridge.live.spark_protocol import Launched, OfferRound, Slot, StageDemand, parse_event
+from bridge.live.spark_state import LiveCluster
+from bridge.sim.engine import simulate
+from policies import registry
+from policies.api import ClusterSpec, PolicyEnv
+from workloads.model import Job
+
+NODES, SLOTS = 3, 2
+COUNTED = ("launches", "suspends", "resumes")
+TOLERANCE = 0.002  # s: the plugin's clock has milliseconds; a timer fires in the first round after it
+
+
+def trace(busy: bool) -> list[Job]:
+    """Jobs of 1-5 tasks of one duration each (1-9 s); ``busy``: they overlap and queue."""
+    rng = random.Random(11)
+    jobs, t = [], 0.0
+    for j in range(12):
+        t += rng.choice([0.5, 1.5, 4.0]) if busy else 20.0
+        d = float(rng.randint(1, 9)) + 0.25 * j  # distinct durations: no coincident task ends
+        n = rng.randint(1, 5 if busy else 2)
+        jobs.append(Job(j, t, (d,) * n, d, demands=((1.0,),) * n))
+    return jobs
+
+
+def simulated(name: str, jobs: list[Job]) -> tuple[dict[tuple[int, int], tuple[float, float]], dict[str, int]]:
+    spec = ClusterSpec(NODES, SLOTS, ("slots",), (float(SLOTS),), network_delay=0.0)
+    result = simulate(jobs, registry.create(name, PolicyEnv(spec, 0)), spec)
+    lg = result.log
+    times = {(j, t): (s, e) for j, t, s, e, done in zip(lg.seg_job, lg.seg_task, lg.seg_start, lg.seg_end,
+                                                      lg.seg_done) if done}
+    assert not result.unfinished
+    return times, {c: lg.counters[c] for c in COUNTED}
+
+
+class TraceSpark:
+    """One application with NODES executors of SLOTS cores; each trace job is one stage."""
+
+    def __init__(self, jobs: list[Job]) -> None:
+        self.jobs = {j.job_id: j for j in jobs}
+        self.to_submit = sorted(jobs, key=lambda j: j.submit)
+        self.cluster = LiveCluster()
+        hello = [{"e": "executor_added", "t": 0, "executor": str(e), "host": f"h{e}", "cores": SLOTS}
+                 for e in range(NODES)]
+        self.cluster.reset("app", {"executors": hello}, None)
+        self.free = {str(e): SLOTS for e in range(NODES)}
+        self.pending: dict[int, int] = {}
+        self.running: dict[int, tuple[int, str, float]] = {}   # Spark task -> (stage, executor, end)
+        self.events: list[dict] = []
+        self.launched: list[Launched] = []
+        self.times: dict[tuple[int, int], tuple[float, float]] = {}
+        self.order: dict[int, int] = {}   # Spark task -> the state's start order of its policy task
+        self.ids = itertools.count()
+        self.round = 0
+
+    def run(self, planner: EnginePlanner) -> None:
+        """Rounds from t = 0 (the planner's clock starts at its first round) until all is done."""
+        planner.plan(*self._offer(0.0), self.cluster)
+        while self.to_submit or self.running or any(self.pending.values()):
+            now = min(self._next(planner))
+            assert now < math.inf, "nothing left to happen but work remains: the live run stalled"
+            now = math.ceil(now * 1000) / 1000  # rounds carry the plugin's milliseconds
+            self._end_tasks(now)
+            while self.to_submit and self.to_submit[0].submit <= now:
+                job = self.to_submit.pop(0)
+                self.pending[job.job_id] = job.n_tasks
+            self._launch(planner, planner.plan(*self._offer(now), self.cluster), now)
+            assert self.round < 2_000, f"the live run makes no progress at t={now}: {self.pending}"
+
+    def _next(self, planner: EnginePlanner) -> list[float]:
+        timer = planner.world.kernel.next_time() if planner.world is not None else math.inf
+        return [self.to_submit[0].submit if self.to_submit else math.inf,
+                min((end for _, _, end in self.running.values()), default=math.inf), timer]
+
+    def _end_tasks(self, now: float) -> None:
+        """Report the tasks that ended, those that ended together in the order they started (as
+        the simulator orders them; Spark's own order is arbitrary)."""
+        for task, (stage, ex, end) in sorted(self.running.items(), key=lambda kv: (kv[1][2], self.order[kv[0]])):
+            if end <= now:
+                self.events.append({**self._task(task, stage, ex, "task_end"), "duration_ms": 1, "reason": "Success"})
+                del self.running[task]
+                self.free[ex] += 1
+
+    def _offer(self, now: float) -> tuple[OfferRound, tuple]:
+        self.round += 1
+        events, self.events = tuple(parse_event(e) for e in self.events), []
+        self.cluster.apply("app", events)
+        launched, self.launched = tuple(self.launched), []
+        stages = tuple(StageDemand(s, 0, 0, self.jobs[s].n_tasks, n, 0, {},
+                                   {ESTIMATE_PROP: repr(self.jobs[s].estimate)}, ())
+                       for s, n in sorted(self.pending.items()) if n)
+        slots = tuple(Slot(e, f"h{e}", f) for e, f in self.free.items() if f)
+        return OfferRound("app", self.round, round(now * 1000), 1, slots, stages, (), launched=launched), events
+
+    def _launch(self, planner: EnginePlanner, placement, now: float) -> None:
+        """Launch the grants; each Spark task plays the duration of the policy task its grant holds
+        (the grants of an executor bind in slot order, as the engine binds them)."""
+        world = planner.world
+        for g in placement.grants:
+            node = world.runner.node_of[f"app/{g.executor}"]
+            held = [w for w, j in sorted(world.runner.granted.items())
+                    if w[0] == node and world.state.job_by_id[j].meta["stage"] == g.stage]
+            assert len(held) >= g.slots <= self.free[g.executor], (g, held, self.free)
+            for where in held[:g.slots]:
+                r = world.state.slots[where[0]][where[1]]
+                duration = self.jobs[g.stage].durations[r.task]
+                task = next(self.ids)
+                self.order[task] = r.token
+                self.running[task] = (g.stage, g.executor, now + duration)
+                self.free[g.executor] -= 1
+                self.pending[g.stage] -= 1
+                self.times[(g.stage, r.task)] = (now, now + duration)
+                self.launched.append(Launched(g.stage, 0, g.executor, (task,)))
+                self.events.append(self._task(task, g.stage, g.executor, "task_start"))
+
+    @staticmethod
+    def _task(task: int, stage: int, executor: str, kind: str) -> dict:
+        return {"e": kind, "t": 0, "task": task, "stage": stage, "attempt": 0, "index": task,
+                "executor": executor, "host": f"h{executor}", "speculative": False}
+
+
+def live(name: str, jobs: list[Job]) -> tuple[dict[tuple[int, int], tuple[float, float]], dict[str, int]]:
+    planner = EnginePlanner(name, {})
+    spark = TraceSpark(jobs)
+    spark.run(planner)
+    return spark.times, {c: planner.counters[c] for c in COUNTED}
+
+
+PREEMPTING = {n for n in registry.default_registry().names() if registry.default_registry().get(n).preempts}
+
+
+@pytest.mark.parametrize("name", sorted(registry.BUILTINS))
+def test_same_policy_same_behaviour_in_the_simulator_and_live(name: str) -> None:
+    jobs = trace(busy=name not in PREEMPTING)
+    sim_times, sim_counts = simulated(name, jobs)
+    live_times, live_counts = live(name, jobs)
+    assert sorted(live_times) == sorted(sim_times), "different tasks ran"
+    late = {k: (sim_times[k], live_times[k]) for k in sim_times
+            if any(abs(a - b) > TOLERANCE for a, b in zip(sim_times[k], live_times[k]))}
+    assert not late, f"{len(late)} of {len(sim_times)} tasks ran at other times (sim, live): {dict(list(late.items())[:5])}"
+    assert live_counts == sim_counts
