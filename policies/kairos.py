@@ -33,7 +33,6 @@ import enum
 import heapq
 import operator
 from collections import deque
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from policies.api import (
@@ -194,16 +193,6 @@ class _Central:
         levels = self.levels
         key = self.rng.random() if self.config.tie_break is TieBreak.RANDOM else levels.key[node]
         levels.update(node, levels.count[node] + 1, key)
-
-    def rank(self, nodes: Iterable[int], placed: Mapping[int, int] | None = None) -> list[int]:
-        """Which of ``nodes`` should take the next task, best first, below the N+Q cap.
-
-        Algorithm 3's order (fewest tasks, then the tie-break key) for a driver that can only
-        place into the free slots it is offered (the live Spark round); ``placed`` counts tasks
-        the driver has just placed on a node and not yet claimed."""
-        levels, placed = self.levels, placed or {}
-        count = {n: levels.count[n] + placed.get(n, 0) for n in nodes}
-        return sorted((n for n in count if count[n] < levels.cap), key=lambda n: (count[n], levels.key[n], n))
 
 
 class _Node:
