@@ -146,12 +146,7 @@ def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yaho
     print(json.dumps(row))
 
 
-@click.group()
-def bench() -> None:
-    """Benchmarks (reported, never asserted)."""
-
-
-@bench.command("sim")
+@click.command("sim")
 @click.option("--trace", type=click.Choice(sorted(TRACES)), default="yahoo", show_default=True,
               help="which fixed trace (see the module docstring)")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1), default=None,
