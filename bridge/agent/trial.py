@@ -7,6 +7,7 @@ and `cpu_rate`/`usage_file` on a real container's group.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -227,10 +228,24 @@ def remove_groups(parent: str) -> None:
         for group in [p for p in base.iterdir() if p.is_dir()]:
             if controller == "freezer":
                 (group / "freezer.state").write_text("THAWED")
-            for pid in (group / "cgroup.procs").read_text().split():
-                try:
-                    (CGROUP_ROOT / controller / "cgroup.procs").write_text(pid)
-                except OSError:
-                    pass
-            group.rmdir()
+            _empty_and_remove(group, CGROUP_ROOT / controller)
         base.rmdir()
+
+
+def _empty_and_remove(group: Path, root: Path, timeout_s: float = 5.0) -> None:
+    """Move ``group``'s processes to ``root`` and remove it; a process that was just killed may
+    keep the group busy (EBUSY) until the kernel has finished its exit, so retry for a while."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for pid in (group / "cgroup.procs").read_text().split():
+            try:
+                (root / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
