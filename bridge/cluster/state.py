@@ -302,46 +302,40 @@ class ClusterState:
 
     def finish(self, node: int, slot: int, now: float) -> list[Any]:
         """The task running on ``node``/``slot`` completed at ``now``: its slot is free, its job
-        may be done, its DAG children may become ready, and the policy hears it. (The hot path of
-        every driver: the segment log and the job count are inlined.)"""
+        may be done, its DAG children may become ready, and the policy hears it."""
         r = self.slots[node][slot]
-        self.slots[node][slot] = None
-        self.nfree[node] += 1
-        self.run_cache.pop(node, None)
+        self._end_segment(r, node, slot, now, 1)
         jid, task = r.job_id, r.task
+        if r.long:
+            self.long_at[node] -= 1
+        out: list[Any] = []
+        self._count_done(jid, task, now, out)
+        if self._notify_finish and (r.probe is None or r.probe.notify):
+            out.append(TaskFinished(now + self.delay, node, slot, jid, task, now))
+        return self._slot_freed(node, slot, jid, task, out)
+
+    def _end_segment(self, r: Running, node: int, slot: int, end: float, done: int) -> float:
+        """``r`` leaves its slot at ``end`` (finished if ``done``, else suspended): the segment is
+        logged, the slot and the task's demand are free. Returns the segment's idle seconds."""
+        idle = min(r.hold, end - r.start)
         if self.keep_log:
             a = self._seg_append
-            a[0](jid)
-            a[1](task)
+            a[0](r.job_id)
+            a[1](r.task)
             a[2](node)
             a[3](slot)
             a[4](r.start)
-            a[5](now)
-            a[6](1)
-            a[7](min(r.hold, now - r.start))
+            a[5](end)
+            a[6](done)
+            a[7](idle)
         if r.demand is not None and self.used is not None:
             u = self.used[node]
             for i, x in enumerate(r.demand):
                 u[i] -= x
-        if r.long:
-            self.long_at[node] -= 1
-        out: list[Any] = []
-        left = self.remaining[jid] - 1
-        self.remaining[jid] = left
-        if left == 0:
-            self.log.job_finish[jid] = now
-            del self.launched[jid]
-            self.ready.pop(jid, None)
-        elif self.ready and jid in self.ready:
-            for t in self.ready[jid].finish(task):
-                self._unblock(jid, t, now, out)
-        if self._notify_finish and (r.probe is None or r.probe.notify):
-            out.append(TaskFinished(now + self.delay, node, slot, jid, task, now))
-        fn = self._on_freed
-        if fn is not None:
-            ev = SlotFreed(now, node, slot, jid, task)
-            self.apply(ev, fn(ev, self.view), out)
-        return out
+        self.slots[node][slot] = None
+        self.nfree[node] += 1
+        self.run_cache.pop(node, None)
+        return idle
 
     def finish_suspended(self, node: int, job_id: int, task: int, now: float) -> list[Any]:
         """A suspended task ended anyway (live: it was killed, or it ran on where tasks cannot
@@ -583,29 +577,12 @@ class ClusterState:
         r = self.slots[d.node][d.slot]
         if r.__class__ is not Running:
             raise self._fail(f"slot {d.slot} of node {d.node} runs no task", d)
-        idle = min(r.hold, now - r.start)
-        if self.keep_log:
-            a = self._seg_append
-            a[0](r.job_id)
-            a[1](r.task)
-            a[2](d.node)
-            a[3](d.slot)
-            a[4](r.start)
-            a[5](now)
-            a[6](0)
-            a[7](idle)
+        idle = self._end_segment(r, d.node, d.slot, now, 0)
         r.attained += now - r.start - idle
         r.token = -1
         self.blocked.pop((r.job_id, r.task), None)
-        if r.demand is not None and self.used is not None:
-            u = self.used[d.node]
-            for i, x in enumerate(r.demand):
-                u[i] -= x
         self.susp[d.node][(r.job_id, r.task)] = r
-        self.slots[d.node][d.slot] = None
-        self.run_cache.pop(d.node, None)
         self.susp_cache.pop(d.node, None)
-        self.nfree[d.node] += 1
         self._c["suspends"] += 1
         self._pause_task(d.node, d.slot, r, now, out)
         if self.pausing is Pausing.KILL:  # the platform re-runs the task: this one is done
