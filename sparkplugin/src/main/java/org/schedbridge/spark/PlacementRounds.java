@@ -129,6 +129,7 @@ final class PlacementRounds implements AutoCloseable {
         long start = System.nanoTime();
         OfferBatch batch = newBatch(list, queue);
         if (batch.request.get("slots").isEmpty()) {
+            reportLaunches(batch);
             return spark.resourceOffers(offers, all);
         }
         Optional<JsonNode> reply = ask(batch);
@@ -149,6 +150,9 @@ final class PlacementRounds implements AutoCloseable {
             reviveLater(revive);
         } else {
             heldSinceMs = -1;
+            if (size(launched) > 0) {
+                reviveLater(revive);  // the launches reach the policy soon even if no slot frees up
+            }
         }
         stats.roundDone((System.nanoTime() - start) / 1000);
         return launched;
@@ -227,6 +231,19 @@ final class PlacementRounds implements AutoCloseable {
             }
         }
         return true;
+    }
+
+    /**
+     * A round without free slots is not sent, but the launches of earlier rounds must still reach
+     * the policy: a preempting policy's node side learns from them which container runs which of
+     * its tasks (to shrink a queued one), and it must not wait for a slot to free up. Then the
+     * round goes as a report (no grant is possible); its kills apply. Else the report waits.
+     */
+    private void reportLaunches(OfferBatch batch) {
+        if (batch.request.get("launched").isEmpty()) {
+            return;
+        }
+        ask(batch).ifPresent(reply -> preempt(new Placement(reply).preempt));
     }
 
     private Optional<JsonNode> ask(OfferBatch batch) {
