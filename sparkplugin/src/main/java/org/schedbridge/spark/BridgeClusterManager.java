@@ -1,5 +1,6 @@
 package org.schedbridge.spark;
 
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.deploy.LocalSparkCluster;
 import org.apache.spark.scheduler.ExternalClusterManager;
@@ -9,6 +10,8 @@ import org.apache.spark.scheduler.TaskSchedulerImpl;
 import org.apache.spark.scheduler.cluster.StandaloneSchedulerBackend;
 import org.apache.spark.scheduler.cluster.YarnClientSchedulerBackend;
 import org.apache.spark.scheduler.local.LocalSchedulerBackend;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.runtime.BoxedUnit;
 
 /**
@@ -17,6 +20,9 @@ import scala.runtime.BoxedUnit;
  * YARN containers, standalone workers or the local JVM.
  */
 public final class BridgeClusterManager implements ExternalClusterManager {
+    private static final Logger LOG = LoggerFactory.getLogger(BridgeClusterManager.class);
+    private static final String LOCALITY_WAIT = "spark.locality.wait";
+
     @Override
     public boolean canCreate(String masterURL) {
         return MasterUrl.matches(masterURL);
@@ -47,6 +53,7 @@ public final class BridgeClusterManager implements ExternalClusterManager {
      */
     private static PlacementRounds newRounds(SparkContext sc) {
         BridgeConf conf = BridgeConf.from(sc.conf());
+        grantsLaunchAtOnce(sc.conf());
         PolicyEndpoint endpoint = PolicyEndpoint.open(conf, sc.appName());
         BridgeStats stats = BridgeStats.reset(conf.policy, endpoint.description);
         ClusterMirror mirror = new ClusterMirror();
@@ -59,6 +66,22 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         }
         sc.addSparkListener(new BridgeListener(mirror));
         return new PlacementRounds(sc, conf, client, mirror, stats);
+    }
+
+    /**
+     * A grant names the executor the policy chose, and Spark launches it through its own
+     * {@code resourceOffers}, whose delay scheduling would leave that slot idle for up to
+     * {@code spark.locality.wait} (3 s) per locality level, waiting for an executor the policy did
+     * not choose. Policies see each stage's preferred hosts and decide; so, unless the application
+     * sets {@code spark.locality.wait} itself, it is 0s (set before any task set exists; logged,
+     * and shown in the application's environment).
+     */
+    private static void grantsLaunchAtOnce(SparkConf conf) {
+        if (!conf.contains(LOCALITY_WAIT)) {
+            conf.set(LOCALITY_WAIT, "0s");
+            LOG.info("schedbridge: {}=0s (the policy places tasks; set it to keep Spark's delay scheduling)",
+                    LOCALITY_WAIT);
+        }
     }
 
     @Override
