@@ -47,6 +47,12 @@ def policy_params(conf: Mapping[str, str]) -> dict[str, str]:
     return {key.removeprefix(CONF_PREFIX): value for key, value in conf.items() if is_policy_param(key)}
 
 
+def policy_conf(params: Mapping[str, str]) -> dict[str, str]:
+    """Spark conf entries for policy parameters (the inverse of :func:`policy_params`): the one
+    place their keys are spelled, for every command that takes ``--param``."""
+    return {f"{CONF_PREFIX}{name}": str(value) for name, value in params.items()}
+
+
 def spark_conf(policy: str, params: Mapping[str, str] | None = None, *, endpoint: str = "inprocess",
                deadline_ms: int | None = None) -> dict[str, str]:
     """Spark conf entries that put the plugin on the driver's classpath and choose the policy.
@@ -60,6 +66,4 @@ def spark_conf(policy: str, params: Mapping[str, str] | None = None, *, endpoint
             f"{CONF_PREFIX}python": sys.executable}
     if deadline_ms is not None:
         conf[f"{CONF_PREFIX}deadline.ms"] = str(deadline_ms)
-    for name, value in (params or {}).items():
-        conf[f"{CONF_PREFIX}{name}"] = str(value)
-    return conf
+    return {**conf, **policy_conf(params or {})}
