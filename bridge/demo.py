@@ -14,13 +14,14 @@ from pathlib import Path
 
 import click
 
-from bridge.options import OutputPath
+from bridge.options import OutputPath, param_option, renamed_option
 from bridge.replay.cli import replay
 from bridge.live.node_engine import preempting_policies
 from bridge.replay.policy import check as check_policy
 from bridge.report.cli import report
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
+from sparkplugin import policy_conf
 
 
 def _say(message: str) -> None:
@@ -46,20 +47,23 @@ def _preempts(policy: str) -> bool:
               help="Workload file (default: workloads/examples/demo.toml).")
 @click.option("--policy", "policies", multiple=True, default=("fifo", "kairos"), show_default=True,
               help="Policies to compare (repeatable).")
-@click.option("--results", type=OutputPath(file_okay=False),
+@param_option("Policy parameter for every compared policy (repeatable), e.g. --policy hawk "
+              "--policy eagle --param cutoff=40.")
+@click.option("--out", type=OutputPath(file_okay=False),
               help="Results directory (default: results/demo-TIMESTAMP).")
+@renamed_option("--results", "--out")
 @click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
 @click.pass_context
-def demo(ctx: click.Context, workload: Path | None, policies: tuple[str, ...],
-         results: Path | None, keep_testbed: bool) -> None:
+def demo(ctx: click.Context, workload: Path | None, policies: tuple[str, ...], params: dict[str, str],
+         out: Path | None, keep_testbed: bool) -> None:
     """Start the local testbed, replay a short workload under each policy, compare them."""
     workload = workload or demo_workload()
     for policy in policies:  # every name, before the testbed starts or anything is submitted
         try:
-            check_policy(policy, {})
+            check_policy(policy, policy_conf(params))
         except ValueError as exc:
             raise click.ClickException(f"--policy {policy}: {exc}") from None
-    results = results or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+    results = out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     bed = Testbed(default_layout())
     was_running = all(bed.running().values())
     try:
@@ -67,8 +71,8 @@ def demo(ctx: click.Context, workload: Path | None, policies: tuple[str, ...],
         for policy in policies:
             preempt = _preempts(policy)
             _say(f"replaying {workload.name} under {policy}" + (" (node agents preempt)" if preempt else ""))
-            ctx.invoke(replay, workload=workload, policy=policy, results=results / policy,
-                       mode="shared", hadoop_conf_dir=bed.layout.conf_dir, confs=(), preempt=preempt)
+            ctx.invoke(replay, workload=workload, policy=policy, out=results / policy, mode="shared",
+                       hadoop_conf_dir=bed.layout.conf_dir, params=params, conf={}, preempt=preempt)
         _say("comparing the runs")
         ctx.invoke(report, results=tuple(results / p for p in policies), out=results / "report")
     except TestbedError as exc:

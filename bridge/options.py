@@ -8,6 +8,9 @@
 * :func:`require_directory_place`: the same check, for places computed by the command.
 * :func:`output_dir`: creates a results directory and removes it again if the command fails,
   so a failed run leaves no empty or partial directory behind.
+* :func:`param_option`: ``--param KEY=VALUE``, the one spelling of policy parameters in every
+  command, and :class:`KeyValue` for any other ``KEY=VALUE`` option (``replay --conf``).
+* :func:`renamed_option`: a hidden old spelling that fails naming the new one.
 """
 from __future__ import annotations
 
@@ -15,10 +18,10 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -103,3 +106,49 @@ def output_dir(path: Path) -> Iterator[Path]:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         raise
+
+
+class KeyValue(click.ParamType):
+    """``KEY=VALUE`` as a ``(key, value)`` pair (both stripped); refused at parse time, naming the
+    option, so a malformed item never reaches the policy or Spark."""
+
+    name = "KEY=VALUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        key, sep, rest = str(value).partition("=")
+        if not sep or not key.strip():
+            self.fail(f"expected KEY=VALUE, got {value!r}", param, ctx)
+        return key.strip(), rest.strip()
+
+
+def pairs_to_dict(ctx: click.Context, param: click.Parameter, pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """A repeatable :class:`KeyValue` option as a dict; a key given twice is refused, since which
+    of the two values would win is a guess."""
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if key in out:
+            raise click.BadParameter(f"{key!r} given twice", ctx, param)
+        out[key] = value
+    return out
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def param_option(help_text: str = "Policy parameter (repeatable); see `schedbridge simulate "
+                                  "--list-policies` for each policy's.") -> Callable[[F], F]:
+    """``--param KEY=VALUE`` (repeatable), passed to the command as ``params: dict[str, str]``."""
+    return click.option("--param", "params", multiple=True, type=KeyValue(), callback=pairs_to_dict,
+                        metavar="KEY=VALUE", help=help_text)
+
+
+def renamed_option(old: str, new: str) -> Callable[[F], F]:
+    """A hidden ``old`` option that stops the command saying to use ``new`` (click alone would
+    answer "no such option", or suggest an unrelated look-alike)."""
+    def refuse(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if value:
+            raise click.UsageError(f"{old} is now {new}", ctx)
+
+    return click.option(old, multiple=True, hidden=True, expose_value=False, callback=refuse)

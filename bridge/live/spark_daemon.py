@@ -23,10 +23,10 @@ from pathlib import Path
 
 import click
 
-from bridge.options import FiniteFloat
+from bridge.options import FiniteFloat, param_option
 from bridge.live.spark_auth import DEFAULT_TOKEN_FILE, ensure_token_file, key_digest, new_nonce, proof
 from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_planners import make_planner, parse_params
+from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import (MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ProtocolError, decode, encode_error,
                                         encode_hello_reply)
 
@@ -164,7 +164,7 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
 
 @click.command("serve")
 @click.option("--policy", required=True, help="Policy name (fifo, or any registered policy).")
-@click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help="Policy parameter; repeatable.")
+@param_option()
 @click.option("--host", "bind", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
@@ -172,12 +172,12 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
                    f"else {DEFAULT_TOKEN_FILE}).")
 @click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0),
               help="Seconds after an application's last connection closes before its state is dropped.")
-def serve(policy: str, params: tuple[str, ...], bind: str, port: int, token_file: Path | None,
+def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file: Path | None,
           app_timeout: float) -> None:
     """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        planner = make_planner(policy, parse_params(params))
+        planner = make_planner(policy, params)
         token, source = _read_token(token_file)
         daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout)
     except (ValueError, OSError) as e:

@@ -1,7 +1,7 @@
 """Policy names -> round planners for the Spark host (the daemon and in-process sessions)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from bridge.live.spark_fifo import FifoPlanner
@@ -10,17 +10,6 @@ from policies.registry import ConfigError, RegistryError
 
 if TYPE_CHECKING:  # spark_host builds planners from attach requests through this module
     from bridge.live.spark_host import RoundPlanner
-
-
-def parse_params(items: Iterable[str]) -> dict[str, str]:
-    """``["k=v", ...]`` -> ``{"k": "v"}``; a malformed item is a ValueError naming it."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"policy parameter {item!r} is not KEY=VALUE")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def make_planner(name: str, params: Mapping[str, str] | None = None) -> RoundPlanner:

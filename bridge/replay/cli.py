@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from bridge.options import OutputPath
+import sparkplugin
+from bridge.options import KeyValue, OutputPath, pairs_to_dict, param_option, renamed_option
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay import policy as policies
 from bridge.replay import preemption
@@ -21,20 +22,23 @@ from yarnclient.resourcemanager import ResourceManagerClient
 USER_ERRORS = (WorkloadFileError, TraceError, YarnError, ValueError, OSError)
 
 
-def _conf_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
-    conf = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--conf")
-        conf[key] = value
-    return conf
+def spark_settings(conf: dict[str, str], params: dict[str, str]) -> dict[str, str]:
+    """The Spark conf of the replay: ``--conf`` entries plus the policy parameters (``--param``).
+
+    A policy parameter given as ``--conf`` is refused, naming ``--param``: one spelling, and the
+    parameters' Spark keys stay the plugin's business (`sparkplugin.policy_conf`)."""
+    for key, value in conf.items():
+        if sparkplugin.is_policy_param(key):
+            name = next(iter(sparkplugin.policy_params({key: value})))
+            raise click.BadParameter(f"{key} is a policy parameter: use --param {name}={value}",
+                                     param_hint="--conf")
+    return {**conf, **sparkplugin.policy_conf(params)}
 
 
 def _results_dir(results: Path | None, workload: str, policy: str, mode: str) -> Path:
     path = results or Path("results") / f"{workload}-{policy}-{mode}-{time.strftime('%Y%m%d-%H%M%S')}"
     if path.exists() and any(path.iterdir()):
-        raise click.BadParameter(f"{path} is not empty", param_hint="--results")
+        raise click.BadParameter(f"{path} is not empty", param_hint="--out")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -64,21 +68,24 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
 @click.option("--policy", required=True,
               help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "
                    "Spark's own scheduler.")
-@click.option("--results", type=OutputPath(file_okay=False),
+@click.option("--out", type=OutputPath(file_okay=False),
               help="Results directory (default: results/WORKLOAD-POLICY-MODE-TIMESTAMP).")
+@renamed_option("--results", "--out")
 @click.option("--mode", type=click.Choice(MODES), default="shared", show_default=True,
               help="Jobs of one long-running Spark application, or one application per job.")
 @hadoop_conf_dir_option
-@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
+@param_option()
+@click.option("--conf", multiple=True, type=KeyValue(), callback=pairs_to_dict, metavar="KEY=VALUE",
               help="Extra Spark setting (repeatable), e.g. spark.executor.instances=2.")
 @click.option("--preempt", is_flag=True,
               help="Run the policy's node scheduler on real containers (kairos): node agents resize "
                    "them. Local testbed, shared mode, as root; see docs/replay.md.")
-def replay(workload: Path, policy: str, results: Path | None, mode: str,
-           hadoop_conf_dir: Path | None, confs: tuple[str, ...], preempt: bool) -> None:
+def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf_dir: Path | None,
+           params: dict[str, str], conf: dict[str, str], preempt: bool) -> None:
     """Submit every job of WORKLOAD at its arrival time and record what happens."""
+    settings = spark_settings(conf, params)
     try:
-        plan, rm = build_plan(workload, policy, mode, results, hadoop_conf_dir, _conf_pairs(confs), preempt)
+        plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
     state = Replay(plan, rm).run()

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from bridge.options import FiniteFloat, OutputPath, output_dir
+from bridge.options import FiniteFloat, OutputPath, output_dir, param_option, renamed_option
 
 OUT_SUFFIXES = (".csv", ".parquet")
 PROGRESS_MIN_TASKS = 200_000
@@ -96,11 +96,12 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
 @click.option("--nodes", required=True, type=click.IntRange(min=1), help="number of nodes")
 @click.option("--slots", "slots", default=1, show_default=True, type=click.IntRange(min=1), help="slots per node")
-@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="policy parameter (repeatable)")
+@param_option("policy parameter (repeatable; see --list-policies)")
+@renamed_option("--set", "--param KEY=VALUE")
 @click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
 @click.option("--report-cutoff", type=FiniteFloat(min=0), default=None,
               help="reporting cutoff (s) on the mean task duration for short/long; default: the "
-                   "90th percentile of the trace's job mean task durations (top 10%% are long)")
+                   "90th percentile of the trace's job mean task durations (top 10% are long)")
 @click.option("--network-delay", default=0.0005, show_default=True, type=FiniteFloat(min=0),
               help="one way, seconds")
 @click.option("--out", type=OutputPath(dir_okay=False), default=None,
@@ -108,7 +109,7 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object on stdout")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr (default: on for runs over 200k tasks)")
-def simulate(trace_path: Path, policy: str, nodes: int, slots: int, settings: tuple[str, ...], seed: int,
+def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict[str, str], seed: int,
              report_cutoff: float | None, network_delay: float, out: Path | None, as_json: bool,
              progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
@@ -123,7 +124,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, settings: tu
     if out is not None and out.suffix not in OUT_SUFFIXES:
         raise click.BadParameter(f"{out}: use a .csv or .parquet file name", param_hint="--out")
     try:
-        config = config_for(policy, settings)
+        config = config_for(policy, params)
         spec = ClusterSpec(nodes, slots_per_node=slots, network_delay=network_delay)
         pol = create(policy, PolicyEnv(spec, seed), config)
         jobs = read_trace(trace_path)
@@ -159,7 +160,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, settings: tu
     job_df, task_df = result.job_table(), result.task_table()
     summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
                         extra={"policy": policy, "trace": str(trace_path), "nodes": nodes,
-                               "slots_per_node": slots, "seed": seed, "settings": list(settings),
+                               "slots_per_node": slots, "seed": seed, "settings": [f"{k}={v}" for k, v in params.items()],
                                "events": result.events})
     if out is not None:
         write_atomic(per_job_frame(job_df, cutoff), out)

@@ -118,7 +118,7 @@ FLOAT_PARAMETERS = [("sparrow", "probe_ratio"), ("eagle", "cutoff"), ("hawk", "p
 def test_policy_parameters_refuse_bad_values(tmp_path: Path, policy: str, key: str, value: str) -> None:
     trace = tmp_path / "t.trace"
     trace.write_text(TRACE)
-    result = invoke("simulate", "--trace", str(trace), "--policy", policy, "--nodes", "2", "--set", f"{key}={value}")
+    result = invoke("simulate", "--trace", str(trace), "--policy", policy, "--nodes", "2", "--param", f"{key}={value}")
     assert_clean_refusal(result, key)
 
 

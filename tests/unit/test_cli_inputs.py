@@ -54,7 +54,7 @@ def test_simulate_refuses_meaningless_numbers_and_writes_nothing(tmp_path: Path,
 @pytest.mark.parametrize("setting,key", [("probe_ratio=inf", "probe_ratio"), ("probe_ratio=nan", "probe_ratio"),
                                          ("cutoff=-1", "cutoff")])
 def test_simulate_refuses_non_finite_or_negative_policy_parameters(trace: Path, setting: str, key: str) -> None:
-    result = invoke("simulate", "--trace", str(trace), "--policy", "eagle", "--nodes", "2", "--set", setting)
+    result = invoke("simulate", "--trace", str(trace), "--policy", "eagle", "--nodes", "2", "--param", setting)
     assert_refused(result, key)
 
 

@@ -87,7 +87,7 @@ def test_replay_honours_hadoop_conf_dir_and_says_so(tmp_path: Path, monkeypatch:
     announces and tries; the testbed is never asked, nothing is submitted or written."""
     port = _closed_port()
     monkeypatch.setenv("HADOOP_CONF_DIR", str(conf_dir(tmp_path / "conf", f"127.0.0.1:{port}")))
-    result = CliRunner().invoke(replay, [str(DEMO), "--policy", "fifo", "--results", str(tmp_path / "r")])
+    result = CliRunner().invoke(replay, [str(DEMO), "--policy", "fifo", "--out", str(tmp_path / "r")])
     assert result.exit_code == 1, result.output
     assert (f"replay: cluster from $HADOOP_CONF_DIR {tmp_path / 'conf'}: ResourceManager "
             f"http://127.0.0.1:{port}, WebHDFS http://nn.example:9870") in result.output
@@ -99,7 +99,7 @@ def test_replay_reports_a_bad_conf_dir_by_file_and_line(tmp_path: Path, monkeypa
     conf = conf_dir(tmp_path / "conf", "rm:8088")
     (conf / "yarn-site.xml").write_text("<configuration>\n  <property><name>x</name>\n</configuration>\n")
     monkeypatch.setenv("HADOOP_CONF_DIR", str(conf))
-    result = CliRunner().invoke(replay, [str(DEMO), "--policy", "fifo", "--results", str(tmp_path / "r")])
+    result = CliRunner().invoke(replay, [str(DEMO), "--policy", "fifo", "--out", str(tmp_path / "r")])
     assert result.exit_code == 1
     assert f"{conf / 'yarn-site.xml'}: line 3: malformed XML" in result.output and "Traceback" not in result.output
 

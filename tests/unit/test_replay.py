@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import sparkplugin
 from bridge.replay.cli import replay
 from bridge.replay.eventlog import read_logs
 from bridge.replay.launchers import Outcome, failure_summary
@@ -229,26 +230,26 @@ def test_cli_unknown_policy(tmp_path: Path) -> None:
     assert "kairos" in result.output and "stock" in result.output
 
 
-@pytest.mark.parametrize("conf, message", [
-    ("spark.schedbridge.cutof=1", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
-    ("spark.schedbridge.cutoff=abc", "cutoff='abc' is not a number"),
-    ("spark.schedbridge.policy=hwak", "spark.schedbridge.policy=hwak contradicts --policy hawk"),
-    ("spark.schedbridge.endpoint=tcp:/nowhere", "spark.schedbridge.endpoint must be 'local'"),
-    ("spark.schedbridge.endpoint=tcp://127.0.0.1:9", "no token for the policy daemon at tcp://127.0.0.1:9"),
-    ("spark.schedbridge.deadline.ms=soon", "spark.schedbridge.deadline.ms must be a positive integer"),
+@pytest.mark.parametrize("option, conf, message", [
+    ("--param", "cutof=1", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
+    ("--param", "cutoff=abc", "cutoff='abc' is not a number"),
+    ("--conf", "spark.schedbridge.policy=hwak", "spark.schedbridge.policy=hwak contradicts --policy hawk"),
+    ("--conf", "spark.schedbridge.endpoint=tcp:/nowhere", "spark.schedbridge.endpoint must be 'local'"),
+    ("--conf", "spark.schedbridge.endpoint=tcp://127.0.0.1:9", "no token for the policy daemon at tcp://127.0.0.1:9"),
+    ("--conf", "spark.schedbridge.deadline.ms=soon", "spark.schedbridge.deadline.ms must be a positive integer"),
 ])
-def test_cli_refuses_what_the_plugin_would_refuse_before_submitting(tmp_path: Path, conf: str,
+def test_cli_refuses_what_the_plugin_would_refuse_before_submitting(tmp_path: Path, option: str, conf: str,
                                                                     message: str) -> None:
     examples = Path(__file__).resolve().parents[2] / "workloads" / "examples"
     token = tmp_path / "token"
     token.write_text("0123456789abcdef0123\n")
-    result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", "--conf", conf,
-                                         "--results", str(tmp_path / "r")])
+    result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", option, conf,
+                                         "--out", str(tmp_path / "r")])
     assert result.exit_code == 1 and message in result.output, result.output
     if conf.startswith("spark.schedbridge.endpoint=tcp://"):  # with a token, the next mistake: nobody answers
-        result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", "--conf", conf,
+        result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", option, conf,
                                              "--conf", f"spark.schedbridge.token.file={token}",
-                                             "--results", str(tmp_path / "r")])
+                                             "--out", str(tmp_path / "r")])
         message = "the policy daemon at tcp://127.0.0.1:9 does not answer"
     assert result.exit_code == 1 and message in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "r").exists()  # nothing started or written
@@ -261,9 +262,23 @@ def test_cli_bad_conf_pair(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "KEY=VALUE" in result.output
 
 
+CUTOFF_KEY = next(iter(sparkplugin.policy_conf({"cutoff": "5"})))  # the plugin's spelling, whatever it is
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--conf", f"{CUTOFF_KEY}=5"], f"{CUTOFF_KEY} is a policy parameter: use --param cutoff=5"),
+    (["--param", "cutoff=5", "--param", "cutoff=6"], "'cutoff' given twice"),
+    (["--results", "r"], "--results is now --out"),
+])
+def test_cli_one_spelling_for_policy_parameters_and_outputs(tmp_path: Path, args: list[str], message: str) -> None:
+    examples = Path(__file__).resolve().parents[2] / "workloads" / "examples"
+    result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", *args])
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
 def test_demo_refuses_a_misspelled_policy_before_starting_anything(tmp_path: Path) -> None:
     from bridge.demo import demo
 
-    result = CliRunner().invoke(demo, ["--policy", "fifo", "--policy", "hwak", "--results", str(tmp_path / "r")])
+    result = CliRunner().invoke(demo, ["--policy", "fifo", "--policy", "hwak", "--out", str(tmp_path / "r")])
     assert result.exit_code == 1 and "--policy hwak: unknown policy 'hwak' (did you mean 'hawk'?)" in result.output
     assert "demo: starting" not in result.output and not (tmp_path / "r").exists()
