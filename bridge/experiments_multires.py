@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from bridge.resource_metrics import mean_queue, measure, queue_at  # noqa: E402
+from bridge.metrics import mean_queue, measure, queue_at  # noqa: E402
 from bridge.sim.engine import SimResult, simulate  # noqa: E402
 from policies import registry  # noqa: E402
 from policies.api import ClusterSpec, DecisionError, PolicyEnv  # noqa: E402

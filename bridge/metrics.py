@@ -1,6 +1,17 @@
-"""Metrics computed after a run from two tables (thesis §0.3).
+"""Every measure of every command and benchmark: the one metrics module.
 
-The functions take plain pandas tables, so the simulator and the live cluster share them:
+**Percentiles** (:func:`percentile`) are one definition everywhere: linear interpolation
+between the closest ranks (Hyndman & Fan's type 7; numpy's default, Excel's
+``PERCENTILE.INC``). Of ``n`` values sorted ``x[0] <= ... <= x[n-1]``, the p-th percentile is
+``x[k] + (h - k) * (x[k+1] - x[k])`` with ``h = (n - 1) * p / 100`` and ``k = floor(h)``: so p50
+of 1, 2, 3, 4 is 2.5 and p90 of 15, 20, 35, 40, 50 is 46. This is the definition of the
+simulators the thesis' evaluation ran on: Hawk and Eagle extend Sparrow's event simulator,
+whose ``get_percentile`` interpolates exactly so (index ``(n - 1) * percent``), and the
+thesis' CDFs and p50/p90/p99 tables come from it. A nearest-rank percentile differs from it by
+up to one gap between neighbouring values, which matters at p99 of a few hundred samples.
+
+**Job measures** (thesis §0.3) take plain pandas tables, so the simulator and the live cluster
+share them:
 
 * **jobs**: one row per job with ``job_id``, ``submit``, ``finish`` (NaN if the job never
   finished), ``n_tasks``, ``mean_duration`` (actual mean task duration, the thesis' job size)
@@ -12,18 +23,55 @@ The functions take plain pandas tables, so the simulator and the live cluster sh
 
 Short/long is decided by a **reporting** cutoff on the actual mean task duration, separate from
 any scheduling cutoff, so every system is compared on the same job sets.
+
+**Multi-resource measures** of one simulation (Falcon, Psychas–Ghaderi, Ursa; :func:`measure`)
+are computed from its segment log:
+
+* makespan: when the last job finishes (jobs are submitted from time 0);
+* throughput: tasks per millisecond of makespan (the Falcon paper's plotted unit);
+* preemptions (the Falcon paper's "overhead"), dependency disorders;
+* per resource r, Ursa's efficiencies (§5): X = allocated resource-time (demand × time a
+  task holds its slot), Y = capacity × nodes × makespan, Z = resource-time that made
+  progress (held time minus context switches and waiting for DAG parents):
+  SE_r = X / Y, UE_r = Z / X, utilisation_r = SE_r · UE_r;
+* average allocation (the Falcon spec's reading of utilisation: allocated over capacity,
+  time-averaged, averaged over resources: the mean SE) and average utilisation (the mean of
+  SE_r · UE_r). They differ when tasks hold resources without progress (a dependency-
+  oblivious task started before its parents, a context switch); we rank by utilisation;
+* average queue size over a window (Psychas–Ghaderi): tasks that arrived and had not
+  started, time-averaged.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+if TYPE_CHECKING:
+    from bridge.sim.engine import SimResult
+
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
 CLASSES = ("short", "long")
+
+
+def percentile(values: Iterable[float], p: float) -> float:
+    """The ``p``-th percentile (0-100) of ``values`` by the module's one definition (linear
+    interpolation between closest ranks, see the module docstring). NaNs are left out (a job
+    that never finished has no completion time); no values give NaN."""
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile must be within [0, 100], got {p}")
+    v = np.asarray(list(values) if not isinstance(values, (np.ndarray, pd.Series)) else values, dtype=float)
+    v = v[~np.isnan(v)]
+    return float(np.percentile(v, p, method="linear")) if len(v) else math.nan
+
+
+def median(values: Iterable[float]) -> float:
+    """The 50th :func:`percentile` (the mean of the two middle values for an even count)."""
+    return percentile(values, 50)
 
 
 def with_completion(jobs: pd.DataFrame, cutoff: float) -> pd.DataFrame:
@@ -46,7 +94,7 @@ def _stats(values: pd.Series, percentiles: Sequence[int]) -> dict[str, float]:
     v = values.dropna().to_numpy(dtype=float)
     res: dict[str, float] = {"count": int(len(v))}
     for p in percentiles:
-        res[f"p{p}"] = float(np.percentile(v, p)) if len(v) else math.nan
+        res[f"p{p}"] = percentile(v, p)
     res["mean"] = float(v.mean()) if len(v) else math.nan
     res["max"] = float(v.max()) if len(v) else math.nan
     return res
@@ -77,10 +125,17 @@ def fraction_at_least_as_good(jobs: pd.DataFrame, baseline_jobs: pd.DataFrame, c
                               tol: float = 1e-9) -> dict[str, float]:
     """Per class, the fraction of jobs whose JCT is <= the baseline's (Hawk's "Hawk >= Sparrow")."""
     a = with_completion(jobs, cutoff).set_index("job_id")
-    b = with_completion(baseline_jobs, cutoff).set_index("job_id")
-    both = a[["jct", "cls"]].join(b[["jct"]], rsuffix="_base", how="inner").dropna()
-    return {c: float((g["jct"] <= g["jct_base"] + tol).mean()) if len(g) else math.nan
-            for c, g in ((c, both[both["cls"] == c]) for c in CLASSES)}
+    b = with_completion(baseline_jobs, cutoff).set_index("job_id")["jct"]
+    return {c: share_not_worse(a.loc[a["cls"] == c, "jct"], b, tol) for c in CLASSES}
+
+
+def share_not_worse(jct: Mapping[int, float] | pd.Series, baseline: Mapping[int, float] | pd.Series,
+                    tol: float = 1e-9) -> float:
+    """The fraction of the jobs finished in both runs (matched by job id) whose JCT is at most
+    the baseline's; NaN when no job is in both."""
+    a, b = pd.Series(jct, dtype=float).dropna(), pd.Series(baseline, dtype=float).dropna()
+    both = a.index.intersection(b.index)
+    return float((a[both] <= b[both] + tol).mean()) if len(both) else math.nan
 
 
 def busy_time(tasks: pd.DataFrame) -> float:
@@ -151,3 +206,93 @@ def summarize(jobs: pd.DataFrame, tasks: pd.DataFrame, *, cutoff: float, n_slots
         out["head_of_line"] = head_of_line(counters)
         out["counters"] = {k: int(v) for k, v in counters.items()}
     return out
+
+
+# -- multi-resource measures of one simulation ------------------------------------------------
+@dataclass(frozen=True)
+class ResourceMetrics:
+    policy: str
+    jobs: int
+    tasks: int
+    makespan: float
+    mean_jct: float
+    throughput_tasks_per_ms: float
+    preemptions: int
+    disorders: int
+    se: tuple[float, ...]
+    ue: tuple[float, ...]
+    avg_allocation: float
+    avg_utilization: float
+
+    def row(self, resources: tuple[str, ...]) -> dict[str, object]:
+        """A flat table row (one SE and one UE column per resource)."""
+        out: dict[str, object] = {k: getattr(self, k) for k in (
+            "policy", "jobs", "tasks", "makespan", "mean_jct", "throughput_tasks_per_ms",
+            "preemptions", "disorders", "avg_allocation", "avg_utilization")}
+        for name, se, ue in zip(resources, self.se, self.ue):
+            out[f"SE_{name}"] = se
+            out[f"UE_{name}"] = ue
+        return out
+
+
+def _segments(result: SimResult) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    lg = result.log
+    return (np.asarray(lg.seg_job), np.asarray(lg.seg_task),
+            np.asarray(lg.seg_end) - np.asarray(lg.seg_start), np.asarray(lg.seg_idle))
+
+
+def measure(result: SimResult) -> ResourceMetrics:
+    """All metrics of one run (unfinished jobs are an error: the run is incomplete)."""
+    if result.unfinished:
+        raise ValueError(f"{result.policy}: {len(result.unfinished)} jobs did not finish, e.g. job {result.unfinished[0]}")
+    lg, spec = result.log, result.spec
+    finish = lg.job_finish
+    makespan = max(finish.values())
+    jobs = {j.job_id: j for j in result.jobs}
+    n_tasks = sum(j.n_tasks for j in result.jobs)
+    dims = len(spec.capacity or ())
+    seg_job, seg_task, held, idle = _segments(result)
+    demand = np.zeros((len(seg_job), dims))
+    for i, (j, t) in enumerate(zip(seg_job, seg_task)):
+        d = jobs[int(j)].demands
+        if d is not None:
+            demand[i] = d[int(t)]
+    x = (demand * held[:, None]).sum(axis=0)
+    z = (demand * (held - idle)[:, None]).sum(axis=0)
+    y = np.asarray(spec.capacity or (), dtype=float) * spec.n_nodes * makespan
+    se = tuple(float(v) for v in np.divide(x, y, out=np.zeros(dims), where=y > 0))
+    ue = tuple(float(v) for v in np.divide(z, x, out=np.ones(dims), where=x > 0))
+    return ResourceMetrics(
+        result.policy, len(finish), n_tasks, makespan,
+        float(np.mean([finish[j] - jobs[j].submit for j in finish])),
+        n_tasks / (makespan * 1000.0) if makespan > 0 else 0.0,
+        lg.counters.get("suspends", 0), lg.counters.get("disorders", 0),
+        se, ue, float(np.mean(se)) if se else 0.0,
+        float(np.mean([a * b for a, b in zip(se, ue)])) if se else 0.0)
+
+
+def _first_starts(result: SimResult) -> dict[tuple[int, int], float]:
+    """(job, task) -> when the task first started (a preempted task restarts later)."""
+    first: dict[tuple[int, int], float] = {}
+    for j, t, s in zip(result.log.seg_job, result.log.seg_task, result.log.seg_start):
+        first.setdefault((j, t), s)
+    return first
+
+
+def mean_queue(result: SimResult, start: float, end: float) -> float:
+    """Time-averaged number of tasks waiting to start during [start, end)."""
+    first = _first_starts(result)
+    waited = 0.0
+    for job in result.jobs:
+        for t in range(job.n_tasks):
+            lo, hi = max(job.submit, start), min(first.get((job.job_id, t), end), end)
+            waited += max(0.0, hi - lo)
+    return waited / (end - start)
+
+
+def queue_at(result: SimResult, times: list[float]) -> list[int]:
+    """Number of tasks waiting to start at each instant (a queue trajectory)."""
+    first = _first_starts(result)
+    submits = np.array([job.submit for job in result.jobs for _ in range(job.n_tasks)])
+    starts = np.array([first[(job.job_id, t)] for job in result.jobs for t in range(job.n_tasks)])
+    return [int(((submits <= x) & (starts > x)).sum()) for x in times]

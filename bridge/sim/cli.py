@@ -113,9 +113,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
              report_cutoff: float | None, network_delay: float, out: Path | None, as_json: bool,
              progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
-    import numpy as np
-
-    from bridge.metrics import summarize
+    from bridge.metrics import percentile, summarize
     from bridge.sim.engine import Simulation
     from policies.api import ClusterSpec, DecisionError, PolicyEnv
     from policies.registry import ConfigError, RegistryError, config_for, create
@@ -133,7 +131,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     except ValueError as e:
         raise click.ClickException(f"{policy}: {e}") from None
     if report_cutoff is None:
-        report_cutoff = float(np.percentile([j.mean_duration for j in jobs], 90))
+        report_cutoff = percentile([j.mean_duration for j in jobs], 90)
     cutoff = report_cutoff
     sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff)
     n_tasks = sum(j.n_tasks for j in jobs)

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from bridge.metrics import (
-    completion_summary, fraction_at_least_as_good, head_of_line, mean_utilization, normalized,
-    preemptions, summarize, utilization_series, with_completion,
+    completion_summary, fraction_at_least_as_good, head_of_line, mean_utilization, median, normalized,
+    percentile, preemptions, share_not_worse, summarize, utilization_series, with_completion,
 )
 from bridge.sim.engine import simulate
 from policies.api import ClusterSpec, PolicyEnv
@@ -21,6 +21,26 @@ def _jobs(finish):
         "job_id": [0, 1, 2, 3], "submit": [0.0, 0.0, 10.0, 10.0], "finish": finish,
         "n_tasks": [1, 1, 1, 1], "mean_duration": [1.0, 2.0, 100.0, 200.0], "ideal": [1.0, 2.0, 100.0, 200.0],
     })
+
+
+def test_percentile_interpolates_linearly_between_closest_ranks():
+    """The one definition, checked by hand: sorted 15 20 35 40 50, h = (n - 1) p / 100."""
+    values = [50.0, 15.0, 40.0, 20.0, 35.0]                        # unsorted on purpose
+    assert percentile(values, 0) == 15.0 and percentile(values, 100) == 50.0
+    assert percentile(values, 40) == pytest.approx(29.0)           # h 1.6: 20 + 0.6 x (35 - 20)
+    assert percentile(values, 50) == 35.0                          # h 2: a value itself
+    assert percentile(values, 90) == pytest.approx(46.0)           # h 3.6: 40 + 0.6 x 10 (nearest rank: 50)
+    assert percentile(values, 99) == pytest.approx(49.6)           # h 3.96
+    assert median([4.0, 1.0, 3.0, 2.0]) == 2.5                     # even count: the middle pair's mean
+    assert percentile([7.0, math.nan], 99) == 7.0                  # NaN (unfinished) left out
+    assert math.isnan(percentile([], 50))
+    with pytest.raises(ValueError, match="within"):
+        percentile(values, 101)
+
+
+def test_share_not_worse_matches_jobs_by_id():
+    assert share_not_worse({1: 4.0, 2: 9.5, 3: 1.0}, {1: 5.0, 2: 9.0}) == 0.5
+    assert math.isnan(share_not_worse({1: 4.0}, {2: 5.0}))
 
 
 def test_reporting_cutoff_splits_classes_and_percentiles():
