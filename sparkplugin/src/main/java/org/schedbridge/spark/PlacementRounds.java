@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -314,7 +315,6 @@ final class PlacementRounds implements AutoCloseable {
     private void launchGranted(TaskSetManager tsm, Map<String, Integer> slots, OfferBatch batch, List<WorkerOffer> list,
                                int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark) {
         List<WorkerOffer> sub = new ArrayList<>();
-        List<Integer> index = new ArrayList<>();
         for (Map.Entry<String, Integer> s : slots.entrySet()) {
             Integer i = batch.offerIndex.get(s.getKey());
             int cores = i == null ? 0 : Math.min(s.getValue() * cpusPerTask, freeCores[i]);
@@ -322,19 +322,24 @@ final class PlacementRounds implements AutoCloseable {
                 WorkerOffer o = list.get(i);
                 sub.add(new WorkerOffer(o.executorId(), o.host(), BigDecimal$.MODULE$.apply(cores), o.address(),
                         o.resources(), o.resourceProfileId()));
-                index.add(i);
             }
         }
         if (sub.isEmpty()) {
             return;
         }
-        List<Seq<TaskDescription>> result =
-                CollectionConverters.asJava(spark.resourceOffers(CollectionConverters.asScala(sub).toIndexedSeq(), false));
-        for (int j = 0; j < result.size(); j++) {
-            List<TaskDescription> tasks = CollectionConverters.asJava(result.get(j));
-            launched.get(index.get(j)).addAll(tasks);
-            freeCores[index.get(j)] -= tasks.size() * cpusPerTask;
-            report(tsm, sub.get(j).executorId(), tasks);
+        // Spark shuffles the offers and answers in the shuffled order: each task names its executor
+        Map<String, List<TaskDescription>> byExecutor = new TreeMap<>();
+        for (Seq<TaskDescription> tasks : CollectionConverters.asJava(
+                spark.resourceOffers(CollectionConverters.asScala(sub).toIndexedSeq(), false))) {
+            for (TaskDescription t : CollectionConverters.asJava(tasks)) {
+                byExecutor.computeIfAbsent(t.executorId(), e -> new ArrayList<>()).add(t);
+            }
+        }
+        for (Map.Entry<String, List<TaskDescription>> e : byExecutor.entrySet()) {
+            int i = batch.offerIndex.get(e.getKey());
+            launched.get(i).addAll(e.getValue());
+            freeCores[i] -= e.getValue().size() * cpusPerTask;
+            report(tsm, e.getKey(), e.getValue());
         }
     }
 
