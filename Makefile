@@ -7,13 +7,19 @@ CACHE  := .cache
 
 .PHONY: setup demo test unit integration bench testbed-up testbed-down clean
 
-setup: $(VENV)/.installed $(CACHE)/hadoop/.resolved plugin
+setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin
 
-# Python dependencies: pinned in pyproject.toml, transitive versions fixed by constraints.txt.
+# Python dependencies: ranges in pyproject.toml, every extra, exact versions from constraints.txt.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip==25.3
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[all,test]'
+	touch $@
+
+# pyspark's scripts in $(VENV)/bin find SPARK_HOME with the `python3` on PATH, which lacks pyspark
+# unless the venv is activated: pin them to the venv's Python (see bridge/testbed/spark_scripts.py).
+$(VENV)/.spark-scripts: $(VENV)/.installed bridge/testbed/spark_scripts.py
+	$(PY) -m bridge.testbed.spark_scripts
 	touch $@
 
 # Hadoop 3.5.0 server jars from Maven Central into the project-local cache.

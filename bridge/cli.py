@@ -5,6 +5,8 @@ import importlib
 
 import click
 
+from bridge.extras import MissingExtra, missing_extra
+
 # name -> "module:attribute" of a click command; imported lazily so `schedbridge --help`
 # stays fast and a subcommand's heavy imports (pandas, pyspark) load only when used.
 SUBCOMMANDS: dict[str, str] = {
@@ -42,7 +44,36 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, attr = target.split(":")
-        return getattr(importlib.import_module(module_name), attr)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            missing = missing_extra(e, f"`{ctx.command_path} {name}`")
+            if missing is None:
+                raise
+            return _needs_extra(name, missing)
+        return getattr(module, attr)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the subcommand; an optional package it imports late and lacks ends it with the
+        extra to install (``bridge.extras``), not a traceback."""
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as e:
+            missing = missing_extra(e, f"`{ctx.command_path} {ctx.invoked_subcommand}`")
+            if missing is None:
+                raise
+            raise missing from None
+
+
+def _needs_extra(name: str, missing: MissingExtra) -> click.Command:
+    """A stand-in for a subcommand whose module needs a missing extra: ``--help`` lists it with
+    the install command, and running it (``--help`` included) fails with that one line."""
+    def fail() -> None:
+        raise missing
+
+    return click.Command(name, callback=fail, help=missing.message,
+                         short_help=f"(needs the [{missing.extra}] extra)", add_help_option=False,
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 
 
 @click.group(cls=LazyGroup)

@@ -134,11 +134,11 @@ def submit(args: tuple[str, ...]) -> None:
     --conf spark.schedbridge.policy=fifo app.py (the cluster: --hadoop-conf-dir DIR, else
     $HADOOP_CONF_DIR, else $YARN_CONF_DIR, else the local testbed)"""
     conf_dir, spark_args = take_conf_dir(args)
+    home = spark_home()  # first: without pyspark (the [spark] extra) there is no plugin jar either
     try:
         jar = str(sparkplugin.jar_path())
     except sparkplugin.PluginJarMissing as e:
         raise click.ClickException(str(e)) from None
-    home = spark_home()
     cmd = [str(home / "bin" / "spark-submit"), *rewrite(spark_args, jar)]
     env = {**cluster_env(spark_args, conf_dir), "SPARK_HOME": str(home)}
     sys.exit(subprocess.run(cmd, env=env, check=False).returncode)

@@ -13,6 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bridge.extras import install_hint
+
 TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier")
 TIMEOUT_S = 3600.0
 
@@ -22,7 +24,7 @@ def tpchgen_binary() -> str:
     beside = Path(sys.executable).with_name("tpchgen-cli")
     found = str(beside) if beside.is_file() else shutil.which("tpchgen-cli")
     if found is None:
-        raise FileNotFoundError("tpchgen-cli not found: pip install tpchgen-cli==4.0.0")
+        raise FileNotFoundError(f"tpchgen-cli not found: {install_hint('tpch')}")
     return found
 
 
