@@ -50,7 +50,7 @@ demo: setup
 	$(VENV)/bin/schedbridge demo
 
 bench: setup
-	$(PY) bench/testbed_bench.py
+	$(VENV)/bin/schedbridge bench testbed
 
 testbed-up: setup
 	$(VENV)/bin/schedbridge testbed up

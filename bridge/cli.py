@@ -26,6 +26,11 @@ SUBCOMMANDS: dict[str, str] = {
 BENCHMARKS: dict[str, str] = {
     "sim": "bridge.sim.bench:sim",
     "idle-slots": "bridge.report.idle_bench:idle_slots",
+    "agent": "bridge.agent.bench:agent",
+    "testbed": "bridge.testbed.bench:testbed",
+    "spark": "bridge.live.spark_bench:spark",
+    "spark-tpch": "bridge.live.tpch_bench:spark_tpch",
+    "kairos-live": "bridge.live.kairos_bench:kairos_live",
 }
 
 

@@ -2,7 +2,7 @@
 from the bridge's command to its effect as the kernel's cgroup accounting shows it, and the agent's own
 CPU overhead. Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.agent_bench [--trials 20] [--containers 8] [--idle-s 30]
+    schedbridge bench agent [--trials 20] [--containers 8] [--idle-s 30]
 
 Effects: suspend = the group's `cpu.stat` nr_throttled first increments (CFS throttles once the
 0.1-core quota of the current period is used up); resume = the group's `cpuacct.usage` first grows, the
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import click
 from bridge.agent.client import AgentClient
 from bridge.agent.trial import (CGROUP_ROOT, IDLE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
                                 proc_cpu_ns, remove_groups, usage_file, wait_for)
+from bridge.metrics import median, percentile
 
 APP = "container_1763800000000_0007_01_{:06d}"
 
@@ -56,9 +56,9 @@ def throttled_gap(read_ns: Callable[[], int], flat_s: float = 0.005, timeout_s: 
 
 
 def summary(values_s: list[float]) -> str:
-    ms = sorted(v * 1000 for v in values_s)
-    return (f"median {statistics.median(ms):.1f} ms, p90 {ms[int(0.9 * (len(ms) - 1))]:.1f} ms, "
-            f"max {ms[-1]:.1f} ms (n={len(ms)})")
+    ms = [v * 1000 for v in values_s]
+    return (f"median {median(ms):.1f} ms, p90 {percentile(ms, 90):.1f} ms, "
+            f"max {max(ms):.1f} ms (n={len(ms)})")
 
 
 def measure(client: AgentClient, cid: str, parent: str, trials: int) -> dict[str, list[float]]:
@@ -108,11 +108,12 @@ def overhead(agent: AgentProcess, client: AgentClient, cid: str, parent: str, tr
     return results, idle_core, per_command
 
 
-@click.command()
+@click.command("agent")
 @click.option("--trials", default=20, show_default=True)
 @click.option("--containers", default=8, show_default=True, help="Containers on the node (1 spins, rest sleep)")
 @click.option("--idle-s", default=30.0, show_default=True, help="Window for the agent's idle overhead")
-def main(trials: int, containers: int, idle_s: float) -> None:
+def agent(trials: int, containers: int, idle_s: float) -> None:
+    """Node agent on this host's cgroups (v1, root): suspend/resume/freeze latency, CPU overhead."""
     parent = f"sbbench-{os.getpid()}"
     ids = [APP.format(i + 2) for i in range(containers)]
     with tempfile.TemporaryDirectory() as tmp:
@@ -141,6 +142,3 @@ def main(trials: int, containers: int, idle_s: float) -> None:
     print(f"agent CPU per command: {1000 * per_command:.2f} ms")
     print(json.dumps({k: [round(v * 1000, 2) for v in vs] for k, vs in results.items()}))
 
-
-if __name__ == "__main__":
-    main()

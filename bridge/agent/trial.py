@@ -1,4 +1,4 @@
-"""A trial rig for the node agent on a host without YARN (integration tests, `bench/agent_bench.py`):
+"""A trial rig for the node agent on a host without YARN (integration tests, `schedbridge bench agent`):
 a fake NodeManager REST server, a DefaultContainerExecutor-shaped CPU-spinning container, the agent as
 a subprocess, and CPU measurement from cgroup accounting.
 

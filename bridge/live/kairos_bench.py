@@ -1,8 +1,8 @@
 """Kairos vs YARN FIFO, live on the testbed: a scaled-down Kairos WordCount workload in one Spark app.
 
-    sudo .venv/bin/python -m bench.kairos_live_bench workloads/examples/kairos-live-mini.toml \\
-        --policy kairos --results results/kairos-live-mini-kairos
-    ... --policy fifo --results results/kairos-live-mini-fifo
+    sudo .venv/bin/schedbridge bench kairos-live workloads/examples/kairos-live-mini.toml \\
+        --policy kairos --out results/kairos-live-mini-kairos
+    ... --policy fifo --out results/kairos-live-mini-fifo
     .venv/bin/schedbridge report results/kairos-live-mini-fifo results/kairos-live-mini-kairos
 
 Every node counts as N = ``--cores`` cores. ``fifo`` is stock Spark on YARN with N one-core
@@ -18,7 +18,6 @@ reads them.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -27,13 +26,16 @@ import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from types import SimpleNamespace
 
+import click
 import pandas as pd
 
 from bridge.live import spark_inprocess
 from bridge.live.node_engine import node_preemption
 from bridge.live.local_agents import start_local_agents
 from bridge.live.preemption import ContainerPreemptor
+from bridge.options import OutputPath
 from bridge.live.spark_host import PolicyHost
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay.results import write_atomically, write_frame
@@ -88,15 +90,20 @@ def replay_jobs(sc, subs: list[Submission], inputs: dict[str, str]) -> list[dict
     return sorted(rows, key=lambda r: r["job_id"])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workload", type=Path)
-    parser.add_argument("--policy", choices=("kairos", "fifo"), required=True)
-    parser.add_argument("--results", type=Path, required=True)
-    parser.add_argument("--cores", type=int, default=1, help="N: cores per node for the policy")
-    parser.add_argument("--q", type=int, default=1)
-    parser.add_argument("--w", type=float, default=5.0, help="quantum W in seconds")
-    args = parser.parse_args()
+@click.command("kairos-live")
+@click.argument("workload", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--policy", type=click.Choice(("kairos", "fifo")), required=True)
+@click.option("--out", type=OutputPath(file_okay=False), required=True, help="Results directory.")
+@click.option("--cores", type=int, default=1, show_default=True, help="N: cores per node for the policy")
+@click.option("--q", type=int, default=1, show_default=True, help="Kairos' Q: extra executors per node")
+@click.option("--w", type=float, default=5.0, show_default=True, help="quantum W in seconds")
+def kairos_live(**options: object) -> None:
+    """Kairos vs YARN FIFO live on the testbed (root): one WordCount workload in one Spark app."""
+    run(SimpleNamespace(**options))
+
+
+def run(args: SimpleNamespace) -> None:
+    """The bench proper, on the options as attributes (``args.out`` is the results directory)."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: restore vcores and containers
     os.environ.update(spark_env(default_layout()))
     layout = default_layout()
@@ -104,7 +111,7 @@ def main() -> None:
     workload = load_workload(args.workload)
     subs = list(expand(workload))
     inputs = prepare_inputs(workload.inputs, layout.webhdfs_url, layout.fs_default)
-    args.results.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     nodes = sorted(n.http_address for n in rm.nodes(states=["RUNNING"]))
     per_node = args.cores + (args.q if args.policy == "kairos" else 0)
     conf = {**spark_defaults(layout), "spark.executor.instances": str(per_node * len(nodes)),
@@ -115,11 +122,11 @@ def main() -> None:
             preemptor = ContainerPreemptor({})
             params = {"q": str(args.q), "w": str(args.w)}
             planner = stack.enter_context(node_preemption(rm, preemptor, nodes, args.cores, "kairos", params,
-                                                          args.results / "vcores.json"))
+                                                          args.out / "vcores.json"))
             spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name="kairos-live-bench",
                                             params=params)
             app_id = spark.sparkContext.applicationId
-            preemptor.agents.update(start_local_agents(agents_stack, layout, rm, app_id, args.results,
+            preemptor.agents.update(start_local_agents(agents_stack, layout, rm, app_id, args.out,
                                                          "kairos-bench"))
         else:
             from pyspark.sql import SparkSession
@@ -138,15 +145,12 @@ def main() -> None:
         rows = replay_jobs(sc, subs, inputs)
         for row in rows:
             row["duration_alone_s"] = alone[row["category"]]
-        write_frame(args.results / "jobs.csv", pd.DataFrame(rows))
+        write_frame(args.out / "jobs.csv", pd.DataFrame(rows))
         meta = {"workload": workload.name, "policy": args.policy, "mode": "shared", "source": "live",
                 "seed": workload.seed, "state": "complete", "cores_per_node": args.cores, "q": args.q,
                 "w": args.w, "executors_per_node": per_node}
         if args.policy == "kairos":
             meta["preemption_commands"] = len(preemptor.commands)
             meta["plugin"] = spark_inprocess.stats()
-        write_atomically(args.results / "meta.json", json.dumps(meta, indent=1))
+        write_atomically(args.out / "meta.json", json.dumps(meta, indent=1))
 
-
-if __name__ == "__main__":
-    main()

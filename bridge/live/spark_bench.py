@@ -16,15 +16,16 @@ py4j callback per round) and ``local`` (the default of spark-submit: a host proc
 driver, JSON over loopback TCP), so their costs compare within one run. The policy's own decision
 time is host-timed in-process only (the local host's decisions live in its own process).
 
-Run: ``.venv/bin/python bench/spark_bench.py [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]
+Run: ``schedbridge bench spark [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]
 [--endpoint inprocess --endpoint local]`` (``--repeats 0``: the latency part only).
 """
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import time
+from types import SimpleNamespace
+
+import click
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
@@ -34,14 +35,10 @@ from bridge.live import spark_inprocess
 from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import PROTOCOL_VERSION
+from bridge.metrics import median, percentile
 from sparkplugin.build import build
 
 BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def synthetic_rounds(executors: int = 16, slots: int = 4, stages: int = 10,
@@ -103,17 +100,19 @@ def bridge_session(policy: str, cores: int, endpoint: str) -> tuple[SparkSession
     return SparkSession.builder.config(conf=conf).master(sparkplugin.master(f"local[{cores}]")).getOrCreate(), None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--policy", default="fifo")
-    ap.add_argument("--tasks", type=int, default=4000, help="trivial tasks per throughput run")
-    ap.add_argument("--cores", type=int, default=2, help="local[N] for the throughput runs")
-    ap.add_argument("--repeats", type=int, default=3, help="throughput runs per kind (0: latency only)")
-    ap.add_argument("--task-ms", type=int, default=0, help="latency phase: each task sleeps this long")
-    ap.add_argument("--endpoint", dest="endpoints", action="append", choices=("inprocess", "local"),
-                    help="where the policy is hosted (repeatable; default: both)")
-    args = ap.parse_args()
-    args.endpoints = args.endpoints or ["inprocess", "local"]
+@click.command("spark")
+@click.option("--policy", default="fifo", show_default=True)
+@click.option("--tasks", type=int, default=4000, show_default=True, help="trivial tasks per throughput run")
+@click.option("--cores", type=int, default=2, show_default=True, help="local[N] for the throughput runs")
+@click.option("--repeats", type=int, default=3, show_default=True,
+              help="throughput runs per kind (0: latency only)")
+@click.option("--task-ms", type=int, default=0, show_default=True, help="latency phase: each task sleeps this long")
+@click.option("--endpoint", "endpoints", multiple=True, type=click.Choice(("inprocess", "local")),
+              help="where the policy is hosted (repeatable; default: both)")
+def spark(**options: object) -> None:
+    """Spark plugin, local mode: decision latency per offer round and placement throughput vs stock."""
+    args = SimpleNamespace(**options)
+    args.endpoints = list(args.endpoints) or ["inprocess", "local"]
     jar = str(build())
     SparkContext._ensure_initialized(conf=SparkConf().setAll([*BASE.items(), ("spark.driver.extraClassPath", jar)]))
 
@@ -121,13 +120,13 @@ def main() -> None:
     print(f"policy {args.policy}")
     for endpoint in args.endpoints:
         latency(args, endpoint)
-    print(f"host planning, synthetic 64 slots / 1,000 pending: p50 {pct(planning, 0.5):.0f} us, "
-          f"p99 {pct(planning, 0.99):.0f} us")
+    print(f"host planning, synthetic 64 slots / 1,000 pending: p50 {percentile(planning, 50):.0f} us, "
+          f"p99 {percentile(planning, 99):.0f} us")
     if args.repeats > 0:
         throughput(args)
 
 
-def latency(args: argparse.Namespace, endpoint: str) -> None:
+def latency(args: SimpleNamespace, endpoint: str) -> None:
     """Round trips on local[64] over 1,000 tasks, after a warm-up job."""
     spark, host = bridge_session(args.policy, 64, endpoint)
     trivial_job(spark, 200)  # warm-up
@@ -141,16 +140,16 @@ def latency(args: argparse.Namespace, endpoint: str) -> None:
     decided = "n/a (another process)"
     if host is not None:
         decisions = [float(d.micros) for d in list(host.decisions)[warm_decisions:]]
-        decided = f"p50 {pct(decisions, 0.5):.0f} us, p99 {pct(decisions, 0.99):.0f} us"
+        decided = f"p50 {percentile(decisions, 50):.0f} us, p99 {percentile(decisions, 99):.0f} us"
     spark.stop()
     tasks = f"{args.task_ms} ms tasks" if args.task_ms > 0 else "trivial tasks"
     print(f"[{endpoint}] round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 {tasks}): "
-          f"p50 {pct(calls, 0.5):.0f} us, p99 {pct(calls, 0.99):.0f} us; whole round in the scheduler "
-          f"p50 {pct(rounds, 0.5):.0f} us, p99 {pct(rounds, 0.99):.0f} us; the policy's decision "
+          f"p50 {percentile(calls, 50):.0f} us, p99 {percentile(calls, 99):.0f} us; whole round in the scheduler "
+          f"p50 {percentile(rounds, 50):.0f} us, p99 {percentile(rounds, 99):.0f} us; the policy's decision "
           f"(host-timed) {decided}; fallback rounds {stats['fallback_rounds']}")
 
 
-def throughput(args: argparse.Namespace) -> None:
+def throughput(args: SimpleNamespace) -> None:
     """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
     kinds = ["stock", *args.endpoints]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
@@ -164,14 +163,11 @@ def throughput(args: argparse.Namespace) -> None:
                 stats = spark_inprocess.stats()
                 counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
             s.stop()
-    stock = statistics.median(rates["stock"])
-    medians = ", ".join(f"bridge [{e}] {statistics.median(rates[e]):.0f} tasks/s "
-                        f"({100 * statistics.median(rates[e]) / stock:.0f}% of stock)" for e in args.endpoints)
+    stock = median(rates["stock"])
+    medians = ", ".join(f"bridge [{e}] {median(rates[e]):.0f} tasks/s "
+                        f"({100 * median(rates[e]) / stock:.0f}% of stock)" for e in args.endpoints)
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
           f"stock {stock:.0f} tasks/s, {medians}")
     print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}))
     print("bridge throughput runs (incl. warm-ups):", json.dumps(counters))
 
-
-if __name__ == "__main__":
-    main()

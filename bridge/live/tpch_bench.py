@@ -9,29 +9,32 @@ runs use ``spark-schedbridge://<master>`` with the policy hosted in the driver (
 kinds alternate, so machine load drifts over both alike; the figure is the median total per kind.
 Application start-up (containers, JVMs) is excluded: it is the same code path for both.
 
-Run: ``.venv/bin/python bench/spark_tpch_bench.py [--master yarn] [--policy fifo]
+Run: ``schedbridge bench spark-tpch [--master yarn] [--policy fifo]
 [--scale-factor 0.1] [--repeats 3] [--queries 1,2,...]``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parents[1]
+import click
+
+from bridge.metrics import median, percentile
+
+ROOT = Path(__file__).resolve().parents[2]
 WARM_UP_QUERY = 6
 # Local mode only (on YARN the testbed's spark-defaults.conf sizes the JVMs and partitions).
 LOCAL_CONF = {"spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
               "spark.ui.showConsoleProgress": "false"}
 
 
-def child(args: argparse.Namespace) -> None:
+def child(args: SimpleNamespace) -> None:
     """One application: ``{"seconds": {query: s}, "stats": plugin counters or None}`` to ``--out``."""
     from pyspark.sql import SparkSession
 
@@ -74,11 +77,11 @@ def wait_for_executors(spark, n: int, timeout_s: float = 240.0) -> None:
         time.sleep(0.5)
 
 
-def run_one(kind: str, data: Path, args: argparse.Namespace, env: dict[str, str]) -> dict:
+def run_one(kind: str, data: Path, args: SimpleNamespace, env: dict[str, str]) -> dict:
     """One application of ``kind`` (``stock`` or a policy name) in a child process."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, "--data", str(data),
+        cmd = [sys.executable, "-m", __name__, "--child", kind, "--data", str(data),
                "--out", str(out), "--executors", str(args.executors), "--master", args.master,
                "--queries", ",".join(map(str, args.queries))]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
@@ -87,14 +90,9 @@ def run_one(kind: str, data: Path, args: argparse.Namespace, env: dict[str, str]
         return json.loads(out.read_text())
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def report(policy: str, runs: dict[str, list[dict]], args: argparse.Namespace) -> None:
+def report(policy: str, runs: dict[str, list[dict]], args: SimpleNamespace) -> None:
     totals = {k: [sum(r["seconds"].values()) for r in rs] for k, rs in runs.items()}
-    stock, bridge = statistics.median(totals["stock"]), statistics.median(totals[policy])
+    stock, bridge = median(totals["stock"]), median(totals[policy])
     where = f"YARN testbed, {args.executors} executors" if args.master == "yarn" else args.master
     print(f"TPC-H SF {args.scale_factor:g}, queries {','.join(map(str, args.queries))}, {where}; "
           f"median of {args.repeats} alternating runs per kind")
@@ -103,26 +101,38 @@ def report(policy: str, runs: dict[str, list[dict]], args: argparse.Namespace) -
     calls = [c for r in runs[policy] for c in r["stats"]["call_us"]]
     counters = {k: sum(r["stats"][k] for r in runs[policy]) for k in ("policy_rounds", "fallback_rounds",
                                                                         "held_rounds")}
-    print(f"bridge policy rounds: {counters}; round trip p50 {pct(calls, 0.5):.0f} us, "
-          f"p99 {pct(calls, 0.99):.0f} us")
-    per_query = {q: (statistics.median(r["seconds"][q] for r in runs["stock"]),
-                     statistics.median(r["seconds"][q] for r in runs[policy])) for q in runs["stock"][0]["seconds"]}
+    print(f"bridge policy rounds: {counters}; round trip p50 {percentile(calls, 50):.0f} us, "
+          f"p99 {percentile(calls, 99):.0f} us")
+    per_query = {q: (median(r["seconds"][q] for r in runs["stock"]),
+                     median(r["seconds"][q] for r in runs[policy])) for q in runs["stock"][0]["seconds"]}
     print("per query median s (stock, bridge):",
           " ".join(f"Q{q}={s:.2f}/{b:.2f}" for q, (s, b) in per_query.items()))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--master", default="yarn", help="yarn (the testbed) or local[N]")
-    ap.add_argument("--policy", default="fifo")
-    ap.add_argument("--scale-factor", type=float, default=0.1)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--executors", type=int, default=2)
-    ap.add_argument("--queries", type=lambda s: [int(q) for q in s.split(",")], default=list(range(1, 23)))
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--data", help=argparse.SUPPRESS)
-    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+def _queries(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int]:
+    """``--queries 1,3,6`` as numbers (default: all 22)."""
+    if value is None:
+        return list(range(1, 23))
+    try:
+        return [int(q) for q in value.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"expected query numbers separated by commas, got {value!r}") from None
+
+
+# --child, --data and --out are the bench's own call of itself, one application per process (run_one).
+@click.command("spark-tpch")
+@click.option("--master", default="yarn", show_default=True, help="yarn (the testbed) or local[N]")
+@click.option("--policy", default="fifo", show_default=True)
+@click.option("--scale-factor", type=float, default=0.1, show_default=True)
+@click.option("--repeats", type=int, default=3, show_default=True)
+@click.option("--executors", type=int, default=2, show_default=True)
+@click.option("--queries", callback=_queries, help="TPC-H queries, e.g. 1,3,6 (default: all 22)")
+@click.option("--child", hidden=True)
+@click.option("--data", hidden=True)
+@click.option("--out", type=Path, hidden=True)
+def spark_tpch(**options: object) -> None:
+    """End-to-end TPC-H time, stock Spark vs the bridge, alternating runs (YARN testbed or local[N])."""
+    args = SimpleNamespace(**options)
     if args.child:
         child(args)
         return
@@ -149,5 +159,5 @@ def main() -> None:
     report(args.policy, runs, args)
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the child applications of run_one
+    spark_tpch()

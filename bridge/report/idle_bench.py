@@ -29,7 +29,7 @@ from pathlib import Path
 
 import click
 
-from bridge.options import OutputPath
+from bridge.options import OutputPath, renamed_option
 from bridge.report.idle_slots import EventLogError, read
 
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "eagle", "falcon")
@@ -158,10 +158,11 @@ def testbed_env() -> dict[str, str]:
               help="executors per application (1 core each on the testbed)")
 @click.option("--parallelism", type=click.IntRange(1), default=4, show_default=True,
               help="spark.default.parallelism (see the module docstring)")
-@click.option("--results", type=OutputPath(file_okay=False), default=None,
+@click.option("--out", type=OutputPath(file_okay=False), default=None,
               help="where event logs, driver output and runs.json go (default results/idle-slots-TIME)")
+@renamed_option("--results", "--out")
 def idle_slots(programs: tuple[str, ...], policies: tuple[str, ...], repeats: int, executors: int,
-               parallelism: int, results: Path | None) -> None:
+               parallelism: int, out: Path | None) -> None:
     """Idle slot-seconds while tasks wait: Spark's examples, stock vs policies, on the testbed."""
     from policies.registry import default_registry
 
@@ -170,7 +171,7 @@ def idle_slots(programs: tuple[str, ...], policies: tuple[str, ...], repeats: in
         if p not in known:
             raise click.BadParameter(f"unknown policy {p!r}; known policies: {', '.join(known)}", param_hint="--policy")
     env = testbed_env()
-    out = results or Path("results") / time.strftime("idle-slots-%Y%m%d-%H%M%S")
+    out = out or Path("results") / time.strftime("idle-slots-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
     for repeat in range(1, repeats + 1):

@@ -1,7 +1,7 @@
 """Benchmark: testbed cold start (jars cached, fresh state) until every NodeManager is RUNNING,
 and the testbed's total resident memory. Prints figures; asserts nothing.
 
-    .venv/bin/python bench/testbed_bench.py [--runs 2] [--nodemanagers 2]
+    schedbridge bench testbed [--runs 2] [--nodemanagers 2]
 
 Runs on shifted ports in a temporary home, so it does not disturb a running testbed.
 """
@@ -24,11 +24,12 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-@click.command()
+@click.command("testbed")
 @click.option("--runs", default=2, show_default=True)
 @click.option("--nodemanagers", default=2, show_default=True)
 @click.option("--base-port", default=1000, show_default=True, help="Port shift from the defaults.")
-def main(runs: int, nodemanagers: int, base_port: int) -> None:
+def testbed(runs: int, nodemanagers: int, base_port: int) -> None:
+    """Testbed cold start until every NodeManager runs, and its resident memory."""
     for run in range(1, runs + 1):
         with tempfile.TemporaryDirectory(prefix="schedbridge-bench-") as home:
             bed = Testbed(local_layout(Path(home), nodemanagers=nodemanagers, base_port=base_port))
@@ -45,6 +46,3 @@ def main(runs: int, nodemanagers: int, base_port: int) -> None:
         click.echo(f"run {run}: cold start to {nodemanagers} NodeManagers RUNNING and HDFS writable: "
                    f"{ready_s:.1f} s; resident memory {total:.0f} MB ({detail})")
 
-
-if __name__ == "__main__":
-    main()

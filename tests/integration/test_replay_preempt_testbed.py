@@ -75,9 +75,9 @@ task_mode = "spin"
 # LAS with a 2 s quantum on the WordCount jobs; Big-C (short below a 5 s cutoff) and Falcon (with
 # delta = 0, so any waiting task that beats a running one preempts it) on the trace.
 PREEMPTING = {
-    "kairos": (WORKLOAD, ["--conf", "spark.schedbridge.w=2"]),
-    "bigc": (TRACE_WORKLOAD, ["--conf", "spark.schedbridge.cutoff=5"]),
-    "falcon": (TRACE_WORKLOAD, ["--conf", "spark.schedbridge.delta=0"]),
+    "kairos": (WORKLOAD, ["--param", "w=2"]),
+    "bigc": (TRACE_WORKLOAD, ["--param", "cutoff=5"]),
+    "falcon": (TRACE_WORKLOAD, ["--param", "delta=0"]),
 }
 
 
@@ -92,7 +92,7 @@ def test_preempting_policy_resizes_real_containers_and_leaves_the_cluster_clean(
     workload.write_text(text)
     (tmp_path / "it.trace").write_text(TRACE)
     command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(workload),
-               "--policy", policy, "--preempt", *options, "--results", str(results)]
+               "--policy", policy, "--preempt", *options, "--out", str(results)]
     done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, failure_excerpt(done.stderr)
 
@@ -130,7 +130,7 @@ def _start_replay(testbed, workload: Path, results: Path) -> subprocess.Popen:
 
 def _replay(workload: Path, results: Path) -> list[str]:
     return [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(workload),
-            "--policy", "kairos", "--preempt", "--conf", "spark.schedbridge.w=2", "--results", str(results)]
+            "--policy", "kairos", "--preempt", "--param", "w=2", "--out", str(results)]
 
 
 def _pids_naming(text: str) -> list[int]:

@@ -61,7 +61,7 @@ def replay_under(policy: str, workload_file: Path, results: Path, testbed) -> Pa
     """The real command in its own process (a shared application's JVM must see the cluster's
     HADOOP_CONF_DIR when it starts, which an earlier in-process SparkSession would prevent)."""
     command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay",
-               str(workload_file), "--policy", policy, "--results", str(results),
+               str(workload_file), "--policy", policy, "--out", str(results),
                "--hadoop-conf-dir", str(testbed.conf_dir)]
     done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True,
                           timeout=600)
