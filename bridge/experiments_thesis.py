@@ -13,20 +13,21 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 import numpy as np
 
+from bridge import metrics
 from bridge.sim.engine import SimResult, simulate
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
 from workloads.model import Job
-from workloads.synthetic import generate, get_kind
+from workloads.synthetic import generate, get_kind, simulator_jobs, trace_settings
 from workloads.synthetic.scaling import shrink
 
-PERCENTILES = (50, 90, 99)
+PERCENTILES = metrics.PERCENTILES
 JOBS_PER_SCALE = 3.0
 
 
@@ -61,27 +62,9 @@ class Summary:
     long_jobs: frozenset[int] = field(repr=False)
 
 
-# Which of its trace's parameters (`TraceKind.policy_parameters`) each policy takes in the
-# thesis' experiments; other policies run with their defaults (e.g. centralized LWL has no cutoff).
-TRACE_PARAMETERS: dict[str, tuple[str, ...]] = {
-    "hawk": ("cutoff", "big_partition"),
-    "eagle": ("cutoff", "big_partition"),
-    "bigc": ("cutoff",),
-    "kairos": ("w",),
-}
-
-
-def trace_settings(policy: str, trace: str) -> tuple[str, ...]:
-    """The per-trace parameters the thesis uses for `policy` (cutoffs, partitions, W)."""
-    values = get_kind(trace).policy_parameters()
-    return tuple(f"{key}={values[key]}" for key in TRACE_PARAMETERS.get(policy, ()) if key in values)
-
-
 def build_jobs(trace: str, n_jobs: int, seed: int, scale: float) -> list[Job]:
     """The trace's jobs shrunk to `scale` (offered load on `scale x` nodes as the original)."""
-    generated = generate(trace, jobs=n_jobs, seed=seed)
-    return [Job(i, j.submit_time, j.durations, j.mean_duration)
-            for i, j in enumerate(shrink(generated.jobs, scale))]
+    return simulator_jobs(shrink(generate(trace, jobs=n_jobs, seed=seed).jobs, scale))
 
 
 def run_one(spec: RunSpec, jobs: Sequence[Job], scale: float) -> Summary:
@@ -89,9 +72,8 @@ def run_one(spec: RunSpec, jobs: Sequence[Job], scale: float) -> Summary:
     cutoff = get_kind(spec.trace).cutoff
     nodes = max(1, round(spec.nodes * scale))
     cluster = ClusterSpec(nodes, spec.slots)
-    merged = dict(s.split("=", 1) for s in trace_settings(spec.variant.policy, spec.trace))
-    merged.update(s.split("=", 1) for s in spec.variant.settings)      # the variant overrides
-    settings = tuple(f"{k}={v}" for k, v in merged.items())
+    settings: dict[str, object] = dict(trace_settings(spec.trace, spec.variant.policy))
+    settings.update(s.split("=", 1) for s in spec.variant.settings)    # the variant overrides
     policy = create(spec.variant.policy, PolicyEnv(cluster, spec.seed), config_for(spec.variant.policy, settings))
     result = simulate(jobs, policy, cluster, report_long=lambda j: j.estimate > cutoff)
     long_jobs = frozenset(j.job_id for j in jobs if j.estimate > cutoff)
@@ -99,24 +81,25 @@ def run_one(spec: RunSpec, jobs: Sequence[Job], scale: float) -> Summary:
 
 
 def _summarise(spec: RunSpec, result: SimResult, long_jobs: frozenset[int]) -> Summary:
-    finish = result.log.job_finish
-    jct = {j.job_id: finish[j.job_id] - j.submit for j in result.jobs if j.job_id in finish}
+    """`bridge.metrics` on the run: JCT statistics per class (by each job's estimate, as the
+    simulator reports them), utilization from the first submission to the run's end."""
+    jobs = metrics.with_completion(result.job_table(), get_kind(spec.trace).cutoff)
+    jobs["cls"] = np.where(jobs["job_id"].isin(long_jobs), "long", "short")
+    summary = metrics.completion_summary(jobs, math.inf)
     stats: dict[str, float] = {}
-    for cls, members in (("short", [v for k, v in jct.items() if k not in long_jobs]),
-                         ("long", [v for k, v in jct.items() if k in long_jobs])):
-        values = np.array(members) if members else np.array([math.nan])
-        for p in PERCENTILES:
-            stats[f"{cls}_p{p}"] = float(np.percentile(values, p))
-        stats[f"{cls}_mean"] = float(values.mean())
-        stats[f"{cls}_jobs"] = len(members)
-    log = result.log
-    busy = float(np.sum(np.asarray(log.seg_end) - np.asarray(log.seg_start)))
-    span = result.end_time - min(j.submit for j in result.jobs)
-    stats["utilization"] = busy / (result.spec.n_nodes * result.spec.slots_per_node * span) if span > 0 else 0.0
+    for cls in metrics.CLASSES:
+        stats.update({f"{cls}_{k}": v for k, v in summary[cls].items() if k.startswith("p") or k == "mean"})
+        stats[f"{cls}_jobs"] = summary[cls]["count"]
+    n_slots = result.spec.n_nodes * result.spec.slots_per_node
+    utilization = metrics.mean_utilization(result.task_table(), n_slots, start=float(jobs["submit"].min()),
+                                           end=result.end_time)
+    stats["utilization"] = 0.0 if math.isnan(utilization) else utilization
     stats["unfinished"] = len(result.unfinished)
+    log = result.log
     for counter in ("probes_behind_long", "short_tasks_after_long", "rejected_probes", "stolen_entries",
                     "suspends"):
         stats[counter] = log.counters.get(counter, 0)
+    jct = jobs.dropna(subset=["jct"]).set_index("job_id")["jct"].to_dict()
     return Summary(spec.trace, spec.nodes, spec.variant.label, spec.seed, stats, jct, long_jobs)
 
 
@@ -167,8 +150,8 @@ def _div(a: float, b: float) -> float:
 
 
 def _share_not_worse(run: Summary, base: Summary, long: bool) -> float:
-    ids = [j for j in run.jct if (j in run.long_jobs) == long and j in base.jct]
-    return sum(run.jct[j] <= base.jct[j] + 1e-9 for j in ids) / len(ids) if ids else math.nan
+    """`bridge.metrics.share_not_worse` over one class of the run's jobs."""
+    return metrics.share_not_worse({j: t for j, t in run.jct.items() if (j in run.long_jobs) == long}, base.jct)
 
 
 def write_csv(rows: Sequence[dict[str, object]], path: Path) -> Path:
@@ -321,7 +304,7 @@ def kairos_prototype(out_dir: Path, scale: float) -> list[Path]:
             summary.jct[j] / alone[j] for j in summary.jct)
     for (trace, label), values in sorted(jcts.items()):
         row: dict[str, object] = {"trace": trace, "variant": label}
-        row.update({f"p{p}": round(float(np.percentile(values, p)), 2) for p in PROTOTYPE_PERCENTILES})
+        row.update({f"p{p}": round(metrics.percentile(values, p), 2) for p in PROTOTYPE_PERCENTILES})
         row["max"] = round(max(values), 2)
         rows.append(row)
     click.echo(f"\nKairos prototype stand-in: {PROTOTYPE_NODES} nodes x {PROTOTYPE_SLOTS} cores, "
@@ -378,12 +361,11 @@ sparrow_hol_experiment = _entry("sparrow-hol")
 
 
 def utilization_samples(result: SimResult, every: float = 100.0) -> np.ndarray:
-    """Fraction of busy slots at every `every` seconds, from the first submission to the end."""
-    starts = np.sort(np.asarray(result.log.seg_start))
-    ends = np.sort(np.asarray(result.log.seg_end))
-    times = np.arange(min(j.submit for j in result.jobs), result.end_time, every)
-    busy = np.searchsorted(starts, times, side="right") - np.searchsorted(ends, times, side="right")
-    return busy / (result.spec.n_nodes * result.spec.slots_per_node)
+    """Fraction of busy slots every `every` seconds (Hawk's sampling), from the first submission
+    to the run's end (`bridge.metrics.utilization_series`)."""
+    series = metrics.utilization_series(result.task_table(), result.spec.n_nodes * result.spec.slots_per_node,
+                                        every, start=min(j.submit for j in result.jobs), end=result.end_time)
+    return series["utilization"].to_numpy()
 
 
 def sparrow_hol(out_dir: Path, scale: float) -> list[Path]:
@@ -394,14 +376,14 @@ def sparrow_hol(out_dir: Path, scale: float) -> list[Path]:
     rows: list[dict[str, object]] = []
     for policy in ("sparrow", "hawk"):
         cluster = ClusterSpec(nodes, 1)
-        settings = trace_settings(policy, "hawk-motivation")
+        settings = trace_settings("hawk-motivation", policy)
         result = simulate(jobs, create(policy, PolicyEnv(cluster, 1), config_for(policy, settings)), cluster)
         util = utilization_samples(result)
         short = [result.log.job_finish[j.job_id] - j.submit for j in jobs if j.estimate <= kind.cutoff]
-        rows.append({"policy": policy, "nodes": nodes, "median_utilization": round(float(np.median(util)), 3),
+        rows.append({"policy": policy, "nodes": nodes, "median_utilization": round(metrics.median(util), 3),
                      "max_utilization": round(float(util.max()), 3),
                      "short_jobs_over_15000s": round(float(np.mean(np.array(short) > 15000.0)), 3),
-                     "short_p50": round(float(np.median(short)), 1)})
+                     "short_p50": round(metrics.median(short), 1)})
     click.echo(f"\nHawk motivation (Fig 2.1): {len(jobs)} jobs on {nodes} nodes (scale {scale:g})")
     echo_table(rows, list(rows[0]))
     return [write_csv(rows, out_dir / "sparrow-hol.csv")]

@@ -4,20 +4,20 @@
 ``python -m bench.sim_bench``). The traces are generated from fixed seeds, so figures stay
 comparable across commits:
 
-* ``yahoo`` (default): a Yahoo-sized mix generated here (24,262 jobs, ~1.2M tasks, ~9.4% long
-  jobs holding ~98% of the task-seconds, per-task Gaussian(mean, 2*mean) durations without
-  negatives, Poisson arrivals) scaled to load the cluster at about ``--load``; 4,000 nodes.
-* ``google``: ``workloads.synthetic`` kind ``google`` (506,460 jobs, ~10% long jobs holding ~83%
-  of the task-seconds, its native 1 s mean inter-arrival; ``--load`` is ignored), 15,000 nodes,
-  and the thesis' Google policy settings (cutoff 1129.532 s, 17% short-only partition, Kairos
-  W = 10,000 s) for the policies that have those parameters.
+* ``yahoo`` (default): the trace generator's ``yahoo`` kind (``schedbridge trace generate
+  yahoo``: 24,262 jobs, ~1.2M tasks, ~9.4% long jobs holding ~98% of the task-seconds), its
+  Poisson arrivals at the rate that offers ``--load`` to the cluster; 4,000 nodes.
+* ``google``: the ``google`` kind (506,460 jobs, ~10% long jobs holding ~83% of the
+  task-seconds, its native 1 s mean inter-arrival; ``--load`` is ignored), 15,000 nodes.
+
+Each policy takes the trace's settings the thesis gives it (``workloads.synthetic.trace_settings``:
+Hawk, Eagle and DLWL the cutoff and long partition, Big-C the cutoff, Kairos W).
 
 Each policy runs in a fresh child process so peak RSS is per policy.
 """
 from __future__ import annotations
 
 import json
-import random
 import resource
 import subprocess
 import sys
@@ -30,70 +30,18 @@ import click
 from bridge.options import FiniteFloat
 from workloads.model import Job
 
-YAHOO_JOBS = 24_262
-LONG_FRACTION = 0.0941
-SHORT = (30.0, 10.0)     # (mean tasks per job, mean task duration in s), short class
-LONG = (240.0, 800.0)    # long class
-CUTOFF = 90.5811
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "lwl", "dlwl", "eagle", "kairos")
-TRACES = {"yahoo": (YAHOO_JOBS, 4000), "google": (506_460, 15_000)}   # default jobs, nodes
+TRACES = ("google", "yahoo")
+SEED = 1
 
 
-def yahoo_like(n_jobs: int = YAHOO_JOBS, nodes: int = 4000, load: float = 0.9, seed: int = 1) -> list[Job]:
-    """A fixed synthetic trace shaped like the thesis' Yahoo trace (see the module docstring)."""
-    rng = random.Random(seed)
-    shapes = []
-    work = 0.0
-    for _ in range(n_jobs):
-        long = rng.random() < LONG_FRACTION
-        tasks_mean, dur_mean = LONG if long else SHORT
-        n = max(1, round(rng.expovariate(1 / tasks_mean)))
-        mean = rng.expovariate(1 / dur_mean)
-        mean = max(mean, CUTOFF * 1.01) if long else min(mean, CUTOFF * 0.99)
-        durs = []
-        for _ in range(n):
-            d = -1.0
-            while d < 0:
-                d = rng.gauss(mean, 2 * mean)
-            durs.append(round(d, 3))
-        shapes.append((durs, mean))
-        work += sum(durs)
-    rate = n_jobs * nodes * load / work
-    t = 0.0
-    jobs = []
-    for i, (durs, mean) in enumerate(shapes):
-        jobs.append(Job(i, round(t, 6), tuple(durs), round(mean, 6)))
-        t += rng.expovariate(rate)
-    return jobs
+def trace_jobs(trace: str, n_jobs: int | None = None, nodes: int | None = None, load: float = 0.9) -> list[Job]:
+    """The benchmark's fixed trace: kind `trace` of the trace generator, seeded; a kind without
+    a native arrival rate (yahoo) arrives at the rate that offers `load` to `nodes` nodes."""
+    from workloads.synthetic import generate, get_kind, simulator_jobs
 
-
-def google_like(n_jobs: int = TRACES["google"][0], seed: int = 1) -> list[Job]:
-    """The ``google`` synthetic kind (see the module docstring) as simulator jobs."""
-    from workloads.synthetic.kinds import generate
-
-    trace = generate("google", jobs=n_jobs, seed=seed)
-    return [Job(i, tj.submit_time, tj.durations, tj.estimate) for i, tj in enumerate(trace.jobs)]
-
-
-def trace_jobs(trace: str, n_jobs: int, nodes: int, load: float) -> list[Job]:
-    if trace == "google":
-        return google_like(n_jobs)
-    return yahoo_like(n_jobs, nodes, load)
-
-
-def trace_settings(trace: str, policy: str) -> dict[str, Any]:
-    """The trace's values for those of the policy's parameters it sets (none for ``yahoo``,
-    whose values are the defaults)."""
-    if trace != "google":
-        return {}
-    from dataclasses import fields
-
-    from policies.registry import default_registry
-    from workloads.synthetic.kinds import get_kind
-
-    params = get_kind("google").policy_parameters()
-    names = {f.name for f in fields(default_registry().config(policy, ()))}
-    return {k: v for k, v in params.items() if k in names}
+    native = get_kind(trace).native_interarrival is not None
+    return simulator_jobs(generate(trace, jobs=n_jobs, seed=SEED, load=None if native else load, nodes=nodes).jobs)
 
 
 def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
@@ -137,6 +85,8 @@ def kernel_floor(n_events: int = 300_000) -> float:
 
 
 def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yahoo") -> None:
+    from workloads.synthetic import trace_settings
+
     jobs = trace_jobs(trace, n_jobs, nodes, load)
     settings = trace_settings(trace, policy)
     row = {"trace": trace, **run_one(policy, jobs, nodes, settings=settings)}
@@ -147,7 +97,7 @@ def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yaho
 
 
 @click.command("sim")
-@click.option("--trace", type=click.Choice(sorted(TRACES)), default="yahoo", show_default=True,
+@click.option("--trace", type=click.Choice(TRACES), default="yahoo", show_default=True,
               help="which fixed trace (see the module docstring)")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1), default=None,
               help="number of jobs (default: the full trace, 24,262 yahoo / 506,460 google)")
@@ -165,8 +115,11 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
     for p in policies:
         if p not in known:
             raise click.BadParameter(f"unknown policy {p!r}; known policies: {', '.join(known)}", param_hint="--policy")
-    n_jobs = TRACES[trace][0] if n_jobs is None else n_jobs
-    nodes = TRACES[trace][1] if nodes is None else nodes
+    from workloads.synthetic import get_kind
+
+    kind = get_kind(trace)
+    n_jobs = kind.default_jobs if n_jobs is None else n_jobs
+    nodes = kind.default_nodes if nodes is None else nodes
     t0 = time.perf_counter()
     jobs = trace_jobs(trace, n_jobs, nodes, load)
     click.echo(f"trace {trace}: {len(jobs)} jobs, {sum(j.n_tasks for j in jobs)} tasks, {nodes} nodes"

@@ -1,18 +1,24 @@
 """The simulator benchmark's fixed traces (figures are reported, never asserted)."""
-from bridge.sim.bench import google_like, run_one, trace_settings, yahoo_like
+import pytest
+
+from bridge.sim.bench import run_one, trace_jobs
+from workloads.synthetic import generate, get_kind
 
 
-def test_google_trace_and_settings():
-    jobs = google_like(40)
-    assert len(jobs) == 40 and [j.job_id for j in jobs] == list(range(40))
-    assert all(j.submit >= 0 and j.n_tasks >= 1 for j in jobs)
-    assert google_like(40) == jobs                                  # seeded
-    assert trace_settings("google", "hawk") == {"cutoff": 1129.532, "big_partition": 83}
-    assert trace_settings("google", "kairos") == {"w": 10000.0}
-    assert trace_settings("google", "fifo") == {}
-    assert trace_settings("yahoo", "hawk") == {}
+def test_traces_come_from_the_trace_generator_seeded():
+    google = trace_jobs("google", 40)
+    assert len(google) == 40 and [j.job_id for j in google] == list(range(40))
+    assert all(j.submit >= 0 and j.n_tasks >= 1 for j in google)
+    assert trace_jobs("google", 40) == google                                   # seeded
+    assert trace_jobs("google", 40, load=0.1) == google                         # native arrival rate
+    yahoo = trace_jobs("yahoo", 30, nodes=20, load=0.5)
+    assert [j.durations for j in yahoo] == [j.durations for j in generate("yahoo", jobs=30, seed=1).jobs]
+    offered = sum(j.work for j in yahoo) / (20 * yahoo[-1].submit)
+    assert offered == pytest.approx(0.5, rel=0.5)                               # the load sets the rate
+    assert trace_jobs("yahoo", 30, nodes=20, load=1.0)[-1].submit < yahoo[-1].submit
+    assert get_kind("yahoo").default_jobs == 24_262                             # the full trace by default
 
 
 def test_run_one_reports_the_figures():
-    row = run_one("hawk", yahoo_like(30, 20), 20, settings={"cutoff": 50.0})
+    row = run_one("hawk", trace_jobs("yahoo", 30, nodes=20), 20, settings={"cutoff": 50.0})
     assert row["unfinished"] == 0 and row["events"] > 0 and row["peak_rss_mb"] > 0

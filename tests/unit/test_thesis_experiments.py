@@ -47,11 +47,15 @@ def test_cli_runs_a_tiny_thesis_experiment_and_refuses_scale_elsewhere(tmp_path:
 
 
 def test_trace_parameters_come_from_the_trace_kind() -> None:
-    """Hawk/Eagle take the trace's cutoff and long partition, Kairos its W only on Google."""
-    from bridge.experiments_thesis import trace_settings
+    """Hawk/Eagle/DLWL take the trace's cutoff and long partition on every trace, Kairos its W
+    only where the trace sets one (Google); LWL stays centralized although it has a cutoff."""
+    from workloads.synthetic import trace_settings
 
-    assert trace_settings("hawk", "yahoo") == ("cutoff=90.5811", "big_partition=98")
-    assert trace_settings("eagle", "google") == ("cutoff=1129.532", "big_partition=83")
-    assert trace_settings("kairos", "google") == ("w=10000.0",)
-    assert trace_settings("kairos", "yahoo") == ()
-    assert trace_settings("sparrow", "yahoo") == ()
+    assert trace_settings("yahoo", "hawk") == {"cutoff": 90.5811, "big_partition": 98}
+    assert trace_settings("google", "eagle") == {"cutoff": 1129.532, "big_partition": 83}
+    assert trace_settings("google", "dlwl") == {"cutoff": 1129.532, "big_partition": 83}
+    assert trace_settings("google", "bigc") == {"cutoff": 1129.532}
+    assert trace_settings("google", "kairos") == {"w": 10000.0}
+    assert trace_settings("yahoo", "kairos") == {}
+    assert trace_settings("google", "lwl") == {}
+    assert trace_settings("yahoo", "sparrow") == {}

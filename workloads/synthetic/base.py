@@ -12,6 +12,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from workloads.model import Job
+
 # Written durations are rounded to the millisecond and never reach zero, so that a parser that
 # refuses non-positive durations accepts every generated trace.
 _MIN_DURATION = 0.001
@@ -101,6 +103,12 @@ def assemble(submit_times: np.ndarray, durations: Sequence[np.ndarray]) -> tuple
         rounded = np.maximum(np.round(job_durations, 3), _MIN_DURATION)
         jobs.append(TraceJob(submit_time=round(submit, 6), durations=tuple(rounded.tolist())))
     return tuple(jobs)
+
+
+def simulator_jobs(jobs: Iterable[TraceJob]) -> list[Job]:
+    """The trace as the simulator's jobs, numbered from 0, each keeping its estimate (a shrunk
+    trace's jobs keep their original mean task duration, so their class does not change)."""
+    return [Job(i, job.submit_time, job.durations, job.mean_duration) for i, job in enumerate(jobs)]
 
 
 def trace_lines(jobs: Iterable[TraceJob]) -> Iterable[str]:

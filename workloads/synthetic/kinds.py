@@ -130,6 +130,26 @@ KINDS: dict[str, TraceKind] = {
 }
 
 
+# Which of its trace's parameters (`TraceKind.policy_parameters`) each policy takes in the thesis'
+# simulations: Hawk, Eagle and Eagle's DLWL+SRPT baseline the cutoff and long partition, Big-C the
+# cutoff, Kairos its W. Every other policy keeps its defaults, although some share a parameter's
+# name: LWL's `cutoff = -1` and whole-cluster partitions are what make it the centralized baseline.
+TRACE_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "hawk": ("cutoff", "big_partition"),
+    "eagle": ("cutoff", "big_partition"),
+    "dlwl": ("cutoff", "big_partition"),
+    "bigc": ("cutoff",),
+    "kairos": ("w",),
+}
+
+
+def trace_settings(trace: str, policy: str) -> dict[str, float]:
+    """The parameters `policy` takes from trace kind `trace` in the thesis' simulations (cutoff,
+    long partition, W), on every trace: explicit even where they equal the policy's defaults."""
+    values = get_kind(trace).policy_parameters()
+    return {key: values[key] for key in TRACE_PARAMETERS.get(policy, ()) if key in values}
+
+
 @dataclass(frozen=True)
 class GeneratedTrace:
     kind: TraceKind
