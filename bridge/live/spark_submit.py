@@ -124,15 +124,25 @@ def cluster_env(args: Sequence[str], conf_dir: Path | None) -> dict[str, str]:
     return dict(target.env)
 
 
+def asks_for_help(args: Sequence[str]) -> bool:
+    """No arguments, or ``--help``/``-h`` among the options: click's own help option is off, so
+    that a ``--help`` after the application reaches the application."""
+    return not args or any(name in ("--help", "-h") for name, _ in _split(args)[0])
+
+
 @click.command("submit", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
                                            "help_option_names": []})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def submit(args: tuple[str, ...]) -> None:
+@click.pass_context
+def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     """spark-submit for spark-schedbridge:// masters: same arguments, plugin jar added.
 
     Example: schedbridge submit --master spark-schedbridge://yarn --num-executors 2
     --conf spark.schedbridge.policy=fifo app.py (the cluster: --hadoop-conf-dir DIR, else
     $HADOOP_CONF_DIR, else $YARN_CONF_DIR, else the local testbed)"""
+    if asks_for_help(args):
+        click.echo(ctx.get_help())
+        return
     conf_dir, spark_args = take_conf_dir(args)
     home = spark_home()  # first: without pyspark (the [spark] extra) there is no plugin jar either
     try:
