@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from bridge import tables  # noqa: E402
 from bridge.metrics import mean_queue, measure, queue_at  # noqa: E402
 from bridge.sim.engine import SimResult, simulate  # noqa: E402
 from policies import registry  # noqa: E402
@@ -37,19 +38,11 @@ def run(policy: str, jobs: Sequence[Job], spec: ClusterSpec, settings: dict[str,
 
 
 # -- output helpers ---------------------------------------------------------------------------
-def markdown(df: pd.DataFrame, digits: int = 4) -> str:
-    """A GitHub table (no extra dependency)."""
-    def cell(v: Any) -> str:
-        return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
-    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
-
-
 def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
+    """`name`.csv (full precision) and `name`.md (`bridge.tables.markdown`)."""
     csv, md = out_dir / f"{name}.csv", out_dir / f"{name}.md"
     df.to_csv(csv, index=False)
-    md.write_text(markdown(df))
+    md.write_text(tables.markdown(df))
     return [csv, md]
 
 

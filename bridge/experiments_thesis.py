@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from bridge import metrics
+from bridge import metrics, tables
 from bridge.sim.engine import SimResult, simulate
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
@@ -167,13 +167,6 @@ def raw_rows(rows: Sequence[Summary]) -> list[dict[str, object]]:
              **{k: round(v, 4) for k, v in r.stats.items()}} for r in rows]
 
 
-def echo_table(rows: Sequence[dict[str, object]], columns: Sequence[str]) -> None:
-    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
-    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
-    for r in rows:
-        click.echo("  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)))
-
-
 def plot_ratios(table: Sequence[dict[str, object]], path: Path, title: str) -> Path:
     """Ratio vs nodes, one panel per (trace, class), one line per (variant, percentile)."""
     import matplotlib
@@ -233,8 +226,8 @@ class Sweep:
                    write_csv(table, out_dir / f"{self.name}-normalized.csv"),
                    plot_ratios(table, out_dir / f"{self.name}.png", self.title)]
         click.echo(f"\n{self.title} (scale {scale:g}; ratios < 1: better than {self.baseline.label})")
-        echo_table(table, ["trace", "nodes", "variant", "short_p50", "short_p90", "short_p99",
-                           "long_p50", "long_p90", "long_p99", "short_better_or_equal"])
+        click.echo(tables.text(table, ["trace", "nodes", "variant", "short_p50", "short_p90", "short_p99",
+                                       "long_p50", "long_p90", "long_p99", "short_better_or_equal"]))
         return written
 
 
@@ -309,7 +302,7 @@ def kairos_prototype(out_dir: Path, scale: float) -> list[Path]:
         rows.append(row)
     click.echo(f"\nKairos prototype stand-in: {PROTOTYPE_NODES} nodes x {PROTOTYPE_SLOTS} cores, "
                f"{len(seeds)} seeds x 100 jobs (JCT in s; 'slowdown' rows: JCT / runtime alone)")
-    echo_table(rows, ["trace", "variant", *[f"p{p}" for p in PROTOTYPE_PERCENTILES], "max"])
+    click.echo(tables.text(rows, ["trace", "variant", *[f"p{p}" for p in PROTOTYPE_PERCENTILES], "max"]))
     return [write_csv(rows, out_dir / "kairos-prototype.csv"), _plot_cdfs(jcts, out_dir / "kairos-prototype.png")]
 
 
@@ -385,5 +378,5 @@ def sparrow_hol(out_dir: Path, scale: float) -> list[Path]:
                      "short_jobs_over_15000s": round(float(np.mean(np.array(short) > 15000.0)), 3),
                      "short_p50": round(metrics.median(short), 1)})
     click.echo(f"\nHawk motivation (Fig 2.1): {len(jobs)} jobs on {nodes} nodes (scale {scale:g})")
-    echo_table(rows, list(rows[0]))
+    click.echo(tables.text(rows))
     return [write_csv(rows, out_dir / "sparrow-hol.csv")]

@@ -10,7 +10,8 @@ from bridge.options import OutputPath, output_dir, require_directory_place
 from bridge.replay.results import write_atomically
 from bridge.report.load import ResultsError, load_runs
 from bridge.report.plots import write_plots
-from bridge.report.table import build, render
+from bridge.report.table import build
+from bridge.tables import text as render_text
 
 
 @click.command("report")
@@ -29,7 +30,7 @@ def report(results: tuple[Path, ...], out: Path | None) -> None:
     target = out or (first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report"))
     require_directory_place(target, "the report")
     table = build(runs)
-    text = render(table)
+    text = render_text(table, index=True)
     with output_dir(target):
         write_atomically(target / "report.csv", table.to_csv())
         write_atomically(target / "report.txt", text + "\n")

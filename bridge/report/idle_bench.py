@@ -20,7 +20,6 @@ rule or a stale view of the slots): the held slot-seconds cannot be separated fr
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -29,8 +28,10 @@ from pathlib import Path
 
 import click
 
+from bridge.metrics import median
 from bridge.options import OutputPath, renamed_option
 from bridge.report.idle_slots import EventLogError, read
+from bridge.tables import text
 
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "eagle", "falcon")
 PROGRAMS = ("transitive_closure", "pagerank")
@@ -115,24 +116,25 @@ def _cell(values: list[float]) -> str:
 
 
 def table(runs: list[Run]) -> list[str]:
-    """One line per program and kind: every run's runtime and idle slot-seconds, the median idle
-    over stock's median, and the policy's held rounds per run."""
-    lines = [f"{'program':<19}{'policy':<9}{'runtime s':>17}{'idle slot-s':>19}{'x stock':>9}"
-             f"{'held rounds':>14}{'fallback':>10}"]
+    """One line per program and kind (`bridge.tables`): every run's runtime and idle slot-seconds,
+    the median idle over stock's median, and the policy's held rounds per run."""
+    rows = []
     for program in dict.fromkeys(r.program for r in runs):
         ok = [r for r in runs if r.program == program and r.ok]
         stock = [r.idle_slot_s for r in ok if r.kind == "stock"]
-        base = statistics.median(stock) if stock else None
+        base = median(stock) if stock else None
         for kind in dict.fromkeys(r.kind for r in runs if r.program == program):
             mine = [r for r in ok if r.kind == kind]
             failed = sum(1 for r in runs if r.program == program and r.kind == kind and not r.ok)
             idle = [r.idle_slot_s for r in mine]
-            ratio = f"{statistics.median(idle) / base:.2f}" if idle and base else "-"
-            held = _cell([r.stats.get("held_rounds", 0) for r in mine]).replace(".0", "") if kind != "stock" else "-"
-            fallback = str(sum(r.stats.get("fallback_rounds", 0) for r in mine)) if kind != "stock" else "-"
-            lines.append(f"{program:<19}{kind:<9}{_cell([r.runtime_s for r in mine]):>17}{_cell(idle):>19}"
-                         f"{ratio:>9}{held:>14}{fallback:>10}" + (f"  ({failed} failed)" if failed else ""))
-    return lines
+            policy = kind != "stock"
+            rows.append({
+                "program": program, "policy": kind + (f" ({failed} failed)" if failed else ""),
+                "runtime s": _cell([r.runtime_s for r in mine]), "idle slot-s": _cell(idle),
+                "x stock": f"{median(idle) / base:.2f}" if idle and base else "-",
+                "held rounds": _cell([r.stats.get("held_rounds", 0) for r in mine]).replace(".0", "") if policy else "-",
+                "fallback": str(sum(r.stats.get("fallback_rounds", 0) for r in mine)) if policy else "-"})
+    return text(rows).splitlines()
 
 
 def testbed_env() -> dict[str, str]:

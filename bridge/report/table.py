@@ -1,4 +1,4 @@
-"""The side-by-side table: one column per run, one row per measure."""
+"""The side-by-side table: one column per run, one row per measure (rendered by `bridge.tables`)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -38,11 +38,3 @@ def plugin_rows(run: Run) -> dict[str, float]:
     return {"tasks placed by policy": counters.get("placed_tasks", float("nan")),
             "fallback rounds": counters.get("fallback_rounds", float("nan"))}
 
-
-def render(table: pd.DataFrame) -> str:
-    """Plain-text table for the terminal (counts as integers, the rest to 3 significant places)."""
-    def cell(value: float) -> str:
-        if pd.isna(value):
-            return "-"
-        return f"{value:.0f}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.3g}"
-    return table.apply(lambda col: col.map(cell)).to_string()

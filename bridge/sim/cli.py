@@ -17,25 +17,22 @@ OUT_SUFFIXES = (".csv", ".parquet")
 PROGRESS_MIN_TASKS = 200_000
 
 
-def _fmt(x: float) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
-
-
 def summary_table(summary: dict[str, Any]) -> str:
-    """Human-readable summary: JCT percentiles per class and the run's counts."""
+    """Human-readable summary: JCT percentiles per class (`bridge.tables`) and the run's counts."""
+    from bridge.tables import cell, text
+
     lines = [f"policy {summary['policy']}  nodes {summary['nodes']}  slots/node {summary['slots_per_node']}  "
              f"seed {summary['seed']}  reporting cutoff {summary['reporting_cutoff']:.4g} s",
              f"jobs {summary['jobs']} (finished {summary['finished_jobs']}, unfinished {summary['unfinished_jobs']}, "
              f"rejected {summary['rejected_jobs']})  tasks {summary['tasks']}  events {summary['events']}",
-             "",
-             f"{'class':6} {'jobs':>7} {'p50 JCT':>12} {'p90 JCT':>12} {'p99 JCT':>12} {'mean JCT':>12} {'p99 slowdown':>13}"]
-    for c in ("short", "long"):
-        j, s = summary["jct"][c], summary["slowdown"][c]
-        lines.append(f"{c:6} {j['count']:>7} {_fmt(j['p50']):>12} {_fmt(j['p90']):>12} {_fmt(j['p99']):>12} "
-                     f"{_fmt(j['mean']):>12} {_fmt(s['p99']):>13}")
+             ""]
+    classes = [{"class": c, "jobs": summary["jct"][c]["count"],
+                **{f"{p} JCT": summary["jct"][c][p] for p in ("p50", "p90", "p99", "mean")},
+                "p99 slowdown": summary["slowdown"][c]["p99"]} for c in ("short", "long")]
+    lines.append(text(classes))
     hol = summary.get("head_of_line", {})
     lines += ["",
-              f"utilization {summary['utilization']:.3f}  makespan {_fmt(summary['makespan'])} s  "
+              f"utilization {summary['utilization']:.3f}  makespan {cell(summary['makespan'])} s  "
               f"suspensions {summary['suspensions']}",
               f"probes behind long {hol.get('probes_behind_long', 0)}  short tasks after long "
               f"{hol.get('short_tasks_after_long', 0)}  re-scheduled probes {hol.get('rescheduled_probes', 0)}"]

@@ -2,7 +2,8 @@
 import pandas as pd
 
 from bridge.experiments import EXPERIMENTS
-from bridge.experiments_multires import falcon_claims, markdown, smallest_j
+from bridge.experiments_multires import falcon_claims, smallest_j
+from bridge.tables import markdown
 
 
 def _setting(makespans: dict[str, float], disorders: dict[str, int]) -> list[dict]:
@@ -30,5 +31,5 @@ def test_smallest_j_bounds_the_tiny_fraction():
 
 
 def test_markdown_and_registry():
-    assert markdown(pd.DataFrame({"a": [1.23456], "b": ["x"]})) == "| a | b |\n|---|---|\n| 1.235 | x |\n"
+    assert markdown(pd.DataFrame({"a": [1.23456], "b": ["x"]})) == "| a | b |\n|---|---|\n| 1.23 | x |\n"
     assert {"falcon-orderings", "psychas-stability", "ursa-placement", "cross-family"} <= set(EXPERIMENTS)
