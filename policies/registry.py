@@ -6,7 +6,7 @@
   each entry point must load to a :class:`PolicyEntry`.
 * A :class:`PolicyEntry` names a factory ``factory(config, env) -> policy`` and the config
   dataclass the factory takes. Configs validate themselves in ``__post_init__`` (raise
-  ``ValueError``); :func:`parse_settings` turns ``--set key=value`` strings into one.
+  ``ValueError``); :func:`parse_settings` turns ``--param key=value`` strings into one.
 * Unknown or duplicate names, unknown keys and bad values raise :class:`RegistryError` /
   :class:`ConfigError` whose message lists what is valid.
 """
@@ -209,7 +209,7 @@ def config_for(name: str, settings: Iterable[str] | Mapping[str, Any] = ()) -> A
 
 
 # ---------------------------------------------------------------------------------------------
-# --set key=value -> config dataclass
+# --param key=value -> config dataclass
 # ---------------------------------------------------------------------------------------------
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -1,8 +1,7 @@
 """Simulator benchmark: events/s, wall time, CPU time and peak memory per policy on fixed traces.
 
-``schedbridge bench sim [--trace yahoo|google] [--jobs N] [--nodes N] [--policy NAME ...]`` (also
-``python -m bench.sim_bench``). The traces are generated from fixed seeds, so figures stay
-comparable across commits:
+``schedbridge bench sim [--trace yahoo|google] [--jobs N] [--nodes N] [--policy NAME ...]``.
+The traces are generated from fixed seeds, so figures stay comparable across commits:
 
 * ``yahoo`` (default): the trace generator's ``yahoo`` kind (``schedbridge trace generate
   yahoo``: 24,262 jobs, ~1.2M tasks, ~9.4% long jobs holding ~98% of the task-seconds), its

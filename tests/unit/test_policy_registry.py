@@ -1,4 +1,4 @@
-"""Registry: names, configs, --set parsing, conformance checks, and the README example."""
+"""Registry: names, configs, --param parsing, conformance checks, and the README example."""
 from __future__ import annotations
 
 import re

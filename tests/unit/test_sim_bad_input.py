@@ -83,13 +83,13 @@ def test_cli_unknown_policy_lists_known(tmp_path):
 
 
 def test_cli_unknown_parameter_lists_valid(tmp_path):
-    r = _cli(tmp_path, "--policy", "hawk", "--nodes", "2", "--set", "stealing_attempts=3")
+    r = _cli(tmp_path, "--policy", "hawk", "--nodes", "2", "--param", "stealing_attempts=3")
     assert r.exit_code != 0 and "valid parameters" in r.output and "steal_attempts" in r.output
 
 
 @pytest.mark.parametrize("args", [
-    ("--policy", "hawk", "--nodes", "2", "--set", "big_partition=120"),
-    ("--policy", "hawk", "--nodes", "2", "--set", "steal_attempts=many"),
+    ("--policy", "hawk", "--nodes", "2", "--param", "big_partition=120"),
+    ("--policy", "hawk", "--nodes", "2", "--param", "steal_attempts=many"),
     ("--policy", "fifo", "--nodes", "-3"),
     ("--policy", "fifo", "--nodes", "2", "--slots", "0"),
     ("--policy", "fifo", "--nodes", "2", "--out", "x.txt"),
