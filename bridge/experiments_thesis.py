@@ -33,7 +33,7 @@ JOBS_PER_SCALE = 3.0
 
 @dataclass(frozen=True)
 class Variant:
-    """A policy under a label, with `--set`-style settings (per-trace ones are added later)."""
+    """A policy under a label, with `--param`-style settings (per-trace ones are added later)."""
 
     label: str
     policy: str
