@@ -10,19 +10,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from bridge import tables  # noqa: E402
-from bridge.metrics import mean_queue, measure, queue_at  # noqa: E402
-from bridge.sim.engine import SimResult, simulate  # noqa: E402
-from policies import registry  # noqa: E402
-from policies.api import ClusterSpec, DecisionError, PolicyEnv  # noqa: E402
-from workloads.model import Job  # noqa: E402
-from workloads.multires import dag_jobs, google_shape, slotted, staircase, tpch_shape  # noqa: E402
+from bridge import plots, tables
+from bridge.metrics import mean_queue, measure, queue_at
+from bridge.sim.engine import SimResult, simulate
+from policies import registry
+from policies.api import ClusterSpec, DecisionError, PolicyEnv
+from workloads.model import Job
+from workloads.multires import dag_jobs, google_shape, slotted, staircase, tpch_shape
 
 SEED = 1
 FALCON_FAMILY = ("falcon", "natjam", "amoeba", "srpt-preempt", "snb")
@@ -48,21 +44,11 @@ def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
 
 def plot_lines(df: pd.DataFrame, x: str, ys: Sequence[str], hue: str, path: Path, title: str,
                logy: bool = False) -> Path:
-    fig, axes = plt.subplots(1, len(ys), figsize=(4.2 * len(ys), 3.4), squeeze=False)
-    for ax, y in zip(axes[0], ys):
-        for name, part in df.groupby(hue, sort=False):
-            ax.plot(part[x], part[y], marker="o", label=str(name))
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
-        if logy:
-            ax.set_yscale("log")
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    """One panel per column in `ys` against `x`, one line per value of `hue` (`bridge.plots`)."""
+    return plots.draw([[plots.Panel([plots.Series(str(name), part[x].tolist(), part[y].tolist(), marker="o")
+                                     for name, part in df.groupby(hue, sort=False)],
+                                    xlabel=x, ylabel=y, logy=logy) for y in ys]],
+                      path, title, panel_size=(4.2, 3.4))
 
 
 def ordering(values: dict[str, float], lower_is_better: bool = True) -> str:
@@ -305,15 +291,8 @@ def cross_family(out_dir: Path, quick: bool) -> list[Path]:
     df = pd.DataFrame(rows)
     paths = write_table(df, out_dir, "cross_family")
     ok = df[df.note == ""].sort_values("makespan")
-    fig, ax = plt.subplots(figsize=(7, 3.4))
-    ax.bar(ok.policy, ok.makespan)
-    ax.set_ylabel("makespan (s)")
-    ax.tick_params(axis="x", rotation=45)
-    ax.set_title("All policies, same multi-resource DAG workload")
-    fig.tight_layout()
-    fig.savefig(out_dir / "cross_family.png", dpi=110)
-    plt.close(fig)
-    return paths + [out_dir / "cross_family.png"]
+    return paths + [plots.bars(ok.policy.tolist(), ok.makespan.tolist(), out_dir / "cross_family.png",
+                               "makespan (s)", "All policies, same multi-resource DAG workload")]
 
 
 __all__ = ["falcon_orderings", "falcon_ablations", "psychas_stability", "psychas_load", "psychas_trace",

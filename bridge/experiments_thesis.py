@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from bridge import metrics, tables
+from bridge import metrics, plots, tables
 from bridge.sim.engine import SimResult, simulate
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
@@ -169,30 +169,18 @@ def raw_rows(rows: Sequence[Summary]) -> list[dict[str, object]]:
 
 def plot_ratios(table: Sequence[dict[str, object]], path: Path, title: str) -> Path:
     """Ratio vs nodes, one panel per (trace, class), one line per (variant, percentile)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    traces = sorted({str(r["trace"]) for r in table})
-    fig, axes = plt.subplots(len(traces), 2, figsize=(10, 3.2 * len(traces)), squeeze=False)
-    for row_axes, trace in zip(axes, traces):
+    grid = []
+    for trace in sorted({str(r["trace"]) for r in table}):
         rows = [r for r in table if r["trace"] == trace]
-        for ax, cls in zip(row_axes, ("short", "long")):
-            for variant in sorted({str(r["variant"]) for r in rows}):
-                series = sorted((int(r["nodes"]), r) for r in rows if r["variant"] == variant)
-                for p in PERCENTILES:
-                    ax.plot([n for n, _ in series], [r[f"{cls}_p{p}"] for _, r in series], marker="o",
-                            label=f"{variant} p{p}")
-            ax.axhline(1.0, color="grey", linewidth=0.8)
-            ax.set_title(f"{trace}: {cls} jobs (normalized to {rows[0]['baseline']})")
-            ax.set_xlabel("nodes (thesis scale)")
-            ax.legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+        variants = sorted({str(r["variant"]) for r in rows})
+        grid.append([plots.Panel(
+            [plots.Series(f"{variant} p{p}", [n for n, _ in series], [r[f"{cls}_p{p}"] for _, r in series], marker="o")
+             for variant in variants
+             for series in [sorted((int(r["nodes"]), r) for r in rows if r["variant"] == variant)]
+             for p in PERCENTILES],
+            f"{trace}: {cls} jobs (normalized to {rows[0]['baseline']})", "nodes (thesis scale)", hline=1.0)
+            for cls in ("short", "long")])
+    return plots.draw(grid, path, title, panel_size=(5.0, 3.2))
 
 
 # ------------------------------------------------------------------------------------------
@@ -307,27 +295,15 @@ def kairos_prototype(out_dir: Path, scale: float) -> list[Path]:
 
 
 def _plot_cdfs(jcts: dict[tuple[str, str], list[float]], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    panels = [("kairos", False), ("kairos", True), ("kairos-uniform", False)]
-    fig, axes = plt.subplots(1, len(panels), figsize=(15, 4))
-    for ax, (trace, slowdown) in zip(axes, panels):
-        for (t, label), values in sorted(jcts.items()):
-            if t != trace or label.endswith(" slowdown") != slowdown:
-                continue
-            xs = np.sort(values)
-            ax.plot(xs, np.arange(1, len(xs) + 1) / len(xs), label=label.removesuffix(" slowdown"))
-        ax.set_xscale("log")
-        ax.set_xlabel("slowdown" if slowdown else "job completion time (s)")
-        ax.set_title(f"{trace}: CDF of {'slowdown' if slowdown else 'JCT'}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    """CDFs of JCT and slowdown per variant, log x (Fig 4.4, 4.5)."""
+    panels = []
+    for trace, slowdown in (("kairos", False), ("kairos", True), ("kairos-uniform", False)):
+        what = "slowdown" if slowdown else "JCT"
+        panels.append(plots.Panel(
+            [plots.cdf(label.removesuffix(" slowdown"), values) for (t, label), values in sorted(jcts.items())
+             if t == trace and label.endswith(" slowdown") == slowdown],
+            f"{trace}: CDF of {what}", "slowdown" if slowdown else "job completion time (s)", logx=True))
+    return plots.draw([panels], path, panel_size=(5.0, 4.0))
 
 
 def _entry(name: str):  # type: ignore[no-untyped-def]

@@ -8,10 +8,43 @@ import click
 from bridge.options import OutputPath, output_dir, require_directory_place
 
 from bridge.replay.results import write_atomically
-from bridge.report.load import ResultsError, load_runs
-from bridge.report.plots import write_plots
+from bridge.report.load import ResultsError, Run, load_runs
+from bridge.report.measures import allocated_vcores, alone_estimates, busy_series, completed, with_ideal
 from bridge.report.table import build
 from bridge.tables import text as render_text
+
+
+def write_plots(runs: list[Run], out: Path) -> list[Path]:
+    """jct_cdf.png, slowdown_cdf.png and utilization.png in `out` (`bridge.plots`)."""
+    from bridge import plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    estimates = alone_estimates(runs)
+    done = {r.label: completed(with_ideal(r, estimates)) for r in runs}
+    cdfs = [plots.draw([[plots.Panel([plots.cdf(label, jobs[column]) for label, jobs in done.items()],
+                                     f"CDF of {name}", xlabel, "fraction of jobs", ylim=(0, 1.02),
+                                     empty="no completed jobs in these results")]], out / f"{column}_cdf.png")
+            for column, name, xlabel in (("jct", "job completion time", "job completion time (s)"),
+                                         ("slowdown", "slowdown", "slowdown (JCT / runtime alone)"))]
+    return [*cdfs, plots.draw([[_utilization_panel(runs)]], out / "utilization.png", panel_size=(7, 3.5))]
+
+
+def _utilization_panel(runs: list[Run]) -> "plots.Panel":
+    """Busy task slots (solid) and, for live runs, allocated vcores (dashed, same colour), as shares."""
+    from bridge import plots
+
+    series = []
+    for i, run in enumerate(runs):
+        busy = busy_series(run)
+        if busy is None:
+            continue
+        series.append(plots.Series(f"{run.label} busy", busy["time"], busy["utilization"], step=True, color=f"C{i}"))
+        if run.allocation is not None and run.n_slots:
+            series.append(plots.Series(f"{run.label} allocated", run.allocation["time_s"],
+                                       allocated_vcores(run.allocation) / run.n_slots, step=True, dashed=True,
+                                       color=f"C{i}"))
+    return plots.Panel(series, "Cluster utilization", "time since start (s)", "share of vcores", ylim=(0, 1.05),
+                       empty="no per-task times in these results")
 
 
 @click.command("report")

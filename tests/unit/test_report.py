@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from bridge.report.cli import report
+from bridge.report.cli import report, write_plots
 from bridge.report.load import ResultsError, load_runs
-from bridge.report.plots import write_plots
 from bridge.report.table import build
 
 JOB_COLUMNS = ["job_id", "category", "params", "submit_s", "start_s", "end_s", "status",

@@ -1,0 +1,119 @@
+"""The one plot module: every PNG the commands write (report, experiments), drawn with matplotlib.
+
+Callers describe what to draw, panels of series (`Panel`, `Series`, `cdf`), and `draw` lays
+them out in a grid, one style for all: a light grid, a legend (or, on a panel without data, a
+note saying why instead of matplotlib's warning), written atomically so a failed run leaves no
+half-written image.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+DPI = 110
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line: `step` for step functions (CDFs, sampled utilization); `color` to tie lines
+    together (a run's busy and allocated shares), else matplotlib's cycle."""
+
+    label: str
+    x: Sequence[float]
+    y: Sequence[float]
+    step: bool = False
+    marker: str | None = None
+    dashed: bool = False
+    color: str | None = None
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One axes: its series, labels and scales; `hline` draws a reference (1 = the baseline)."""
+
+    series: Sequence[Series]
+    title: str = ""
+    xlabel: str = ""
+    ylabel: str = ""
+    logx: bool = False
+    logy: bool = False
+    ylim: tuple[float, float] | None = None
+    hline: float | None = None
+    empty: str = "no data"
+
+
+def cdf(label: str, values: Iterable[float]) -> Series:
+    """The empirical CDF of `values` (NaNs left out): the fraction of values <= x."""
+    xs = np.sort(np.asarray(list(values), dtype=float))
+    xs = xs[~np.isnan(xs)]
+    return Series(label, xs, np.arange(1, len(xs) + 1) / len(xs) if len(xs) else xs, step=True)
+
+
+def _line(ax: plt.Axes, s: Series) -> None:
+    style = {"label": s.label, "marker": s.marker, "linestyle": "--" if s.dashed else "-", "color": s.color}
+    if s.step:
+        ax.step(s.x, s.y, where="post", **style)
+    else:
+        ax.plot(s.x, s.y, **style)
+
+
+def _panel(ax: plt.Axes, panel: Panel) -> None:
+    for s in panel.series:
+        if len(s.x):
+            _line(ax, s)
+    if panel.hline is not None:
+        ax.axhline(panel.hline, color="grey", linewidth=0.8)
+    ax.set(title=panel.title, xlabel=panel.xlabel, ylabel=panel.ylabel)
+    if panel.ylim is not None:
+        ax.set_ylim(*panel.ylim)
+    if panel.logx:
+        ax.set_xscale("log")
+    if panel.logy:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.5, 0.5, panel.empty, ha="center", va="center", transform=ax.transAxes)
+
+
+def draw(rows: Sequence[Sequence[Panel]], path: Path, title: str = "",
+         panel_size: tuple[float, float] = (6.0, 4.0)) -> Path:
+    """Panels in a grid (a list of rows) into the PNG `path`."""
+    n_rows, n_cols = len(rows), max(len(r) for r in rows)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(panel_size[0] * n_cols, panel_size[1] * n_rows),
+                             squeeze=False)
+    for ax_row, panel_row in zip(axes, rows):
+        for ax, panel in zip(ax_row, panel_row):
+            _panel(ax, panel)
+        for ax in ax_row[len(panel_row):]:
+            ax.set_visible(False)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return _save(fig, path)
+
+
+def bars(labels: Sequence[str], values: Sequence[float], path: Path, ylabel: str, title: str) -> Path:
+    """One bar per label (e.g. every policy's makespan)."""
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    ax.bar(list(labels), list(values))
+    ax.set(ylabel=ylabel, title=title)
+    ax.tick_params(axis="x", rotation=45)
+    return _save(fig, path)
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    """Write through a temporary file, so `path` is either the whole image or untouched."""
+    temp = path.with_name(f".{path.name}.tmp.png")
+    fig.tight_layout()
+    fig.savefig(temp, dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    temp.replace(path)
+    return path
