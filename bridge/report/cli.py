@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from bridge import plots
 from bridge.options import OutputPath, output_dir, require_directory_place
 
 from bridge.replay.results import write_atomically
@@ -16,8 +17,6 @@ from bridge.tables import text as render_text
 
 def write_plots(runs: list[Run], out: Path) -> list[Path]:
     """jct_cdf.png, slowdown_cdf.png and utilization.png in `out` (`bridge.plots`)."""
-    from bridge import plots
-
     out.mkdir(parents=True, exist_ok=True)
     estimates = alone_estimates(runs)
     done = {r.label: completed(with_ideal(r, estimates)) for r in runs}
@@ -29,10 +28,8 @@ def write_plots(runs: list[Run], out: Path) -> list[Path]:
     return [*cdfs, plots.draw([[_utilization_panel(runs)]], out / "utilization.png", panel_size=(7, 3.5))]
 
 
-def _utilization_panel(runs: list[Run]) -> "plots.Panel":
+def _utilization_panel(runs: list[Run]) -> plots.Panel:
     """Busy task slots (solid) and, for live runs, allocated vcores (dashed, same colour), as shares."""
-    from bridge import plots
-
     series = []
     for i, run in enumerate(runs):
         busy = busy_series(run)

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from bridge.report.cli import report, write_plots
 from bridge.report.load import ResultsError, load_runs
 from bridge.report.table import build
+from bridge.tables import cell, text
 
 JOB_COLUMNS = ["job_id", "category", "params", "submit_s", "start_s", "end_s", "status",
                "duration_alone_s"]
@@ -139,3 +140,10 @@ def test_missing_column_is_named(tmp_path: Path) -> None:
     (tmp_path / "jobs.csv").write_text("job_id,submit_s\n0,1\n")
     with pytest.raises(ResultsError, match="end_s, status"):
         load_runs([tmp_path])
+
+
+def test_one_cell_rule_for_every_table() -> None:
+    """Counts as integers, other numbers to 3 significant digits without an exponent, missing as -."""
+    assert [cell(v) for v in (3.0, 14.8, 0.264, 1234.5, 0.000123456, float("nan"), None, "fifo", True)] == \
+        ["3", "14.8", "0.264", "1230", "0.000123", "-", "-", "fifo", "True"]
+    assert text([{"a": 1, "b": 2.5}], ["b", "a", "c"]).splitlines() == ["  b a c", "2.5 1 -"]
