@@ -30,7 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "testbed": "bridge.testbed.bench:testbed",
     "spark": "bridge.live.spark_bench:spark",
     "spark-tpch": "bridge.live.tpch_bench:spark_tpch",
-    "kairos-live": "bridge.live.kairos_bench:kairos_live",
+    "kairos-live": "bridge.experiments_kairos_live:kairos_live",
 }
 
 

@@ -15,6 +15,9 @@ First each category of the workload runs once alone (its ``duration_alone_s``, f
 Then every job is submitted at its arrival time from its own thread. ``jobs.csv`` and
 ``meta.json`` follow the replay results layout (`bridge.replay.results`), so `schedbridge report`
 reads them.
+
+A fixed comparison of two named configurations, so it lives with the experiment definitions
+(``bridge/experiments*.py``), which may choose by policy name.
 """
 from __future__ import annotations
 
