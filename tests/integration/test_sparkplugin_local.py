@@ -29,7 +29,6 @@ from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import Grant, LiveEvent, OfferRound, Placement
 from bridge.live.spark_state import LiveCluster
-from sparkplugin.build import build
 from workloads.model import Job, Successor
 from tests.integration.sparkplugin_support import (DaemonProcess, RecordingPlanner,
                                                    assert_no_task_lost_or_repeated, slow_sum,
@@ -45,7 +44,7 @@ BASE_CONF = {"spark.driver.memory": "512m", "spark.ui.enabled": "false",
 @pytest.fixture(scope="module")
 def stock() -> dict[str, list]:
     """WordCount and SQL results from stock Spark (local[2]), in a gateway that has the plugin."""
-    jar = str(build())
+    jar = str(sparkplugin.jar_path())
     if SparkContext._gateway is not None and SparkContext._jvm.org.schedbridge.spark.BridgeStats is None:
         pytest.skip("a PySpark gateway without the plugin jar is already running; run this module alone")
     conf = SparkConf().setAll([*BASE_CONF.items(), ("spark.driver.extraClassPath", jar)])
