@@ -58,6 +58,23 @@ def test_simulate_refuses_non_finite_or_negative_policy_parameters(trace: Path, 
     assert_refused(result, key)
 
 
+@pytest.mark.parametrize("command", [("simulate", "--policy", "eagle", "--nodes", "2"), ("serve", "--policy", "eagle")])
+@pytest.mark.parametrize("params, message", [
+    (("--param", "cutoff"), "expected KEY=VALUE, got 'cutoff'"),
+    (("--param", "=1"), "expected KEY=VALUE, got '=1'"),
+    (("--param", "cutoff=1", "--param", "cutoff=2"), "'cutoff' given twice"),
+])
+def test_param_is_refused_when_malformed_or_repeated(trace: Path, command: tuple[str, ...],
+                                                      params: tuple[str, ...], message: str) -> None:
+    trace_args = ("--trace", str(trace)) if command[0] == "simulate" else ()
+    assert_refused(invoke(*command, *trace_args, *params), "--param", message)
+
+
+def test_simulate_names_param_for_the_old_set(trace: Path) -> None:
+    result = invoke("simulate", "--trace", str(trace), "--policy", "eagle", "--nodes", "2", "--set", "cutoff=1")
+    assert_refused(result, "--set is now --param KEY=VALUE")
+
+
 @pytest.mark.parametrize("policy,setting", [("sparrow", "probe_ratio"), ("kairos", "w"), ("hawk", "cutoff"),
                                             ("ursa", "ept"), ("falcon", "delta")])
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", float("nan"), float("inf")])
