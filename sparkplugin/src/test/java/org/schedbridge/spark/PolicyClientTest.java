@@ -1,0 +1,122 @@
+package org.schedbridge.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The messages a policy host gets (attach, then rounds carrying the conf until one is answered)
+ * and how its replies are read: any reply of another version, of another round, an error or a
+ * malformed line makes the round fall back to Spark, with the reason counted.
+ */
+class PolicyClientTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String ATTACHED = "{\"v\": 2, \"attached\": true}";
+
+    /** The fake in-process host: canned replies in order; the requests it got, as sent. */
+    private final Deque<String> replies = new ArrayDeque<>();
+    private final List<String> requests = new ArrayList<>();
+    private BridgeStats stats;
+    private PolicyClient client;
+
+    @BeforeEach
+    void attachAFakeHost() {
+        InProcessChannel.set(request -> {
+            requests.add(request);
+            return replies.removeFirst();
+        });
+        SparkConf conf = new SparkConf(false).set(BridgeConf.PREFIX + "endpoint", BridgeConf.INPROCESS);
+        BridgeConf bridge = BridgeConf.from(conf);
+        stats = BridgeStats.reset(bridge.policy, bridge.endpoint);
+        client = new PolicyClient("app", PolicyEndpoint.open(bridge, "app"), new ClusterMirror(), bridge, stats);
+    }
+
+    @AfterEach
+    void detach() {
+        client.close();
+        InProcessChannel.set(null);
+    }
+
+    private Optional<JsonNode> round(long n, String... replyLines) {
+        replies.addAll(List.of(replyLines));
+        ObjectNode request = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "round").put("round", n);
+        return client.round(request);
+    }
+
+    private JsonNode sent(int i) throws Exception {
+        return JSON.readTree(requests.get(i));
+    }
+
+    private String lastFailure() {
+        return stats.counters().get("last_failure").asText();
+    }
+
+    @Test
+    void attachFirstThenTheConfRidesUntilARoundIsAnswered() throws Exception {
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1, \"assign\": []}").isPresent());
+        assertTrue(round(2, "{\"v\": 2, \"round\": 2}").isPresent());
+        JsonNode attach = sent(0);
+        assertEquals("attach", attach.get("kind").asText());
+        assertEquals(Protocol.VERSION, attach.get("v").asInt());
+        assertEquals("fifo", attach.get("policy").asText());
+        assertEquals(JSON.createObjectNode(), attach.get("params"));
+        assertEquals("round", sent(1).get("kind").asText());
+        assertEquals("fifo", sent(1).get("conf").get("policy").asText(), "the first round is a snapshot");
+        assertFalse(sent(2).has("conf"), "an answered round's successor carries only events");
+        assertEquals(2, stats.counters().get("policy_rounds").asInt());
+    }
+
+    @Test
+    void aReplyOfAnotherProtocolVersionFallsBack() {
+        assertTrue(round(1, ATTACHED, "{\"v\": 1, \"round\": 1, \"assign\": []}").isEmpty());
+        assertEquals("policy host speaks protocol v1, plugin v" + Protocol.VERSION, lastFailure());
+    }
+
+    @Test
+    void aReplyNamingAnotherRoundFallsBack() {
+        assertTrue(round(3, ATTACHED, "{\"v\": 2, \"round\": 2, \"assign\": []}").isEmpty());
+        assertEquals("reply names round 2 in answer to round 3", lastFailure());
+    }
+
+    @Test
+    void aPolicyErrorFallsBackNamingIt() {
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"error\": \"KeyError: 'x'\"}").isEmpty());
+        assertEquals("policy error: KeyError: 'x'", lastFailure());
+    }
+
+    @Test
+    void aMalformedReplyFallsBack() {
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": ").isEmpty());
+        assertTrue(lastFailure().startsWith("malformed policy reply"), lastFailure());
+    }
+
+    @Test
+    void aRefusedAttachFallsBackWithTheHostsReason() {
+        assertTrue(round(1, "{\"v\": 2, \"refused\": \"unknown policy 'fifoo'\"}").isEmpty());
+        assertEquals("policy host refused this application: unknown policy 'fifoo'", lastFailure());
+        assertEquals(1, requests.size(), "no round is sent to a host that refused the attach");
+    }
+
+    @Test
+    void aFailedRoundMakesTheNextOneASnapshotAgain() throws Exception {
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").isPresent());
+        assertTrue(round(2, "{\"v\": 2, \"error\": \"boom\"}").isEmpty());
+        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").isPresent());
+        assertFalse(sent(2).has("conf"));
+        assertTrue(sent(3).has("conf"), "after a failed round the host gets the whole state");
+        assertEquals(1, stats.counters().get("fallback_rounds").asInt());
+    }
+}
