@@ -46,7 +46,7 @@ ADAPTER_KEYS = ("estimate", "kill_on_suspend", "seed")
 
 @dataclass(frozen=True, slots=True)
 class EngineParams:
-    """Adapter parameters, taken out of the policy's ``spark.schedbridge.*`` parameters."""
+    """Adapter parameters, taken out of the policy's parameters (``spark.schedbridge.policy.*``)."""
 
     seed: int = 0
     estimate: float = 1.0          # seconds per task when a job sets no schedbridge.estimate

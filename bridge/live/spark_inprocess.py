@@ -46,20 +46,18 @@ def detach() -> None:
 
 
 def session(inner_master: str, host: PolicyHost, conf: Mapping[str, str] | None = None,
-            params: Mapping[str, str] | None = None, deadline_ms: int | None = None,
-            app_name: str = "schedbridge"):
+            params: Mapping[str, str] | None = None, app_name: str = "schedbridge"):
     """A SparkSession on ``spark-schedbridge://<inner_master>`` whose rounds ``host`` answers.
 
     The plugin attaches with the policy and parameters of the Spark conf, so ``params`` and any
-    ``spark.schedbridge.<param>`` in ``conf`` must be those ``host``'s planner was built with, or
+    ``spark.schedbridge.policy.<param>`` in ``conf`` must be those ``host``'s planner was built with, or
     the session is refused at start, naming the difference."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     if host.planner is None:
         raise ValueError("an in-process policy host needs its planner: PolicyHost(make_planner(name, params))")
-    entries = {**sparkplugin.spark_conf(host.planner.name, params, deadline_ms=deadline_ms),
-               **(conf or {})}
+    entries = {**sparkplugin.spark_conf(host.planner.name, params), **(conf or {})}
     spark_conf = SparkConf(loadDefaults=False).setAll(sorted(entries.items()))
     SparkContext._ensure_initialized(conf=spark_conf)
     attach(host)

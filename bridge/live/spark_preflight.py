@@ -3,8 +3,9 @@
 ``replay`` (and the commands built on it) call :func:`check` so that a misspelled policy or
 parameter, a bad value or a daemon that does not answer stops the command at once, with the same
 message the plugin gives, instead of after the cluster was asked for executors. The plugin's own
-keys are checked as ``BridgeConf.java`` reads them; the policy and its parameters as a policy host
-would at attach (``PolicyHost.attach``), by the daemon itself when the endpoint names one.
+keys are checked as ``BridgeConf.java`` reads them (``sparkplugin.check_conf``); the policy and its
+parameters as a policy host would at attach (``PolicyHost.attach``), by the daemon itself when the
+endpoint names one.
 """
 from __future__ import annotations
 
@@ -20,21 +21,14 @@ from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import PROTOCOL_VERSION
 
 PREFIX = sparkplugin.CONF_PREFIX
-POSITIVE_INT_KEYS = ("deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms",
-                     "max.kills.per.round", "max.kills.per.task", "hold.max.ms")
 ENDPOINT_FORMS = "'local' (a host beside the driver, the default), 'inprocess' or tcp://host:port"
 DAEMON_TIMEOUT_S = 10.0
 
 
 def check(policy: str, conf: Mapping[str, str]) -> None:
     """Raises ValueError naming the key, for any configuration the plugin would refuse at start."""
-    for key in POSITIVE_INT_KEYS:
-        raw = conf.get(PREFIX + key)
-        if raw is not None and not (raw.strip().isdigit() and int(raw) > 0):
-            raise ValueError(f"{PREFIX}{key} must be a positive integer, got {raw!r}")
+    sparkplugin.check_conf(conf)  # the plugin's own keys: values, old and unknown keys
     fallback = conf.get(PREFIX + "fallback", "false").strip().lower()
-    if fallback not in ("true", "false"):
-        raise ValueError(f"{PREFIX}fallback must be true or false, got {conf[PREFIX + 'fallback']!r}")
     asked = conf.get(PREFIX + "policy", policy)
     if asked != policy:
         raise ValueError(f"{PREFIX}policy={asked} contradicts --policy {policy}; give the policy once")

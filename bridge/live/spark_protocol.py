@@ -52,7 +52,7 @@ class StageDemand:
 
 @dataclass(frozen=True, slots=True)
 class PolicyRequest:
-    """The policy and parameters an application asked for (``spark.schedbridge.*``)."""
+    """The policy and parameters an application asked for (``spark.schedbridge.policy[.<param>]``)."""
 
     policy: str
     params: Mapping[str, str]

@@ -31,7 +31,7 @@ def check(policy: str, conf: Mapping[str, str], preempt: bool = False) -> None:
     if policy == STOCK:
         if sparkplugin.policy_params(conf):
             raise ValueError(f"{STOCK} takes no policy parameters, got "
-                             f"{sorted(sparkplugin.policy_params(conf))} (spark.schedbridge.*)")
+                             f"{sorted(sparkplugin.policy_params(conf))}")
         return
     plugin_conf = {k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)} if preempt else conf
     try:
@@ -45,7 +45,7 @@ def check(policy: str, conf: Mapping[str, str], preempt: bool = False) -> None:
 
 def open_session(policy: str, conf: dict[str, str], app_name: str) -> SparkSession:
     """A SparkSession on YARN whose tasks `policy` places (this process hosts the policy, built
-    with the `spark.schedbridge.<param>` entries of `conf`)."""
+    with the policy parameters of `conf`)."""
     if policy == STOCK:
         builder = SparkSession.builder.master("yarn").appName(app_name)
         for key, value in conf.items():

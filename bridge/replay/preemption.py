@@ -7,9 +7,9 @@ extra tasks per node more vcores for the span of the replay, so that YARN grants
 one-core executors per node, and one node agent per NodeManager shrinks and restores their
 containers' CPU as the policy's ``Suspend``/``Resume`` decide.
 
-N is the shared mode's executors per NodeManager unless `--conf spark.schedbridge.node_cores=...`
+N is the shared mode's executors per NodeManager unless `--param node_cores=...`
 says otherwise; the policy's live defaults (``Preempts.live``; Kairos: Q = 1, W = 5 s, our reading
-for a 2-core testbed) are overridden by `--conf spark.schedbridge.<param>=...`. The replay starts
+for a 2-core testbed) are overridden by `--param <param>=...`. The replay starts
 the agents itself, so this works on the local testbed, as root; on another cluster, or in per-job
 mode (where every application would have its own node scheduler), it is refused before anything
 is submitted.
@@ -46,13 +46,13 @@ def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str]
         raise ValueError("--preempt starts node agents on this host, so it runs only against the local "
                          "testbed; on a real cluster, run `schedbridge agent` on each NodeManager host")
     if int(settings.pop(NODE_CORES, "1")) < 1:
-        raise ValueError(f"{sparkplugin.CONF_PREFIX}{NODE_CORES} must be at least 1")
+        raise ValueError(f"{NODE_CORES} must be at least 1")
     engine_settings(policy, settings)  # unknown or impossible parameters: the registry's error names them
     require_root()
 
 
 def policy_settings(policy: str, conf: Mapping[str, str]) -> dict[str, str]:
-    """The policy's live defaults, overridden by `spark.schedbridge.<param>` entries of the Spark conf."""
+    """The policy's live defaults, overridden by the policy parameters of the Spark conf."""
     return live_params(policy, sparkplugin.policy_params(conf))
 
 
@@ -80,7 +80,7 @@ class PreemptiveSession:
                 rm, self.preemptor, nodes, cores, policy, settings, layout.vcores_record))
             executors = (cores + planner.extra) * len(nodes)
             spark_conf = {**{k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)},
-                          **{sparkplugin.CONF_PREFIX + k: v for k, v in settings.items()},  # what the planner runs with
+                          **sparkplugin.policy_conf(settings),  # what the planner runs with
                           "spark.executor.instances": str(executors),
                           "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
             self.spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=spark_conf, app_name=app_name)

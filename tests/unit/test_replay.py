@@ -236,7 +236,8 @@ def test_cli_unknown_policy(tmp_path: Path) -> None:
     ("--conf", "spark.schedbridge.policy=hwak", "spark.schedbridge.policy=hwak contradicts --policy hawk"),
     ("--conf", "spark.schedbridge.endpoint=tcp:/nowhere", "spark.schedbridge.endpoint must be 'local'"),
     ("--conf", "spark.schedbridge.endpoint=tcp://127.0.0.1:9", "no token for the policy daemon at tcp://127.0.0.1:9"),
-    ("--conf", "spark.schedbridge.deadline.ms=soon", "spark.schedbridge.deadline.ms must be a positive integer"),
+    ("--conf", "spark.schedbridge.deadline=soon", "spark.schedbridge.deadline must be a Spark time string"),
+    ("--conf", "spark.schedbridge.deadline.ms=50", "spark.schedbridge.deadline.ms is now spark.schedbridge.deadline"),
 ])
 def test_cli_refuses_what_the_plugin_would_refuse_before_submitting(tmp_path: Path, option: str, conf: str,
                                                                     message: str) -> None:

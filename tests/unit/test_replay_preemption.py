@@ -33,13 +33,13 @@ def test_a_cluster_other_than_the_local_testbed_is_refused() -> None:
 
 def test_bad_policy_parameters_are_refused_by_name() -> None:
     with pytest.raises(ValueError, match="no_such"):
-        preemption.check("kairos", "shared", target(), {"spark.schedbridge.no_such": "1"})
+        preemption.check("kairos", "shared", target(), {"spark.schedbridge.policy.no_such": "1"})
     with pytest.raises(ValueError, match="node_cores"):
-        preemption.check("kairos", "shared", target(), {"spark.schedbridge.node_cores": "0"})
+        preemption.check("kairos", "shared", target(), {"spark.schedbridge.policy.node_cores": "0"})
 
 
 def test_settings_are_the_live_defaults_overridden_by_spark_conf() -> None:
-    conf = {"spark.schedbridge.w": "2", "spark.executor.instances": "4"}
+    conf = {"spark.schedbridge.policy.w": "2", "spark.executor.instances": "4"}
     assert preemption.policy_settings("kairos", conf) == {"q": "1", "w": "2"}
     assert preemption.policy_settings("bigc", conf) == {"w": "2"}  # Big-C has no live defaults
 
@@ -47,7 +47,7 @@ def test_settings_are_the_live_defaults_overridden_by_spark_conf() -> None:
 @pytest.mark.parametrize("policy", ["bigc", "falcon", "natjam"])
 def test_every_preempting_policy_passes_the_checks(policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("os.geteuid", lambda: 0)
-    preemption.check(policy, "shared", target(), {"spark.schedbridge.node_cores": "2"})
+    preemption.check(policy, "shared", target(), {"spark.schedbridge.policy.node_cores": "2"})
 
 
 def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,23 +3,31 @@ package org.schedbridge.spark;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.spark.network.util.JavaUtils;
 import org.apache.spark.SparkConf;
 import scala.Tuple2;
 
-/** The {@code spark.schedbridge.*} keys, read once when the scheduler is created. */
+/**
+ * The {@code spark.schedbridge.*} keys, read once when the scheduler is created. Durations are Spark
+ * time strings ({@code 50ms}, {@code 2s}, {@code 1min}; a bare number is milliseconds), read by Spark's
+ * own parser; the policy's parameters are {@code spark.schedbridge.policy.<param>}. The same keys are
+ * {@code sparkplugin.PLUGIN_KEYS} in Python, whose preflight check gives the same refusals.
+ */
 public final class BridgeConf {
     public static final String PREFIX = "spark.schedbridge.";
     /** The plugin starts a policy host process beside the driver (the default endpoint). */
     public static final String LOCAL = "local";
     /** The PySpark driver of this JVM hosts the policy ({@code bridge.live.spark_inprocess}). */
     public static final String INPROCESS = "inprocess";
-    /**
-     * Keys the plugin itself uses; every other {@code spark.schedbridge.X} is a policy parameter.
-     * The same list is {@code sparkplugin.PLUGIN_KEYS} in Python.
-     */
-    private static final Set<String> RESERVED = Set.of("policy", "endpoint", "token", "token.file", "fallback", "python",
-            "host.log", "stats.file", "deadline.ms", "io.timeout.ms", "retry.ms", "revive.ms", "start.timeout.ms",
-            "max.kills.per.round", "max.kills.per.task", "hold.max.ms");
+    /** {@code spark.schedbridge.policy.<param>}: the policy's parameters, passed on as they are. */
+    private static final String PARAMS = "policy.";
+    public static final String POLICY_PREFIX = PREFIX + PARAMS;
+    /** The value forms named in refusals; {@code sparkplugin.VALUE_FORMS} in Python says the same. */
+    private static final String FLAG = "true or false";
+    private static final String COUNT = "a positive integer";
+    private static final String DURATION =
+            "a Spark time string from 1ms to 24d such as 50ms, 2s or 1min (a bare number is ms)";
 
     public final String policy;
     /** Policy parameters, sorted by name so the messages are deterministic. */
@@ -54,28 +62,24 @@ public final class BridgeConf {
     public final int holdMaxMs;
 
     private BridgeConf(SparkConf conf) {
-        Map<String, String> all = new TreeMap<>();
-        for (Tuple2<String, String> kv : conf.getAllWithPrefix(PREFIX)) {
-            all.put(kv._1(), kv._2());
-        }
-        policy = all.getOrDefault("policy", "fifo");
-        endpoint = all.getOrDefault("endpoint", LOCAL);
-        token = all.getOrDefault("token", "");
-        tokenFile = all.getOrDefault("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
-        fallback = bool(all, "fallback");
-        python = all.getOrDefault("python", defaultPython(conf));
-        hostLog = all.getOrDefault("host.log", "");
-        statsFile = all.getOrDefault("stats.file", "");
-        deadlineMs = positive(all, "deadline.ms", 50);
-        ioTimeoutMs = positive(all, "io.timeout.ms", 2000);
-        retryMs = positive(all, "retry.ms", 1000);
-        reviveMs = positive(all, "revive.ms", 100);
-        startTimeoutMs = positive(all, "start.timeout.ms", 60000);
-        maxKillsPerRound = positive(all, "max.kills.per.round", 16);
-        maxKillsPerTask = positive(all, "max.kills.per.task", 3);
-        holdMaxMs = positive(all, "hold.max.ms", 30000);
-        all.keySet().removeAll(RESERVED);
-        params = all;
+        Keys keys = new Keys(conf);
+        policy = keys.text("policy", "fifo");
+        endpoint = keys.text("endpoint", LOCAL);
+        token = keys.text("token", "");
+        tokenFile = keys.text("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
+        fallback = keys.flag("fallback");
+        python = keys.text("python", defaultPython(conf));
+        hostLog = keys.text("host.log", "");
+        statsFile = keys.text("stats.file", "");
+        deadlineMs = keys.millis("deadline", "deadline.ms", "50ms");
+        ioTimeoutMs = keys.millis("io.timeout", "io.timeout.ms", "2s");
+        retryMs = keys.millis("retry.wait", "retry.ms", "1s");
+        reviveMs = keys.millis("revive.interval", "revive.ms", "100ms");
+        startTimeoutMs = keys.millis("start.timeout", "start.timeout.ms", "60s");
+        maxKillsPerRound = keys.count("max.kills.per.round", 16);
+        maxKillsPerTask = keys.count("max.kills.per.task", 3);
+        holdMaxMs = keys.millis("hold.max", "hold.max.ms", "30s");
+        params = keys.policyParams();
     }
 
     public static BridgeConf from(SparkConf conf) {
@@ -94,27 +98,95 @@ public final class BridgeConf {
         return "python3";
     }
 
-    private static boolean bool(Map<String, String> all, String key) {
-        String raw = all.getOrDefault(key, "false").trim();
-        if (raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false")) {
-            return Boolean.parseBoolean(raw);
-        }
-        throw new IllegalArgumentException("schedbridge: " + PREFIX + key + " must be true or false, got '" + raw + "'");
-    }
+    /**
+     * The {@code spark.schedbridge.*} entries, read key by key: the keys read are the plugin's own (so
+     * there is no second list of them), and any other key but a policy parameter is refused, since
+     * Spark itself would silently ignore a misspelled or old one.
+     */
+    private static final class Keys {
+        private final Map<String, String> all = new TreeMap<>();
+        private final Set<String> known = new TreeSet<>();
+        /** Old name -> new, for the durations that were integer milliseconds in {@code *.ms} keys. */
+        private final Map<String, String> renamed = new TreeMap<>();
 
-    private static int positive(Map<String, String> all, String key, int dflt) {
-        String raw = all.get(key);
-        if (raw == null) {
-            return dflt;
-        }
-        try {
-            int v = Integer.parseInt(raw.trim());
-            if (v > 0) {
-                return v;
+        Keys(SparkConf conf) {
+            for (Tuple2<String, String> kv : conf.getAllWithPrefix(PREFIX)) {
+                all.put(kv._1(), kv._2());
             }
-        } catch (NumberFormatException ignored) {
-            // reported below
         }
-        throw new IllegalArgumentException("schedbridge: " + PREFIX + key + " must be a positive integer, got '" + raw + "'");
+
+        String text(String key, String dflt) {
+            known.add(key);
+            return all.getOrDefault(key, dflt);
+        }
+
+        boolean flag(String key) {
+            String raw = text(key, "false").trim();
+            if (raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false")) {
+                return Boolean.parseBoolean(raw);
+            }
+            throw refused(key, FLAG);
+        }
+
+        int count(String key, int dflt) {
+            String raw = text(key, Integer.toString(dflt));
+            try {
+                int v = Integer.parseInt(raw.trim());
+                if (v > 0) {
+                    return v;
+                }
+            } catch (NumberFormatException ignored) {
+                // refused below
+            }
+            throw refused(key, COUNT);
+        }
+
+        /** A Spark time string, read by Spark's own parser, as milliseconds in 1 .. Integer.MAX_VALUE. */
+        int millis(String key, String former, String dflt) {
+            renamed.put(former, key);
+            String raw = text(key, dflt);
+            try {
+                long v = JavaUtils.timeStringAsMs(raw);
+                if (v > 0 && v <= Integer.MAX_VALUE) {
+                    return (int) v;
+                }
+            } catch (NumberFormatException ignored) {
+                // refused below
+            }
+            throw refused(key, DURATION);
+        }
+
+        private IllegalArgumentException refused(String key, String form) {
+            return new IllegalArgumentException("schedbridge: " + PREFIX + key + " must be " + form + ", got '"
+                    + all.get(key) + "'");
+        }
+
+        /** The policy parameters by name, once every other key was read; an unknown key is refused. */
+        Map<String, String> policyParams() {
+            Map<String, String> params = new TreeMap<>();
+            for (Map.Entry<String, String> e : all.entrySet()) {
+                String name = e.getKey();
+                if (name.startsWith(PARAMS)) {
+                    params.put(name.substring(PARAMS.length()), e.getValue());
+                } else if (!known.contains(name)) {
+                    throw new IllegalArgumentException("schedbridge: " + unknown(name));
+                }
+            }
+            return params;
+        }
+
+        /** Why {@code spark.schedbridge.<name>} is refused; {@code sparkplugin.unknown_key_message} in Python. */
+        private String unknown(String name) {
+            if (renamed.containsKey(name)) {
+                return PREFIX + name + " is now " + PREFIX + renamed.get(name)
+                        + ", a Spark time string (e.g. 50ms, 2s; a bare number is milliseconds)";
+            }
+            if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                return PREFIX + name + " is not a plugin key; policy parameters are " + POLICY_PREFIX
+                        + "<param>: did you mean " + POLICY_PREFIX + name + "?";
+            }
+            return "unknown key " + PREFIX + name + ": the plugin's keys are " + String.join(", ", known)
+                    + ", policy parameters are " + POLICY_PREFIX + "<param>";
+        }
     }
 }

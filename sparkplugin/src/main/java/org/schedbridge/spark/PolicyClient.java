@@ -171,7 +171,8 @@ final class PolicyClient implements AutoCloseable {
         } catch (Refused e) {
             if (!conf.fallback) {
                 throw new IllegalArgumentException("schedbridge: the policy host refused this application's "
-                        + "configuration: " + e.getMessage() + " (policy parameters are spark.schedbridge.<param>)");
+                        + "configuration: " + e.getMessage() + " (policy parameters are "
+                        + BridgeConf.POLICY_PREFIX + "<param>)");
             }
             startFailed(Failure.REFUSED, "policy host refused this application: " + e.getMessage());
         } catch (IOException | ExecutionException | TimeoutException e) {

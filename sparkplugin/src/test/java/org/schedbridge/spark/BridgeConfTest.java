@@ -67,4 +67,54 @@ class BridgeConfTest {
     void aFlagThatIsNotTrueOrFalseIsRefusedNamingTheKey() {
         assertEquals("schedbridge: spark.schedbridge.fallback must be true or false, got 'yes'", refusal("fallback", "yes"));
     }
+
+    @Test
+    void durationsAreSparkTimeStrings() {
+        BridgeConf c = read("deadline", "75ms", "io.timeout", "3s", "retry.wait", "1min", "revive.interval", " 250 ",
+                "start.timeout", "2M", "hold.max", "1500us");
+        assertEquals(75, c.deadlineMs);
+        assertEquals(3000, c.ioTimeoutMs);
+        assertEquals(60_000, c.retryMs);
+        assertEquals(250, c.reviveMs);  // a bare number is milliseconds
+        assertEquals(120_000, c.startTimeoutMs);
+        assertEquals(1, c.holdMaxMs);
+    }
+
+    @Test
+    void aDurationSparkCannotReadOrOutOfRangeIsRefusedNamingTheKeyAndValue() {
+        for (String bad : new String[] {"soon", "1.5s", "0ms", "-2s", "999us", "25d"}) {
+            assertEquals("schedbridge: spark.schedbridge.deadline must be a Spark time string from 1ms to 24d such as "
+                    + "50ms, 2s or 1min (a bare number is ms), got '" + bad + "'", refusal("deadline", bad));
+        }
+    }
+
+    @Test
+    void theOldMillisecondKeysAreRefusedNamingTheNewOnes() {
+        String[][] renamed = {{"deadline.ms", "deadline"}, {"io.timeout.ms", "io.timeout"}, {"retry.ms", "retry.wait"},
+            {"revive.ms", "revive.interval"}, {"start.timeout.ms", "start.timeout"}, {"hold.max.ms", "hold.max"}};
+        for (String[] r : renamed) {
+            assertEquals("schedbridge: spark.schedbridge." + r[0] + " is now spark.schedbridge." + r[1]
+                    + ", a Spark time string (e.g. 50ms, 2s; a bare number is milliseconds)", refusal(r[0], "50"));
+        }
+    }
+
+    @Test
+    void policyParametersHaveTheirOwnPrefix() {
+        BridgeConf c = read("policy", "hawk", "policy.cutoff", "0.5", "policy.seed", "3");
+        assertEquals("hawk", c.policy);
+        assertEquals(java.util.Map.of("cutoff", "0.5", "seed", "3"), c.params);
+    }
+
+    @Test
+    void aParameterWithoutThePrefixIsRefusedNamingThePrefixedKey() {
+        assertEquals("schedbridge: spark.schedbridge.cutoff is not a plugin key; policy parameters are "
+                + "spark.schedbridge.policy.<param>: did you mean spark.schedbridge.policy.cutoff?", refusal("cutoff", "1"));
+    }
+
+    @Test
+    void anUnknownDottedKeyIsRefusedListingThePluginKeys() {
+        String message = refusal("token.fle", "t");
+        assertTrue(message.startsWith("schedbridge: unknown key spark.schedbridge.token.fle: the plugin's keys are "
+                + "deadline, endpoint, fallback, hold.max, host.log, io.timeout, "), message);
+    }
 }
