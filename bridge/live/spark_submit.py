@@ -8,6 +8,11 @@ into conf entries: ``--num-executors``, ``--queue``, ``--archives`` and, for Pyt
 adds the plugin jar, and this Python as ``spark.schedbridge.python`` (the one the policy host beside
 the driver runs with) unless given. The command runs as an argument list, never through a shell.
 
+To tell an option's value from the application (``--name app.py app.py``) the wrapper must know
+which options take a value; it reads them from the installed Spark's own option table
+(`bridge.live.spark_launcher`, the launcher jar's ``SparkSubmitOptionParser``), so the split
+matches spark-submit's for every Spark version, and no list is kept here.
+
 For YARN the cluster is chosen as by every schedbridge command (`bridge.replay.target`):
 ``--hadoop-conf-dir DIR`` (ours, taken out before spark-submit sees the arguments), else
 ``$HADOOP_CONF_DIR``, else ``$YARN_CONF_DIR``, else the local testbed with its Spark defaults.
@@ -23,6 +28,7 @@ from pathlib import Path
 import click
 
 import sparkplugin
+from bridge.live.spark_launcher import LauncherError, launcher_jar, value_options
 from bridge.replay.target import announce, resolve
 from yarnclient.errors import YarnError
 
@@ -34,14 +40,6 @@ YARN_ONLY: dict[str, str] = {
 }
 PYTHON_KEY = f"{sparkplugin.CONF_PREFIX}python"
 CONF_DIR_OPTION = "--hadoop-conf-dir"  # ours, not spark-submit's
-# options of spark-submit that take a value (so their value is not mistaken for the application)
-WITH_VALUE = frozenset({
-    "--master", "--deploy-mode", "--class", "--name", "--jars", "--packages", "--exclude-packages",
-    "--repositories", "--py-files", "--files", "--archives", "--conf", "-c", "--properties-file",
-    "--driver-memory", "--driver-java-options", "--driver-library-path", "--driver-class-path",
-    "--executor-memory", "--proxy-user", "--driver-cores", "--total-executor-cores",
-    "--executor-cores", "--num-executors", "--queue", "--principal", "--keytab",
-})
 
 
 def spark_home() -> Path:
@@ -53,15 +51,24 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
+def with_value() -> frozenset[str]:
+    """The options that take a value: spark-submit's own, read from its jar, and ours."""
+    try:
+        return value_options(launcher_jar(spark_home())) | {CONF_DIR_OPTION}
+    except LauncherError as e:
+        raise click.ClickException(str(e)) from None
+
+
 def _split(args: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
     """spark-submit's options as (name, value) pairs, and the application with its arguments."""
     opts: list[tuple[str, str | None]] = []
+    takes_value = with_value()
     i = 0
     while i < len(args) and args[i].startswith("-"):
         name, eq, value = args[i].partition("=")
         if eq:
             opts.append((name, value))
-        elif name in WITH_VALUE or name == CONF_DIR_OPTION:
+        elif name in takes_value:
             if i + 1 >= len(args):
                 raise click.UsageError(f"{name} needs a value")
             opts.append((name, args[i + 1]))
