@@ -36,7 +36,6 @@ from bridge.live.spark_host import PolicyHost
 from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import PROTOCOL_VERSION
 from bridge.metrics import median, percentile
-from sparkplugin.build import build
 
 BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
 
@@ -113,7 +112,7 @@ def spark(**options: object) -> None:
     """Spark plugin, local mode: decision latency per offer round and placement throughput vs stock."""
     args = SimpleNamespace(**options)
     args.endpoints = list(args.endpoints) or ["inprocess", "local"]
-    jar = str(build())
+    jar = str(sparkplugin.jar_path())
     SparkContext._ensure_initialized(conf=SparkConf().setAll([*BASE.items(), ("spark.driver.extraClassPath", jar)]))
 
     planning = host_planning_us(args.policy)

@@ -137,11 +137,11 @@ def spark_tpch(**options: object) -> None:
         child(args)
         return
 
+    import sparkplugin
     from bridge.paths import cache_dir
     from bridge.testbed.cluster import Testbed
     from bridge.testbed.layout import default_layout
     from bridge.testbed.spark import spark_env
-    from sparkplugin.build import build
     from workloads.tpch.datagen import generate
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -150,7 +150,7 @@ def spark_tpch(**options: object) -> None:
         if not all(Testbed(layout).running().values()):
             raise SystemExit("the testbed is not running: `schedbridge testbed up` first")
         env = {**spark_env(layout), "PYTHONPATH": str(ROOT)}
-    build()
+    sparkplugin.jar_path()  # the runs need the plugin jar: say so now if it is missing
     data = generate(args.scale_factor, cache_dir() / "workloads" / "tpch")
     runs: dict[str, list[dict]] = {"stock": [], args.policy: []}
     for _ in range(args.repeats):
