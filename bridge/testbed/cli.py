@@ -1,6 +1,8 @@
 """`schedbridge testbed up | down | status | logs | restore`."""
 from __future__ import annotations
 
+import importlib.util
+
 import click
 
 from bridge.live.local_agents import restore_recorded_agents
@@ -8,7 +10,7 @@ from bridge.options import FiniteFloat
 from bridge.live.node_capacity import load_record
 from bridge.live.node_capacity import restore as restore_vcores
 from bridge.testbed.cluster import Testbed, TestbedError
-from bridge.testbed.layout import default_layout
+from bridge.testbed.layout import ClusterLayout, default_layout
 from yarnclient import ResourceManagerClient
 
 
@@ -49,7 +51,20 @@ def up(nodemanagers: int, vcores: int, memory_mb: int, timeout: float) -> None:
     except TestbedError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(bed.status_text())
-    click.echo(f"export HADOOP_CONF_DIR={bed.layout.conf_dir}")
+    for line in shell_exports(bed.layout):
+        click.echo(line)
+
+
+def shell_exports(layout: ClusterLayout) -> list[str]:
+    """What a shell needs for `hadoop`, `yarn` and plain `spark-submit --master yarn` against the
+    testbed: without SPARK_CONF_DIR, Spark would upload its ~400 MB of jars for every application
+    and bind the driver away from loopback. Spark's only where pyspark is installed."""
+    lines = [f"export HADOOP_CONF_DIR={layout.conf_dir}"]
+    if importlib.util.find_spec("pyspark") is not None:
+        from bridge.testbed.spark import write_spark_conf  # imports pyspark: only when installed
+
+        lines.append(f"export SPARK_CONF_DIR={write_spark_conf(layout)}")
+    return lines
 
 
 @testbed.command()

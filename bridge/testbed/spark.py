@@ -2,7 +2,8 @@
 
 The NodeManagers run on this host, so executors load Spark's jars straight from the pyspark
 installation (`local:` URIs) instead of uploading ~400 MB to HDFS for every application, and
-run the project's own Python.
+run the project's own Python. All of it is in one SPARK_CONF_DIR (`spark-defaults.conf` and
+`spark-env.sh`), so a shell needs only HADOOP_CONF_DIR and SPARK_CONF_DIR (`testbed up` prints both).
 """
 from __future__ import annotations
 
@@ -47,20 +48,30 @@ def spark_defaults(layout: ClusterLayout) -> dict[str, str]:
     }
 
 
+def spark_env_sh(layout: ClusterLayout) -> str:
+    """`spark-env.sh`, which Spark's launch scripts source from SPARK_CONF_DIR.
+
+    Where every daemon listens on loopback (the local testbed), the driver binds there too
+    (SPARK_LOCAL_IP) instead of on the address Spark guesses from the hostname; with daemons
+    bound to every interface (the compose testbed) Spark's own choice is the reachable one.
+    """
+    if layout.bind_host == "0.0.0.0":
+        return ""
+    return f"SPARK_LOCAL_IP={layout.bind_host}\n"
+
+
 def write_spark_conf(layout: ClusterLayout) -> Path:
-    """Write `spark-defaults.conf` for this testbed; returns the SPARK_CONF_DIR."""
+    """Write `spark-defaults.conf` and `spark-env.sh` for this testbed; returns the SPARK_CONF_DIR."""
     text = "".join(f"{key} {value}\n" for key, value in spark_defaults(layout).items())
     target = spark_conf_dir(layout)
-    write_conf_dir(target, {"spark-defaults.conf": text})
+    write_conf_dir(target, {"spark-defaults.conf": text, "spark-env.sh": spark_env_sh(layout)})
     return target
 
 
 def spark_env(layout: ClusterLayout) -> dict[str, str]:
-    """Environment for `spark-submit --master yarn` (and pyspark) against this testbed.
-
-    Every daemon of this testbed is on this host, so the driver binds to loopback too
-    (SPARK_LOCAL_IP), instead of Spark's default of all interfaces.
-    """
+    """Environment for `spark-submit --master yarn` (and pyspark) against this testbed: the
+    two exports `testbed up` prints, plus what makes a child process independent of the caller's
+    shell (pyspark's own Spark, this Python, the testbed's user)."""
     env = dict(os.environ)
     env.update({
         "HADOOP_CONF_DIR": str(layout.conf_dir),
@@ -69,7 +80,6 @@ def spark_env(layout: ClusterLayout) -> dict[str, str]:
         "SPARK_CONF_DIR": str(write_spark_conf(layout)),
         "PYSPARK_PYTHON": sys.executable,
         "HADOOP_USER_NAME": layout.user,
-        "SPARK_LOCAL_IP": "127.0.0.1",
     })
     return env
 

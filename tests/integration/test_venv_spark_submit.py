@@ -1,0 +1,63 @@
+"""The virtualenv's own `spark-submit`, run the way a new user runs it: by path, with the venv not on
+PATH, and against the testbed with nothing but the two exports `testbed up` prints."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridge.testbed.cli import shell_exports
+from tests.integration.process_output import failure_excerpt
+
+pytestmark = pytest.mark.integration
+VENV_BIN = Path(sys.executable).parent
+JOB = """
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.getOrCreate()
+conf = spark.sparkContext.getConf()
+print("jars", conf.get("spark.yarn.jars"))
+print("driver", conf.get("spark.driver.host"))
+print("count", spark.sparkContext.parallelize(range(100), 2).count())
+spark.stop()
+"""
+
+
+def _user_shell() -> dict[str, str]:
+    """A login shell's environment: system PATH (with java) and HOME; no venv, no SPARK_* variable."""
+    java = shutil.which("java")
+    assert java, "java is not on PATH"
+    path = os.pathsep.join(dict.fromkeys([str(Path(java).parent), "/usr/bin", "/bin"]))
+    assert str(VENV_BIN) not in path.split(os.pathsep)
+    return {"PATH": path, "HOME": os.environ.get("HOME", "/root")}
+
+
+def _exported(lines: list[str]) -> dict[str, str]:
+    """`export NAME=VALUE` lines as a shell would apply them."""
+    pairs = (line.removeprefix("export ").split("=", 1) for line in lines)
+    return {name: value for name, value in pairs}
+
+
+def test_venv_spark_submit_runs_without_the_venv_on_path() -> None:
+    done = subprocess.run([str(VENV_BIN / "spark-submit"), "--version"], env=_user_shell(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "version 4.3" in done.stderr
+
+
+def test_the_printed_exports_suffice_for_spark_on_yarn(testbed, tmp_path: Path) -> None:
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    exports = shell_exports(testbed.layout)
+    assert [line.split("=")[0] for line in exports] == ["export HADOOP_CONF_DIR", "export SPARK_CONF_DIR"]
+    env = {**_user_shell(), **_exported(exports)}
+    done = subprocess.run([str(VENV_BIN / "spark-submit"), "--master", "yarn", str(job)],
+                          env=env, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, failure_excerpt(done.stderr)
+    printed = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert printed["count"] == "100"
+    assert printed["jars"].startswith("local:")  # not ~400 MB uploaded per application
+    assert printed["driver"] == testbed.layout.bind_host
