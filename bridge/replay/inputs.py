@@ -26,15 +26,26 @@ def _wordcount(spec: WordCountInput, local_root: Path, webhdfs_url: str) -> str:
     return hdfsio.upload(local, webhdfs_url, hdfs_path, block_size=spec.block_mb * MB)
 
 
+def default_local_root() -> Path:
+    """Where inputs are generated before upload, and cached for later runs."""
+    return cache_dir() / "workloads"
+
+
+def local_tpch(scale_factor: float, local_root: Path | None = None) -> Path:
+    """The local copy of a TPC-H input (generated if missing): what is uploaded, and what the
+    DuckDB reference answers read."""
+    return generate(scale_factor, (local_root or default_local_root()) / "tpch")
+
+
 def _tpch(spec: TpchInput, local_root: Path, webhdfs_url: str) -> str:
-    local = generate(spec.scale_factor, local_root / "tpch")
+    local = local_tpch(spec.scale_factor, local_root)
     return hdfsio.upload(local, webhdfs_url, f"{HDFS_ROOT}/tpch/{dataset_name(spec.scale_factor)}")
 
 
 def prepare_inputs(inputs: tuple[Input, ...], webhdfs_url: str, fs_default: str,
                    local_root: Path | None = None) -> dict[str, str]:
     """Input name -> its full `hdfs://` URI, generating and uploading what is missing."""
-    root = local_root or cache_dir() / "workloads"
+    root = local_root or default_local_root()
     paths = {}
     for spec in inputs:
         prepare = _wordcount if isinstance(spec, WordCountInput) else _tpch

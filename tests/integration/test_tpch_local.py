@@ -6,11 +6,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from workloads.tpch.compare import compare_results
 from workloads.tpch.datagen import TABLES, generate
 from workloads.tpch import QUERY_NUMBERS
-from workloads.tpch.queries import is_ordered, query_texts
-from workloads.tpch.reference import duckdb_answers
+from workloads.tpch.queries import query_texts
+from workloads.tpch.reference import check_answer, duckdb_answers
 from workloads.tpch.spark import register_tables, run_query
 
 SCALE_FACTOR = 0.01
@@ -58,6 +57,5 @@ def test_all_queries_come_from_duckdb() -> None:
 @pytest.mark.parametrize("number", QUERY_NUMBERS)
 def test_spark_matches_duckdb(spark: SparkSession, reference: dict[int, list[tuple]],
                               number: int) -> None:
-    verdict = compare_results(run_query(spark, number), reference[number],
-                              ordered=is_ordered(query_texts()[number]))
+    verdict = check_answer(number, run_query(spark, number), reference[number])
     assert verdict.equal, f"Q{number}: {verdict.detail}"

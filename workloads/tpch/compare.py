@@ -25,8 +25,8 @@ class Comparison:
     detail: str = ""
 
 
-def _normal(value: Any) -> Any:
-    """One comparable representation per value: numbers as float, dates as ISO strings."""
+def plain(value: Any) -> Any:
+    """One comparable (and JSON) representation per value: numbers as float, dates as ISO strings."""
     if isinstance(value, (Decimal, Real)) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, (dt.date, dt.datetime)):
@@ -49,8 +49,8 @@ def _values_equal(a: Any, b: Any, rel_tol: float, abs_tol: float) -> bool:
 def compare_results(actual: list[tuple], expected: list[tuple], ordered: bool,
                     rel_tol: float = REL_TOL, abs_tol: float = ABS_TOL) -> Comparison:
     """Whether `actual` equals `expected` row by row, within the numeric tolerance."""
-    left = [tuple(_normal(v) for v in row) for row in actual]
-    right = [tuple(_normal(v) for v in row) for row in expected]
+    left = [tuple(plain(v) for v in row) for row in actual]
+    right = [tuple(plain(v) for v in row) for row in expected]
     if len(left) != len(right):
         return Comparison(False, f"{len(left)} rows, expected {len(right)}")
     if not ordered:
