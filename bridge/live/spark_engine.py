@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,8 @@ from bridge.cluster.kernel import Kernel, SimulationError
 from bridge.cluster.slots import Reserved
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.live.spark_dag import successors_of
-from bridge.live.spark_protocol import JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
+from bridge.live.spark_protocol import (Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd,
+                                        TaskStart)
 from bridge.live.spark_slots import SparkRunner, SparkSlots, StageKey
 from bridge.live.spark_state import AppState, LiveCluster
 from policies import registry
@@ -199,7 +201,31 @@ class EnginePlanner:
         grants = world.runner.grants(rnd, lambda job: self._jobs[job].key)
         preempt = world.runner.take_preempt()
         self._forget_done(world, scope)
-        return Placement(grants, preempt)
+        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants))
+
+    @staticmethod
+    def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant]) -> int:
+        """Spark's free slots this round that the state also has free (or reserved) and the policy
+        left ungranted while tasks wait: what its rule holds, as opposed to slots a stale view of
+        Spark's holds (the state still thinks them busy)."""
+        waiting = sum(d.pending for d in rnd.stages) - sum(g.slots for g in grants)
+        if waiting <= 0:
+            return 0
+        granted = Counter[str]()
+        for g in grants:
+            granted[g.executor] += g.slots
+        unused: dict[int, int] = {}
+        held = 0
+        for s in rnd.slots:
+            node = world.runner.node_of_executor(rnd.app, s.executor)
+            if node is None:
+                continue
+            if node not in unused:  # NodeManagers as nodes: several executors share one node's slots
+                unused[node] = sum(1 for x in world.state.slots[node] if x is None or isinstance(x, Reserved))
+            take = min(max(s.free - granted[s.executor], 0), unused[node])
+            unused[node] -= take
+            held += take
+        return min(held, waiting)
 
     # -- the world: what differs between executors-as-nodes and NodeManagers-as-nodes --------------
     def _clock(self, rnd: OfferRound) -> float:

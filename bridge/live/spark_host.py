@@ -95,6 +95,25 @@ def _params_text(params: Mapping[str, str]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in sorted(params.items())) + "}" if params else "defaults"
 
 
+class HeldSlots:
+    """Slot-seconds each application's policy held free by its own rule while tasks waited: a
+    round's ``Placement.held`` counts until the application's next round (its next offer)."""
+
+    def __init__(self) -> None:
+        self._apps: dict[str, tuple[float, int, int]] = {}  # app -> (slot-seconds, held now, since ms)
+
+    def record(self, app: str, now_ms: int, held: int) -> None:
+        total, last, since = self._apps.get(app, (0.0, 0, now_ms))
+        self._apps[app] = (total + last * max(now_ms - since, 0) / 1000.0, held, now_ms)
+
+    def total(self, app: str) -> float:
+        """The slot-seconds up to ``app``'s last round."""
+        return self._apps.get(app, (0.0, 0, 0))[0]
+
+    def forget(self, app: str) -> None:
+        self._apps.pop(app, None)
+
+
 class PolicyHost:
     """Serves offer rounds for any number of applications with one planner (thread-safe).
 
@@ -108,6 +127,7 @@ class PolicyHost:
         self._lock = threading.Lock()
         self._failing = False
         self._owners: dict[str, str] = {}  # application -> the key digest of the client it belongs to
+        self.held = HeldSlots()
 
     def handle(self, text: str, owner: str | None = None) -> str:
         """One request in, one reply out; never raises, whatever the input.
@@ -163,6 +183,7 @@ class PolicyHost:
             self._failing = True
             return encode_error(f"{type(e).__name__}: {e}", rnd.round)
         self._failing = False
+        self.held.record(rnd.app, rnd.now_ms, placement.held)
         micros = (time.perf_counter_ns() - start) // 1000
         self.decisions.append(DecisionRecord(rnd.app, rnd.round, placement, micros))
         if (placement.grants or placement.preempt) and log.isEnabledFor(logging.INFO):  # formatting costs per round
@@ -183,8 +204,10 @@ class PolicyHost:
         if not self._owns(app, owner):
             return encode_error(f"application {app} belongs to another client")
         with self._lock:
+            held = self.held.total(app)
             self._forget(app)
-        log.info("schedbridge host: %s detached", app)
+        log.info("schedbridge host: %s detached; the policy's own rule held %.2f free slot-s while tasks "
+                 "waited", app, held)
         return encode_detached()
 
     def forget_owner(self, owner: str) -> list[str]:
@@ -197,6 +220,7 @@ class PolicyHost:
 
     def _forget(self, app: str) -> None:
         self._owners.pop(app, None)
+        self.held.forget(app)
         self.cluster.forget(app)
         if self.planner is not None:
             self.planner.forget(app)

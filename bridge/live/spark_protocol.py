@@ -104,6 +104,10 @@ class Placement:
     grants: tuple[Grant, ...] = ()
     preempt: tuple[int, ...] = field(default=())
     spark_order: bool = False
+    # Free slots of the round that the policy's own state also saw free and left unused while
+    # tasks waited: held by its rule (a partition, a reservation), not by a stale view. The
+    # host's accounting (logged per application), not sent to the plugin.
+    held: int = 0
 
 
 def _stage(d: Mapping[str, Any]) -> StageDemand:

@@ -4,10 +4,13 @@ The events carry only the fields Spark 4.3 writes that the measure reads, with S
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 
+from bridge.live.spark_host import PolicyHost
+from bridge.live.spark_planners import make_planner
 from bridge.report.idle_slots import EventLogError, integrate, read
 
 
@@ -163,11 +166,12 @@ def test_a_file_that_is_not_an_event_log_is_refused_with_its_name(tmp_path: Path
 def test_the_benchmark_submits_stock_and_policies_as_users_do(tmp_path: Path) -> None:
     from bridge.report.idle_bench import command, program_args
 
-    stock = command("stock", tmp_path, tmp_path / "s.json", executors=2, parallelism=4)
-    hawk = command("hawk", tmp_path, tmp_path / "s.json", executors=2, parallelism=4)
+    stock = command("stock", tmp_path, tmp_path / "s.json", executors=2, parallelism=4, host_log=tmp_path / "h")
+    hawk = command("hawk", tmp_path, tmp_path / "s.json", executors=2, parallelism=4, host_log=tmp_path / "h")
     assert stock[1:3] == ["--master", "yarn"] and not any("schedbridge" in arg for arg in stock)
     assert hawk[1:4] == ["submit", "--master", "spark-schedbridge://yarn"]
     assert "spark.schedbridge.policy=hawk" in hawk and f"spark.schedbridge.stats.file={tmp_path / 's.json'}" in hawk
+    assert f"spark.schedbridge.host.log={tmp_path / 'h'}" in hawk
     for cmd in (stock, hawk):
         assert "spark.eventLog.compress=false" in cmd and "spark.default.parallelism=4" in cmd
     script, data, iterations = program_args("pagerank")
@@ -177,9 +181,29 @@ def test_the_benchmark_submits_stock_and_policies_as_users_do(tmp_path: Path) ->
 def test_the_table_gives_each_policys_median_idle_over_stocks() -> None:
     from bridge.report.idle_bench import Run, table
 
-    def run(kind: str, idle: float, held: int = 0) -> Run:
-        return Run("tc", kind, 1, True, 10.0, 9.0, idle, 5.0, 4, {"held_rounds": held} if kind != "stock" else {}, "")
+    def run(kind: str, idle: float, held: int = 0, rule: float = 0.0) -> Run:
+        return Run("tc", kind, 1, True, 10.0, 9.0, idle, 5.0, 4, {"held_rounds": held} if kind != "stock" else {}, "",
+                   rule)
 
-    lines = table([run("stock", 2.0), run("stock", 4.0), run("fifo", 9.0, held=3), run("fifo", 12.0, held=5)])
-    assert lines[1].split() == ["tc", "stock", "9.0/9.0", "2.0/4.0", "1.00", "-", "-"]
-    assert lines[2].split() == ["tc", "fifo", "9.0/9.0", "9.0/12.0", "3.50", "3/5", "0"]
+    lines = table([run("stock", 2.0), run("stock", 4.0), run("fifo", 9.0, held=3), run("fifo", 12.0, held=5, rule=4.0)])
+    assert lines[1].split() == ["tc", "stock", "9.0/9.0", "2.0/4.0", "-", "1.00", "-", "-"]
+    assert lines[2].split() == ["tc", "fifo", "9.0/9.0", "9.0/12.0", "0.0/4.0", "2.83", "3/5", "0"]
+
+
+def test_the_rule_held_figure_is_read_from_the_hosts_detach_line(tmp_path: Path) -> None:
+    from bridge.live.spark_host import log as host_log
+    from bridge.report.idle_bench import rule_held
+
+    log = tmp_path / "host.log"
+    handler = logging.FileHandler(log)
+    host_log.addHandler(handler)
+    host_log.setLevel(logging.INFO)
+    try:
+        host = PolicyHost(make_planner("fifo"))
+        host.held.record("app-1", 1_000, 2)
+        host.held.record("app-1", 3_500, 0)
+        host.handle(json.dumps({"v": 2, "kind": "detach", "app": "app-1"}))
+    finally:
+        host_log.removeHandler(handler)
+        handler.close()
+    assert rule_held(log) == pytest.approx(5.0)

@@ -214,3 +214,25 @@ def test_kill_on_suspend_preempts_the_spark_task() -> None:
     drive(host, spark)
     assert sorted(stage for stage, _ in spark.ran_on) == [1, 1, 1, 2, 2]  # the killed task ran again
     assert host.planner.counters["kills"] == 1
+
+
+def test_a_slot_held_by_the_policys_rule_is_counted_apart_from_a_stale_view() -> None:
+    """Falcon hands a stage to one master, whose one worker is one of two executors: the other
+    executor's free slot is held by Falcon's rule, and its slot-seconds add up until the next
+    round. A slot Spark frees before the state hears of the task's end is not the rule's."""
+    spark = FakeSpark({"1": 1, "2": 1}, {1: (4, {})})
+    host = PolicyHost(make_planner("falcon"))
+    spark.apply(host.handle(spark.request()))
+    assert sum(g.slots for g in host.decisions[-1].placement.grants) == 1
+    assert host.decisions[-1].placement.held == 1
+    spark.apply(host.handle(spark.request()))  # 10 ms later, still held
+    assert host.held.total("app-1") == pytest.approx(0.01)
+    busy = next(ex for _, ex in spark.running.values())
+    spark.free[busy] += 1  # Spark freed it; its task_end has not reached the policy yet
+    host.handle(spark.request())
+    assert host.decisions[-1].placement.held == 1  # the other executor, by the rule; not the stale one
+
+    fifo = PolicyHost(make_planner("fifo"))
+    spark = FakeSpark({"1": 1, "2": 1}, {1: (4, {})})
+    spark.apply(fifo.handle(spark.request()))
+    assert fifo.decisions[-1].placement.held == 0
