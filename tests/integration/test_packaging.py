@@ -1,0 +1,159 @@
+"""The distribution as a user installs it, and a third-party policy package found by entry point.
+
+* **The core install.** A fresh virtual environment in a temporary directory gets
+  ``pip install -c constraints.txt PROJECT`` (no extras) from a copy of this tree, with pip's cache
+  reused (15 to 50 s warm on the shared 2-core machine), and the example policy package
+  ``examples/policy-package`` beside it. There, pyspark, DuckDB and tpchgen-cli are absent;
+  every command's ``--help`` shows help or, for a command that needs an extra, one line naming
+  it; ``trace generate``, ``simulate`` and ``report`` work, and the example policy is listed and
+  simulated by its entry-point name.
+* **Live.** The same package installed with ``pip install --target`` into a temporary directory
+  on ``PYTHONPATH`` (the shared virtual environment stays untouched) is found by its entry point
+  in the policy host the plugin starts beside the driver, and places every task of ``pi.py``
+  submitted with ``schedbridge submit`` to the testbed's YARN.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import sparkplugin
+from bridge.cli import BENCHMARKS, SUBCOMMANDS
+from bridge.extras import EXTRA_OF
+from tests.integration.process_output import failure_excerpt
+
+pytestmark = pytest.mark.integration  # a venv built from pip's cache (about a minute on a busy machine)
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "policy-package"
+POLICY = "shortest-estimate-first"
+JOBS = 30
+# What a copy of the tree leaves out: environments, caches, results, build outputs.
+NOT_COPIED = shutil.ignore_patterns(".venv", ".cache", ".testbed", ".git", "results", "__pycache__", "*.egg-info",
+                                    ".hypothesis", ".pytest_cache", "build", "target")
+
+
+def clean_env() -> dict[str, str]:
+    """This environment without what would let the shared venv or the tree leak in."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+
+
+def pip_install(python: Path | str, *args: str) -> None:
+    """``pip install`` with the caller's pip cache; fails the test with pip's own message."""
+    result = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args],
+                            capture_output=True, text=True, timeout=900, env=clean_env())
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def copy_of(tree: Path, dest: Path) -> Path:
+    """A copy of ``tree`` to build from: pip builds a local project in place, and the shared
+    tree must not get build/ and egg-info directories from a test."""
+    return Path(shutil.copytree(tree, dest, ignore=NOT_COPIED))
+
+
+class CoreVenv:
+    """A virtual environment with the core install and the example policy package."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.bin = work / "venv" / "bin"
+        source = copy_of(ROOT, work / "src")
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)
+        pip_install(self.bin / "python", "-c", str(source / "constraints.txt"), str(source))
+        pip_install(self.bin / "python", str(source / "examples" / "policy-package"))
+        self.install_s = time.monotonic() - start
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """``schedbridge ARGS`` (or ``python -c`` with ``args[0] == "-c"``) in the venv, from its directory."""
+        cmd = [str(self.bin / "python"), *args] if args[0] == "-c" else [str(self.bin / "schedbridge"), *args]
+        result = subprocess.run(cmd, cwd=self.work, capture_output=True, text=True, timeout=600, env=clean_env())
+        if check:
+            assert result.returncode == 0, result.stderr[-3000:]
+        return result
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory: pytest.TempPathFactory) -> CoreVenv:
+    venv = CoreVenv(tmp_path_factory.mktemp("core-install"))
+    print(f"core venv with the example package installed in {venv.install_s:.1f} s")
+    return venv
+
+
+def test_the_core_install_has_no_package_of_an_extra(core: CoreVenv) -> None:
+    for module in EXTRA_OF:
+        result = core.run("-c", f"import {module}", check=False)
+        assert result.returncode != 0 and f"No module named '{module}'" in result.stderr
+    assert not (core.bin / "tpchgen-cli").exists()
+
+
+@pytest.mark.parametrize("command", [*(["bench", name] for name in BENCHMARKS), *([name] for name in SUBCOMMANDS)],
+                         ids=" ".join)
+def test_every_command_shows_help_or_names_the_extra_it_needs(core: CoreVenv, command: list[str]) -> None:
+    result = core.run(*command, "--help", check=False)
+    needs = re.escape(f"Error: `schedbridge {' '.join(command)}` needs ") + \
+        r"(pyspark|duckdb), which is not installed: pip install 'schedbridge\[(spark|tpch)\]'\n"
+    assert (result.returncode, result.stdout.startswith("Usage: ")) == (0, True) or \
+        (result.returncode == 1 and re.fullmatch(needs, result.stderr)), result.stderr[-3000:]
+    if command[0] in ("simulate", "trace", "report", "experiment"):  # the core's own commands
+        assert result.returncode == 0
+
+
+def test_a_live_command_stops_with_the_extra_to_install(core: CoreVenv) -> None:
+    result = core.run("replay", "workload.toml", "--policy", "fifo", check=False)
+    assert result.returncode == 1
+    assert result.stderr == "Error: `schedbridge replay` needs pyspark, which is not installed: " \
+                            "pip install 'schedbridge[spark]'\n"
+
+
+def test_the_example_policy_is_listed_by_its_entry_point(core: CoreVenv) -> None:
+    listed = core.run("simulate", "--list-policies").stdout
+    assert f"{POLICY} shortest estimate first (an example package)" in listed
+    assert "tie_break=arrival" in listed
+
+
+def test_simulate_and_report_run_the_example_policy(core: CoreVenv) -> None:
+    """Shortest estimate first finishes every job, and the short jobs much sooner than FIFO: it is
+    the package's policy that ran, with its parameter."""
+    core.run("trace", "generate", "yahoo", "--jobs", str(JOBS), "--seed", "1", "--out", "t.trace")
+    summaries = {}
+    for policy, params in [(POLICY, ["--param", "tie_break=size"]), ("fifo", [])]:
+        out = core.run("simulate", "--trace", "t.trace", "--nodes", "20", "--policy", policy, *params,
+                       "--out", f"{policy}.csv", "--json").stdout
+        summaries[policy] = json.loads(out)
+    sef, fifo = summaries[POLICY], summaries["fifo"]
+    assert sef["policy"] == POLICY and sef["settings"] == ["tie_break=size"]
+    assert sef["finished_jobs"] == fifo["finished_jobs"] == JOBS
+    assert sef["jct"]["short"]["mean"] < fifo["jct"]["short"]["mean"] / 2, (sef["jct"], fifo["jct"])
+    core.run("report", f"{POLICY}.csv", "fifo.csv", "--out", "report")
+    assert (core.work / "report" / "report.txt").is_file()
+
+
+def test_the_example_policy_places_every_task_live_on_yarn(testbed, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    pip_install(sys.executable, "--no-deps", "--target", str(site), str(copy_of(EXAMPLE, tmp_path / "package")))
+    stats_file, out = tmp_path / "stats.json", tmp_path / "pi.txt"
+    partitions = 12
+    cmd = [str(Path(sys.executable).parent / "schedbridge"), "submit", "--master", "spark-schedbridge://yarn",
+           "--num-executors", "2", "--conf", f"spark.schedbridge.policy={POLICY}",
+           *(arg for key, value in sparkplugin.policy_conf({"tie_break": "size"}).items()
+             for arg in ("--conf", f"{key}={value}")),
+           "--conf", f"spark.schedbridge.stats.file={stats_file}", "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}",
+           str(ROOT / "tests" / "integration" / "jobs" / "pi.py"), str(partitions), "--executors", "2",
+           "--out", str(out)]
+    env = {**testbed.spark_env(), "PYTHONPATH": f"{site}{os.pathsep}{ROOT}"}
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, failure_excerpt(result.stderr)
+    assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.1)
+    stats = json.loads(stats_file.read_text())
+    assert stats["policy"] == POLICY and stats["endpoint"].startswith("a host beside the driver"), stats
+    assert stats["placed_tasks"] >= partitions and stats["fallback_rounds"] == 0 and stats["warnings"] == 0, stats
