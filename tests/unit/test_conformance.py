@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from pathlib import Path
 
 import pytest
 
@@ -37,6 +38,7 @@ from workloads.model import Job
 
 NODES, SLOTS = 3, 2
 COUNTED = ("launches", "suspends", "resumes")
+EXAMPLE_PACKAGE = Path(__file__).resolve().parents[2] / "examples" / "policy-package" / "src"
 TOLERANCE = 0.002  # s: the plugin's clock has milliseconds; a timer fires in the first round after it
 
 
@@ -160,6 +162,21 @@ PREEMPTING = {n for n in registry.default_registry().names() if registry.default
 
 @pytest.mark.parametrize("name", sorted(registry.BUILTINS))
 def test_same_policy_same_behaviour_in_the_simulator_and_live(name: str) -> None:
+    assert_same_behaviour(name)
+
+
+def test_the_example_policy_package_behaves_the_same_in_the_simulator_and_live(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``examples/policy-package``, written against the public contract only, registered the way
+    its entry point does (tests/integration/test_packaging.py installs it for real)."""
+    monkeypatch.syspath_prepend(str(EXAMPLE_PACKAGE))
+    monkeypatch.setattr(registry, "_DEFAULT", None)  # a registry of this test's own, dropped after it
+    registry.default_registry().register("schedbridge_sef:ENTRY", name="shortest-estimate-first")
+    assert_same_behaviour("shortest-estimate-first")
+
+
+def assert_same_behaviour(name: str) -> None:
+    """Policy ``name`` starts and finishes every task at the same instants in both worlds."""
     jobs = trace(busy=name not in PREEMPTING)
     sim_times, sim_counts = simulated(name, jobs)
     live_times, live_counts = live(name, jobs)
