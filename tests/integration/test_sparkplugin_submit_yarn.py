@@ -92,7 +92,7 @@ def test_a_parameter_in_the_applications_conf_changes_the_placement(env, java_ap
     the executor that is node 1; ignored, the default cutoff (90 s) would probe both executors."""
     log = tmp_path / "host.log"
     cmd = [*launcher("schedbridge-submit"), "--conf", "spark.schedbridge.policy=hawk",
-           "--conf", "spark.schedbridge.cutoff=0", "--conf", "spark.schedbridge.big_partition=50",
+           "--conf", "spark.schedbridge.policy.cutoff=0", "--conf", "spark.schedbridge.policy.big_partition=50",
            "--conf", f"spark.schedbridge.host.log={log}",
            *application("pi.py", "schedbridge-submit", tmp_path / "out.txt", java_app)]
     result = run(cmd, env)
@@ -106,7 +106,8 @@ def test_a_parameter_in_the_applications_conf_changes_the_placement(env, java_ap
 
 
 def test_a_jvm_application_with_a_misspelled_parameter_stops_before_yarn(env, java_app, tmp_path) -> None:
-    cmd = [*launcher("spark-submit"), "--conf", "spark.schedbridge.policy=hawk", "--conf", "spark.schedbridge.cutof=1",
+    cmd = [*launcher("spark-submit"), "--conf", "spark.schedbridge.policy=hawk",
+           "--conf", "spark.schedbridge.policy.cutof=1",
            *application("SumApp (JVM)", "spark-submit", tmp_path / "out.txt", java_app)]
     result = run(cmd, env)
     assert result.returncode != 0

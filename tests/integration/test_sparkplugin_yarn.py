@@ -69,7 +69,7 @@ def submit_via_daemon(policy: str, params: list[str], env: dict[str, str], tpch:
                "--master", "spark-schedbridge://yarn", "--num-executors", "2",
                *[arg for key, value in daemon.conf.items() for arg in ("--conf", f"{key}={value}")],
                "--conf", f"spark.schedbridge.policy={policy}",
-               *[arg for param in params for arg in ("--conf", f"spark.schedbridge.{param}")]]  # as the daemon's
+               *[arg for param in params for arg in ("--conf", f"spark.schedbridge.policy.{param}")]]  # as the daemon's
         got = run_app(cmd, env, tmp / "out.json", tpch)
         daemon.wait_for(rf"{re.escape(got['app'])} round \d+: s")
     finally:
