@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from py4j.java_gateway import JavaObject, get_field
 from pyspark import SparkConf, SparkContext
+from pyspark.errors import IllegalArgumentException
 from pyspark.sql import SparkSession
 
 import sparkplugin
@@ -38,7 +40,7 @@ from tests.integration.sparkplugin_support import (DaemonProcess, RecordingPlann
 # deadline test may see deadline fallbacks (it sets its own).
 BASE_CONF = {"spark.driver.memory": "512m", "spark.ui.enabled": "false",
              "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4",
-             "spark.schedbridge.deadline.ms": "5000"}
+             "spark.schedbridge.deadline": "5s"}
 
 
 @pytest.fixture(scope="module")
@@ -199,17 +201,44 @@ class SlowPlanner(FifoPlanner):
         return super().plan(rnd, events, cluster)
 
 
-@pytest.mark.parametrize("planner, deadline_ms, reason", [(RaisingPlanner(), "5000", "policy error: RuntimeError"),
-                                                          (SlowPlanner(), "50", "deadline")])
+@pytest.mark.parametrize("planner, deadline, reason", [(RaisingPlanner(), "5s", "policy error: RuntimeError"),
+                                                       (SlowPlanner(), "50ms", "deadline")])
 def test_failing_policy_falls_back_with_one_warning(stock: dict[str, list], planner: FifoPlanner,
-                                                    deadline_ms: str, reason: str) -> None:
-    with bridge_session(PolicyHost(planner), **{"spark.schedbridge.deadline.ms": deadline_ms}) as spark:
+                                                    deadline: str, reason: str) -> None:
+    with bridge_session(PolicyHost(planner), **{"spark.schedbridge.deadline": deadline}) as spark:
         assert wordcount(spark) == stock["wordcount"]
         assert sql_rows(spark) == stock["sql"]
         stats = spark_inprocess.stats()
     assert stats["fallback_rounds"] >= 2
     assert stats["warnings"] == 1
     assert reason in stats["last_failure"]
+
+
+def _plugin_conf(key: str, value: str) -> JavaObject:
+    """The plugin's BridgeConf read from one spark.schedbridge entry, in this process's JVM."""
+    jvm = SparkContext._jvm
+    conf = jvm.org.apache.spark.SparkConf(False).set(sparkplugin.CONF_PREFIX + key, value)
+    return getattr(jvm.org.schedbridge.spark.BridgeConf, "from")(conf)
+
+
+SAMPLES = {sparkplugin.TEXT: "x", sparkplugin.FLAG: "true", sparkplugin.COUNT: "3", sparkplugin.DURATION: "2s"}
+REFUSED = [*((old, "50") for old in sparkplugin.RENAMED_KEYS), ("cutoff", "0.5"), ("token.fle", "t"),
+           ("deadline", "soon"), ("hold.max", "1.5s"), ("io.timeout", "25d"), ("max.kills.per.task", "0"),
+           ("fallback", "yes")]
+
+
+def test_python_checks_the_keys_the_plugin_reads_with_the_plugin_s_messages(stock: dict[str, list]) -> None:
+    for key, kind in sparkplugin.PLUGIN_KEYS.items():
+        _plugin_conf(key, SAMPLES[kind])  # every key Python knows is one the plugin reads
+    for text in ("50ms", " 2S ", "1min", "250", "1500us", "3h"):
+        assert get_field(_plugin_conf("deadline", text), "deadlineMs") == sparkplugin.time_ms(text)
+    assert dict(get_field(_plugin_conf("policy.cutoff", "0.5"), "params")) == {"cutoff": "0.5"}
+    for key, value in REFUSED:
+        with pytest.raises(ValueError) as python:
+            sparkplugin.check_conf({sparkplugin.CONF_PREFIX + key: value})
+        with pytest.raises(IllegalArgumentException) as java:  # pyspark's wrapper of the JVM's exception
+            _plugin_conf(key, value)
+        assert str(java.value).partition("\n")[0] == f"schedbridge: {python.value}"
 
 
 def test_daemon_unreachable_at_start_stops_the_application() -> None:
@@ -247,7 +276,7 @@ def test_default_endpoint_hosts_the_policy_beside_the_driver_and_stops_it(stock:
                                                                           tmp_path) -> None:
     log = tmp_path / "host.log"
     with local_host_session("hawk", **{"spark.schedbridge.host.log": str(log),
-                                       "spark.schedbridge.cutoff": "0.5"}) as spark:
+                                       "spark.schedbridge.policy.cutoff": "0.5"}) as spark:
         assert wordcount(spark) == stock["wordcount"]
         stats = spark_inprocess.stats()
     assert stats["endpoint"].startswith("a host beside the driver (tcp://127.0.0.1:")
@@ -272,8 +301,11 @@ def test_an_application_asking_a_daemon_for_another_policy_is_refused_at_start(t
 
 
 MISTAKES = [("spark.schedbridge.policy", "hwak", "unknown policy 'hwak' (did you mean 'hawk'?)"),
-            ("spark.schedbridge.cutof", "10", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
-            ("spark.schedbridge.cutoff", "abc", "cutoff='abc' is not a number"),
+            ("spark.schedbridge.policy.cutof", "10", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
+            ("spark.schedbridge.policy.cutoff", "abc", "cutoff='abc' is not a number"),
+            ("spark.schedbridge.cutoff", "10", "did you mean spark.schedbridge.policy.cutoff?"),
+            ("spark.schedbridge.deadline.ms", "50", "spark.schedbridge.deadline.ms is now spark.schedbridge.deadline"),
+            ("spark.schedbridge.deadline", "soon", "spark.schedbridge.deadline must be a Spark time string"),
             ("spark.schedbridge.endpoint", "tcp:/x", "spark.schedbridge.endpoint must be 'local'"),
             ("spark.schedbridge.endpoint", "tcp://127.0.0.1:9", "did not answer at start")]
 
@@ -296,7 +328,7 @@ def test_a_configuration_mistake_ends_a_spark_submit_application_before_any_task
 
 def test_daemon_killed_mid_job_then_restarted(stock: dict[str, list], tmp_path) -> None:
     first = DaemonProcess(tmp_path / "daemon1.log")
-    conf = {**first.conf, "spark.schedbridge.retry.ms": "200"}
+    conf = {**first.conf, "spark.schedbridge.retry.wait": "200ms"}
     with bridge_session(None, **conf) as spark:
         result: list[int] = []
         job = threading.Thread(target=lambda: result.append(slow_sum(spark, 24, 0.15, "killed")))
@@ -351,7 +383,7 @@ def test_bad_replies_fall_back_one_round_each_and_later_rounds_stay_matched(stoc
     daemon = PolicyDaemon(("127.0.0.1", 0), host, token="faulty-host-token-0123")
     threading.Thread(target=daemon.serve_forever, daemon=True).start()
     conf = {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{daemon.server_address[1]}",
-            "spark.schedbridge.token": "faulty-host-token-0123", "spark.schedbridge.retry.ms": "100"}
+            "spark.schedbridge.token": "faulty-host-token-0123", "spark.schedbridge.retry.wait": "100ms"}
     try:
         with bridge_session(None, **conf) as spark:
             assert wordcount(spark) == stock["wordcount"]
@@ -393,7 +425,7 @@ class NeverPlanner(FifoPlanner):
 
 
 def test_the_watchdog_gives_a_round_to_spark_when_slots_stay_held_while_tasks_wait() -> None:
-    with bridge_session(PolicyHost(NeverPlanner()), **{"spark.schedbridge.hold.max.ms": "300"}) as spark:
+    with bridge_session(PolicyHost(NeverPlanner()), **{"spark.schedbridge.hold.max": "300ms"}) as spark:
         assert slow_sum(spark, 4, 0.1, "starved") == sum(range(4))  # it finishes, though the policy grants nothing
         stats = spark_inprocess.stats()
     assert stats["watchdog_rounds"] >= 1 and stats["placed_tasks"] == 0
