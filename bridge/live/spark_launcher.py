@@ -50,9 +50,13 @@ def option_tables(jar: Path) -> dict[str, frozenset[str]]:
             data = zf.read(PARSER_CLASS)
     except (OSError, KeyError, zipfile.BadZipFile) as e:
         raise LauncherError(f"cannot read {PARSER_CLASS} from {jar}: {e}") from None
-    tables = _tables(data)
+    try:
+        tables = _tables(data)
+    except (struct.error, IndexError, KeyError) as e:  # truncated or not a class file
+        raise LauncherError(f"cannot parse {PARSER_CLASS} from {jar}: {e!r}") from None
     if "opts" not in tables or "switches" not in tables:
-        raise LauncherError(f"{PARSER_CLASS} in {jar} has no opts/switches tables: a Spark this reader does not know")
+        raise LauncherError(f"{PARSER_CLASS} in {jar} has no opts/switches tables: "
+                            "a Spark whose launcher this reader does not know")
     return {name: tables[name] for name in ("opts", "switches")}
 
 
@@ -115,8 +119,10 @@ def _constructor_code(data: bytes, pos: int, pool: list[tuple[int, bytes]]) -> b
     return code[8:8 + length]
 
 
-def _members(data: bytes, pos: int, pool: list[tuple[int, bytes]]) -> tuple[dict[tuple[str, str], dict[str, bytes]], int]:
-    """A field or method table: the attributes by name of each (name, descriptor), and the offset past it."""
+def _members(data: bytes, pos: int,
+             pool: list[tuple[int, bytes]]) -> tuple[dict[tuple[str, str], dict[str, bytes]], int]:
+    """A field or method table: the attributes by name of each (name, descriptor), and the offset
+    past it."""
     members: dict[tuple[str, str], dict[str, bytes]] = {}
     count = struct.unpack_from(">H", data, pos)[0]
     pos += 2

@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import zipfile
 
 import pytest
 
 import sparkplugin
-from bridge.live.spark_launcher import LauncherError, launcher_jar, option_tables, value_options
+from bridge.live.spark_launcher import PARSER_CLASS, LauncherError, launcher_jar, option_tables, value_options
 from bridge.live.spark_submit import rewrite, spark_home
 
 P = sparkplugin.CONF_PREFIX
@@ -66,7 +67,8 @@ def test_an_unknown_dotted_key_is_refused_listing_the_plugin_keys() -> None:
 def test_policy_parameters_round_trip_under_their_own_prefix() -> None:
     conf = sparkplugin.policy_conf({"cutoff": "0.5", "w": 2})
     assert conf == {P + "policy.cutoff": "0.5", P + "policy.w": "2"}
-    assert sparkplugin.policy_params({**conf, P + "policy": "hawk", P + "deadline": "1s"}) == {"cutoff": "0.5", "w": "2"}
+    with_plugin_keys = {**conf, P + "policy": "hawk", P + "deadline": "1s"}
+    assert sparkplugin.policy_params(with_plugin_keys) == {"cutoff": "0.5", "w": "2"}
 
 
 def _help_options() -> tuple[set[str], set[str]]:
@@ -75,7 +77,8 @@ def _help_options() -> tuple[set[str], set[str]]:
     out = subprocess.run([str(spark_home() / "bin" / "spark-submit"), "--help"], env=env, capture_output=True,
                          text=True, timeout=120, check=True)
     text = out.stdout + out.stderr
-    every = set(re.findall(r"(?m)^\s+(--[a-z-]+|-[a-z])\b", text)) | set(re.findall(r"(?m)^\s+--[a-z-]+, (-[a-z])\b", text))
+    every = (set(re.findall(r"(?m)^\s+(--[a-z-]+|-[a-z])\b", text))
+             | set(re.findall(r"(?m)^\s+--[a-z-]+, (-[a-z])\b", text)))
     shown_with_value = set(re.findall(r"(?m)^\s+(--[a-z-]+)(?:, -[a-z])? [A-Z_]+(?:=[A-Z_]+)?\s", text))
     return every, shown_with_value
 
@@ -83,7 +86,7 @@ def _help_options() -> tuple[set[str], set[str]]:
 def test_the_option_table_is_spark_submits_own() -> None:
     tables = option_tables(launcher_jar(spark_home()))
     every, shown_with_value = _help_options()
-    assert {"--master", "--conf", "-c", "--name", "--queue", "--num-executors", "--kill", "--remote"} <= tables["opts"]
+    assert {"--master", "--conf", "-c", "--name", "--queue", "--num-executors", "--kill"} <= tables["opts"]
     assert not tables["opts"] & tables["switches"]
     assert shown_with_value <= tables["opts"]
     assert every <= tables["opts"] | tables["switches"], every - tables["opts"] - tables["switches"]
@@ -99,3 +102,15 @@ def test_every_value_option_keeps_its_value_away_from_the_application(option: st
 def test_a_spark_home_without_a_launcher_jar_is_named(tmp_path) -> None:
     with pytest.raises(LauncherError, match=f"no spark-launcher_.*jar in {tmp_path / 'jars'}"):
         launcher_jar(tmp_path)
+
+
+def test_a_launcher_jar_without_the_parser_class_or_with_a_broken_one_is_named(tmp_path) -> None:
+    empty, broken = tmp_path / "empty.jar", tmp_path / "broken.jar"
+    with zipfile.ZipFile(empty, "w"):
+        pass
+    with zipfile.ZipFile(broken, "w") as zf:
+        zf.writestr(PARSER_CLASS, b"\xca\xfe\xba\xbe\x00\x00\x00\x3d\x00\x09")
+    with pytest.raises(LauncherError, match=f"cannot read {PARSER_CLASS} from {empty}"):
+        option_tables(empty)
+    with pytest.raises(LauncherError, match=f"cannot parse {PARSER_CLASS} from {broken}"):
+        option_tables(broken)
