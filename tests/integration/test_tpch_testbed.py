@@ -26,7 +26,7 @@ def _tpch(testbed, out: Path, *args: str) -> dict[str, dict[str, str]]:
                "--scale", str(SCALE_FACTOR), "--out", str(out), *args]
     done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, failure_excerpt(done.stderr) + done.stdout
-    assert "cluster from the local testbed" in done.stderr
+    assert f"tpch: cluster from $HADOOP_CONF_DIR {testbed.conf_dir}" in done.stderr
     return {row["query"]: row for row in csv.DictReader((out / "queries.csv").open())}
 
 
