@@ -119,7 +119,8 @@ def _prepare(scale: float, policy: str, conf: dict[str, str],
     return target, data, local_tpch(scale)
 
 
-def _queries(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...]:
+def queries_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...]:
+    """``--queries 1,3,6`` as query numbers (all 22 if not given), for every command that has it."""
     if value is None:
         return QUERY_NUMBERS
     try:
@@ -142,7 +143,7 @@ def _out_dir(out: Path | None, scale: float, policy: str) -> Path:
               help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "
                    "Spark's own scheduler.")
 @param_option()
-@click.option("--queries", callback=_queries, metavar="N,N,...",
+@click.option("--queries", callback=queries_callback, metavar="N,N,...",
               help="Only these queries, e.g. 1,3,6 (default: all 22).")
 @click.option("--out", type=OutputPath(file_okay=False),
               help="Results directory (default: results/tpch-sfSCALE-POLICY-TIMESTAMP).")

@@ -26,6 +26,7 @@ from types import SimpleNamespace
 import click
 
 from bridge.metrics import median, percentile
+from bridge.tpch import queries_callback
 
 ROOT = Path(__file__).resolve().parents[2]
 WARM_UP_QUERY = 6
@@ -109,16 +110,6 @@ def report(policy: str, runs: dict[str, list[dict]], args: SimpleNamespace) -> N
           " ".join(f"Q{q}={s:.2f}/{b:.2f}" for q, (s, b) in per_query.items()))
 
 
-def _queries(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int]:
-    """``--queries 1,3,6`` as numbers (default: all 22)."""
-    if value is None:
-        return list(range(1, 23))
-    try:
-        return [int(q) for q in value.split(",")]
-    except ValueError:
-        raise click.BadParameter(f"expected query numbers separated by commas, got {value!r}") from None
-
-
 # --child, --data and --out are the bench's own call of itself, one application per process (run_one).
 @click.command("spark-tpch")
 @click.option("--master", default="yarn", show_default=True, help="yarn (the testbed) or local[N]")
@@ -126,7 +117,7 @@ def _queries(ctx: click.Context, param: click.Parameter, value: str | None) -> l
 @click.option("--scale-factor", type=float, default=0.1, show_default=True)
 @click.option("--repeats", type=int, default=3, show_default=True)
 @click.option("--executors", type=int, default=2, show_default=True)
-@click.option("--queries", callback=_queries, help="TPC-H queries, e.g. 1,3,6 (default: all 22)")
+@click.option("--queries", callback=queries_callback, help="TPC-H queries, e.g. 1,3,6 (default: all 22)")
 @click.option("--child", hidden=True)
 @click.option("--data", hidden=True)
 @click.option("--out", type=Path, hidden=True)
