@@ -201,28 +201,36 @@ class EnginePlanner:
         grants = world.runner.grants(rnd, lambda job: self._jobs[job].key)
         preempt = world.runner.take_preempt()
         self._forget_done(world, scope)
-        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants))
+        app = cluster.app(rnd.app) if rnd.app in cluster else None
+        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, app))
 
     @staticmethod
-    def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant]) -> int:
-        """Spark's free slots this round that the state also has free (or reserved) and the policy
-        left ungranted while tasks wait: what its rule holds, as opposed to slots a stale view of
-        Spark's holds (the state still thinks them busy)."""
+    def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant], app: AppState | None) -> int:
+        """Free slots of ``rnd.app``'s executors that the state also has free (or reserved) and the
+        policy left ungranted while tasks wait: what its rule holds, as opposed to slots a stale
+        view of Spark's holds (the state still thinks them busy). Spark's free slots are the
+        round's offers, and for executors it did not offer (a task end offers only its own
+        executor) what the application's events leave free."""
         waiting = sum(d.pending for d in rnd.stages) - sum(g.slots for g in grants)
         if waiting <= 0:
             return 0
         granted = Counter[str]()
         for g in grants:
             granted[g.executor] += g.slots
+        free = {s.executor: s.free for s in rnd.slots}
+        if app is not None:
+            busy = Counter(t.executor for t in app.running.values())
+            for e, x in app.executors.items():
+                free.setdefault(e, max(x.cores // max(rnd.cpus_per_task, 1) - busy[e], 0))
         unused: dict[int, int] = {}
         held = 0
-        for s in rnd.slots:
-            node = world.runner.node_of_executor(rnd.app, s.executor)
+        for executor, spare in sorted(free.items()):
+            node = world.runner.node_of_executor(rnd.app, executor)
             if node is None:
                 continue
             if node not in unused:  # NodeManagers as nodes: several executors share one node's slots
                 unused[node] = sum(1 for x in world.state.slots[node] if x is None or isinstance(x, Reserved))
-            take = min(max(s.free - granted[s.executor], 0), unused[node])
+            take = min(max(spare - granted[executor], 0), unused[node])
             unused[node] -= take
             held += take
         return min(held, waiting)

@@ -228,6 +228,12 @@ def test_a_slot_held_by_the_policys_rule_is_counted_apart_from_a_stale_view() ->
     spark.apply(host.handle(spark.request()))  # 10 ms later, still held
     assert host.held.total("app-1") == pytest.approx(0.01)
     busy = next(ex for _, ex in spark.running.values())
+    idle = next(ex for ex in spark.free if ex != busy)
+    spark.free[busy], spark.free[idle] = 1, 0  # a task end offers only its own executor...
+    spark.finish_all()
+    spark.apply(host.handle(spark.request()))
+    assert host.decisions[-1].placement.held == 1  # ...and the other one still idles by the rule
+    spark.free[idle] = 1
     spark.free[busy] += 1  # Spark freed it; its task_end has not reached the policy yet
     host.handle(spark.request())
     assert host.decisions[-1].placement.held == 1  # the other executor, by the rule; not the stale one
