@@ -58,7 +58,7 @@ import enum
 import random
 from collections.abc import Hashable, Sequence
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, ClassVar, Protocol, TypeVar, Union, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, Union, dataclass_transform, runtime_checkable
 
 from workloads.model import Job
 
@@ -67,6 +67,7 @@ API_VERSION = 1
 T = TypeVar("T")
 
 
+@dataclass_transform(frozen_default=True)
 def value(cls: type[T]) -> type[T]:
     """``@dataclass(frozen=True, slots=True)`` with a faster ``__init__``.
 
@@ -79,7 +80,7 @@ def value(cls: type[T]) -> type[T]:
     ns: dict[str, Any] = {}
     params: list[str] = []
     body: list[str] = []
-    for f in fields(cls):
+    for f in fields(cls):  # type: ignore[arg-type]  # cls is a dataclass from the line above
         if f.default_factory is not MISSING:  # pragma: no cover - not used by value types
             raise TypeError(f"{cls.__name__}.{f.name}: default_factory is not supported")
         if f.default is MISSING:
@@ -95,7 +96,7 @@ def value(cls: type[T]) -> type[T]:
     exec(src, ns)  # noqa: S102 - generated from the dataclass fields above
     init = ns["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]  # replacing the generated __init__ is the point
     return cls
 
 

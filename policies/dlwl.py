@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from policies.api import (
-    Assign, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, SetTimer,
+    Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, SetTimer,
     SlotFreed, TaskFinished, Timer,
 )
 from policies.common import srpt
@@ -93,7 +93,7 @@ class Dlwl:
         job = ev.job
         self.unstarted[job.job_id] = job.n_tasks
         self.outstanding += job.n_tasks
-        out: list = []
+        out: list[Decision] = []
         if not self.timer_armed:
             self.timer_armed = True
             hb = self.cfg.heartbeat
@@ -110,11 +110,11 @@ class Dlwl:
         rd = self.dags.get(ev.job_id)
         if rd is None:
             return ()
-        out: list = []
+        out: list[Decision] = []
         self._assign(rd.job, rd.finish(ev.task), out)
         return out
 
-    def _assign(self, job: Job, tasks: Sequence[int], out: list) -> None:
+    def _assign(self, job: Job, tasks: Sequence[int], out: list[Decision]) -> None:
         """Bind ``tasks`` greedily to the nodes with the least advertised wait."""
         t = len(tasks)
         if not t:

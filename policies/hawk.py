@@ -117,7 +117,7 @@ class Hawk(FifoNodes):
         return self._schedule(job, self.binder.finished(job, ev.task), ev.time) if job.has_dag else ()
 
     # node side --------------------------------------------------------------------------------
-    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> tuple[Run, ...]:
         out = super().on_probe_arrival(ev, view)
         if ev.probe.long:
             if out:

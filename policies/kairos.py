@@ -34,12 +34,16 @@ import heapq
 import operator
 from collections import deque
 from dataclasses import dataclass
+from typing import cast
 
 from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
 from policies.registry import PolicyEntry, Preempts
+
+# A quantum timer's key: ("quantum", slot, epoch); a later arm of the slot bumps the epoch.
+QuantumKey = tuple[str, int, int]
 
 
 class TieBreak(enum.Enum):
@@ -244,9 +248,8 @@ class _Node:
         idle_left = len(self.waiting[node]) + len(view.suspended(node)) - resumed
         return out + self._arm_quanta(node, view, now, idle_left > 0, slot)
 
-    def quantum(self, ev: Timer, view: ClusterView) -> list[Decision]:
-        node, now = ev.node, ev.time
-        _, slot, epoch = ev.key
+    def quantum(self, node: int, key: QuantumKey, now: float, view: ClusterView) -> list[Decision]:
+        _, slot, epoch = key
         armed = self.armed[node].get(slot)
         if armed is None or armed[0] != epoch:
             return []                                            # stale: the slot changed hands
@@ -372,7 +375,8 @@ class _Node:
         """A quantum timer at ``at``; ``seen`` is the quantum end that skipped to it, if any."""
         self.epoch += 1
         self.armed[node][slot] = (self.epoch, at, at if seen is None else seen)
-        return SetTimer(at, node, ("quantum", slot, self.epoch))
+        key: QuantumKey = ("quantum", slot, self.epoch)
+        return SetTimer(at, node, key)
 
 
 class Kairos:
@@ -407,9 +411,10 @@ class Kairos:
         return out + self._report(ev.node, view, ev.time, extra_new=self._unplaced(out))
 
     def on_node_timer(self, ev: Timer, view: ClusterView) -> Decisions:
+        assert ev.node is not None, "node timers carry their node"
         if ev.key == "heartbeat":
             return self._periodic_heartbeat(ev.node, view, ev.time)
-        return self.nodes.quantum(ev, view)
+        return self.nodes.quantum(ev.node, cast(QuantumKey, ev.key), ev.time, view)  # as _arm sets it
 
     # heartbeats
     @staticmethod

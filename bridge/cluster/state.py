@@ -82,14 +82,14 @@ class SegmentLog:
     1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
     the slot without progress (context switch, waiting for DAG parents)."""
 
-    seg_job: array = field(default_factory=lambda: array("q"))
-    seg_task: array = field(default_factory=lambda: array("q"))
-    seg_node: array = field(default_factory=lambda: array("q"))
-    seg_slot: array = field(default_factory=lambda: array("q"))
-    seg_start: array = field(default_factory=lambda: array("d"))
-    seg_end: array = field(default_factory=lambda: array("d"))
-    seg_done: array = field(default_factory=lambda: array("b"))
-    seg_idle: array = field(default_factory=lambda: array("d"))
+    seg_job: "array[int]" = field(default_factory=lambda: array("q"))
+    seg_task: "array[int]" = field(default_factory=lambda: array("q"))
+    seg_node: "array[int]" = field(default_factory=lambda: array("q"))
+    seg_slot: "array[int]" = field(default_factory=lambda: array("q"))
+    seg_start: "array[float]" = field(default_factory=lambda: array("d"))
+    seg_end: "array[float]" = field(default_factory=lambda: array("d"))
+    seg_done: "array[int]" = field(default_factory=lambda: array("b"))
+    seg_idle: "array[float]" = field(default_factory=lambda: array("d"))
     job_finish: dict[int, float] = field(default_factory=dict)
     rejected_jobs: dict[int, Status] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
@@ -236,7 +236,7 @@ class ClusterState:
             self.job_long[jid] = bool(self.report_long(job))
         return self.apply(ev, self._h["on_job_arrival"](ev, self.view), out)
 
-    def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any] | None:
+    def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any]:
         node, probe = ev.node, ev.probe
         self._c["entries_arrived"] += 1
         flag = False
@@ -475,7 +475,7 @@ class ClusterState:
         rec = q.get(id(probe))
         if rec is None:
             raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        flag = rec[2] > 0
+        flag: bool = rec[2] > 0
         if rec[1] == 1:
             del q[id(probe)]
         else:
@@ -491,7 +491,8 @@ class ClusterState:
         rec = self.queue[node].get(id(probe))
         if rec is None:
             raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        return rec[2] > 0
+        flag: bool = rec[2] > 0                              # rec: [entry, copies, copies flagged]
+        return flag
 
     def _run(self, d: Run, now: float, out: list[Any]) -> None:
         node, slot, probe = d.node, d.slot, d.probe

@@ -12,7 +12,7 @@ class FifoNodes:
 
     queues: NodeQueues
 
-    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+    def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> tuple[Run, ...]:
         q = self.queues[ev.node]
         if not q:
             slot = view.free_slot(ev.node)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from policies.api import ClusterView, Decision, ProbeInfo, Resume, Run, SetTimer, Suspend
+from policies.api import ClusterView, Decision, ProbeInfo, Resume, Run, RunningTask, SetTimer, Suspend
 from policies.common.vectors import add, fits, sub
 from policies.falcon.preemption import SpDecision, SpTask
 
@@ -87,7 +87,7 @@ class PreemptiveWorkers:
         """Start what fits by priority; then either break a dependency deadlock or consider
         at most one preemption."""
         waiting = self._waiting(node, view)
-        free = view.free_capacity(node) or ()
+        free: Sequence[float] = view.free_capacity(node) or ()
         running = view.running(node)
         slots = sorted(set(range(view.spec.slots_per_node)) - {r.slot for r in running})
         before = {w.key for w in waiting}
@@ -117,7 +117,7 @@ class PreemptiveWorkers:
                 waiting.remove(w)
         return out, free
 
-    def _unstick(self, node: int, view: ClusterView, stuck: Sequence, waiting: list[_Waiting],
+    def _unstick(self, node: int, view: ClusterView, stuck: Sequence[RunningTask], waiting: list[_Waiting],
                  free: Sequence[float], slots: list[int]) -> list[Decision]:
         """Liveness guard: suspend every running task still waiting for its parents and give
         the room to ready tasks (like Hadoop's reducer preemption)."""
@@ -131,7 +131,7 @@ class PreemptiveWorkers:
         return out + started
 
     def _waiting(self, node: int, view: ClusterView) -> list[_Waiting]:
-        entries = [(k, p) for k, p in sorted(self.queued.get(node, {}).items())]
+        entries: list[tuple[TaskKey, ProbeInfo | None]] = sorted(self.queued.get(node, {}).items())
         entries += [((r.job_id, r.task), None) for r in view.suspended(node)]
         return [_Waiting(k, p, _demand(view, k), view.is_ready(*k), self.priority(k, node, view))
                 for k, p in entries]
@@ -143,7 +143,7 @@ class PreemptiveWorkers:
         return Run(node, slot, w.probe)
 
     def _preempt(self, node: int, view: ClusterView, waiting: list[_Waiting], free: Sequence[float],
-                 running: Sequence) -> list[Decision]:
+                 running: Sequence[RunningTask]) -> list[Decision]:
         slot_of = {(r.job_id, r.task): r.slot for r in running}
         demand = {w.key: w.demand for w in waiting} | {k: _demand(view, k) for k in slot_of}
         startable = {w.key for w in waiting if self._startable(w)}

@@ -6,7 +6,7 @@ from collections import deque
 from policies.api import ProbeInfo
 
 
-class NodeQueues(list):
+class NodeQueues(list[deque[ProbeInfo]]):
     """One deque of entries per node (a list of deques: ``queues[node]`` is a C-level lookup)."""
 
     def __init__(self, n_nodes: int) -> None:

@@ -2,13 +2,15 @@
 masters, Eq. (2)/(3) priorities, Selective Preemption on the workers, precedence enforced."""
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from policies.api import PolicyEnv
-from policies.common.vectors import normalized
+from policies.common.preemptive import TaskKey
+from policies.common.vectors import Vector, normalized
 from policies.falcon.book import TaskBook
 from policies.falcon.packing import PackItem, pack_complementary
-from policies.falcon.preemption import DEFAULT_DELTA, Reading, selective_preemption
+from policies.falcon.preemption import DEFAULT_DELTA, Reading, SpDecision, SpTask, selective_preemption
 from policies.falcon.tiers import TieredScheduler, best_fit, singletons
 from policies.registry import PolicyEntry, Preempts
 
@@ -36,7 +38,8 @@ class FalconConfig:
             raise ValueError(f"estimate_noise must be >= 0, got {self.estimate_noise}")
 
 
-def complementary_pairs(tasks, demand, capacity, compatible):  # noqa: ANN001, ANN201 - a Grouper
+def complementary_pairs(tasks: Sequence[TaskKey], demand: Callable[[TaskKey], Vector], capacity: Vector,
+                        compatible: Callable[[TaskKey, TaskKey], bool]) -> list[tuple[TaskKey, ...]]:
     """Falcon's packing (Eq. 1) over demand shares, in dispatch (priority) order."""
     items = [PackItem(k, normalized(demand(k), capacity)) for k in tasks]
     return pack_complementary(items, compatible)
@@ -46,7 +49,8 @@ def make_falcon(config: FalconConfig, env: PolicyEnv) -> TieredScheduler:
     book = TaskBook(env.rng("estimates"), config.estimate_noise, config.w1, config.w2, config.dag_priority)
     rng = env.rng("selective-preemption")
 
-    def rule(waiting, running, compatible):  # noqa: ANN001, ANN202
+    def rule(waiting: Sequence[SpTask[TaskKey]], running: Sequence[SpTask[TaskKey]],
+             compatible: Callable[[TaskKey, TaskKey], bool]) -> SpDecision[TaskKey] | None:
         return selective_preemption(waiting, running, compatible, rng, config.delta, config.reading)
 
     return TieredScheduler("falcon", env, book, rule, masters=config.masters,

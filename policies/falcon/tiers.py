@@ -135,6 +135,7 @@ class TieredScheduler:
         return self.workers.step(ev.node, view)
 
     def on_node_timer(self, ev: Timer, view: ClusterView) -> Decisions:
+        assert ev.node is not None, "node timers carry their node"
         return self.workers.step(ev.node, view)
 
 

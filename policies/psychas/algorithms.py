@@ -52,10 +52,10 @@ def bf_js(residuals: list[float], departed: Sequence[int], queue: SizeQueue,
     for job in arrivals:
         if job.key in placed:
             continue
-        server = best_fit_server(job.size, residuals)
-        if server is not None:
+        fit = best_fit_server(job.size, residuals)
+        if fit is not None:
             queue.remove(job)
-            _place(job, server, residuals, out)
+            _place(job, fit, residuals, out)
     return out
 
 

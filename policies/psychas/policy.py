@@ -15,9 +15,9 @@ differ only in the :class:`Planner` they plug into :class:`SlottedPacker`.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 from policies.api import (NONE, Assign, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival,
                           ProbeInfo, Run, SetTimer, TaskFinished, Timer)
@@ -124,7 +124,8 @@ class SlottedPacker:
         state = PassState([1.0 - sum(h) for h in held], sorted(self.departed), self.arrivals, held)
         self.departed, self.arrivals = [], []
         out: list[Assign] = []
-        for key, node in self.planner.plan(state):
+        for placed, node in self.planner.plan(state):
+            key = cast(TaskKey, placed)                  # the queues hold the keys on_job_arrival made
             self.held[node][key] = self.size.pop(key)
             out.append(Assign(node, ProbeInfo(key[0], key[1])))
         return out
@@ -204,7 +205,8 @@ class VqsPlanner:
         return out
 
 
-def _packer(name: str, make_planner, vqs_partition: bool):  # noqa: ANN001, ANN202
+def _packer(name: str, make_planner: Callable[[PackerConfig], Planner],
+            vqs_partition: bool) -> Callable[[PackerConfig, PolicyEnv], SlottedPacker]:
     def factory(config: PackerConfig, env: PolicyEnv) -> SlottedPacker:
         partition = Partition(config.J) if vqs_partition else None
         return SlottedPacker(name, make_planner(config), config, env, partition)

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 Vector = tuple[float, ...]
-Increment = Callable[[Hashable, Hashable], Vector]
+# Tasks and workers are any hashable keys the caller chooses; the functions keep their types.
+T = TypeVar("T", bound=Hashable)
+W = TypeVar("W", bound=Hashable)
+Increment = Callable[[T, W], Vector]
 
 # "a large number" (Alg. 1, line 7): F ≤ #resources, so any EJF term below this is dominated.
 STAGE_BONUS = 1e6
@@ -35,37 +39,37 @@ def score(head: Sequence[float], inc: Sequence[float], hard: Sequence[bool]) -> 
 
 
 @dataclass(frozen=True)
-class Stage:
+class Stage(Generic[T]):
     """The ready, unplaced tasks of one stage of one job, plus its job-order bonus
     (EJF's W·T or SRJF's weighted priority)."""
 
     key: Hashable
-    tasks: tuple[Hashable, ...]
+    tasks: tuple[T, ...]
     order_bonus: float = 0.0
 
 
 @dataclass
-class Plan:
+class Plan(Generic[T, W]):
     """A stage's tentative placement and its Alg. 1 score."""
 
-    stage: Stage
+    stage: Stage[T]
     score: float
-    pairs: list[tuple[Hashable, Hashable]] = field(default_factory=list)
+    pairs: list[tuple[T, W]] = field(default_factory=list)
 
 
-def _commit(heads: dict[Hashable, list[float]], worker: Hashable, inc: Vector) -> None:
+def _commit(heads: dict[W, list[float]], worker: W, inc: Vector) -> None:
     heads[worker] = [max(0.0, d - i) for d, i in zip(heads[worker], inc)]
 
 
-def stage_score(stage: Stage, heads: Mapping[Hashable, Sequence[float]], increment: Increment,
-                hard: Sequence[bool], stage_bonus: float = STAGE_BONUS) -> Plan:
+def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: Increment[T, W],
+                hard: Sequence[bool], stage_bonus: float = STAGE_BONUS) -> Plan[T, W]:
     """Alg. 1 StageScore on a copy of the headrooms: each task to its best worker in turn
     (ties: first worker in ``heads`` order); mean F plus the bonus if every task placed."""
     local = {w: list(d) for w, d in heads.items()}
-    plan = Plan(stage, 0.0)
+    plan: Plan[T, W] = Plan(stage, 0.0)
     total, bonus = 0.0, stage_bonus
     for task in stage.tasks:
-        best: tuple[float, Hashable] | None = None
+        best: tuple[float, W] | None = None
         for w, d in local.items():
             f = score(d, increment(task, w), hard)
             if f is not None and (best is None or f > best[0]):
@@ -80,14 +84,14 @@ def stage_score(stage: Stage, heads: Mapping[Hashable, Sequence[float]], increme
     return plan
 
 
-def place_batch(stages: Sequence[Stage], heads: Mapping[Hashable, Sequence[float]],
-                increment: Increment, hard: Sequence[bool],
-                stage_bonus: float = STAGE_BONUS) -> list[tuple[Hashable, Hashable]]:
+def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
+                increment: Increment[T, W], hard: Sequence[bool],
+                stage_bonus: float = STAGE_BONUS) -> list[tuple[T, W]]:
     """One scheduling round: repeat Alg. 1 (score every stage, commit the best plan,
     rescore) until no stage can place a task. Ties between stages keep input order."""
     live = {w: list(d) for w, d in heads.items()}
     pending = list(stages)
-    placed: list[tuple[Hashable, Hashable]] = []
+    placed: list[tuple[T, W]] = []
     while pending:
         plans = [stage_score(s, live, increment, hard, stage_bonus) for s in pending]
         plans = [p for p in plans if p.pairs]

@@ -66,8 +66,9 @@ class Table:
     capacity: Vector
 
 
-Planner = Callable[[Sequence[Stage], Table, Callable[[TaskKey, int], Vector], Callable[[TaskKey], Vector]],
-                   list[tuple[TaskKey, int]]]
+Increment = Callable[[TaskKey, int], Vector]
+Demand = Callable[[TaskKey], Vector]
+Planner = Callable[[Sequence[Stage[TaskKey]], Table, Increment, Demand], list[tuple[TaskKey, int]]]
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ class UrsaScheduler:
             out.extend(self._wake(ev.time + self.config.interval))
         return out
 
-    def _stages(self, view: ClusterView) -> list[Stage]:
+    def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], list[int]] = {}
         for jid in sorted(self.jobs, key=self.job_rank):
             job = self.jobs[jid]
@@ -227,6 +228,7 @@ class UrsaScheduler:
 
     # -- worker side -----------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
+        assert ev.probe.task is not None, "Ursa binds every task at the scheduler"
         self.queued[ev.node][(ev.probe.job_id, ev.probe.task)] = ev.probe
         return self._fill(ev.node, view)
 
@@ -255,12 +257,14 @@ class UrsaScheduler:
 
 
 # -- planners --------------------------------------------------------------------------------
-def algorithm1(stages: Sequence[Stage], table: Table, increment, demand) -> list[tuple[TaskKey, int]]:  # noqa: ANN001
+def algorithm1(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
+               demand: Demand) -> list[tuple[TaskKey, int]]:
     """Ursa Algorithm 1, stage-aware, repeated until nothing more can be placed."""
     return place_batch(stages, table.heads, increment, table.hard)
 
 
-def per_task(stages: Sequence[Stage], table: Table, increment, demand) -> list[tuple[TaskKey, int]]:  # noqa: ANN001
+def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
+             demand: Demand) -> list[tuple[TaskKey, int]]:
     """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
     singles = [Stage((s.key, t), (t,), s.order_bonus) for s in stages for t in s.tasks]
     return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0)
@@ -269,8 +273,9 @@ def per_task(stages: Sequence[Stage], table: Table, increment, demand) -> list[t
 def greedy(score: Callable[[Vector, Vector, Vector], float]) -> Planner:
     """A replaced-algorithm baseline: task by task in stage order, the best-scoring worker
     where the task fits now; tasks that fit nowhere wait for the next pass."""
-    def plan(stages, table, increment, demand):  # noqa: ANN001, ANN202
-        out = []
+    def plan(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
+             demand: Demand) -> list[tuple[TaskKey, int]]:
+        out: list[tuple[TaskKey, int]] = []
         for s in stages:
             for t in s.tasks:
                 d = demand(t)
