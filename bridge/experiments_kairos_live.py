@@ -35,17 +35,17 @@ import click
 import pandas as pd
 
 from bridge.live import spark_inprocess
-from bridge.live.node_engine import node_preemption
 from bridge.live.local_agents import start_local_agents
+from bridge.live.node_engine import node_preemption
 from bridge.live.preemption import ContainerPreemptor
-from bridge.options import OutputPath
 from bridge.live.spark_host import PolicyHost
+from bridge.options import OutputPath
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay.results import write_atomically, write_frame
 from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import spark_defaults, spark_env
 from workloads.expand import expand
-from workloads.spec import Submission, params_to_json
+from workloads.spec import Submission, WordCountJob, params_to_json
 from workloads.wordcount.job import word_counts
 from workloads.workload_file import load_workload
 from yarnclient import ResourceManagerClient
@@ -53,6 +53,8 @@ from yarnclient import ResourceManagerClient
 
 def run_job(sc, sub: Submission, inputs: dict[str, str]) -> int:
     p = sub.params
+    if not isinstance(p, WordCountJob):
+        raise click.UsageError(f"job {sub.job_id}: the Kairos live experiment replays word-count jobs only")
     return word_counts(sc, inputs[p.input], p.reduces, p.extra_flops).count()
 
 

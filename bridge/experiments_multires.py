@@ -187,7 +187,8 @@ def psychas_stability(out_dir: Path, quick: bool) -> list[Path]:
         for t, q in zip(times, queue_at(run(p, jobs, unit_spec(1, 10.0), {"J": 4}), times)):
             traj.append({"slot": t, "policy": p, "queue": q})
     tdf = pd.DataFrame(traj)
-    paths += write_table(tdf.pivot(index="slot", columns="policy", values="queue").reset_index(), out_dir, "psychas_fig3b")
+    fig3b = tdf.pivot(index="slot", columns="policy", values="queue").reset_index()
+    paths += write_table(fig3b, out_dir, "psychas_fig3b")
     paths.append(plot_lines(tdf, "slot", ["queue"], "policy", out_dir / "psychas_fig3b.png",
                             "Fig. 3b: sizes 2/5 (2:1), capacity 10, deterministic 100 slots, λ = 0.0306"))
     return paths
@@ -229,7 +230,7 @@ def psychas_trace(out_dir: Path, quick: bool) -> list[Path]:
     rows = []
     for scaling in (1.0, 1.2, 1.4, 1.6):
         jobs = google_shape.generate(servers, tasks, scaling, SEED)
-        J = smallest_j(max(j.demands[0]) for j in jobs)
+        J = smallest_j(max(j.demands[0]) for j in jobs if j.demands is not None)
         end = jobs[-1].submit
         for p in PSYCHAS_FAMILY:
             r = run(p, jobs, ClusterSpec(servers, 512, ("cpu", "mem"), (1.0, 1.0), 0.0),

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -73,7 +74,9 @@ def run_one(spec: RunSpec, jobs: Sequence[Job], scale: float) -> Summary:
     nodes = max(1, round(spec.nodes * scale))
     cluster = ClusterSpec(nodes, spec.slots)
     settings: dict[str, object] = dict(trace_settings(spec.trace, spec.variant.policy))
-    settings.update(s.split("=", 1) for s in spec.variant.settings)    # the variant overrides
+    for setting in spec.variant.settings:                               # the variant overrides
+        key, value = setting.split("=", 1)
+        settings[key] = value
     policy = create(spec.variant.policy, PolicyEnv(cluster, spec.seed), config_for(spec.variant.policy, settings))
     result = simulate(jobs, policy, cluster, report_long=lambda j: j.estimate > cutoff)
     long_jobs = frozenset(j.job_id for j in jobs if j.estimate > cutoff)
@@ -167,7 +170,7 @@ def raw_rows(rows: Sequence[Summary]) -> list[dict[str, object]]:
              **{k: round(v, 4) for k, v in r.stats.items()}} for r in rows]
 
 
-def plot_ratios(table: Sequence[dict[str, object]], path: Path, title: str) -> Path:
+def plot_ratios(table: Sequence[dict[str, Any]], path: Path, title: str) -> Path:
     """Ratio vs nodes, one panel per (trace, class), one line per (variant, percentile)."""
     grid = []
     for trace in sorted({str(r["trace"]) for r in table}):
@@ -306,7 +309,7 @@ def _plot_cdfs(jcts: dict[tuple[str, str], list[float]], path: Path) -> Path:
     return plots.draw([panels], path, panel_size=(5.0, 4.0))
 
 
-def _entry(name: str):  # type: ignore[no-untyped-def]
+def _entry(name: str) -> Callable[..., list[Path]]:
     """The `schedbridge experiment` function for `name`: (out_dir, quick, scale=None)."""
 
     def run(out_dir: Path, quick: bool, scale: float | None = None) -> list[Path]:

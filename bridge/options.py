@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -87,7 +87,7 @@ class OutputPath(click.Path):
         super().__init__(file_okay=file_okay, dir_okay=dir_okay, writable=True, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        path = super().convert(value, param, ctx)
+        path = cast(Path, super().convert(value, param, ctx))  # path_type=Path makes it one
         problem = creation_problem(path, directory=not self.file_okay)
         if problem:
             self.fail(problem, param, ctx)

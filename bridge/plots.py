@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 DPI = 110
 
@@ -26,8 +27,8 @@ class Series:
     together (a run's busy and allocated shares), else matplotlib's cycle."""
 
     label: str
-    x: Sequence[float]
-    y: Sequence[float]
+    x: Sequence[float] | np.ndarray
+    y: Sequence[float] | np.ndarray
     step: bool = False
     marker: str | None = None
     dashed: bool = False
@@ -57,7 +58,8 @@ def cdf(label: str, values: Iterable[float]) -> Series:
 
 
 def _line(ax: plt.Axes, s: Series) -> None:
-    style = {"label": s.label, "marker": s.marker, "linestyle": "--" if s.dashed else "-", "color": s.color}
+    style: dict[str, Any] = {"label": s.label, "marker": s.marker, "linestyle": "--" if s.dashed else "-",
+                             "color": s.color}
     if s.step:
         ax.step(s.x, s.y, where="post", **style)
     else:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from numbers import Real
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
 
-Rows = pd.DataFrame | Sequence[Mapping[str, object]]
+Rows: TypeAlias = "pd.DataFrame | Sequence[Mapping[str, object]]"
 
 
 def cell(value: object) -> str:

@@ -61,6 +61,11 @@ def summary(values_s: list[float]) -> str:
             f"max {max(ms):.1f} ms (n={len(ms)})")
 
 
+def above(read: Callable[[], int], baseline: int) -> Callable[[], bool]:
+    """An effect test: has `read()` grown past the `baseline` taken before the command?"""
+    return lambda: read() > baseline
+
+
 def measure(client: AgentClient, cid: str, parent: str, trials: int) -> dict[str, list[float]]:
     """Per trial: suspend, resume (sent inside a throttled gap), freeze, thaw; each timed to its effect."""
     cpu_dir, usage = CGROUP_ROOT / "cpu" / parent / cid, usage_file(parent, cid)
@@ -84,20 +89,21 @@ def measure(client: AgentClient, cid: str, parent: str, trials: int) -> dict[str
         client.resume(cid)
         time.sleep(0.2)
         before = throttles()
-        timed("suspend", lambda: client.suspend(cid), lambda: throttles() > before)
+        timed("suspend", lambda: client.suspend(cid), above(throttles, before))
         throttled_gap(read_ns)
         used = read_ns()
-        timed("resume", lambda: client.resume(cid), lambda: read_ns() > used)
+        timed("resume", lambda: client.resume(cid), above(read_ns, used))
         timed("freeze", lambda: client.suspend(cid, freeze=True), lambda: freezer.read_text().strip() == "FROZEN")
         time.sleep(0.05)
         used = read_ns()
-        timed("thaw", lambda: client.resume(cid), lambda: read_ns() > used)
+        timed("thaw", lambda: client.resume(cid), above(read_ns, used))
     return out
 
 
 def overhead(agent: AgentProcess, client: AgentClient, cid: str, parent: str, trials: int,
              idle_s: float) -> tuple[dict[str, list[float]], float, float]:
     """Latencies, the agent's idle CPU (cores) and its CPU per command (s)."""
+    assert agent.proc is not None, "the agent is started"
     pid = agent.proc.pid
     cpu0 = proc_cpu_s(pid)
     time.sleep(idle_s)

@@ -61,7 +61,8 @@ class AgentClient:
         except ValueError as exc:
             raise AgentError(f"{method} {path}: agent sent non-JSON (HTTP {response.status_code})") from exc
         if response.status_code != 200:
-            error = ERRORS_BY_CODE.get(payload.get("error"), AgentError) if isinstance(payload, dict) else AgentError
-            message = payload.get("message") if isinstance(payload, dict) else None
+            error, message = AgentError, None
+            if isinstance(payload, dict):
+                error, message = ERRORS_BY_CODE.get(payload.get("error", ""), AgentError), payload.get("message")
             raise error(message or f"{method} {path}: HTTP {response.status_code}")
         return payload

@@ -74,7 +74,7 @@ def listen_address(host: str, port: int) -> ListenAddress:
     except (socket.gaierror, UnicodeError) as exc:
         raise BadRequest(f"cannot resolve listen address {host!r}: {exc}") from exc
     for *_, sockaddr in found:
-        if _is_wildcard(sockaddr[0]):
+        if _is_wildcard(str(sockaddr[0])):
             raise BadRequest(f"refusing to listen on wildcard address {host!r} (= {sockaddr[0]}, every "
                              "interface): use 127.0.0.1 or the node's cluster address")
     family, _, _, _, sockaddr = found[0]
@@ -116,7 +116,7 @@ class AgentServer:
         self._stop = asyncio.Event()
         self._done = threading.Event()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="agent-worker")
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: set[asyncio.Task[Any]] = set()
 
     def serve_forever(self) -> None:
         """Serve until `shutdown` (called from another thread)."""
@@ -150,6 +150,7 @@ class AgentServer:
             writer.close()
             return
         task = asyncio.current_task()
+        assert task is not None, "a connection handler runs in a task"
         self._connections.add(task)
         try:
             while await self._exchange(reader, writer):
@@ -193,7 +194,7 @@ class AgentServer:
             status, payload = exc.status, {"error": exc.code, "message": str(exc)}
         except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
             raise  # the body came too slowly or not at all: drop the connection without a reply
-        except Exception:  # noqa: BLE001 - the agent must answer, not drop the connection
+        except Exception:  # the agent must answer, not drop the connection
             log.exception("request failed")
             status, payload = 500, {"error": AgentError.code, "message": "internal agent error; see agent log"}
         await self._reply(writer, status, payload, keep_alive)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 TOKEN = "integration-token-0123456789abcdef"
@@ -57,7 +57,7 @@ class FakeNodeManager:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+            def do_GET(self) -> None:
                 send_json(self, *fake.reply(self.path))
 
             def log_message(self, *args: object) -> None:
@@ -164,11 +164,13 @@ class AgentProcess:
 
 
 def _read_line(proc: subprocess.Popen[bytes], timeout_s: float) -> str:
+    stdout = proc.stdout
+    assert stdout is not None, "the process was started with stdout=PIPE"
     with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
+        selector.register(stdout, selectors.EVENT_READ)
         if not selector.select(timeout_s):
             return ""
-    return proc.stdout.readline().decode()
+    return stdout.readline().decode()
 
 
 def _children(pid: int) -> list[int]:
@@ -178,7 +180,10 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def wait_for(probe: Callable[[], object], timeout_s: float, what: str, every_s: float = 0.05) -> object:
+T = TypeVar("T")
+
+
+def wait_for(probe: Callable[[], T | None], timeout_s: float, what: str, every_s: float = 0.05) -> T:
     """Poll `probe` until it returns something truthy; fail naming `what` after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

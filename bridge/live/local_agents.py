@@ -57,6 +57,7 @@ def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceMana
         proc, record = _agent(settings, token), agent_records(layout) / f"{label}-{nm.index}.json"
         stack.callback(stop_agent, proc, record)
         agents[address] = AgentClient(proc.start(), token, timeout_s=10)
+        assert proc.proc is not None, "start() launched it"
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(json.dumps({"pid": proc.proc.pid, "agent": settings}))
     return agents

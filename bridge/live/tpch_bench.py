@@ -45,7 +45,7 @@ def child(args: SimpleNamespace) -> None:
     conf = {"spark.executor.instances": str(args.executors)} if yarn else LOCAL_CONF
     if args.child == "stock":
         builder = SparkSession.builder.appName("tpch-bench-stock").master(args.master)
-        spark = builder.config(map=conf).getOrCreate()
+        spark = builder.config(map=conf).getOrCreate()  # type: ignore[arg-type]  # the stub wants dict[str, str | int | ...]; dict is invariant
     else:
         from bridge.live import spark_inprocess
         from bridge.live.spark_host import PolicyHost

@@ -75,7 +75,8 @@ def _task(event: dict, job_id: int, app_id: str, executors: dict[str, tuple[str,
 
 def read_log(path: Path) -> list[TaskRecord]:
     """The finished tasks of one application's event log that belong to replayed jobs."""
-    app_id, stage_job, executors, tasks = "", {}, {}, []
+    app_id, executors, tasks = "", {}, []
+    stage_job: dict[int, int | None] = {}  # stage -> its replayed job (None: not replayed)
     for event in events(path):
         kind = event.get("Event")
         if kind == "SparkListenerApplicationStart":
@@ -86,8 +87,8 @@ def read_log(path: Path) -> list[TaskRecord]:
             job_id = _job_id(event.get("Properties"))
             for stage in event.get("Stage IDs", []):
                 stage_job.setdefault(stage, job_id)
-        elif kind == "SparkListenerTaskEnd" and stage_job.get(event.get("Stage ID")) is not None:
-            tasks.append(_task(event, stage_job[event["Stage ID"]], app_id, executors))
+        elif kind == "SparkListenerTaskEnd" and (job := stage_job.get(event.get("Stage ID", -1))) is not None:
+            tasks.append(_task(event, job, app_id, executors))
     return tasks
 
 

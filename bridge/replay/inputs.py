@@ -48,6 +48,9 @@ def prepare_inputs(inputs: tuple[Input, ...], webhdfs_url: str, fs_default: str,
     root = local_root or default_local_root()
     paths = {}
     for spec in inputs:
-        prepare = _wordcount if isinstance(spec, WordCountInput) else _tpch
-        paths[spec.name] = fs_default.rstrip("/") + prepare(spec, root, webhdfs_url)
+        if isinstance(spec, WordCountInput):
+            path = _wordcount(spec, root, webhdfs_url)
+        else:
+            path = _tpch(spec, root, webhdfs_url)
+        paths[spec.name] = fs_default.rstrip("/") + path
     return paths

@@ -21,6 +21,7 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -64,7 +65,7 @@ class Ledger:
         self._records = {s.job_id: JobRecord(s) for s in submissions}
         self._flush()
 
-    def update(self, job_id: int, **changes: object) -> None:
+    def update(self, job_id: int, **changes: Any) -> None:
         with self._lock:
             self._records[job_id] = replace(self._records[job_id], **changes)
             self._flush()

@@ -190,6 +190,7 @@ def integrate(log: Iterable[dict]) -> IdleSlots:
         max_slots = max(max_slots, state.slots())
     if start is None:
         raise EventLogError("no SparkListenerApplicationStart: not a Spark event log")
+    assert last is not None, "set at every event, so by the start event too"
     return IdleSlots(app_id=app_id, app_name=app_name, runtime_s=((end or last) - start) / 1000.0,
                      idle_slot_s=idle, busy_slot_s=busy, pending_task_s=pending, max_slots=max_slots,
                      tasks=state.started)

@@ -13,7 +13,8 @@ has, the allocation sampled from the ResourceManager.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,18 @@ def completed(jobs: pd.DataFrame) -> pd.DataFrame:
     return metrics.with_completion(jobs.fillna({"mean_duration": 0.0}), ALL)
 
 
-def summary(run: Run, jobs: pd.DataFrame) -> dict[str, float]:
+class Summary(TypedDict):
+    """One run's measures: JCT and slowdown by statistic (mean, p50, ...), the rest scalars."""
+
+    jct: Mapping[str, float]
+    slowdown: Mapping[str, float]
+    makespan: float
+    utilization: float
+    se: float
+    ue: float
+
+
+def summary(run: Run, jobs: pd.DataFrame) -> Summary:
     """`bridge.metrics.summarize` over one class, plus SE and UE where allocation is known."""
     found = metrics.summarize(jobs.fillna({"mean_duration": 0.0}), run.tasks, cutoff=ALL,
                               n_slots=run.n_slots or 1)

@@ -24,8 +24,6 @@ from bridge.testbed.daemons import DaemonSpec
 from bridge.testbed.layout import ClusterLayout, local_layout
 
 ROLES = ("namenode", "datanode", "resourcemanager", "nodemanager", "client")
-SERVICE_HOSTS = {"namenode_host": "namenode", "datanode_host": "datanode",
-                 "resourcemanager_host": "resourcemanager"}
 TOKEN_FILE = Path("/run/schedbridge/agent-token")
 
 
@@ -38,7 +36,8 @@ def compose_layout(home: Path, nm_host: str = "nodemanager") -> ClusterLayout:
     base = local_layout(home, nodemanagers=1)
     nm = replace(base.nodemanagers[0], host=nm_host, port=45454, localizer_port=8040,
                  webapp_port=8042, collector_port=8048)
-    return replace(base, bind_host="0.0.0.0", nodemanagers=(nm,), **SERVICE_HOSTS)
+    return replace(base, bind_host="0.0.0.0", nodemanagers=(nm,), namenode_host="namenode",
+                   datanode_host="datanode", resourcemanager_host="resourcemanager")
 
 
 def node_name() -> str:

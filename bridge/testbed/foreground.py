@@ -38,6 +38,7 @@ def _wait_any(procs: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     by_pid = {proc.pid: proc for proc in procs}
     while True:
         exited = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)  # look, do not reap yet
+        assert exited is not None, "waitid returns None only under WNOHANG"
         if exited.si_pid in by_pid:
             by_pid[exited.si_pid].wait()
             return by_pid[exited.si_pid]
