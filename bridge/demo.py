@@ -2,8 +2,8 @@
 
 Brings the testbed up, replays a short mixed workload (WordCount and TPC-H jobs arriving as a
 Poisson process) once under FIFO and once under a seed policy, both through the schedbridge
-Spark plugin on YARN (Kairos with its node scheduler live: node agents resize containers), prints the side-by-side report and the paths of its plots, and stops the
-testbed if it started it.
+Spark plugin on YARN (Kairos with its node scheduler live: node agents resize containers), prints
+the side-by-side report and the paths of its plots, and stops the testbed if it started it.
 """
 from __future__ import annotations
 

@@ -244,7 +244,8 @@ def _segments(result: SimResult) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 def measure(result: SimResult) -> ResourceMetrics:
     """All metrics of one run (unfinished jobs are an error: the run is incomplete)."""
     if result.unfinished:
-        raise ValueError(f"{result.policy}: {len(result.unfinished)} jobs did not finish, e.g. job {result.unfinished[0]}")
+        raise ValueError(f"{result.policy}: {len(result.unfinished)} jobs did not finish, "
+                         f"e.g. job {result.unfinished[0]}")
     lg, spec = result.log, result.spec
     finish = lg.job_finish
     makespan = max(finish.values())

@@ -58,7 +58,7 @@ import enum
 import random
 from collections.abc import Hashable, Sequence
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, ClassVar, Protocol, TypeVar, Union, dataclass_transform, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, dataclass_transform, runtime_checkable
 
 from workloads.model import Job
 
@@ -93,7 +93,7 @@ def value(cls: type[T]) -> type[T]:
     if hasattr(cls, "__post_init__"):
         body.append("self.__post_init__()")
     src = f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
-    exec(src, ns)  # noqa: S102 - generated from the dataclass fields above
+    exec(src, ns)  # generated from the dataclass fields above
     init = ns["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init  # type: ignore[method-assign]  # replacing the generated __init__ is the point
@@ -315,8 +315,8 @@ class StealRequest:
     tier: ClassVar[int] = 2
 
 
-Event = Union[JobArrival, ProbeArrival, TaskRequest, TaskStarted, TaskFinished, SlotFreed,
-              Heartbeat, Timer, ProbeRejected, StealRequest]
+Event = (JobArrival | ProbeArrival | TaskRequest | TaskStarted | TaskFinished | SlotFreed | Heartbeat | Timer
+         | ProbeRejected | StealRequest)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,8 +447,8 @@ class SendHeartbeat:
     payload: Any
 
 
-Decision = Union[Assign, Probe, Run, Launch, Cancel, Suspend, Resume, Steal, Give, Drop, Reject,
-                 SetTimer, SendHeartbeat]
+Decision = (Assign | Probe | Run | Launch | Cancel | Suspend | Resume | Steal | Give | Drop | Reject | SetTimer
+            | SendHeartbeat)
 Decisions = Sequence[Decision]
 NONE: tuple[Decision, ...] = ()
 

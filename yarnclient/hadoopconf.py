@@ -75,7 +75,7 @@ class HadoopConf:
         self.files: list[Path] = []
 
     @classmethod
-    def load(cls, conf_dir: Path, site: str, environ: Mapping[str, str] | None = None) -> "HadoopConf":
+    def load(cls, conf_dir: Path, site: str, environ: Mapping[str, str] | None = None) -> HadoopConf:
         """core-site.xml then `site` ("hdfs-site.xml" or "yarn-site.xml"), each after its defaults.
 
         Hadoop skips a missing site file; here the one that must name the daemon is required (a

@@ -26,7 +26,7 @@ class Node:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Node":
+    def from_json(cls, d: dict[str, Any]) -> Node:
         total = d.get("totalResource") or {}
         used_mb, used_vc = int(d.get("usedMemoryMB", 0)), int(d.get("usedVirtualCores", 0))
         return cls(
@@ -54,7 +54,7 @@ class Application:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Application":
+    def from_json(cls, d: dict[str, Any]) -> Application:
         return cls(
             app_id=d["id"], name=d.get("name", ""), user=d.get("user", ""), queue=d.get("queue", ""),
             state=d.get("state", "UNKNOWN"), final_status=d.get("finalStatus", "UNDEFINED"),
@@ -81,7 +81,7 @@ class ClusterMetrics:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "ClusterMetrics":
+    def from_json(cls, d: dict[str, Any]) -> ClusterMetrics:
         return cls(
             apps_running=int(d.get("appsRunning", 0)), apps_pending=int(d.get("appsPending", 0)),
             apps_completed=int(d.get("appsCompleted", 0)), active_nodes=int(d.get("activeNodes", 0)),
@@ -102,7 +102,7 @@ class Container:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Container":
+    def from_json(cls, d: dict[str, Any]) -> Container:
         exit_code = d.get("exitCode")
         return cls(
             container_id=d["id"], state=d.get("state", "UNKNOWN"), user=d.get("user", ""),

@@ -18,7 +18,7 @@ class NodeManagerClient:
 
     @classmethod
     def from_conf_dir(cls, conf_dir: str | Path, http_address: str | None = None,
-                      **kwargs: Any) -> "NodeManagerClient":
+                      **kwargs: Any) -> NodeManagerClient:
         """The NodeManager at `http_address` (a node's `nodeHTTPAddress` from the RM), else this
         host's, with the scheme `yarn.http.policy` gives (https under HTTPS_ONLY)."""
         return cls(nodemanager_webapp_url(Path(conf_dir), http_address), **kwargs)

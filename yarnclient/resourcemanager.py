@@ -1,9 +1,9 @@
 """The ResourceManager REST API (`/ws/v1/cluster`)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from yarnclient.ha import FailoverSession
 from yarnclient.hadoopconf import rm_webapp_urls
@@ -32,7 +32,7 @@ class ResourceManagerClient:
             self._http = FailoverSession(urls, timeout=timeout, retries=retries, user=user)
 
     @classmethod
-    def from_conf_dir(cls, conf_dir: str | Path, **kwargs: Any) -> "ResourceManagerClient":
+    def from_conf_dir(cls, conf_dir: str | Path, **kwargs: Any) -> ResourceManagerClient:
         """Build from a Hadoop configuration directory (`HADOOP_CONF_DIR`): its RM, or with
         `yarn.resourcemanager.ha.enabled` all its RMs, over https under HTTPS_ONLY."""
         return cls(rm_webapp_urls(Path(conf_dir)), **kwargs)

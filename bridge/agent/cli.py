@@ -156,7 +156,7 @@ def _run(node_agent: NodeAgent, server: AgentServer, interval: float) -> None:
         while not stop.is_set():
             try:
                 node_agent.reconcile()
-            except Exception:  # noqa: BLE001 - keep reconciling; a stopped loop would leak throttles
+            except Exception:  # keep reconciling; a stopped loop would leak throttles
                 log.exception("reconcile failed")
             stop.wait(interval)
     finally:

@@ -82,14 +82,14 @@ class SegmentLog:
     1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
     the slot without progress (context switch, waiting for DAG parents)."""
 
-    seg_job: "array[int]" = field(default_factory=lambda: array("q"))
-    seg_task: "array[int]" = field(default_factory=lambda: array("q"))
-    seg_node: "array[int]" = field(default_factory=lambda: array("q"))
-    seg_slot: "array[int]" = field(default_factory=lambda: array("q"))
-    seg_start: "array[float]" = field(default_factory=lambda: array("d"))
-    seg_end: "array[float]" = field(default_factory=lambda: array("d"))
-    seg_done: "array[int]" = field(default_factory=lambda: array("b"))
-    seg_idle: "array[float]" = field(default_factory=lambda: array("d"))
+    seg_job: array[int] = field(default_factory=lambda: array("q"))
+    seg_task: array[int] = field(default_factory=lambda: array("q"))
+    seg_node: array[int] = field(default_factory=lambda: array("q"))
+    seg_slot: array[int] = field(default_factory=lambda: array("q"))
+    seg_start: array[float] = field(default_factory=lambda: array("d"))
+    seg_end: array[float] = field(default_factory=lambda: array("d"))
+    seg_done: array[int] = field(default_factory=lambda: array("b"))
+    seg_idle: array[float] = field(default_factory=lambda: array("d"))
     job_finish: dict[int, float] = field(default_factory=dict)
     rejected_jobs: dict[int, Status] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)

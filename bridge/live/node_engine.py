@@ -56,6 +56,8 @@ def live_params(name: str, params: Mapping[str, str]) -> dict[str, str]:
 class NodePlanner(EnginePlanner):
     """The plugin's `RoundPlanner` for a preempting policy on NodeManagers (thread-safe)."""
 
+    launch_reports = True  # a task queued on a node runs shrunk: its container must be known at once
+
     def __init__(self, name: str, params: Mapping[str, str], nodes: Sequence[str], cores: int,
                  preemptor: ContainerPreemptor, clock: Callable[[], float]) -> None:
         """``nodes``: the NodeManagers' web addresses as YARN reports them; ``cores``: N, the
@@ -97,7 +99,7 @@ class NodePlanner(EnginePlanner):
             self.wake.clear()
             try:
                 self.tick()
-            except Exception:  # noqa: BLE001 - a dead driver thread would freeze every quantum
+            except Exception:  # a dead driver thread would freeze every quantum
                 log.exception("node driver: a timer or a container command failed")
 
     # -- the world: NodeManagers as nodes ------------------------------------------------------------

@@ -151,7 +151,8 @@ def table(runs: list[Run]) -> list[str]:
                 "runtime s": _cell([r.runtime_s for r in mine]), "idle slot-s": _cell(idle),
                 "rule-held slot-s": _cell([r.rule_held_s for r in mine]) if policy else "-",
                 "x stock (idle - rule-held)": f"{median(rest) / base:.2f}" if rest and base else "-",
-                "held rounds": _cell([r.stats.get("held_rounds", 0) for r in mine]).replace(".0", "") if policy else "-",
+                "held rounds": (_cell([r.stats.get("held_rounds", 0) for r in mine]).replace(".0", "")
+                                if policy else "-"),
                 "fallback": str(sum(r.stats.get("fallback_rounds", 0) for r in mine)) if policy else "-"})
     return text(rows).splitlines()
 

@@ -100,7 +100,8 @@ def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yaho
               help="which fixed trace (see the module docstring)")
 @click.option("--jobs", "n_jobs", type=click.IntRange(1), default=None,
               help="number of jobs (default: the full trace, 24,262 yahoo / 506,460 google)")
-@click.option("--nodes", type=click.IntRange(1), default=None, help="cluster size (default: 4,000 yahoo / 15,000 google)")
+@click.option("--nodes", type=click.IntRange(1), default=None,
+              help="cluster size (default: 4,000 yahoo / 15,000 google)")
 @click.option("--load", type=FiniteFloat(0.01, 10), default=0.9, show_default=True,
               help="offered load (yahoo only; google keeps its native arrival rate)")
 @click.option("--policy", "policies", multiple=True, help="policy to run (repeatable)")
@@ -126,9 +127,8 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
                + f" (generated in {time.perf_counter() - t0:.1f}s)", err=True)
     del jobs
     for p in policies or DEFAULT_POLICIES:
-        proc = subprocess.run([sys.executable, "-c",
-                               f"from bridge.sim.bench import _child; _child({p!r}, {n_jobs}, {nodes}, {load}, {trace!r})"],
-                              capture_output=True, text=True)
+        child = f"from bridge.sim.bench import _child; _child({p!r}, {n_jobs}, {nodes}, {load}, {trace!r})"
+        proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
         if proc.returncode:
             raise click.ClickException(f"{p}: benchmark failed:\n{proc.stderr[-2000:]}")
         row = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -155,8 +155,8 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     job_df, task_df = result.job_table(), result.task_table()
     summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
                         extra={"policy": policy, "trace": str(trace_path), "nodes": nodes,
-                               "slots_per_node": slots, "seed": seed, "settings": [f"{k}={v}" for k, v in params.items()],
-                               "events": result.events})
+                               "slots_per_node": slots, "seed": seed,
+                               "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events})
     if out is not None:
         write_atomic(per_job_frame(job_df, cutoff), out)
     if as_json:

@@ -57,7 +57,7 @@ class SimResult:
 
         lg = self.log
 
-        def col(a: "array[Any]", dtype: Any) -> Any:
+        def col(a: array[Any], dtype: Any) -> Any:
             return np.frombuffer(a, dtype=dtype).copy() if len(a) else np.zeros(0, dtype)
 
         return pd.DataFrame({

@@ -117,7 +117,8 @@ class TieredScheduler:
                 out.append(Assign(node, ProbeInfo(key[0], key[1], self.book.est[key])))
         return out
 
-    def _table(self, master: int, view: ClusterView, extra: dict[int, Vector]) -> list[tuple[int, Vector, Vector, float]]:
+    def _table(self, master: int, view: ClusterView,
+               extra: dict[int, Vector]) -> list[tuple[int, Vector, Vector, float]]:
         rows = []
         for w in self.workers_of[master]:
             queued = self.workers.queued.get(w, {})

@@ -13,7 +13,7 @@ def srjf_score(remaining: Sequence[float], cluster_remaining: Sequence[float]) -
     """SRJF: Σ_r (2L_r − R_r)·R_r / L_r, the job's remaining work R weighted up on
     resources the admitted jobs contend for (L = all admitted jobs' remaining work).
     Our reading of "the dot product of (2L − R) and R normalized by L"; smaller is first."""
-    return sum((2 * l - r) * r / l for r, l in zip(remaining, cluster_remaining, strict=True) if l > 0)
+    return sum((2 * total - r) * r / total for r, total in zip(remaining, cluster_remaining, strict=True) if total > 0)
 
 
 def srjf_priority(remaining: Sequence[float], cluster_remaining: Sequence[float]) -> float:

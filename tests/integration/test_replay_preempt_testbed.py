@@ -198,8 +198,10 @@ def test_a_killed_agent_leaves_no_throttle_process_or_group(testbed, tmp_path: P
     workload.write_text(LONG_WORKLOAD)
     replay = _start_replay(testbed, workload, results)
     try:
-        victim = _wait_for(replay, lambda: next((s for s in sorted(results.glob("agent-*.json")) if _throttled(s)), None),
-                           600, "an agent to throttle a container", every_s=0.2)
+        def throttled_agent() -> Path | None:
+            return next((s for s in sorted(results.glob("agent-*.json")) if _throttled(s)), None)
+
+        victim = _wait_for(replay, throttled_agent, 600, "an agent to throttle a container", every_s=0.2)
         [agent_pid] = _pids_naming(str(victim))
         os.kill(agent_pid, signal.SIGKILL)
         replay.wait(timeout=900)

@@ -40,7 +40,8 @@ def start(daemon: DaemonProcess, policy: str, out: Path, env: dict[str, str], to
     cmd = [SCHEDBRIDGE, "submit", "--master", "spark-schedbridge://yarn", "--num-executors", "2",
            "--conf", f"spark.schedbridge.policy={policy}",
            *[arg for key, value in daemon.conf.items() for arg in ("--conf", f"{key}={value}")],
-           "--conf", f"spark.schedbridge.stats.file={out / 'stats.json'}", "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}", str(PI), str(PARTITIONS), "--executors", "2",
+           "--conf", f"spark.schedbridge.stats.file={out / 'stats.json'}",
+           "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}", str(PI), str(PARTITIONS), "--executors", "2",
            "--sleep-ms", str(SLEEP_MS), "--out", str(out / "pi.txt"), "--times", str(out / "seconds.txt"),
            "--together", str(together)]
     out.mkdir()

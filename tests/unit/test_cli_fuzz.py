@@ -179,7 +179,7 @@ def test_report_inputs(tmp_path: Path, data: st.DataObject) -> None:
     run.mkdir()
     (run / "jobs.csv").write_bytes(mutate(JOBS.replace(",", " , "), data).replace(b" , ", b","))
     meta = data.draw(st.one_of(st.just(META), JSON.map(repr), st.builds(
-        lambda plugin: '{"policy": "p", "plugin": %s}' % plugin, JSON.map(repr))))
+        lambda plugin: f'{{"policy": "p", "plugin": {plugin}}}', JSON.map(repr))))
     (run / "meta.json").write_text(meta.replace("'", '"'))
     out = tmp_path / "report"
     shutil.rmtree(out, ignore_errors=True)

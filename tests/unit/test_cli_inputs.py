@@ -170,7 +170,7 @@ def test_an_undecodable_trace_is_named_with_its_line(tmp_path: Path, suffix: str
 @pytest.mark.parametrize("field", ['"id": 1e400', '"stage_of": [1e400]'])
 def test_an_overflowing_integer_in_a_jsonl_trace_is_named(tmp_path: Path, field: str) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_text('{"submit": 0, "durations": [1], %s}\n' % field)
+    path.write_text(f'{{"submit": 0, "durations": [1], {field}}}\n')
     with pytest.raises(TraceError, match=rf"^{path}:1: field"):
         read_trace(path)
 

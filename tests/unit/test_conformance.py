@@ -183,5 +183,6 @@ def assert_same_behaviour(name: str) -> None:
     assert sorted(live_times) == sorted(sim_times), "different tasks ran"
     late = {k: (sim_times[k], live_times[k]) for k in sim_times
             if any(abs(a - b) > TOLERANCE for a, b in zip(sim_times[k], live_times[k]))}
-    assert not late, f"{len(late)} of {len(sim_times)} tasks ran at other times (sim, live): {dict(list(late.items())[:5])}"
+    assert not late, (f"{len(late)} of {len(sim_times)} tasks ran at other times (sim, live): "
+                      f"{dict(list(late.items())[:5])}")
     assert live_counts == sim_counts

@@ -85,7 +85,12 @@ def test_restore_stops_only_a_pid_still_running_the_recorded_agent(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path))
     restored: list[str] = []
-    monkeypatch.setattr(local_agents, "_restore_only", lambda proc: restored.append(proc.args[proc.args.index("--state-file") + 1]) or True)
+
+    def restore_only(proc: local_agents.AgentProcess) -> bool:
+        restored.append(proc.args[proc.args.index("--state-file") + 1])
+        return True
+
+    monkeypatch.setattr(local_agents, "_restore_only", restore_only)
     layout = default_layout()
     orphan = _record_agent(layout.home, "replay-orphan", 0, tmp_path)
     args = local_agents._agent(json.loads(orphan.read_text())["agent"]).args

@@ -56,7 +56,8 @@ def test_hawk_victim_gives_first_short_group_behind_long():
     s1, s2, s3 = (ProbeInfo(1, est=1.0) for _ in range(3))
     lg = ProbeInfo(2, est=100.0, long=True)
     for p in (s1, lg, s2, s3):
-        hawk.on_probe_arrival(ProbeArrival(0.0, 3, p), FakeView(spec, run={3: [RunningTask(0, 9, 0, 0.0, 0.0, ProbeInfo(9))]}))
+        busy = FakeView(spec, run={3: [RunningTask(0, 9, 0, 0.0, 0.0, ProbeInfo(9))]})
+        hawk.on_probe_arrival(ProbeArrival(0.0, 3, p), busy)
     view.run[3] = [RunningTask(0, 9, 0, 0.0, 0.0, ProbeInfo(9))]  # running a short task
     out = hawk.on_steal_request(StealRequest(1.0, 3, 0), view)
     assert out == (Give(3, 0, (s2, s3)),)
@@ -69,7 +70,8 @@ def test_hawk_idle_node_steals_from_general_partition_only():
     out = hawk.after_idle(2, 0, FakeView(spec))
     assert len(out) == 1 and isinstance(out[0], Steal)
     assert out[0].thief == 2 and len(out[0].victims) == 10 and all(5 <= v < 10 for v in out[0].victims)
-    assert create("hawk", PolicyEnv(spec, 1), config_for("hawk", ["stealing=false"])).after_idle(2, 0, FakeView(spec)) == ()
+    hawk = create("hawk", PolicyEnv(spec, 1), config_for("hawk", ["stealing=false"]))
+    assert hawk.after_idle(2, 0, FakeView(spec)) == ()
 
 
 def test_hawk_stealing_rescues_short_tasks_end_to_end():

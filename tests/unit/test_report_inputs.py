@@ -46,7 +46,8 @@ def test_malformed_meta_json(tmp_path: Path, meta: bytes, fragment: str) -> None
 
 
 @pytest.mark.parametrize("jobs,fragment", [
-    ("job_id,submit_s,end_s,status\n1,abc,5,succeeded\n", "line 2: column submit_s: expected a finite number, got 'abc'"),
+    ("job_id,submit_s,end_s,status\n1,abc,5,succeeded\n",
+     "line 2: column submit_s: expected a finite number, got 'abc'"),
     ("job_id,submit_s,end_s,status\n1,0,5,succeeded\n2,0,inf,succeeded\n", "line 3: column end_s"),
     ("job_id,submit_s,end_s,status\n1,0,5,succeeded,x,y\n", "a row has more fields than the header"),
     ("job_id,submit_s,end_s,status\n1,5,1,succeeded\n", "line 2: end_s 1.0 is before submit_s 5.0"),

@@ -65,7 +65,7 @@ def check_invariants(result: SimResult, jobs: list[Job]) -> None:
                 assert productive[(j.job_id, t)] == pytest.approx(d, abs=1e-6)
     for segs in by_slot.values():
         segs.sort()
-        for (a0, b0), (a1, _) in zip(segs, segs[1:]):
+        for (_, b0), (a1, _) in zip(segs, segs[1:]):
             assert a1 >= b0 - 1e-9, "a slot ran two tasks at once"
     times = [rec[0].time for rec in lg.records or ()]
     assert all(x <= y for x, y in zip(times, times[1:])), "time went backwards"

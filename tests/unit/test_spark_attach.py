@@ -115,7 +115,8 @@ def round_text(**overrides: object) -> str:
 
 @pytest.mark.parametrize("text", [
     "not json", "[1, 2]", json.dumps({"v": 1, "kind": "round"}), "{" * 100_000,
-    round_text(round=1e999).replace("Infinity", "1e999"), round_text(now_ms=0).replace('"now_ms": 0', '"now_ms": ' + "9" * 5000),
+    round_text(round=1e999).replace("Infinity", "1e999"),
+    round_text(now_ms=0).replace('"now_ms": 0', '"now_ms": ' + "9" * 5000),
     round_text(snapshot={"executors": [1, 2], "running": "x", "jobs": None}),
     round_text(snapshot={"executors": [{"e": "executor_added"}], "running": [], "jobs": []}),
     round_text(events=[{"e": "task_end", "t": "soon"}]), round_text(slots=[{"free": []}]),

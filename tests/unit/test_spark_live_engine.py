@@ -124,7 +124,7 @@ def test_two_applications_in_one_daemon_get_only_their_own_slots(policy: str) ->
     host = PolicyHost(make_planner(policy, {}))
     a = FakeSpark({"1": 2, "2": 2}, {1: (40, {})}, app="app-A")
     b = FakeSpark({"1": 2, "2": 2}, {1: (8, {})}, app="app-B")
-    for rounds in range(1, 200):
+    for rounds in range(1, 200):  # noqa: B007 - read after the loop: the round B was done in
         for spark in (a, b):
             spark.apply(host.handle(spark.request()))
         for spark in (a, b):

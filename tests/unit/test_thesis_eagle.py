@@ -5,7 +5,7 @@ import pytest
 
 from bridge.sim.engine import simulate
 from policies.api import (
-    ClusterSpec, Drop, JobArrival, Launch, PolicyEnv, Probe, ProbeArrival, ProbeInfo, ProbeRejected,
+    ClusterSpec, Drop, JobArrival, Launch, PolicyEnv, ProbeArrival, ProbeInfo, ProbeRejected,
     Reject, Run, RunningTask, SlotFreed, Status, TaskRequest,
 )
 from policies.common import srpt

@@ -19,7 +19,8 @@ PUBLISHED = [
 
 
 @pytest.mark.parametrize(("kind", "jobs", "long_pct", "seconds_pct", "tol"), PUBLISHED)
-def test_statistics_match_the_thesis_tables(kind: str, jobs: int, long_pct: float, seconds_pct: float, tol: float) -> None:
+def test_statistics_match_the_thesis_tables(kind: str, jobs: int, long_pct: float, seconds_pct: float,
+                                             tol: float) -> None:
     stats = generate(kind, jobs=jobs, seed=7).stats
     assert stats.pct_long_jobs == pytest.approx(long_pct, abs=tol)
     assert stats.pct_long_task_seconds == pytest.approx(seconds_pct, abs=tol)

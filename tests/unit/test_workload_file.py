@@ -137,7 +137,8 @@ def test_misspelt_required_key_is_pointed_out(tmp_path: Path) -> None:
 
 
 def test_probabilities_must_add_up(tmp_path: Path) -> None:
-    err = error_for(tmp_path, VALID.replace("probability = 0.5\n\n[categories.b]", "probability = 0.4\n\n[categories.b]"))
+    lowered = VALID.replace("probability = 0.5\n\n[categories.b]", "probability = 0.4\n\n[categories.b]")
+    err = error_for(tmp_path, lowered)
     assert err.key == "categories"
     assert re.search(r"add up to 0\.9\b", str(err))
 
