@@ -18,8 +18,8 @@ import json
 import os
 import secrets
 import stat
+from io import BufferedIOBase
 from pathlib import Path
-from typing import BinaryIO
 
 from bridge.live.spark_protocol import PROTOCOL_VERSION
 
@@ -60,7 +60,7 @@ def ensure_token_file(path: Path) -> str:
     return token
 
 
-def client_handshake(f: BinaryIO, token: str, app: str, app_key: str) -> None:
+def client_handshake(f: BufferedIOBase, token: str, app: str, app_key: str) -> None:
     """The plugin's side of the hello (for Python clients: preflight checks, tests)."""
     mine = new_nonce()
     reply = _exchange(f, {"v": PROTOCOL_VERSION, "kind": "hello", "app": app, "nonce": mine})
@@ -73,7 +73,7 @@ def client_handshake(f: BinaryIO, token: str, app: str, app_key: str) -> None:
         raise AuthError(f"the policy host refused the connection: {done.get('error', 'no reason')}")
 
 
-def _exchange(f: BinaryIO, msg: dict) -> dict:
+def _exchange(f: BufferedIOBase, msg: dict) -> dict:
     f.write(json.dumps(msg).encode() + b"\n")
     f.flush()
     line = f.readline()

@@ -86,7 +86,7 @@ def sleeping_job(spark: SparkSession, tasks: int, ms: int) -> None:
 
 
 def stock_session(cores: int) -> SparkSession:
-    conf = SparkConf(loadDefaults=False).setAll(BASE.items())
+    conf = SparkConf(loadDefaults=False).setAll(list(BASE.items()))
     return SparkSession.builder.config(conf=conf).master(f"local[{cores}]").getOrCreate()
 
 
@@ -95,7 +95,8 @@ def bridge_session(policy: str, cores: int, endpoint: str) -> tuple[SparkSession
     if endpoint == "inprocess":
         host = PolicyHost(make_planner(policy))
         return spark_inprocess.session(f"local[{cores}]", host, conf=BASE), host
-    conf = SparkConf(loadDefaults=False).setAll([*BASE.items(), *sparkplugin.spark_conf(policy, endpoint=endpoint).items()])
+    plugin_conf = sparkplugin.spark_conf(policy, endpoint=endpoint)
+    conf = SparkConf(loadDefaults=False).setAll([*BASE.items(), *plugin_conf.items()])
     return SparkSession.builder.config(conf=conf).master(sparkplugin.master(f"local[{cores}]")).getOrCreate(), None
 
 

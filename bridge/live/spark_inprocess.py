@@ -72,4 +72,7 @@ def stats() -> dict:
 
     from pyspark import SparkContext
 
-    return json.loads(SparkContext._gateway.jvm.org.schedbridge.spark.BridgeStats.json())
+    gateway = SparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("no SparkContext: the plugin's counters exist only while a session runs")
+    return json.loads(gateway.jvm.org.schedbridge.spark.BridgeStats.json())

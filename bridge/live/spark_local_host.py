@@ -2,8 +2,8 @@
 
 ``python -m bridge.live.spark_local_host``, started by the plugin (``LocalPolicyHost.java``) with
 the token in ``$SCHEDBRIDGE_HOST_TOKEN``: it listens on 127.0.0.1 on a free port, authenticates
-every client with the token both ways (``spark_auth``), prints ``READY tcp://127.0.0.1:PORT`` as its first line, and serves the
-policy the application attaches with (``PolicyHost`` without a planner). It exits when its
+every client with the token both ways (``spark_auth``), prints ``READY tcp://127.0.0.1:PORT`` as its
+first line, and serves the policy the application attaches with (``PolicyHost`` without a planner). It exits when its
 standard input closes: the driver closes it when the application stops, and the operating system
 does when the driver dies, so no host outlives its application.
 """

@@ -128,9 +128,10 @@ class SparkSlots:
     def unlaunched(self) -> list[tuple[Any, int]]:
         return sorted(self.granted.items())
 
-    def retire(self, key: Any, state: ClusterState, now: float) -> list[Any]:
+    def retire(self, key: Where, state: ClusterState, now: float) -> list[Any]:
         del self.granted[key]
-        return state.finish(*key, now)
+        node, slot = key
+        return state.finish(node, slot, now)
 
     def grants(self, rnd: OfferRound, key_of: Callable[[int], StageKey]) -> tuple[Grant, ...]:
         """``rnd.app``'s grants on its own executors (executor ids repeat across applications)."""
