@@ -138,6 +138,8 @@ class EnginePlanner:
     applications keeps one world each). :class:`~bridge.live.node_engine.NodePlanner` makes the
     nodes NodeManagers, shared by every application, whose containers the node agents resize."""
 
+    launch_reports = False  # a launch can wait for the next round that has a free slot
+
     def __init__(self, name: str, params: Mapping[str, str] | None = None) -> None:
         self.name = name
         self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here

@@ -41,6 +41,7 @@ class FifoPlanner:
     while the stages and executors stay the same."""
 
     name = "spark-fifo"
+    launch_reports = False
 
     def __init__(self, params: Mapping[str, str] | None = None) -> None:
         self.settings = self.settings_for(params or {})

@@ -36,6 +36,7 @@ class RoundPlanner(Protocol):
 
     name: str
     settings: Any  # what the planner was built with, comparable with ``settings_for``'s results
+    launch_reports: bool  # wants Spark's launches at once (the plugin then reports them in rounds without a free slot)
 
     def settings_for(self, params: Mapping[str, str]) -> Any:
         """The settings ``params`` would give this policy; ValueError naming a bad key or value."""
@@ -237,7 +238,7 @@ class PolicyHost:
                 return self._refuse(app, why)
             log.info("schedbridge host: %s attached: policy %s, parameters %s", app, self.planner.name,
                      _params_text(request.params))
-            return encode_attached(self.planner.name)
+            return encode_attached(self.planner.name, self.planner.launch_reports)
 
     @staticmethod
     def _refuse(app: str, why: str) -> str:

@@ -185,8 +185,9 @@ def encode_resync(round_: int) -> str:
     return json.dumps({"v": PROTOCOL_VERSION, "round": round_, "resync": True})
 
 
-def encode_attached(policy: str) -> str:
-    return json.dumps({"v": PROTOCOL_VERSION, "attached": True, "policy": policy})
+def encode_attached(policy: str, launch_reports: bool = False) -> str:
+    """``launch_reports``: the host wants launches at once, even in rounds without a free slot."""
+    return json.dumps({"v": PROTOCOL_VERSION, "attached": True, "policy": policy, "launch_reports": launch_reports})
 
 
 def encode_detached() -> str:

@@ -251,3 +251,19 @@ def test_restore_drops_unsent_commands_and_resumes_what_is_throttled() -> None:
     c.want(ContainerRef(A, "b"), "suspend")        # never sent
     assert c.restore() == [] and c.outbox == {}
     assert agent.calls == [("suspend", "a"), ("resume", "a")]
+
+
+def test_a_host_of_a_preempting_policy_asks_for_launches_at_once_and_others_do_not() -> None:
+    """The node side shrinks a queued task's container once it knows which container runs it, so
+    the host asks the plugin at attach for launches in rounds without a free slot too."""
+    import json
+
+    from bridge.live.spark_host import PolicyHost
+    from bridge.live.spark_planners import make_planner
+
+    attach = json.dumps({"v": 2, "kind": "attach", "app": "a", "policy": "kairos", "params": {"q": "1", "w": "10"}})
+    assert json.loads(PolicyHost(planner("kairos", {"q": "1", "w": "10"})[0]).handle(attach))["launch_reports"] is True
+    for name in ("kairos", "fifo", "spark-fifo"):
+        reply = json.loads(PolicyHost(make_planner(name)).handle(attach.replace('"kairos"', f'"{name}"')
+                                                                 .replace('"params": {"q": "1", "w": "10"}', '"params": {}')))
+        assert reply["attached"] and reply["launch_reports"] is False

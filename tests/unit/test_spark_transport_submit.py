@@ -63,7 +63,7 @@ def test_daemon_handshake_attach_and_round(daemon: PolicyDaemon) -> None:
     s, f = connect(daemon, KEY_A)
     with s, f:
         assert exchange(f, {"v": 2, "kind": "attach", "app": "a", "policy": "spark-fifo", "params": {}}) == {
-            "v": 2, "attached": True, "policy": "spark-fifo"}
+            "v": 2, "attached": True, "policy": "spark-fifo", "launch_reports": False}
         reply = exchange(f, round_msg("a"))
         assert reply["assign"] == [{"stage": 0, "attempt": 0, "executor": "1", "slots": 2}] and reply["round"] == 1
         assert "error" in exchange(f, {"v": 1, "kind": "round"})

@@ -235,29 +235,30 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     /**
-     * A round without free slots is not sent, but the launches of earlier rounds must still reach
-     * the policy: a preempting policy's node side learns from them which container runs which of
-     * its tasks (to shrink a queued one), and it must not wait for a slot to free up. Then the
-     * round goes as a report (no grant is possible); its kills apply. Else the report waits.
+     * A round without free slots is not sent, and its launch report waits for the next round
+     * that is. A host that asked for launches at once (a preempting policy's node side learns
+     * from them which container runs which of its tasks, to shrink a queued one, and must not
+     * wait for a slot to free up) gets the round as a report: no grant is possible; its kills
+     * apply. Other policies are spared the extra round trip, and its chance to miss a deadline.
      */
     private void reportLaunches(OfferBatch batch) {
-        if (batch.request.get("launched").isEmpty()) {
+        if (batch.request.get("launched").isEmpty() || !client.wantsLaunchReports()) {
             return;
         }
         ask(batch).ifPresent(reply -> preempt(new Placement(reply).preempt));
     }
 
+    /** Sends the round with the launches not reported yet (a round not sent keeps them). */
     private Optional<JsonNode> ask(OfferBatch batch) {
         sparkOrderStages = null;  // a new answer replaces any earlier declaration
         lastRoundMs = System.currentTimeMillis();
+        batch.request.set("launched", launchedReport);
+        launchedReport = JsonNodeFactory.instance.arrayNode();
         return client.round(batch.request);
     }
 
     private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {
-        OfferBatch batch = new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, queue, mirror);
-        batch.request.set("launched", launchedReport);
-        launchedReport = JsonNodeFactory.instance.arrayNode();
-        return batch;
+        return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, queue, mirror);
     }
 
     /** The scheduler's root pool (created on first use, when Spark initialises the scheduler). */

@@ -45,6 +45,8 @@ final class PolicyClient implements AutoCloseable {
     private long ackedEpoch = -1;
     private boolean needSnapshot = true;
     private long warmEpoch = -1;
+    /** The host's answer to attach: send launches in rounds without a free slot too. */
+    private volatile boolean launchReports;
     /** The last call missed its deadline; if it still succeeded, the host's state is current. */
     private boolean late;
     private final EnumSet<Failure> warned = EnumSet.noneOf(Failure.class);
@@ -219,6 +221,15 @@ final class PolicyClient implements AutoCloseable {
         if (!reply.path("attached").asBoolean(false)) {
             throw new IOException("unexpected answer to attach: " + reply);
         }
+        launchReports = reply.path("launch_reports").asBoolean(false);
+    }
+
+    /**
+     * True if the host asked, at attach, for launches as soon as they happen (a preempting
+     * policy's node side shrinks a queued task's container once it knows which one runs it).
+     */
+    boolean wantsLaunchReports() {
+        return launchReports;
     }
 
     private void putConf(ObjectNode out) {
