@@ -151,7 +151,7 @@ final class PlacementRounds implements AutoCloseable {
             reviveLater(revive);
         } else {
             heldSinceMs = -1;
-            if (size(launched) > 0) {
+            if (size(launched) > 0 && client.wantsLaunchReports()) {
                 reviveLater(revive);  // the launches reach the policy soon even if no slot frees up
             }
         }
