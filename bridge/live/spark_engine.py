@@ -203,8 +203,8 @@ class EnginePlanner:
         grants = world.runner.grants(rnd, lambda job: self._jobs[job].key)
         preempt = world.runner.take_preempt()
         self._forget_done(world, scope)
-        app = cluster.app(rnd.app) if rnd.app in cluster else None
-        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, app))
+        own = cluster.app(rnd.app) if rnd.app in cluster else None
+        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own))
 
     @staticmethod
     def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant], app: AppState | None) -> int:
@@ -250,7 +250,7 @@ class EnginePlanner:
 
     def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
         """The applications whose executors a world's nodes are, or host."""
-        return [cluster.app(scope)] if scope in cluster else []
+        return [cluster.app(scope)] if scope is not None and scope in cluster else []
 
     def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
         """A new set of executors is a new set of nodes."""
@@ -285,9 +285,9 @@ class EnginePlanner:
         for app in self._apps(scope, cluster):
             world.runner.register(app.app, app.executors)
             for t in app.running.values():
-                node = world.runner.node_of_executor(app.app, t.executor)
-                if node is not None:
-                    world.occupy_foreign(node, t.task)
+                at = world.runner.node_of_executor(app.app, t.executor)
+                if at is not None:
+                    world.occupy_foreign(at, t.task)
         log.info("schedbridge engine: %s rebuilt over %d %s x %d slots, nodes: %s", self.name,
                  world.state.spec.n_nodes, world.runner.kind, slots, " ".join(world.runner.names))
         return world

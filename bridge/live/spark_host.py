@@ -171,16 +171,16 @@ class PolicyHost:
             elif rnd.app not in self.cluster:
                 return encode_resync(rnd.round)
             self.cluster.apply(rnd.app, events)
-            return self._plan(rnd, events)
+            return self._plan(self.planner, rnd, events)
 
-    def _plan(self, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
+    def _plan(self, planner: RoundPlanner, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
         start = time.perf_counter_ns()
         try:
-            placement = self.planner.plan(rnd, events, self.cluster)
+            placement = planner.plan(rnd, events, self.cluster)
         except Exception as e:  # noqa: BLE001 - any policy bug must only cost this round
             if not self._failing:
                 log.warning("schedbridge host: policy %s failed (%s: %s); the plugin falls back to "
-                            "Spark for such rounds", self.planner.name, type(e).__name__, e)
+                            "Spark for such rounds", planner.name, type(e).__name__, e)
             self._failing = True
             return encode_error(f"{type(e).__name__}: {e}", rnd.round)
         self._failing = False

@@ -264,6 +264,6 @@ def test_a_host_of_a_preempting_policy_asks_for_launches_at_once_and_others_do_n
     attach = json.dumps({"v": 2, "kind": "attach", "app": "a", "policy": "kairos", "params": {"q": "1", "w": "10"}})
     assert json.loads(PolicyHost(planner("kairos", {"q": "1", "w": "10"})[0]).handle(attach))["launch_reports"] is True
     for name in ("kairos", "fifo", "spark-fifo"):
-        reply = json.loads(PolicyHost(make_planner(name)).handle(attach.replace('"kairos"', f'"{name}"')
-                                                                 .replace('"params": {"q": "1", "w": "10"}', '"params": {}')))
+        request = attach.replace('"kairos"', f'"{name}"').replace('"params": {"q": "1", "w": "10"}', '"params": {}')
+        reply = json.loads(PolicyHost(make_planner(name)).handle(request))
         assert reply["attached"] and reply["launch_reports"] is False
