@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CACHE  := .cache
 
-.PHONY: setup plugin plugin-test demo test unit integration bench testbed-up testbed-down clean
+.PHONY: setup plugin plugin-test lint demo test unit integration bench testbed-up testbed-down clean
 
 setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin
 
@@ -47,10 +47,15 @@ COMPOSE_SCHEMA := $(CACHE)/compose-spec/compose-spec.json
 $(COMPOSE_SCHEMA): docker/fetch_compose_schema.sh
 	sh docker/fetch_compose_schema.sh $@
 
-test: setup $(COMPOSE_SCHEMA) plugin-test
+# ruff, then mypy (configured in pyproject.toml; mypy's cache in $(CACHE)/mypy), before any test.
+lint: $(VENV)/.installed
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+test: setup lint $(COMPOSE_SCHEMA) plugin-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
 
-unit: setup $(COMPOSE_SCHEMA) plugin-test
+unit: setup lint $(COMPOSE_SCHEMA) plugin-test
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
 
 integration: setup
