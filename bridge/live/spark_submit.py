@@ -29,6 +29,7 @@ import click
 
 import sparkplugin
 from bridge.live.spark_launcher import LauncherError, launcher_jar, value_options
+from bridge.options import KeyValue
 from bridge.replay.target import announce, resolve
 from yarnclient.errors import YarnError
 
@@ -40,6 +41,10 @@ YARN_ONLY: dict[str, str] = {
 }
 PYTHON_KEY = f"{sparkplugin.CONF_PREFIX}python"
 CONF_DIR_OPTION = "--hadoop-conf-dir"  # ours, not spark-submit's
+# ours too, as in every schedbridge command: the policy and its parameters, turned into the plugin's conf
+POLICY_OPTION, PARAM_OPTION = "--policy", "--param"
+OWN_OPTIONS = (CONF_DIR_OPTION, POLICY_OPTION, PARAM_OPTION)
+POLICY_KEY = f"{sparkplugin.CONF_PREFIX}policy"
 
 
 def spark_home() -> Path:
@@ -62,7 +67,7 @@ def with_value() -> frozenset[str]:
 def _split(args: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
     """spark-submit's options as (name, value) pairs, and the application with its arguments."""
     opts: list[tuple[str, str | None]] = []
-    takes_value = with_value()
+    takes_value = with_value() | set(OWN_OPTIONS)
     i = 0
     while i < len(args) and args[i].startswith("-"):
         name, eq, value = args[i].partition("=")
@@ -106,14 +111,34 @@ def rewrite(args: Sequence[str], jar: str) -> list[str]:
     return [*out, "--jars", ",".join(jars), "--driver-class-path", os.pathsep.join(class_path), *app]
 
 
-def take_conf_dir(args: Sequence[str]) -> tuple[Path | None, list[str]]:
-    """Our ``--hadoop-conf-dir`` (among the options before the application), and the arguments
-    for spark-submit without it."""
+def take_own(args: Sequence[str]) -> tuple[Path | None, list[str]]:
+    """Our ``--hadoop-conf-dir``, and the arguments for spark-submit without our options, where
+    ``--policy P`` and ``--param KEY=VALUE`` (among the options before the application) become
+    the plugin's conf. A key given twice, or both ways, is refused: which would win is a guess."""
     opts, app = _split(args)
     given = [value for name, value in opts if name == CONF_DIR_OPTION]
-    rest = [part for name, value in opts if name != CONF_DIR_OPTION
+    ours: dict[str, str] = {}
+    for name, value in opts:
+        if name in (POLICY_OPTION, PARAM_OPTION):
+            key, item = (POLICY_KEY, value or "") if name == POLICY_OPTION else _param_conf(value or "")
+            if key in ours:
+                what = name if key == POLICY_KEY else f"{name} {key.removeprefix(sparkplugin.POLICY_PREFIX)!r}"
+                raise click.UsageError(f"{what} given twice")
+            ours[key] = item
+    for name, value in opts:
+        key = (value or "").partition("=")[0].strip()
+        if name in ("--conf", "-c") and key in ours:
+            raise click.UsageError(f"{key} is given both as --conf and as {POLICY_OPTION} or {PARAM_OPTION}")
+    rest = [part for name, value in opts if name not in OWN_OPTIONS
             for part in ([name] if value is None else [name, value])]
+    rest += [part for key, value in ours.items() for part in ("--conf", f"{key}={value}")]
     return (Path(given[-1]) if given and given[-1] else None), [*rest, *app]
+
+
+def _param_conf(item: str) -> tuple[str, str]:
+    """``KEY=VALUE`` as the plugin's conf entry for policy parameter KEY."""
+    key, value = KeyValue().convert(item, None, None)
+    return next(iter(sparkplugin.policy_conf({key: value}).items()))
 
 
 def cluster_env(args: Sequence[str], conf_dir: Path | None) -> dict[str, str]:
@@ -145,12 +170,13 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
     """spark-submit for spark-schedbridge:// masters: same arguments, plugin jar added.
 
     Example: schedbridge submit --master spark-schedbridge://yarn --num-executors 2
-    --conf spark.schedbridge.policy=fifo app.py (the cluster: --hadoop-conf-dir DIR, else
-    $HADOOP_CONF_DIR, else $YARN_CONF_DIR, else the local testbed)"""
+    --policy hawk --param cutoff=0.5 app.py (the cluster: --hadoop-conf-dir DIR, else
+    $HADOOP_CONF_DIR, else $YARN_CONF_DIR, else the local testbed). --policy and --param KEY=VALUE
+    are spark.schedbridge.policy and spark.schedbridge.policy.KEY."""
     if asks_for_help(args):
         click.echo(ctx.get_help())
         return
-    conf_dir, spark_args = take_conf_dir(args)
+    conf_dir, spark_args = take_own(args)
     home = spark_home()  # first: without pyspark (the [spark] extra) there is no plugin jar either
     try:
         jar = str(sparkplugin.jar_path())

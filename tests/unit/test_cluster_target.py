@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bridge.live.spark_submit import cluster_env, take_conf_dir
+from bridge.live.spark_submit import cluster_env, take_own
 from bridge.replay.cli import replay
 from bridge.replay.target import resolve
 from bridge.testbed import hadoopconf as testbed_conf
@@ -106,8 +106,8 @@ def test_replay_reports_a_bad_conf_dir_by_file_and_line(tmp_path: Path, monkeypa
 
 def test_submit_takes_the_same_rule_and_keeps_its_option_from_spark_submit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    given, args = take_conf_dir(["--master", "spark-schedbridge://yarn", "--hadoop-conf-dir",
-                                 str(conf_dir(tmp_path / "opt", "rm-o:8088")), "--queue=q", "app.py", "--x"])
+    given, args = take_own(["--master", "spark-schedbridge://yarn", "--hadoop-conf-dir",
+                            str(conf_dir(tmp_path / "opt", "rm-o:8088")), "--queue=q", "app.py", "--x"])
     assert given == tmp_path / "opt"
     assert args == ["--master", "spark-schedbridge://yarn", "--queue", "q", "app.py", "--x"]
     assert cluster_env(args, given)["HADOOP_CONF_DIR"] == str(tmp_path / "opt")
@@ -118,3 +118,18 @@ def test_submit_takes_the_same_rule_and_keeps_its_option_from_spark_submit(
     local = ["--master", "spark-schedbridge://local[2]", "app.py"]
     with pytest.raises(click.UsageError, match="--hadoop-conf-dir applies to --master spark-schedbridge://yarn"):
         cluster_env(local, tmp_path / "opt")
+
+
+def test_submit_takes_policy_and_params_as_every_command_does() -> None:
+    _, args = take_own(["--master", "spark-schedbridge://yarn", "--policy", "hawk", "--param", "cutoff=0.5",
+                        "--param=big_partition=50", "app.py", "--param", "x=1"])
+    assert args == ["--master", "spark-schedbridge://yarn", "--conf", "spark.schedbridge.policy=hawk",
+                    "--conf", "spark.schedbridge.policy.cutoff=0.5",
+                    "--conf", "spark.schedbridge.policy.big_partition=50",
+                    "app.py", "--param", "x=1"]  # after the application: the application's own argument
+    for bad, message in [(["--param", "cutoff"], "expected KEY=VALUE"),
+                         (["--param", "a=1", "--param", "a=2"], "'a' given twice"),
+                         (["--policy", "hawk", "--policy", "eagle"], "^--policy given twice"),
+                         (["--param", "a=1", "--conf", "spark.schedbridge.policy.a=2"], "given both as --conf")]:
+        with pytest.raises(click.UsageError, match=message):
+            take_own(["--master", "spark-schedbridge://yarn", *bad, "app.py"])
