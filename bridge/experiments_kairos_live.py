@@ -39,7 +39,7 @@ from bridge.live.local_agents import start_local_agents
 from bridge.live.node_engine import node_preemption
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_host import PolicyHost
-from bridge.options import OutputPath
+from bridge.options import OutputPath, param_option
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay.results import write_atomically, write_frame
 from bridge.testbed.layout import default_layout
@@ -100,11 +100,22 @@ def replay_jobs(sc, subs: list[Submission], inputs: dict[str, str]) -> list[dict
 @click.option("--policy", type=click.Choice(("kairos", "fifo")), required=True)
 @click.option("--out", type=OutputPath(file_okay=False), required=True, help="Results directory.")
 @click.option("--cores", type=int, default=1, show_default=True, help="N: cores per node for the policy")
-@click.option("--q", type=int, default=1, show_default=True, help="Kairos' Q: extra executors per node")
-@click.option("--w", type=float, default=5.0, show_default=True, help="quantum W in seconds")
+@param_option("Kairos' parameter (repeatable), over this bench's q=1 (Q: extra executors per node, so "
+              "also how many executors YARN grants) and w=5.0 (the quantum W, seconds)")
 def kairos_live(**options: object) -> None:
     """Kairos vs YARN FIFO live on the testbed (root): one WordCount workload in one Spark app."""
-    run(SimpleNamespace(**options))
+    args = SimpleNamespace(**options)
+    if args.params and args.policy != "kairos":
+        raise click.BadParameter("policy parameters apply to --policy kairos", param_hint="--param")
+    args.params = {**BENCH_PARAMS, **args.params}
+    try:
+        args.q = int(args.params["q"])
+    except ValueError:
+        raise click.BadParameter(f"q must be an integer, got {args.params['q']!r}", param_hint="--param") from None
+    run(args)
+
+
+BENCH_PARAMS = {"q": "1", "w": "5.0"}  # Kairos' Q and a quantum for WordCount jobs of seconds
 
 
 def run(args: SimpleNamespace) -> None:
@@ -125,7 +136,7 @@ def run(args: SimpleNamespace) -> None:
     with ExitStack() as agents_stack, ExitStack() as stack:   # agents outlive the session's restore
         if args.policy == "kairos":
             preemptor = ContainerPreemptor({})
-            params = {"q": str(args.q), "w": str(args.w)}
+            params = args.params
             planner = stack.enter_context(node_preemption(rm, preemptor, nodes, args.cores, "kairos", params,
                                                           args.out / "vcores.json"))
             spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=conf, app_name="kairos-live-bench",
@@ -152,8 +163,8 @@ def run(args: SimpleNamespace) -> None:
             row["duration_alone_s"] = alone[row["category"]]
         write_frame(args.out / "jobs.csv", pd.DataFrame(rows))
         meta = {"workload": workload.name, "policy": args.policy, "mode": "shared", "source": "live",
-                "seed": workload.seed, "state": "complete", "cores_per_node": args.cores, "q": args.q,
-                "w": args.w, "executors_per_node": per_node}
+                "seed": workload.seed, "state": "complete", "cores_per_node": args.cores,
+                **({"params": args.params} if args.policy == "kairos" else {}), "executors_per_node": per_node}
         if args.policy == "kairos":
             meta["preemption_commands"] = len(preemptor.commands)
             meta["plugin"] = spark_inprocess.stats()
