@@ -28,8 +28,10 @@ def spark_settings(conf: dict[str, str], params: dict[str, str]) -> dict[str, st
     A policy parameter given as ``--conf`` is refused, naming ``--param``: one spelling, and the
     parameters' Spark keys stay the plugin's business (`sparkplugin.policy_conf`)."""
     for key, value in conf.items():
-        if sparkplugin.is_policy_param(key):
-            name = next(iter(sparkplugin.policy_params({key: value})))
+        bare = key.removeprefix(sparkplugin.CONF_PREFIX)  # the old spelling, spark.schedbridge.<param>
+        if sparkplugin.is_policy_param(key) or (key != bare and bare not in sparkplugin.PLUGIN_KEYS
+                                                and sparkplugin.PARAM_NAME.fullmatch(bare)):
+            name = next(iter(sparkplugin.policy_params({key: value}))) if sparkplugin.is_policy_param(key) else bare
             raise click.BadParameter(f"{key} is a policy parameter: use --param {name}={value}",
                                      param_hint="--conf")
     return {**conf, **sparkplugin.policy_conf(params)}

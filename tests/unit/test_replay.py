@@ -268,6 +268,7 @@ CUTOFF_KEY = next(iter(sparkplugin.policy_conf({"cutoff": "5"})))  # the plugin'
 
 @pytest.mark.parametrize("args, message", [
     (["--conf", f"{CUTOFF_KEY}=5"], f"{CUTOFF_KEY} is a policy parameter: use --param cutoff=5"),
+    (["--conf", "spark.schedbridge.cutoff=5"], "spark.schedbridge.cutoff is a policy parameter: use --param cutoff=5"),
     (["--param", "cutoff=5", "--param", "cutoff=6"], "'cutoff' given twice"),
     (["--results", "r"], "--results is now --out"),
 ])
