@@ -5,17 +5,20 @@ and imported only when run. A function takes ``(out_dir: Path, quick: bool)`` an
 the files it wrote; ``quick`` runs a reduced version (fewer points and seeds) for smoke
 tests. A function that also takes a keyword ``scale`` supports ``--scale`` (a size factor: nodes,
 jobs and tasks per job for the thesis experiments); the others refuse it. Results are
-deterministic under the seeds each experiment fixes.
+deterministic under the seeds each experiment fixes. The thesis experiments run their points
+through :func:`bridge.sweep.run_points`, on ``--workers`` processes, with the same results as one.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from bridge import sweep
 from bridge.options import FiniteFloat, OutputPath, output_dir, require_directory_place
 
 EXPERIMENTS: dict[str, str] = {
@@ -51,8 +54,12 @@ def load(name: str) -> Callable[[Path, bool], list[Path]]:
 @click.option("--scale", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
               help="Size factor for experiments that take one (thesis experiments: nodes, jobs and "
                    "tasks per job; 0.01 runs in seconds).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, show_default="the machine's cores",
+              help="Worker processes for the experiment's independent runs (1: one after another in this "
+                   "process); the results are the same for any number.")
 @click.option("--list", "list_only", is_flag=True, help="List the experiments and exit.")
-def experiment(name: str | None, out_dir: Path | None, quick: bool, scale: float | None, list_only: bool) -> None:
+def experiment(name: str | None, out_dir: Path | None, quick: bool, scale: float | None, workers: int | None,
+               list_only: bool) -> None:
     """Run the experiment NAME and write its results under --out."""
     if list_only or name is None:
         for n in sorted(EXPERIMENTS):
@@ -67,7 +74,7 @@ def experiment(name: str | None, out_dir: Path | None, quick: bool, scale: float
         if "scale" not in inspect.signature(run).parameters:
             raise click.ClickException(f"experiment {name!r} does not take --scale")
         kwargs["scale"] = scale
-    with output_dir(out_dir / name) as target:
+    with output_dir(out_dir / name) as target, sweep.workers(workers or os.cpu_count() or 1):
         written = run(target, quick, **kwargs)
     for path in written:
         click.echo(str(path))

@@ -11,6 +11,7 @@ steady state), so ``--scale 0.01`` runs in about a minute and ``--scale 1`` is t
 from __future__ import annotations
 
 import csv
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 import click
 import numpy as np
 
-from bridge import metrics, plots, tables
+from bridge import metrics, plots, sweep, tables
 from bridge.sim.engine import SimResult, simulate
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
@@ -106,19 +107,37 @@ def _summarise(spec: RunSpec, result: SimResult, long_jobs: frozenset[int]) -> S
     return Summary(spec.trace, spec.nodes, spec.variant.label, spec.seed, stats, jct, long_jobs)
 
 
-def run_all(specs: Sequence[RunSpec], n_jobs: dict[str, int], scale: float, desc: str) -> list[Summary]:
-    """Run every spec (building each trace once per seed), with a progress bar."""
-    from tqdm import tqdm
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep as a worker process receives it: the spec and the trace to build."""
 
-    cache: dict[tuple[str, int], list[Job]] = {}
-    out = []
-    for spec in tqdm(specs, desc=desc, unit="run"):
-        key = (spec.trace, spec.seed)
-        if key not in cache:
-            count = max(20, round(n_jobs[spec.trace] * min(1.0, JOBS_PER_SCALE * scale)))
-            cache[key] = build_jobs(spec.trace, count, spec.seed, scale)
-        out.append(run_one(spec, cache[key], scale))
-    return out
+    spec: RunSpec
+    n_jobs: int
+    scale: float
+
+    def __str__(self) -> str:
+        s = self.spec
+        return f"{s.variant.label} on {s.trace} at {s.nodes} nodes, seed {s.seed}"
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_jobs(trace: str, n_jobs: int, seed: int, scale: float) -> list[Job]:
+    """:func:`build_jobs`, kept for the next points of the same trace and seed (the variants of
+    one size follow one another); the simulator does not change the jobs it is given."""
+    return build_jobs(trace, n_jobs, seed, scale)
+
+
+def run_point(point: Point) -> Summary:
+    """:func:`run_one` on the point's trace (module-level, so worker processes can import it)."""
+    spec = point.spec
+    return run_one(spec, _cached_jobs(spec.trace, point.n_jobs, spec.seed, point.scale), point.scale)
+
+
+def run_all(specs: Sequence[RunSpec], n_jobs: dict[str, int], scale: float, desc: str) -> list[Summary]:
+    """Run every spec, in parallel under ``--workers`` (:mod:`bridge.sweep`), with a progress bar."""
+    points = [Point(spec, max(20, round(n_jobs[spec.trace] * min(1.0, JOBS_PER_SCALE * scale))), scale)
+              for spec in specs]
+    return sweep.run_points(run_point, points, desc)
 
 
 # ------------------------------------------------------------------------------------------
@@ -268,24 +287,27 @@ def _alone(job: Job, slots: int) -> float:
     return max(job.durations) * math.ceil(job.n_tasks / slots)
 
 
+def prototype_point(point: tuple[str, Variant, int]) -> tuple[list[float], list[float]]:
+    """One prototype run (trace, variant, seed): its jobs' completion times and slowdowns."""
+    trace, variant, seed = point
+    jobs = build_jobs(trace, 100, seed, 1.0)
+    summary = run_one(RunSpec(trace, PROTOTYPE_NODES, variant, seed, PROTOTYPE_SLOTS), jobs, 1.0)
+    slots = PROTOTYPE_NODES * PROTOTYPE_SLOTS
+    alone = {j.job_id: _alone(j, slots) for j in jobs}
+    return list(summary.jct.values()), [summary.jct[j] / alone[j] for j in summary.jct]
+
+
 def kairos_prototype(out_dir: Path, scale: float) -> list[Path]:
     """Kairos vs Big-C and FIFO, Q/W sensitivity and tie-breaks (Fig 4.4-4.7), in simulation."""
-    from tqdm import tqdm
-
     seeds = range(1, max(1, round(10 * scale)) + 1)
-    slots = PROTOTYPE_NODES * PROTOTYPE_SLOTS
-    rows: list[dict[str, object]] = []
     jcts: dict[tuple[str, str], list[float]] = {}
-    specs = [(trace, v, seed) for trace in ("kairos", "kairos-uniform") for v in PROTOTYPE_VARIANTS
-             for seed in seeds]
-    for trace, variant, seed in tqdm(specs, desc="kairos-prototype", unit="run"):
-        jobs = build_jobs(trace, 100, seed, 1.0)
-        spec = RunSpec(trace, PROTOTYPE_NODES, variant, seed, PROTOTYPE_SLOTS)
-        summary = run_one(spec, jobs, 1.0)
-        alone = {j.job_id: _alone(j, slots) for j in jobs}
-        jcts.setdefault((trace, variant.label), []).extend(summary.jct.values())
-        jcts.setdefault((trace, variant.label + " slowdown"), []).extend(
-            summary.jct[j] / alone[j] for j in summary.jct)
+    points = [(trace, v, seed) for trace in ("kairos", "kairos-uniform") for v in PROTOTYPE_VARIANTS
+              for seed in seeds]
+    for (trace, variant, _), (jct, slowdown) in zip(points, sweep.run_points(
+            prototype_point, points, "kairos-prototype", lambda p: f"{p[1].label} on {p[0]}, seed {p[2]}")):
+        jcts.setdefault((trace, variant.label), []).extend(jct)
+        jcts.setdefault((trace, variant.label + " slowdown"), []).extend(slowdown)
+    rows: list[dict[str, object]] = []
     for (trace, label), values in sorted(jcts.items()):
         row: dict[str, object] = {"trace": trace, "variant": label}
         row.update({f"p{p}": round(metrics.percentile(values, p), 2) for p in PROTOTYPE_PERCENTILES})
