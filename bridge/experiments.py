@@ -5,8 +5,9 @@ and imported only when run. A function takes ``(out_dir: Path, quick: bool)`` an
 the files it wrote; ``quick`` runs a reduced version (fewer points and seeds) for smoke
 tests. A function that also takes a keyword ``scale`` supports ``--scale`` (a size factor: nodes,
 jobs and tasks per job for the thesis experiments); the others refuse it. Results are
-deterministic under the seeds each experiment fixes. The thesis experiments run their points
-through :func:`bridge.sweep.run_points`, on ``--workers`` processes, with the same results as one.
+deterministic under the seeds each experiment fixes. Every experiment but ``sparrow-hol`` (two
+runs) runs its simulations through :func:`bridge.sweep.run_points`, on ``--workers`` processes,
+with the same results as on one.
 """
 from __future__ import annotations
 

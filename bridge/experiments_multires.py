@@ -2,17 +2,21 @@
 cross-family comparison; registered in :mod:`bridge.experiments`.
 
 Each function writes CSV and Markdown tables and PNG plots into ``out_dir`` and returns the
-paths. All runs are seeded; ``quick`` shrinks sizes for smoke tests.
+paths. All runs are seeded; ``quick`` shrinks sizes for smoke tests. Each experiment lists its
+simulations as :class:`Point` objects and runs them through :func:`bridge.sweep.run_points`, on
+``--workers`` processes, before building its tables.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from bridge import plots, tables
+from bridge import plots, sweep, tables
 from bridge.metrics import mean_queue, measure, queue_at
 from bridge.sim.engine import SimResult, simulate
 from policies import registry
@@ -31,6 +35,34 @@ def run(policy: str, jobs: Sequence[Job], spec: ClusterSpec, settings: dict[str,
     """One seeded simulation of a registered policy."""
     config = registry.config_for(policy, settings or {})
     return simulate(jobs, registry.create(policy, PolicyEnv(spec, SEED), config), spec, **sim)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulation of a sweep, as a worker process receives it. ``then`` reduces its result to
+    what the tables need (in the worker: a whole result is large to send back); it must pickle,
+    so it is a module-level function or a :func:`functools.partial` of one."""
+
+    name: str
+    policy: str
+    jobs: Sequence[Job]
+    spec: ClusterSpec
+    then: Callable[[SimResult], Any]
+    settings: dict[str, Any] = field(default_factory=dict)
+    sim: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def run_point(point: Point) -> Any:
+    """:func:`run` on the point, reduced by its ``then``."""
+    return point.then(run(point.policy, point.jobs, point.spec, point.settings, **point.sim))
+
+
+def run_points(points: Sequence[Point], desc: str) -> list[Any]:
+    """The points' reduced results in their order (:func:`bridge.sweep.run_points`)."""
+    return sweep.run_points(run_point, points, desc)
 
 
 # -- output helpers ---------------------------------------------------------------------------
@@ -73,14 +105,13 @@ def falcon_orderings(out_dir: Path, quick: bool) -> list[Path]:
     tasks (Figs. 5/6: 30 workers at 5 and 50 jobs/s), every policy of the paper."""
     counts = (20, 40) if quick else (25, 50, 100)
     settings = [(10, 50.0), (30, 50.0), (30, 5.0)]
-    rows = []
-    for workers, rate in settings:
-        for n in counts:
-            jobs = falcon_workload(n, rate)
-            for p in FALCON_FAMILY:
-                m = measure(run(p, jobs, falcon_spec(workers), switch_cost=SWITCH_COST))
-                rows.append({"workers": workers, "rate": rate, "n_jobs": n, **m.row(dag_jobs.RESOURCES)})
-    df = pd.DataFrame(rows)
+    keys = [(workers, rate, n) for workers, rate in settings for n in counts]
+    points = [Point(f"{p} ({workers} workers, {rate:g} jobs/s, {n} jobs)", p, jobs, falcon_spec(workers), measure,
+                    sim={"switch_cost": SWITCH_COST})
+              for workers, rate, n in keys for jobs in [falcon_workload(n, rate)] for p in FALCON_FAMILY]
+    measured = iter(run_points(points, "falcon-orderings"))
+    df = pd.DataFrame([{"workers": workers, "rate": rate, "n_jobs": n, **next(measured).row(dag_jobs.RESOURCES)}
+                       for workers, rate, n in keys for _ in FALCON_FAMILY])
     paths = write_table(df, out_dir, "falcon_orderings")
     checks = []
     for (workers, rate, n), part in df.groupby(["workers", "rate", "n_jobs"], sort=False):
@@ -142,11 +173,10 @@ def falcon_ablations(out_dir: Path, quick: bool) -> list[Path]:
     variants: list[tuple[str, dict[str, Any]]] = [(f"delta={d}", {"delta": d}) for d in (0.0, 0.2, 0.35, 0.5, 0.8)]
     variants += [("no packing", {"packing": False}), ("no DAG priority", {"dag_priority": False}),
                  ("sequential choice", {"reading": "sequential"}), ("estimate noise 0.3", {"estimate_noise": 0.3})]
-    rows = []
-    for label, settings in variants:
-        m = measure(run("falcon", jobs, spec, settings, switch_cost=SWITCH_COST))
-        rows.append({"variant": label, **m.row(dag_jobs.RESOURCES)})
-    df = pd.DataFrame(rows)
+    measured = run_points([Point(f"falcon {label}", "falcon", jobs, spec, measure, settings,
+                                 {"switch_cost": SWITCH_COST}) for label, settings in variants], "falcon-ablations")
+    df = pd.DataFrame([{"variant": label, **m.row(dag_jobs.RESOURCES)}
+                       for (label, _), m in zip(variants, measured)])
     paths = write_table(df, out_dir, "falcon_ablations")
     deltas = df[df.variant.str.startswith("delta=")].assign(delta=lambda d: d.variant.str[6:].astype(float))
     paths.append(plot_lines(deltas.assign(policy="falcon"), "delta", ["preemptions", "makespan"], "policy",
@@ -169,24 +199,24 @@ def psychas_stability(out_dir: Path, quick: bool) -> list[Path]:
     """Fig. 3a: VQS's throughput limit 4μ/3 ≈ 0.0133 vs 0.02 (rate sweep, one unit server);
     Fig. 3b: BF-J/S and VQS-BF lock into (2, 1) with deterministic service, VQS does not."""
     h3a = 100_000 if quick else 300_000
-    rows = []
-    for rate in (0.010, 0.012, 0.013, 0.014, 0.016, 0.018):
-        jobs = slotted.generate(slotted.fig3a(rate, h3a), SEED)
-        for p in ("bf-js", "vqs", "vqs-bf"):
-            q, mid, end = growth(run(p, jobs, unit_spec(1), {"J": 4}), h3a)
-            rows.append({"rate": rate, "policy": p, "mean_queue_2nd_half": q, "queue_mid": mid, "queue_end": end})
-    df = pd.DataFrame(rows)
+    rates, fig3a_policies = (0.010, 0.012, 0.013, 0.014, 0.016, 0.018), ("bf-js", "vqs", "vqs-bf")
+    h3b = 600_000 if quick else 2_000_000
+    times = [h3b * i / 20 for i in range(1, 21)]
+    fig3b_jobs = slotted.generate(slotted.fig3b(0.0306, h3b), SEED)
+    points = [Point(f"{p} (Fig. 3a, rate {rate:g})", p, jobs, unit_spec(1), functools.partial(growth, horizon=h3a),
+                    {"J": 4})
+              for rate in rates for jobs in [slotted.generate(slotted.fig3a(rate, h3a), SEED)] for p in fig3a_policies]
+    points += [Point(f"{p} (Fig. 3b)", p, fig3b_jobs, unit_spec(1, 10.0), functools.partial(queue_at, times=times),
+                     {"J": 4}) for p in PSYCHAS_FAMILY]
+    results = run_points(points, "psychas-stability")
+    df = pd.DataFrame([{"rate": rate, "policy": p, "mean_queue_2nd_half": q, "queue_mid": mid, "queue_end": end}
+                       for (rate, p), (q, mid, end) in zip([(r, p) for r in rates for p in fig3a_policies], results)])
     paths = write_table(df, out_dir, "psychas_fig3a")
     paths.append(plot_lines(df, "rate", ["mean_queue_2nd_half", "queue_end"], "policy",
                             out_dir / "psychas_fig3a.png", "Fig. 3a: sizes 0.4/0.6, geometric mean 100", logy=True))
-    h3b = 600_000 if quick else 2_000_000
-    jobs = slotted.generate(slotted.fig3b(0.0306, h3b), SEED)
-    times = [h3b * i / 20 for i in range(1, 21)]
-    traj = []
-    for p in PSYCHAS_FAMILY:
-        for t, q in zip(times, queue_at(run(p, jobs, unit_spec(1, 10.0), {"J": 4}), times)):
-            traj.append({"slot": t, "policy": p, "queue": q})
-    tdf = pd.DataFrame(traj)
+    tdf = pd.DataFrame([{"slot": t, "policy": p, "queue": q}
+                        for p, queues in zip(PSYCHAS_FAMILY, results[len(rates) * len(fig3a_policies):])
+                        for t, q in zip(times, queues)])
     fig3b = tdf.pivot(index="slot", columns="policy", values="queue").reset_index()
     paths += write_table(fig3b, out_dir, "psychas_fig3b")
     paths.append(plot_lines(tdf, "slot", ["queue"], "policy", out_dir / "psychas_fig3b.png",
@@ -198,15 +228,15 @@ def psychas_load(out_dir: Path, quick: bool) -> list[Path]:
     """Fig. 4: average queue vs traffic intensity α, 5 unit servers, μ = 0.01."""
     horizon = 6_000 if quick else 20_000
     alphas = (0.85, 0.95) if quick else (0.85, 0.90, 0.95, 0.99)
-    rows = []
-    for large, J in ((False, 7), (True, 4)):
-        for alpha in alphas:
-            jobs = slotted.generate(slotted.fig4(alpha, large, horizon=horizon), SEED)
-            for p in PSYCHAS_FAMILY:
-                r = run(p, jobs, unit_spec(5), {"J": J})
-                rows.append({"sizes": "Unif[0.1,0.9]" if large else "Unif[0.01,0.19]", "alpha": alpha,
-                             "policy": p, "mean_queue": mean_queue(r, 0.1 * horizon, horizon)})
-    df = pd.DataFrame(rows)
+    keys = [("Unif[0.1,0.9]" if large else "Unif[0.01,0.19]", large, J, alpha, p)
+            for large, J in ((False, 7), (True, 4)) for alpha in alphas for p in PSYCHAS_FAMILY]
+    jobs = {(large, alpha): slotted.generate(slotted.fig4(alpha, large, horizon=horizon), SEED)
+            for _, large, _, alpha, _ in keys}
+    then = functools.partial(mean_queue, start=0.1 * horizon, end=horizon)
+    queues = run_points([Point(f"{p} (sizes {sizes}, alpha {alpha:g})", p, jobs[large, alpha], unit_spec(5), then,
+                               {"J": J}) for sizes, large, J, alpha, p in keys], "psychas-load")
+    df = pd.DataFrame([{"sizes": sizes, "alpha": alpha, "policy": p, "mean_queue": q}
+                       for (sizes, _, _, alpha, p), q in zip(keys, queues)])
     paths = write_table(df, out_dir, "psychas_fig4")
     for sizes, part in df.groupby("sizes"):
         tag = "b" if "0.9" in sizes else "a"
@@ -227,16 +257,18 @@ def smallest_j(sizes: Iterable[float], eps: float = 0.01) -> int:
 def psychas_trace(out_dir: Path, quick: bool) -> list[Path]:
     """Fig. 5 on a generated trace with the Google 2011 shape: queue vs traffic scaling."""
     servers, tasks = (10, 2000) if quick else (20, 6000)
-    rows = []
+    spec = ClusterSpec(servers, 512, ("cpu", "mem"), (1.0, 1.0), 0.0)
+    keys, points = [], []
     for scaling in (1.0, 1.2, 1.4, 1.6):
         jobs = google_shape.generate(servers, tasks, scaling, SEED)
         J = smallest_j(max(j.demands[0]) for j in jobs if j.demands is not None)
         end = jobs[-1].submit
         for p in PSYCHAS_FAMILY:
-            r = run(p, jobs, ClusterSpec(servers, 512, ("cpu", "mem"), (1.0, 1.0), 0.0),
-                    {"J": J, "slot": google_shape.SLOT})
-            rows.append({"scaling": scaling, "J": J, "policy": p, "mean_queue": mean_queue(r, 0.1 * end, end)})
-    df = pd.DataFrame(rows)
+            keys.append({"scaling": scaling, "J": J, "policy": p})
+            points.append(Point(f"{p} (traffic scaling {scaling:g})", p, jobs, spec,
+                                functools.partial(mean_queue, start=0.1 * end, end=end),
+                                {"J": J, "slot": google_shape.SLOT}))
+    df = pd.DataFrame([{**key, "mean_queue": q} for key, q in zip(keys, run_points(points, "psychas-trace"))])
     paths = write_table(df, out_dir, "psychas_fig5")
     paths.append(plot_lines(df, "scaling", ["mean_queue"], "policy", out_dir / "psychas_fig5.png",
                             f"Fig. 5 (generated Google-shaped trace, {servers} servers)", logy=True))
@@ -255,11 +287,11 @@ def ursa_placement(out_dir: Path, quick: bool) -> list[Path]:
     DAGs, and the §5.3 staircase against its closed form."""
     spec = ClusterSpec(8, 12, tpch_shape.RESOURCES, (8.0, 4.0, 64.0), 0.0)
     jobs = tpch_shape.generate(20 if quick else 40, 2.0, SEED)
-    rows = []
-    for label, policy, settings in URSA_VARIANTS:
-        m = measure(run(policy, jobs, spec, settings))
-        rows.append({"placement": label, "makespan": m.makespan, "mean_jct": m.mean_jct,
-                     "SE_cpu": m.se[0], "UE_cpu": m.ue[0], "SE_net": m.se[1]})
+    measured = run_points([Point(label, policy, jobs, spec, measure, settings)
+                           for label, policy, settings in URSA_VARIANTS], "ursa-placement")
+    rows = [{"placement": label, "makespan": m.makespan, "mean_jct": m.mean_jct,
+             "SE_cpu": m.se[0], "UE_cpu": m.ue[0], "SE_net": m.se[1]}
+            for (label, _, _), m in zip(URSA_VARIANTS, measured)]
     paths = write_table(pd.DataFrame(rows), out_dir, "ursa_placement")
     n = 8 if quick else 20
     stair = []
@@ -277,18 +309,22 @@ def ursa_placement(out_dir: Path, quick: bool) -> list[Path]:
 
 
 # -- cross-family -----------------------------------------------------------------------------
+def cross_family_row(point: Point) -> dict[str, object]:
+    """A policy's row of the cross-family table, or why it cannot run the workload."""
+    try:
+        return {**run_point(point).row(dag_jobs.RESOURCES), "note": ""}
+    except (DecisionError, ValueError, KeyError) as e:
+        return {"policy": point.policy, "note": f"cannot run: {str(e).splitlines()[0][:90]}"}
+
+
 def cross_family(out_dir: Path, quick: bool) -> list[Path]:
     """Every registered policy on the same multi-resource DAG workload (Falcon-style jobs,
     30 workers of 6 cores / 12 GB, 5 jobs/s). Policies that cannot run it say why."""
     jobs = falcon_workload(20 if quick else 60, 5.0)
     spec = falcon_spec(30)
-    rows = []
-    for policy in registry.names():
-        try:
-            m = measure(run(policy, jobs, spec, switch_cost=SWITCH_COST))
-            rows.append({**m.row(dag_jobs.RESOURCES), "note": ""})
-        except (DecisionError, ValueError, KeyError) as e:
-            rows.append({"policy": policy, "note": f"cannot run: {str(e).splitlines()[0][:90]}"})
+    points = [Point(policy, policy, jobs, spec, measure, sim={"switch_cost": SWITCH_COST})
+              for policy in registry.names()]
+    rows = sweep.run_points(cross_family_row, points, "cross-family")
     df = pd.DataFrame(rows)
     paths = write_table(df, out_dir, "cross_family")
     ok = df[df.note == ""].sort_values("makespan")

@@ -15,12 +15,12 @@ def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize(("name", "scale"), [("hawk-breakdown", "0.001"), ("kairos-prototype", "0.05")])
-def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, name: str, scale: str) -> None:
+@pytest.mark.parametrize("args", [("hawk-breakdown", "--scale", "0.001"), ("kairos-prototype", "--scale", "0.05"),
+                                  ("psychas-load", "--quick")])
+def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, args: tuple[str, ...]) -> None:
     runner = CliRunner()
     for workers in ("1", "2"):
-        result = runner.invoke(experiment, [name, "--scale", scale, "--workers", workers,
-                                            "--out", str(tmp_path / workers)])
+        result = runner.invoke(experiment, [*args, "--workers", workers, "--out", str(tmp_path / workers)])
         assert result.exit_code == 0, result.output
     serial, parallel = _files(tmp_path / "1"), _files(tmp_path / "2")
     assert len(serial) >= 2 and serial.keys() == parallel.keys()
