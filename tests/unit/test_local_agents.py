@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,11 @@ def test_restore_stops_only_a_pid_still_running_the_recorded_agent(tmp_path: Pat
     orphan = _record_agent(layout.home, "replay-orphan", 0, tmp_path)
     args = local_agents._agent(json.loads(orphan.read_text())["agent"]).args
     stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *args])  # the orphan
+    state_file = str(tmp_path / "replay-orphan.json")
+    deadline = time.monotonic() + 10  # it looks like the agent once /proc shows its command line
+    while not local_agents._runs_agent(stand_in.pid, state_file) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert local_agents._runs_agent(stand_in.pid, state_file), Path(f"/proc/{stand_in.pid}/cmdline").read_bytes()
     _record_agent(layout.home, "replay-orphan", stand_in.pid, tmp_path)
     _record_agent(layout.home, "replay-reused", os.getpid(), tmp_path)   # that pid now runs something else
     _record_agent(layout.home, "bench-1", os.getpid(), tmp_path)         # another label: left alone
