@@ -242,7 +242,7 @@ final class PlacementRounds implements AutoCloseable {
      * apply. Other policies are spared the extra round trip, and its chance to miss a deadline.
      */
     private void reportLaunches(OfferBatch batch) {
-        if (batch.request.get("launched").isEmpty() || !client.wantsLaunchReports()) {
+        if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
             return;
         }
         ask(batch).ifPresent(reply -> preempt(new Placement(reply).preempt));
