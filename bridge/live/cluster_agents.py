@@ -1,0 +1,234 @@
+"""The node agents of any cluster, found from configuration: an agents file and a token file.
+
+On a real cluster `schedbridge agent` runs on every NodeManager host as a service; the bridge only
+has to know where each answers and the token they share. That is an agents file (TOML, our reading
+of what operators expect; `docs/node-agent.md`, "Agents of a cluster"):
+
+    token_file = "/etc/schedbridge/agent.token"   # relative paths are from the agents file's directory
+    url = "http://{host}:8478"                    # any NodeManager: {host} is its host as the RM lists it
+    timeout_s = 10                                # every call to an agent, the preflight's included
+    vcores_record = "~/.schedbridge/vcores-prod.json"   # optional; default: one per ResourceManager
+
+    [nodes]                                       # optional: one NodeManager's own agent
+    "nm7.example.com:8042" = "http://10.0.0.7:9478"     # key: its web address, or its host
+
+The file comes from ``--agents FILE``, else ``$SCHEDBRIDGE_AGENTS``, else (a Spark application's
+policy host) the Spark conf ``spark.schedbridge.agents``. ``connect`` maps every RUNNING NodeManager
+the RM lists to a client of its agent and asks each agent for its node (``GET /v1/node``) before
+anything else happens, so a wrong URL, a wrong token or an agent that is down stops the run at once
+with every such node named, never midway or by hanging.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import string
+import tomllib
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from bridge.agent.client import AgentClient
+from bridge.agent.errors import AgentError
+from bridge.agent.server import MIN_TOKEN_LEN
+from yarnclient.models import Node
+
+ENV_VAR = "SCHEDBRIDGE_AGENTS"
+SPARK_CONF_KEY = "spark.schedbridge.agents"
+OPTION_HELP = (f"Agents file (TOML) naming the cluster's node agents and their token, for preemption "
+               f"(default: ${ENV_VAR}); see docs/node-agent.md, 'Agents of a cluster'.")
+DEFAULT_TIMEOUT_S = 10.0  # above the agent's own NodeManager timeout (5 s), as for the testbed's agents
+PLACEHOLDERS = frozenset({"host"})
+KEYS = frozenset({"token_file", "url", "timeout_s", "vcores_record", "nodes"})
+
+
+class AgentsConfigError(ValueError):
+    """A mistake in the agents file or its token file, or an agent that does not answer; names which."""
+
+
+class NodeList(Protocol):
+    """The part of `yarnclient.ResourceManagerClient` this module uses."""
+
+    def nodes(self, states: Sequence[str] | None = None) -> list[Node]: ...
+
+
+@dataclass(frozen=True)
+class AgentsConfig:
+    """One agents file, checked: where the agents answer, their token, how long a call may take."""
+
+    path: Path
+    token_file: Path
+    url: str | None                 # the pattern for every NodeManager without an entry in ``nodes``
+    nodes: Mapping[str, str]        # a NodeManager's web address or host -> its agent's URL
+    timeout_s: float
+    vcores_record: Path | None      # None: ``default_vcores_record`` of the cluster's RM
+
+    def token(self) -> str:
+        """The agents' shared token; an error naming the token file (and this file) if unusable."""
+        where = f"token_file {self.token_file} (agents file {self.path})"
+        try:
+            mode = self.token_file.stat().st_mode
+            token = self.token_file.read_text().strip()
+        except OSError as exc:
+            raise AgentsConfigError(f"{where}: {exc.strerror or exc}") from None
+        if mode & (stat.S_IROTH | stat.S_IWOTH):
+            raise AgentsConfigError(f"{where} is readable or writable by every user; chmod o-rw it")
+        if len(token) < MIN_TOKEN_LEN:
+            raise AgentsConfigError(f"{where} holds {len(token)} characters; the agents need at least "
+                                    f"{MIN_TOKEN_LEN}")
+        return token
+
+    def urls(self, nodes: Sequence[Node]) -> dict[str, str]:
+        """Each RUNNING NodeManager's web address (as the RM reports it) -> its agent's URL.
+
+        A ``nodes`` key that names no NodeManager of ``nodes`` (any state) is an error, as is a
+        host key shared by several, or a RUNNING NodeManager with no agent: all before any call."""
+        by_key = {key: _matching(self, key, nodes) for key in self.nodes}
+        explicit = {node.http_address: self.nodes[key] for key, node in by_key.items()}
+        running = [n for n in nodes if n.state == "RUNNING"]
+        if missing := [n.http_address for n in running if n.http_address not in explicit and self.url is None]:
+            raise AgentsConfigError(f"agents file {self.path}: no agent for NodeManager(s) {', '.join(missing)}: "
+                                    "add them under [nodes], or give a url pattern")
+        return {n.http_address: explicit.get(n.http_address) or _expand(self.url or "", n) for n in running}
+
+
+def _matching(config: AgentsConfig, key: str, nodes: Sequence[Node]) -> Node:
+    """The one NodeManager a ``[nodes]`` key names: by web address, else by host."""
+    found = [n for n in nodes if n.http_address == key] or [n for n in nodes if n.host == key]
+    if len(found) == 1:
+        return found[0]
+    listed = ", ".join(sorted(n.http_address for n in nodes)) or "none"
+    if found:
+        raise AgentsConfigError(f"agents file {config.path}: key nodes.{key!r} is the host of several "
+                                f"NodeManagers ({', '.join(n.http_address for n in found)}): key each by "
+                                "its web address")
+    raise AgentsConfigError(f"agents file {config.path}: key nodes.{key!r} names no NodeManager the "
+                            f"ResourceManager lists (it lists: {listed})")
+
+
+def _expand(pattern: str, node: Node) -> str:
+    return pattern.format(host=node.host or node.http_address.rsplit(":", 1)[0])
+
+
+def agents_file(given: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:
+    """The rule: (the agents file, where it came from): ``--agents``, else ``$SCHEDBRIDGE_AGENTS``;
+    (None, "") if neither names one."""
+    environ = os.environ if environ is None else environ
+    if given is not None:
+        return given, "--agents"
+    if environ.get(ENV_VAR):
+        return Path(environ[ENV_VAR]), f"${ENV_VAR}"
+    return None, ""
+
+
+def load(path: Path, origin: str = "agents file") -> AgentsConfig:
+    """Read and check an agents file; ``AgentsConfigError`` names the file, the key or the line."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise AgentsConfigError(f"{origin} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise AgentsConfigError(f"agents file {path}: not UTF-8 text ({exc.reason})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise AgentsConfigError(f"agents file {path}: {exc}") from None  # tomllib's message has the line
+    return _parse(path, data)
+
+
+def _parse(path: Path, data: dict[str, Any]) -> AgentsConfig:
+    def fail(key: str, why: str) -> AgentsConfigError:
+        return AgentsConfigError(f"agents file {path}: key {key!r}: {why}")
+
+    if unknown := sorted(set(data) - KEYS):
+        raise fail(unknown[0], f"unknown key (known: {', '.join(sorted(KEYS))})")
+    if "token_file" not in data:
+        raise fail("token_file", "missing: the file holding the token the agents were started with")
+    token_file = _path(path, data["token_file"], fail("token_file", "must be a file name (a string)"))
+    url = data.get("url")
+    if url is not None:
+        url = _url(url, lambda why: fail("url", why), pattern=True)
+    nodes = data.get("nodes", {})
+    if not isinstance(nodes, dict):
+        raise fail("nodes", "must be a table of NodeManager = agent URL")
+    checked = {str(k): _url(v, lambda why, k=k: fail(f"nodes.{k}", why)) for k, v in nodes.items()}
+    if url is None and not checked:
+        raise AgentsConfigError(f"agents file {path}: no agents: give a url pattern "
+                                "(url = \"http://{host}:8478\") or a [nodes] table")
+    timeout = data.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 600:
+        raise fail("timeout_s", f"must be a number of seconds in (0, 600], got {timeout!r}")
+    record = data.get("vcores_record")
+    record_path = None if record is None else _path(path, record, fail("vcores_record", "must be a file name"))
+    return AgentsConfig(path, token_file, url, checked, float(timeout), record_path)
+
+
+def _path(config: Path, value: object, error: AgentsConfigError) -> Path:
+    """A file named in the agents file: ``~`` expanded, relative to the agents file's directory."""
+    if not isinstance(value, str) or not value:
+        raise error
+    return (config.parent / Path(value).expanduser()).absolute()
+
+
+def _url(value: object, fail: Any, pattern: bool = False) -> str:
+    """An http(s) URL with a host; a pattern may hold ``{host}`` and no other placeholder."""
+    if not isinstance(value, str):
+        raise fail(f"must be a URL (a string), got {value!r}")
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(value) if name is not None}
+    except ValueError as exc:
+        raise fail(f"{value!r}: {exc}") from None
+    if fields and not pattern:
+        raise fail(f"{value!r}: placeholders are for the url pattern only")
+    if bad := fields - PLACEHOLDERS:
+        raise fail(f"{value!r}: unknown placeholder {{{sorted(bad)[0]}}} (only {{host}})")
+    parts = urlsplit(value.replace("{host}", "host"))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise fail(f"{value!r} is not an http(s) URL with a host")
+    return value.rstrip("/")
+
+
+def default_vcores_record(rm_url: str) -> Path:
+    """Where a run against the RM at ``rm_url`` keeps the NodeManagers' original vcores (one file per
+    cluster, so that a record left by a killed run is found by the next run on that cluster only)."""
+    digest = hashlib.sha256(rm_url.encode()).hexdigest()[:12]
+    return Path.home() / ".schedbridge" / f"vcores-original-{digest}.json"
+
+
+def connect(config: AgentsConfig, rm: NodeList) -> dict[str, AgentClient]:
+    """A client of every RUNNING NodeManager's agent, keyed by the NM's web address, each checked to
+    answer (``preflight``); ``AgentsConfigError`` names every node whose agent does not."""
+    urls = config.urls(rm.nodes())
+    if not urls:
+        raise AgentsConfigError("the ResourceManager lists no RUNNING NodeManager")
+    token = config.token()
+    agents = {node: AgentClient(url, token, timeout_s=config.timeout_s) for node, url in sorted(urls.items())}
+    try:
+        preflight(agents, config.path)
+    except AgentsConfigError:
+        for agent in agents.values():
+            agent.close()
+        raise
+    return agents
+
+
+def preflight(agents: Mapping[str, AgentClient], source: Path | str) -> None:
+    """Ask every agent for its node at once (each call within the client's timeout); every agent
+    that does not answer, refuses the token or cannot reach its NodeManager is named together."""
+    def ask(item: tuple[str, AgentClient]) -> str:
+        node, agent = item
+        try:
+            answer = agent.node()
+        except AgentError as exc:
+            return f"{node}: {type(exc).__name__}: {exc}"
+        if answer.get("nodemanager_reachable") is False:
+            return f"{node}: the agent at {agent.base_url} cannot reach its NodeManager"
+        return ""
+
+    with ThreadPoolExecutor(max_workers=max(1, min(32, len(agents)))) as pool:
+        problems = [p for p in pool.map(ask, sorted(agents.items())) if p]
+    if problems:
+        raise AgentsConfigError(f"node agents of {source}: {len(problems)} of {len(agents)} not usable: "
+                                + "; ".join(problems))
