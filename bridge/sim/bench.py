@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import resource
+import tempfile
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -106,9 +108,19 @@ def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yaho
               help="offered load (yahoo only; google keeps its native arrival rate)")
 @click.option("--policy", "policies", multiple=True, help="policy to run (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per policy")
+@click.option("--baseline", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="another tree (e.g. `git archive COMMIT | tar -x -C DIR`): run it and this tree side by "
+                   "side, alternating, and compare CPU time, peak RSS and the jobs' percentiles")
+@click.option("--repeat", type=click.IntRange(1), default=1, show_default=True,
+              help="with --baseline: runs per policy and tree")
+@click.option("--same-policies", is_flag=True,
+              help="with --baseline: this tree's engine runs the baseline's policies package (engine-only change)")
+@click.option("--tolerance", type=FiniteFloat(0, 1), default=0.05, show_default=True,
+              help="with --baseline: largest relative change of a short/long p50/p90/p99 that passes")
 def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies: tuple[str, ...],
-        as_json: bool) -> None:
-    """Simulated events/s, wall time and peak memory on a fixed Yahoo- or Google-sized trace."""
+        as_json: bool, baseline: Path | None, repeat: int, same_policies: bool, tolerance: float) -> None:
+    """Simulated events/s, wall time and peak memory on a fixed Yahoo- or Google-sized trace;
+    with --baseline, this tree against another, side by side."""
     from policies.registry import default_registry
 
     known = default_registry().names()
@@ -126,6 +138,10 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
                + (f", load ~{load}" if trace == "yahoo" else "")
                + f" (generated in {time.perf_counter() - t0:.1f}s)", err=True)
     del jobs
+    if baseline is not None:
+        _side_by_side(baseline.resolve(), policies or DEFAULT_POLICIES, n_jobs, nodes, load, trace, repeat,
+                      same_policies, tolerance, as_json)
+        return
     for p in policies or DEFAULT_POLICIES:
         child = f"from bridge.sim.bench import _child; _child({p!r}, {n_jobs}, {nodes}, {load}, {trace!r})"
         proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
@@ -139,3 +155,30 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
                        f"cpu {row['cpu_s']:>7.2f} s  {row['events_per_cpu_s']:>8} ev/cpu-s  "
                        f"peak RSS {row['peak_rss_mb']:>7.1f} MB  unfinished {row['unfinished']}  "
                        f"kernel floor {row['kernel_floor_us_per_event']} us/event")
+
+
+def _side_by_side(baseline: Path, policies: Sequence[str], n_jobs: int, nodes: int, load: float, trace: str,
+                  repeat: int, same_policies: bool, tolerance: float, as_json: bool) -> None:
+    """``--baseline``: both trees, alternating, one summary per policy (see ``bridge.sim.sidebyside``)."""
+    from bridge.sim.sidebyside import Side, compare, differing_policy_files, policies_only
+
+    here = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory(prefix="schedbridge-bench-") as tmp:
+        new = Side("new", here, policies_only(baseline, Path(tmp)) if same_policies else None)
+        differ = [] if same_policies else differing_policy_files(baseline, here)
+        click.echo(f"old: {baseline}\nnew: {here}" + (" with the old tree's policies" if same_policies else "")
+                   + f"\npolicy files that differ between the two sides: {', '.join(differ) or 'none'}", err=True)
+        rows = compare((Side("old", baseline), new), policies, n_jobs, nodes, load, trace, repeat, tolerance,
+                       lambda line: click.echo(line, err=True))
+    for row in rows:
+        row["policy_files_differ"] = differ
+        if as_json:
+            click.echo(json.dumps(row))
+            continue
+        verdict = "ok" if row["percentiles_ok"] else "OVER: " + "; ".join(row["percentiles_over_tolerance"])
+        click.echo(f"{row['policy']:10} sim CPU old {row['old_sim_cpu_s']} new {row['new_sim_cpu_s']} "
+                   f"-> {row['speedup_sim_cpu']}x (process {row['speedup_proc_cpu']}x, "
+                   f"pairs {row['speedup_per_pair']})  "
+                   f"peak RSS {row['old_peak_rss_mb']} -> {row['new_peak_rss_mb']} MB  events {row['old_events']} -> "
+                   f"{row['new_events']}  percentiles: largest change {row['percentiles_worst_rel_diff']:.2%} "
+                   f"(tolerance {tolerance:.0%}) {verdict}")
