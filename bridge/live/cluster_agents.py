@@ -17,6 +17,11 @@ policy host) the Spark conf ``spark.schedbridge.agents``. ``connect`` maps every
 the RM lists to a client of its agent and asks each agent for its node (``GET /v1/node``) before
 anything else happens, so a wrong URL, a wrong token or an agent that is down stops the run at once
 with every such node named, never midway or by hanging.
+
+``agents_for`` is the one entry point of a preempting run (``replay --preempt``, ``sim-vs-live
+--preempt``): the configured agents when a file is given, else, on the local testbed only, one agent
+per NodeManager started for the run (``bridge.live.local_agents``); either way the run gets a mapping
+NodeManager -> agent client and goes on along the same path.
 """
 from __future__ import annotations
 
@@ -25,17 +30,23 @@ import os
 import stat
 import string
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+import click
+
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import AgentError
 from bridge.agent.server import MIN_TOKEN_LEN
+from bridge.live.local_agents import require_root, start_local_agents
+from bridge.testbed.layout import ClusterLayout, default_layout
 from yarnclient.models import Node
+from yarnclient.resourcemanager import ResourceManagerClient
 
 ENV_VAR = "SCHEDBRIDGE_AGENTS"
 SPARK_CONF_KEY = "spark.schedbridge.agents"
@@ -125,12 +136,18 @@ def agents_file(given: Path | None, environ: Mapping[str, str] | None = None) ->
     return None, ""
 
 
+def agents_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--agents FILE`, spelt and explained the same in every command that preempts."""
+    return click.option("--agents", type=click.Path(dir_okay=False, path_type=Path), help=OPTION_HELP)(function)
+
+
 def load(path: Path, origin: str = "agents file") -> AgentsConfig:
-    """Read and check an agents file; ``AgentsConfigError`` names the file, the key or the line."""
+    """Read and check an agents file; ``AgentsConfigError`` names the file, the key or the line
+    (``origin``, e.g. "--agents", says where an unreadable file's name came from)."""
     try:
         data = tomllib.loads(path.read_text())
     except OSError as exc:
-        raise AgentsConfigError(f"{origin} {path}: {exc.strerror or exc}") from None
+        raise AgentsConfigError(f"agents file {path} (from {origin}): {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise AgentsConfigError(f"agents file {path}: not UTF-8 text ({exc.reason})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -232,3 +249,72 @@ def preflight(agents: Mapping[str, AgentClient], source: Path | str) -> None:
     if problems:
         raise AgentsConfigError(f"node agents of {source}: {len(problems)} of {len(agents)} not usable: "
                                 + "; ".join(problems))
+
+
+class NodeAgents(Protocol):
+    """Where a preempting run's node agents come from; ``agents_for`` picks one."""
+
+    rm: ResourceManagerClient   # the cluster's RM, as the agents' NodeManagers are named by it
+    vcores_record: Path         # where the run keeps the NodeManagers' original vcores
+    origin: str                 # for the line a command prints: which agents, from where
+
+    def prepare(self) -> None:
+        """Everything that can be checked before anything is submitted; raises naming the mistake."""
+
+    def open(self, stack: ExitStack, app_id: str, work: Path) -> dict[str, AgentClient]:
+        """The agents for application ``app_id``'s run, keyed by NodeManager web address; ``stack``
+        releases them (and stops whatever was started for the run)."""
+
+
+class ConfiguredAgents:
+    """The agents an agents file names: running already, as services on the NodeManager hosts."""
+
+    def __init__(self, config: AgentsConfig, rm: ResourceManagerClient, rm_url: str, origin: str) -> None:
+        self.config, self.rm = config, rm
+        self.vcores_record = config.vcores_record or default_vcores_record(rm_url)
+        self.origin = f"node agents from {origin} {config.path}"
+        self._agents: dict[str, AgentClient] | None = None
+
+    def prepare(self) -> None:
+        self._agents = connect(self.config, self.rm)
+
+    def open(self, stack: ExitStack, app_id: str, work: Path) -> dict[str, AgentClient]:
+        agents = self._agents if self._agents is not None else connect(self.config, self.rm)
+        self._agents = None  # a second run asks the agents again
+        for agent in agents.values():
+            stack.callback(agent.close)
+        return agents
+
+
+class LocalTestbedAgents:
+    """The local testbed without an agents file: one agent per NodeManager, started for the run on
+    this host (as root) and stopped with it (``bridge.live.local_agents``)."""
+
+    def __init__(self, layout: ClusterLayout, label: str) -> None:
+        self.layout, self.label = layout, label
+        self.rm = ResourceManagerClient(layout.rm_url, user=layout.user)
+        self.vcores_record = layout.vcores_record
+        self.origin = "node agents started for the run on the local testbed"
+
+    def prepare(self) -> None:
+        require_root()
+
+    def open(self, stack: ExitStack, app_id: str, work: Path) -> dict[str, AgentClient]:
+        return start_local_agents(stack, self.layout, self.rm, app_id, work, self.label)
+
+
+def agents_for(rm: ResourceManagerClient, rm_url: str, given: Path | None = None,
+               environ: Mapping[str, str] | None = None, label: str = "replay") -> NodeAgents:
+    """The node agents of the cluster whose RM is ``rm`` (at ``rm_url``): those of the agents file
+    (``--agents``, else ``$SCHEDBRIDGE_AGENTS``), else, on the local testbed, agents started for the
+    run (``label`` names their records for `schedbridge testbed restore`). Any other cluster without
+    an agents file is an error saying how to give one. Nothing is contacted yet (``prepare`` does)."""
+    path, origin = agents_file(given, environ)
+    if path is not None:
+        return ConfiguredAgents(load(path, origin), rm, rm_url, origin)
+    layout = default_layout()
+    if rm_url == layout.rm_url:
+        return LocalTestbedAgents(layout, label)
+    raise AgentsConfigError(f"preemption on the cluster at {rm_url} needs its node agents (`schedbridge agent` "
+                            f"on every NodeManager host): name them in an agents file given as --agents FILE "
+                            f"or ${ENV_VAR} (docs/node-agent.md, 'Agents of a cluster')")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 import sparkplugin
+from bridge.live.cluster_agents import agents_option
 from bridge.options import KeyValue, OutputPath, pairs_to_dict, param_option, renamed_option
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay import policy as policies
@@ -46,22 +47,24 @@ def _results_dir(results: Path | None, workload: str, policy: str, mode: str) ->
 
 
 def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None,
-               conf_dir: Path | None, conf: dict[str, str],
-               preempt: bool = False) -> tuple[ReplayPlan, ResourceManagerClient]:
-    """Validate everything and prepare the inputs; nothing is submitted yet."""
+               conf_dir: Path | None, conf: dict[str, str], preempt: bool = False,
+               agents_file: Path | None = None) -> tuple[ReplayPlan, ResourceManagerClient]:
+    """Validate everything (with ``preempt``, every node agent answers) and prepare the inputs;
+    nothing is submitted yet."""
     workload = load_workload(workload_path)
     submissions = expand(workload)
     policies.check(policy, conf, preempt)
     target = resolve(conf_dir)
     announce("replay", target)
-    if preempt:
-        preemption.check(policy, mode, target, conf)
+    agents = preemption.check(policy, mode, target, conf, agents_file) if preempt else None
+    if agents is not None:
+        click.echo(f"replay: {agents.origin}", err=True)
     rm = target.rm_client()
     rm.info()  # fails fast, with the RM's address (every RM's, with HA), when the cluster is down
     click.echo(f"replay: preparing {len(workload.inputs)} input(s) in HDFS", err=True)
     inputs = prepare_inputs(workload.inputs, target.webhdfs_url, target.fs_default)
     plan = ReplayPlan(workload.name, workload.seed, policy, mode, submissions, inputs, target,
-                      _results_dir(results, workload.name, policy, mode), conf, preempt)
+                      _results_dir(results, workload.name, policy, mode), conf, agents)
     return plan, rm
 
 
@@ -81,13 +84,17 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
               help="Extra Spark setting (repeatable), e.g. spark.executor.instances=2.")
 @click.option("--preempt", is_flag=True,
               help="Run the policy's node scheduler on real containers (kairos): node agents resize "
-                   "them. Local testbed, shared mode, as root; see docs/replay.md.")
+                   "them (those of --agents; without it, on the local testbed as root, agents started "
+                   "for the run). Shared mode; see docs/replay.md.")
+@agents_option
 def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf_dir: Path | None,
-           params: dict[str, str], conf: dict[str, str], preempt: bool) -> None:
+           params: dict[str, str], conf: dict[str, str], preempt: bool, agents: Path | None) -> None:
     """Submit every job of WORKLOAD at its arrival time and record what happens."""
     settings = spark_settings(conf, params)
     try:
-        plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt)
+        if agents is not None and not preempt:
+            raise click.BadParameter("the node agents are for --preempt only", param_hint="--agents")
+        plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt, agents)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
     state = Replay(plan, rm).run()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from bridge.live.cluster_agents import NodeAgents
 from bridge.replay import child
 from bridge.replay.jobs import run_job
 from bridge.replay.policy import open_session, submit_command
@@ -53,14 +54,15 @@ class SharedApplication:
     """Jobs as concurrent Spark jobs of one long-running application (the Sparrow/Eagle setting)."""
 
     def __init__(self, policy: str, conf: dict[str, str], env: dict[str, str],
-                 inputs: dict[str, str], preempt_work: Path | None = None) -> None:
-        """``preempt_work``: run the policy's node scheduler live (`--preempt`), its files there."""
+                 inputs: dict[str, str], preempt: tuple[NodeAgents, Path] | None = None) -> None:
+        """``preempt``: run the policy's node scheduler live (`--preempt`) through these agents, its
+        files in that directory."""
         os.environ.update(env)  # read by the Spark JVM that the session launches
         self._preemptive: PreemptiveSession | None = None
-        if preempt_work is None:
+        if preempt is None:
             self.spark = open_session(policy, conf, conf["spark.app.name"])
         else:
-            self._preemptive = PreemptiveSession(policy, conf, conf["spark.app.name"], preempt_work)
+            self._preemptive = PreemptiveSession(policy, conf, conf["spark.app.name"], preempt[1], preempt[0])
             self.spark = self._preemptive.spark
         self._warm_up()
         self._inputs = inputs

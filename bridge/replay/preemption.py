@@ -9,10 +9,11 @@ containers' CPU as the policy's ``Suspend``/``Resume`` decide.
 
 N is the shared mode's executors per NodeManager unless `--param node_cores=...`
 says otherwise; the policy's live defaults (``Preempts.live``; Kairos: Q = 1, W = 5 s, our reading
-for a 2-core testbed) are overridden by `--param <param>=...`. The replay starts
-the agents itself, so this works on the local testbed, as root; on another cluster, or in per-job
-mode (where every application would have its own node scheduler), it is refused before anything
-is submitted.
+for a 2-core testbed) are overridden by `--param <param>=...`. The agents are those of
+``bridge.live.cluster_agents.agents_for``: an agents file's (``--agents``, ``$SCHEDBRIDGE_AGENTS``)
+on any cluster, else, on the local testbed as root, agents the replay starts itself. Every agent is
+asked to answer before anything is submitted; per-job mode (where every application would have its
+own node scheduler) is refused then too.
 """
 from __future__ import annotations
 
@@ -25,30 +26,29 @@ from tqdm import tqdm
 
 import sparkplugin
 from bridge.live import spark_inprocess
-from bridge.live.local_agents import require_root, start_local_agents
+from bridge.live.cluster_agents import NodeAgents, agents_for
 from bridge.live.node_engine import live_params, node_preemption
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_engine import engine_settings
 from bridge.live.spark_host import PolicyHost
 from bridge.replay.target import ClusterTarget
-from bridge.testbed.layout import default_layout
-from yarnclient import ResourceManagerClient
 
 NODE_CORES = "node_cores"
 
 
-def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str]) -> None:
-    """Refuse, with the reason, what `--preempt` cannot do; nothing has started yet."""
+def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str],
+          agents_file: Path | None = None) -> NodeAgents:
+    """Refuse, with the reason, what `--preempt` cannot do, and find the cluster's node agents
+    (every one must answer); nothing has been submitted yet."""
     settings = policy_settings(policy, conf)  # a policy that does not preempt: the error names those that do
     if mode != "shared":
         raise ValueError("--preempt needs --mode shared: one node scheduler must see every job")
-    if target.rm_url != default_layout().rm_url:
-        raise ValueError("--preempt starts node agents on this host, so it runs only against the local "
-                         "testbed; on a real cluster, run `schedbridge agent` on each NodeManager host")
     if int(settings.pop(NODE_CORES, "1")) < 1:
         raise ValueError(f"{NODE_CORES} must be at least 1")
     engine_settings(policy, settings)  # unknown or impossible parameters: the registry's error names them
-    require_root()
+    agents = agents_for(target.rm_client(), target.rm_url, agents_file)
+    agents.prepare()
+    return agents
 
 
 def policy_settings(policy: str, conf: Mapping[str, str]) -> dict[str, str]:
@@ -63,21 +63,21 @@ class PreemptiveSession:
     (restoring a dead agent's containers from its state file), writes the preemption commands it
     applied to ``work/preemption.json`` and prints one line on those that failed."""
 
-    def __init__(self, policy: str, conf: dict[str, str], app_name: str, work: Path) -> None:
-        layout = default_layout()
+    def __init__(self, policy: str, conf: dict[str, str], app_name: str, work: Path, agents: NodeAgents) -> None:
+        """``agents``: what `check` returned (prepared)."""
         self._work = work
         self._stack, self._agents = ExitStack(), ExitStack()
         self.preemptor = ContainerPreemptor({})
-        rm = ResourceManagerClient(layout.rm_url, user=layout.user)
+        rm = agents.rm
         nodes = sorted(n.http_address for n in rm.nodes(states=["RUNNING"]))
         if not nodes:
-            raise ValueError(f"no RUNNING NodeManager at {layout.rm_url}")
+            raise ValueError("the ResourceManager lists no RUNNING NodeManager")
         settings = policy_settings(policy, conf)
         default_cores = max(1, int(conf.get("spark.executor.instances", "4")) // len(nodes))
         cores = int(settings.pop(NODE_CORES, default_cores))
         try:
             planner = self._stack.enter_context(node_preemption(
-                rm, self.preemptor, nodes, cores, policy, settings, layout.vcores_record))
+                rm, self.preemptor, nodes, cores, policy, settings, agents.vcores_record))
             executors = (cores + planner.extra) * len(nodes)
             spark_conf = {**{k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)},
                           **sparkplugin.policy_conf(settings),  # what the planner runs with
@@ -85,8 +85,7 @@ class PreemptiveSession:
                           "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
             self.spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=spark_conf, app_name=app_name)
             self._stack.callback(self.spark.stop)
-            self.preemptor.agents.update(start_local_agents(
-                self._agents, layout, rm, self.spark.sparkContext.applicationId, work, "replay"))
+            self.preemptor.agents.update(agents.open(self._agents, self.spark.sparkContext.applicationId, work))
         except BaseException:
             self.close()
             raise

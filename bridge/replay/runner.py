@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from bridge.live.cluster_agents import NodeAgents
 from bridge.replay.eventlog import logging_conf, read_logs
 from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
 from bridge.replay.policy import STOCK
@@ -45,7 +46,11 @@ class ReplayPlan:
     target: ClusterTarget
     results: Path
     extra_conf: dict[str, str]
-    preempt: bool = False   # run the policy's node scheduler on real containers (`--preempt`)
+    agents: NodeAgents | None = None  # `--preempt`: the policy's node scheduler on real containers, through these
+
+    @property
+    def preempt(self) -> bool:
+        return self.agents is not None
 
 
 def spark_conf(plan: ReplayPlan, run_tag: str) -> dict[str, str]:
@@ -113,7 +118,7 @@ def make_launcher(plan: ReplayPlan, conf: dict[str, str]) -> Launcher:
     """The launcher of the plan's mode (a shared application starts here, before time 0)."""
     if plan.mode == "shared":
         return SharedApplication(plan.policy, conf, plan.target.env, plan.inputs,
-                                 plan.results if plan.preempt else None)
+                                 None if plan.agents is None else (plan.agents, plan.results))
     return PerJobApplications(plan.policy, conf, plan.target.env, plan.inputs, plan.results / "logs")
 
 
@@ -196,7 +201,8 @@ class Replay:
         meta = self._meta(state)
         write_meta(self.plan.results, meta)
         plugin = meta["plugin"]
-        if isinstance(plugin, dict) and plugin["fallback_rounds"]:
+        if isinstance(plugin, dict) and (plugin["fallback_rounds"] or plugin["failed_reports"]):
             tqdm.write(f"replay: {plugin['fallback_rounds']} offer round(s) fell back to Spark's own scheduling "
                        f"({plugin['fallback_tasks']} of {plugin['placed_tasks'] + plugin['fallback_tasks']} "
-                       f"tasks; last: {plugin['last_failure']}); see meta.json")
+                       f"tasks) and {plugin['failed_reports']} report(s) failed (last: {plugin['last_failure']}); "
+                       "see meta.json")

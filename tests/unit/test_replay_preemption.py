@@ -26,8 +26,9 @@ def test_per_job_mode_is_refused() -> None:
         preemption.check("kairos", "per-job", target(), {})
 
 
-def test_a_cluster_other_than_the_local_testbed_is_refused() -> None:
-    with pytest.raises(ValueError, match="only against the local testbed"):
+def test_a_cluster_other_than_the_local_testbed_needs_an_agents_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCHEDBRIDGE_AGENTS", raising=False)
+    with pytest.raises(ValueError, match=r"http://rm.example:8088 needs its node agents.*--agents FILE"):
         preemption.check("kairos", "shared", target("http://rm.example:8088"), {})
 
 
