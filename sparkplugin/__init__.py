@@ -22,7 +22,7 @@ VALUE_FORMS = {FLAG: "true or false", COUNT: "a positive integer",
 # The one list of them in Python: the preflight checks and the refusals below are derived from it.
 PLUGIN_KEYS: dict[str, str] = {
     "policy": TEXT, "endpoint": TEXT, "token": TEXT, "token.file": TEXT, "python": TEXT, "host.log": TEXT,
-    "stats.file": TEXT, "fallback": FLAG, "max.kills.per.round": COUNT, "max.kills.per.task": COUNT,
+    "agents": TEXT, "stats.file": TEXT, "fallback": FLAG, "max.kills.per.round": COUNT, "max.kills.per.task": COUNT,
     "deadline": DURATION, "io.timeout": DURATION, "retry.wait": DURATION, "revive.interval": DURATION,
     "start.timeout": DURATION, "hold.max": DURATION}
 # Integer milliseconds became Spark time strings under new names: the old name -> the new.

@@ -25,6 +25,7 @@ NodeManager -> agent client and goes on along the same path.
 """
 from __future__ import annotations
 
+import getpass
 import hashlib
 import os
 import stat
@@ -205,6 +206,13 @@ def _url(value: object, fail: Any, pattern: bool = False) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise fail(f"{value!r} is not an http(s) URL with a host")
     return value.rstrip("/")
+
+
+def hadoop_user(environ: Mapping[str, str] | None = None) -> str:
+    """Who the RM's writes (the vcores raise) act as under simple authentication: Hadoop's own rule,
+    ``$HADOOP_USER_NAME`` else the login name."""
+    environ = os.environ if environ is None else environ
+    return environ.get("HADOOP_USER_NAME") or getpass.getuser()
 
 
 def default_vcores_record(rm_url: str) -> Path:

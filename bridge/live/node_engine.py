@@ -18,19 +18,21 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from bridge.cluster.state import Pausing
 from bridge.live.container_commands import ContainerCommands
 from bridge.live.node_capacity import NodeResources, RaisedVcores
 from bridge.live.node_containers import NodeContainers
 from bridge.live.preemption import ContainerPreemptor
-from bridge.live.spark_engine import SLOT_RESOURCE, EnginePlanner, World
+from bridge.live.spark_engine import SLOT_RESOURCE, EngineParams, EnginePlanner, World
 from bridge.live.spark_protocol import LiveEvent, OfferRound, Placement
 from bridge.live.spark_state import AppState, LiveCluster
 from policies import registry
 from policies.api import ClusterSpec, PolicyEnv
 
 log = logging.getLogger(__name__)
+NODE_CORES = "node_cores"  # N, a node's slots: a parameter of the node driver, not of the policy
 
 
 def preempting_policies() -> list[str]:
@@ -61,13 +63,18 @@ class NodePlanner(EnginePlanner):
     def __init__(self, name: str, params: Mapping[str, str], nodes: Sequence[str], cores: int,
                  preemptor: ContainerPreemptor, clock: Callable[[], float]) -> None:
         """``nodes``: the NodeManagers' web addresses as YARN reports them; ``cores``: N, the
-        slots of each; ``clock``: seconds (the policy's time; timers fire by it)."""
-        super().__init__(name, params)
+        slots of each; ``clock``: seconds (the policy's time; timers fire by it). ``params`` are
+        taken over the policy's live defaults (``live_params``)."""
+        super().__init__(name, live_params(name, params))
         self.extra = preempts(name).extra_tasks(self._config)
         self.nodes, self.cores, self._wall = list(nodes), cores, clock
         self.lock = threading.RLock()
         self.commands = ContainerCommands(preemptor, clock, self.lock)
         self.wake = threading.Event()
+
+    def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
+        """An application asking for ``params`` runs with the live defaults under them, as this does."""
+        return super().settings_for(live_params(self.name, params))
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         with self.lock:

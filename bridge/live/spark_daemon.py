@@ -16,9 +16,11 @@ import hmac
 import json
 import logging
 import os
+import signal
 import socketserver
 import threading
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -26,7 +28,10 @@ import click
 from bridge.options import FiniteFloat, param_option
 from bridge.live.spark_auth import DEFAULT_TOKEN_FILE, ensure_token_file, key_digest, new_nonce, proof
 from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_planners import make_planner
+from bridge.live.cluster_agents import agents_option
+from bridge.live.node_engine import NodePlanner, preempting_policies
+from bridge.live.preempting_host import host_planners
+from bridge.replay.target import hadoop_conf_dir_option
 from bridge.live.spark_protocol import (MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ProtocolError, decode, encode_error,
                                         encode_hello_reply)
 
@@ -172,20 +177,34 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
                    f"else {DEFAULT_TOKEN_FILE}).")
 @click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0),
               help="Seconds after an application's last connection closes before its state is dropped.")
+@agents_option
+@hadoop_conf_dir_option
 def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file: Path | None,
-          app_timeout: float) -> None:
-    """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT."""
+          app_timeout: float, agents: Path | None, hadoop_conf_dir: Path | None) -> None:
+    """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT.
+
+    A preempting policy (kairos, bigc, falcon, ...) with an agents file (--agents, $SCHEDBRIDGE_AGENTS)
+    suspends and resumes the applications' executor containers through the cluster's node agents;
+    the NodeManagers' vcores and every container are restored when the daemon stops."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    try:
-        planner = make_planner(policy, params)
-        token, source = _read_token(token_file)
-        daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout)
-    except (ValueError, OSError) as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"schedbridge serve: policy {planner.name} on tcp://{bind}:{daemon.server_address[1]} "
-               f"(token from {source})", err=True)
-    with daemon:
+    signal.signal(signal.SIGTERM, _stop)  # restore the cluster on a service manager's stop too
+    with ExitStack() as stack:
         try:
-            daemon.serve_forever()
-        except KeyboardInterrupt:
-            pass
+            planner = host_planners(stack, agents, hadoop_conf_dir)(policy, params)
+            token, source = _read_token(token_file)
+            daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout)
+        except (ValueError, OSError) as e:
+            raise click.ClickException(str(e)) from None
+        how = (f"preempting on {len(planner.nodes)} NodeManager(s) through their agents, N = {planner.cores}"
+               if isinstance(planner, NodePlanner) else "placement only" if policy in preempting_policies() else "")
+        click.echo(f"schedbridge serve: policy {planner.name} on tcp://{bind}:{daemon.server_address[1]} "
+                   f"(token from {source}){'; ' + how if how else ''}", err=True)
+        with daemon:
+            try:
+                daemon.serve_forever()
+            except KeyboardInterrupt:
+                pass
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # serve_forever returns; the ExitStack restores what the policy changed

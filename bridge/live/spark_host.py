@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -121,8 +121,11 @@ class PolicyHost:
     Without a planner, the first application to attach chooses it (the host the plugin starts
     beside one driver); later attaches must ask for the same policy and settings."""
 
-    def __init__(self, planner: RoundPlanner | None = None, history: int = 10_000) -> None:
+    def __init__(self, planner: RoundPlanner | None = None, history: int = 10_000,
+                 make: Callable[[str, Mapping[str, str]], RoundPlanner] = make_planner) -> None:
+        """``make`` builds the planner from the first attach (a host without ``planner``)."""
         self.planner = planner
+        self._make = make
         self.cluster = LiveCluster()
         self.decisions: deque[DecisionRecord] = deque(maxlen=history)
         self._lock = threading.Lock()
@@ -231,7 +234,7 @@ class PolicyHost:
         with self._lock:
             if self.planner is None:
                 try:
-                    self.planner = make_planner(request.policy, request.params)
+                    self.planner = self._make(request.policy, request.params)
                 except ValueError as e:
                     return self._refuse(app, str(e))
             elif (why := refusal(self.planner, request)) is not None:

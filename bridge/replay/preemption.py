@@ -26,14 +26,12 @@ from tqdm import tqdm
 
 import sparkplugin
 from bridge.live import spark_inprocess
-from bridge.live.cluster_agents import NodeAgents, agents_for
-from bridge.live.node_engine import live_params, node_preemption
+from bridge.live.cluster_agents import NodeAgents, agents_for, hadoop_user
+from bridge.live.node_engine import NODE_CORES, live_params, node_preemption
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_engine import engine_settings
 from bridge.live.spark_host import PolicyHost
 from bridge.replay.target import ClusterTarget
-
-NODE_CORES = "node_cores"
 
 
 def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str],
@@ -46,7 +44,7 @@ def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str]
     if int(settings.pop(NODE_CORES, "1")) < 1:
         raise ValueError(f"{NODE_CORES} must be at least 1")
     engine_settings(policy, settings)  # unknown or impossible parameters: the registry's error names them
-    agents = agents_for(target.rm_client(), target.rm_url, agents_file)
+    agents = agents_for(target.rm_client(user=hadoop_user()), target.rm_url, agents_file)
     agents.prepare()
     return agents
 

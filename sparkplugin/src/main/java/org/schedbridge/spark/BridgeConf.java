@@ -43,6 +43,8 @@ public final class BridgeConf {
     public final String python;
     /** Where the {@code local} host logs (at INFO: every placement); empty: a temporary file, WARN only. */
     public final String hostLog;
+    /** The cluster's node agents file for the {@code local} host (a preempting policy); empty: $SCHEDBRIDGE_AGENTS. */
+    public final String agents;
     /** Where the counters are written as JSON when the application stops; empty: nowhere. */
     public final String statsFile;
     /** Budget for one offer round's policy call; past it the round falls back to Spark. */
@@ -70,6 +72,7 @@ public final class BridgeConf {
         fallback = keys.flag("fallback");
         python = keys.text("python", defaultPython(conf));
         hostLog = keys.text("host.log", "");
+        agents = keys.text("agents", "");
         statsFile = keys.text("stats.file", "");
         deadlineMs = keys.millis("deadline", "deadline.ms", "50ms");
         ioTimeoutMs = keys.millis("io.timeout", "io.timeout.ms", "2s");

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * handed over in its environment (never on its command line). It exits when its standard input
  * closes, which {@link #close} does when the application stops and the operating system does if
  * the driver dies. Its log goes to {@code spark.schedbridge.host.log}, else to an owner-only
- * temporary file removed at the end.
+ * temporary file removed at the end. {@code spark.schedbridge.agents} reaches it as
+ * {@code $SCHEDBRIDGE_AGENTS} (a preempting policy's node agents).
  */
 final class LocalPolicyHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LocalPolicyHost.class);
@@ -58,6 +59,9 @@ final class LocalPolicyHost implements AutoCloseable {
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().put("SCHEDBRIDGE_HOST_TOKEN", token);
         pb.environment().put("SCHEDBRIDGE_HOST_LOG_LEVEL", tempLog ? "WARNING" : "INFO");
+        if (!conf.agents.isEmpty()) { // a preempting policy's node agents (bridge.live.cluster_agents)
+            pb.environment().put("SCHEDBRIDGE_AGENTS", conf.agents);
+        }
         Process process;
         try {
             process = pb.start();

@@ -115,6 +115,6 @@ class BridgeConfTest {
     void anUnknownDottedKeyIsRefusedListingThePluginKeys() {
         String message = refusal("token.fle", "t");
         assertTrue(message.startsWith("schedbridge: unknown key spark.schedbridge.token.fle: the plugin's keys are "
-                + "deadline, endpoint, fallback, hold.max, host.log, io.timeout, "), message);
+                + "agents, deadline, endpoint, fallback, hold.max, host.log, io.timeout, "), message);
     }
 }
