@@ -10,7 +10,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from workloads.wordcount.inputgen import LINE_CHARS, write_input
-from workloads.wordcount.job import run, word_counts
+from workloads.wordcount.job import input_lines, run, word_counts
 
 
 @pytest.fixture(scope="module")
@@ -58,3 +58,9 @@ def test_run_writes_output(sc: SparkContext, text: Path, tmp_path: Path) -> None
     run(sc, str(text), reduces=2, output_path=str(tmp_path / "out"))
     written = sc.textFile(str(tmp_path / "out")).map(ast.literal_eval).collect()
     assert dict(written) == python_count(text)
+
+
+def test_one_block_input_is_one_map_task(sc: SparkContext, text: Path) -> None:
+    """200 kB is one block of the local file system (32 MB): one map task, not textFile's two."""
+    assert sc.textFile(str(text)).getNumPartitions() == 2  # what the job would get by default
+    assert input_lines(sc, str(text)).getNumPartitions() == 1

@@ -30,9 +30,17 @@ def _reduce_output(pair: tuple[str, int], extra_flops: int) -> tuple[str, int]:
     return pair
 
 
+def input_lines(sc: SparkContext, input_path: str) -> RDD:
+    """The text's lines in one partition (one map task) per input block.
+
+    `textFile` asks for at least min(default parallelism, 2) partitions, which splits a
+    one-block input into two map tasks; asking for one leaves the split at the block size."""
+    return sc.textFile(input_path, minPartitions=1)
+
+
 def word_counts(sc: SparkContext, input_path: str, reduces: int, extra_flops: int = 0) -> RDD:
     """(word, count) pairs of the text at `input_path`; one map task per input block."""
-    return (sc.textFile(input_path)
+    return (input_lines(sc, input_path)
             .flatMap(lambda line: _map_line(line, extra_flops))
             .reduceByKey(add, numPartitions=reduces)
             .map(lambda pair: _reduce_output(pair, extra_flops)))
