@@ -21,6 +21,7 @@ from bridge.testbed import hadoopconf
 from bridge.testbed.cgroupdelegate import delegate_cpu
 from bridge.testbed.cluster import Testbed
 from bridge.testbed.daemons import DaemonSpec
+from bridge.testbed.foreground import Command
 from bridge.testbed.layout import ClusterLayout, local_layout
 
 ROLES = ("namenode", "datanode", "resourcemanager", "nodemanager", "client")
@@ -108,17 +109,19 @@ def serve_command(policy: str) -> list[str]:
 
 
 def role_commands(role: str, layout: ClusterLayout, policy: str, token_file: Path,
-                  progress: Callable[[str], None]) -> list[list[str]]:
+                  progress: Callable[[str], None]) -> list[Command]:
     """Prepare this container for `role` (first-start format, cgroups, token) and return the
-    command lines to run in the foreground."""
+    commands to run in the foreground. The node agent starts once its NodeManager answers:
+    before that it could only warn that the NodeManager is unreachable."""
     if role == "client":
         ensure_token(token_file)
-        return [serve_command(policy)]
+        return [Command(serve_command(policy))]
     if role == "namenode":
         Testbed(layout).format_namenode_once(progress)
-    commands = [daemon_spec(role, layout).command(layout.log_dir)]
+    commands = [Command(daemon_spec(role, layout).command(layout.log_dir))]
     if role == "nodemanager":
         if delegate_cpu():
             progress("moved this container's processes to a leaf cgroup; cpu enabled for the agent")
-        commands.append(agent_command(layout, ensure_token(token_file)))
+        nm_info = f"http://127.0.0.1:{layout.nodemanagers[0].webapp_port}/ws/v1/node/info"
+        commands.append(Command(agent_command(layout, ensure_token(token_file)), after_url=nm_info))
     return commands

@@ -2,30 +2,52 @@
 
 A compose service is healthy only while all of its processes run: when the first one exits,
 the rest are stopped and the service exits with the first one's status, so Docker reports
-(and can restart) the failure. SIGTERM/SIGINT from `docker stop` are passed on to every process.
+(and restarts) the failure. SIGTERM/SIGINT from `docker stop` are passed on to every process.
+A process may wait for a URL of an earlier one to answer before it starts (the node agent
+for its NodeManager), so it never starts against a daemon that is not up yet.
 """
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
+from typing import NamedTuple
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def supervise(commands: Sequence[Sequence[str]], grace_s: float = 30.0) -> int:
-    """Start every command, wait for the first to exit, stop the others; return its exit code."""
+class Command(NamedTuple):
+    """One process of a container; `after_url`: start it only once that URL answers HTTP 200."""
+
+    argv: list[str]
+    after_url: str | None = None
+
+
+def supervise(commands: Sequence[Command], grace_s: float = 30.0, ready_timeout_s: float = 300.0) -> int:
+    """Start every command (each after its URL answers), wait for the first to exit, stop the
+    others; return its exit code. A URL that does not answer within `ready_timeout_s` stops the
+    first process, as a failure would."""
+    assert commands and commands[0].after_url is None, "the first command waits for nothing"
     procs: list[subprocess.Popen[bytes]] = []
+    stopping: list[int] = []
 
     def forward(signum: int, _frame: object) -> None:
+        stopping.append(signum)
         for proc in procs:
             if proc.poll() is None:
                 proc.send_signal(signum)
 
     for signum in STOP_SIGNALS:  # before starting anything: no signal may find a child unforwarded
         signal.signal(signum, forward)
-    procs.extend(subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL) for cmd in commands)
+    for command in commands:
+        if command.after_url and not _await_url(command.after_url, procs, stopping, ready_timeout_s):
+            break
+        procs.append(subprocess.Popen(command.argv, stdin=subprocess.DEVNULL))
     first = _wait_any(procs)
     for proc in procs:
         if proc is not first:
@@ -33,8 +55,33 @@ def supervise(commands: Sequence[Sequence[str]], grace_s: float = 30.0) -> int:
     return _exit_code(first.returncode)
 
 
+def _await_url(url: str, procs: list[subprocess.Popen[bytes]], stopping: list[int], timeout_s: float) -> bool:
+    """Poll `url` until it answers; False if a started process exits, a stop signal comes, or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while not stopping and all(proc.poll() is None for proc in procs):
+        if _answers(url):
+            return True
+        if time.monotonic() > deadline:
+            print(f"schedbridge: {url} did not answer within {timeout_s:.0f} s; stopping", file=sys.stderr)
+            procs[0].terminate()
+            return False
+        time.sleep(1.0)
+    return False
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as reply:
+            return bool(reply.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
 def _wait_any(procs: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     """The first of `procs` to exit, reaped through its Popen so that its returncode is set."""
+    for proc in procs:
+        if proc.poll() is not None:  # exited while a later command waited for its URL
+            return proc
     by_pid = {proc.pid: proc for proc in procs}
     while True:
         exited = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)  # look, do not reap yet

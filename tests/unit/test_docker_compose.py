@@ -59,8 +59,10 @@ def test_one_service_per_role_each_running_the_shared_entry_point(services: dict
     assert set(services) == set(compose.ROLES)
     for name, service in services.items():
         assert service["command"] == ["schedbridge", "testbed", "run-daemon", name]
-        assert service["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}
+        assert service["build"] == {"context": "..", "dockerfile": "docker/Dockerfile",
+                                    "args": {"BASE_IMAGE": "${SCHEDBRIDGE_BASE_IMAGE:-debian:bookworm-slim}"}}
         assert service["init"] is True
+        assert service["restart"] == "unless-stopped", name  # a daemon that dies comes back
 
 
 def test_nodemanager_is_one_scalable_service_with_its_agent_privileges(services: dict[str, dict]) -> None:
@@ -122,6 +124,39 @@ def test_only_documented_ports_are_published_and_only_on_loopback(services: dict
     assert {host_ip for host_ip, _ in published.values()} == {"127.0.0.1"}
 
 
+def _dotenv() -> dict[str, str]:
+    lines = (DOCKER / ".env").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def test_dotenv_holds_each_setting_at_the_compose_files_own_default() -> None:
+    """docker/.env keeps the settings across `up`s; with it or without it the cluster is the same."""
+    text = (DOCKER / "docker-compose.yml").read_text()
+    defaults = dict(re.findall(r"\$\{(\w+):-([^}]*)\}", text))
+    assert _dotenv() == defaults
+    assert all("#" not in value and value == value.strip() for value in _dotenv().values())  # Compose v1 reads it
+
+
+def test_unprivileged_override_gives_the_agent_a_writable_cgroup_tree_without_privileged() -> None:
+    override = yaml.safe_load((DOCKER / "docker-compose.unprivileged.yml").read_text())["services"]
+    assert set(override) == {"nodemanager"}
+    assert override["nodemanager"]["privileged"] is False
+    assert override["nodemanager"]["volumes"] == ["/sys/fs/cgroup:/sys/fs/cgroup:rw"]
+    assert "cap_add" not in override["nodemanager"]  # Docker's default capabilities suffice
+
+
+def test_the_client_finds_the_nodemanagers_agents_out_of_the_box(services: dict[str, dict]) -> None:
+    from bridge.agent.cli import DEFAULT_PORT
+    from bridge.live.cluster_agents import load
+
+    image_path = Path(services["client"]["environment"]["SCHEDBRIDGE_AGENTS"])
+    workdir = Path([args for op, args in _dockerfile() if op == "WORKDIR"][-1])
+    assert image_path.parent.parent == workdir  # the checkout's docker/agents.toml, copied into the image
+    config = load(DOCKER / image_path.name)
+    assert config.token_file == compose.TOKEN_FILE and config.url == f"http://{{host}}:{DEFAULT_PORT}"
+    assert "SCHEDBRIDGE_AGENTS" not in services["nodemanager"].get("environment", {})
+
+
 def test_no_service_shares_a_host_namespace(services: dict[str, dict]) -> None:
     for name, service in services.items():
         for key in ("network_mode", "pid", "ipc", "userns_mode", "uts"):
@@ -130,6 +165,31 @@ def test_no_service_shares_a_host_namespace(services: dict[str, dict]) -> None:
 
 
 # --- the image: the same set-up entry point as make ------------------------------------------------
+def test_the_build_needs_no_registry_but_package_registries() -> None:
+    text = (DOCKER / "Dockerfile").read_text()
+    assert not re.search(r"^#\s*syntax\s*=", text, re.MULTILINE | re.IGNORECASE)  # a frontend image to pull
+    froms = [args for op, args in _dockerfile() if op == "FROM"]
+    assert all(args.startswith("${BASE_IMAGE}") for args in froms), froms
+    assert "ARG BASE_IMAGE=debian:bookworm-slim" in text
+    assert "--mount=type=secret,id=ca-bundle" in text
+    for name in ("APT_MIRROR", "PIP_INDEX_URL", "MAVEN_MIRROR_URL"):
+        assert f"ARG {name}" in text
+    assert "--build-arg BASE_IMAGE" in (DOCKER / "README.md").read_text()
+
+
+def test_runtime_image_sets_pyspark_python_and_has_ps() -> None:
+    stage = _dockerfile()
+    runtime = stage[max(i for i, (op, _) in enumerate(stage) if op == "FROM"):]
+    envs = " ".join(args for op, args in runtime if op == "ENV")
+    assert "PYSPARK_PYTHON=/opt/schedbridge/.venv/bin/python" in envs  # YARN containers lack the image's PATH
+    assert "procps" in " ".join(args for op, args in runtime if op == "RUN")
+
+
+def test_request_logs_are_quiet_on_every_daemon() -> None:
+    template = (ROOT / "bridge" / "testbed" / "templates" / "log4j.properties").read_text()
+    assert "log4j.logger.http.requests=WARN" in template.splitlines()
+
+
 def test_dockerfile_builds_with_make_setup_and_nothing_else() -> None:
     runs = [args for op, args in _dockerfile() if op == "RUN"]
     setup = [run for run in runs if re.search(r"(^|&&|\s)make setup(\s|$)", run)]
@@ -139,7 +199,7 @@ def test_dockerfile_builds_with_make_setup_and_nothing_else() -> None:
     # What `make setup` needs is installed in its stage: bookworm's Python 3.11, OpenJDK 17, Maven.
     stage = _dockerfile()
     start = max(i for i, (op, _) in enumerate(stage) if op == "FROM" and i < stage.index(("RUN", setup[0])))
-    assert stage[start][1].startswith("debian:bookworm")
+    assert stage[start][1].startswith("${BASE_IMAGE}")  # debian:bookworm-slim or its local stand-in
     packages = " ".join(args for op, args in stage[start:] if op == "RUN")
     for package in ("openjdk-17-jdk-headless", "maven", "make", "python3-venv"):
         assert package in packages

@@ -3,8 +3,10 @@ cgroup v2 delegation for the node agent, the commands per role and the foregroun
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from bridge.testbed import compose
 from bridge.testbed.cgroupdelegate import DelegationError, delegate_cpu
+from bridge.testbed.foreground import Command
 
 NM_HOST = "3f2a9c1b7d4e"  # a NodeManager container's hostname (its short container id)
 
@@ -59,11 +62,15 @@ def test_an_unwritable_or_cpu_less_tree_is_a_clear_error(tmp_path: Path) -> None
 
 
 # --- what each role runs -----------------------------------------------------------------------
-def _commands(role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+def _role(role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Command]:
     monkeypatch.setattr(compose, "delegate_cpu", lambda: False)  # never touch this host's cgroups
     layout = compose.compose_layout(tmp_path, nm_host=NM_HOST)
     compose.render(role, layout)
     return compose.role_commands(role, layout, "fifo", tmp_path / "token", lambda _: None)
+
+
+def _commands(role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    return [command.argv for command in _role(role, tmp_path, monkeypatch)]
 
 
 def test_nodemanager_runs_its_daemon_and_an_agent_under_its_own_name(
@@ -81,6 +88,12 @@ def test_nodemanager_runs_its_daemon_and_an_agent_under_its_own_name(
     assert options["--nm-local-dir"] == local_dirs
 
 
+def test_the_agent_starts_only_once_its_nodemanager_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nm, agent = _role("nodemanager", tmp_path, monkeypatch)
+    assert nm.after_url is None
+    assert agent.after_url == "http://127.0.0.1:8042/ws/v1/node/info"  # the compose health check's URL
+
+
 def test_client_serves_the_chosen_policy_on_loopback_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     [serve] = _commands("client", tmp_path, monkeypatch)
     assert serve[1:] == ["serve", "--policy", "fifo", "--host", "127.0.0.1"]
@@ -94,9 +107,11 @@ def test_datanode_runs_only_its_daemon(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 # --- the foreground supervisor -----------------------------------------------------------------
-def _supervisor(*scripts: str) -> subprocess.Popen[str]:
-    commands = [[sys.executable, "-c", script] for script in scripts]
-    code = f"import sys; from bridge.testbed.foreground import supervise; sys.exit(supervise({commands!r}))"
+def _supervisor(*scripts: str, after_url: str | None = None, timeout_s: float = 300) -> subprocess.Popen[str]:
+    """The supervisor over `scripts`; every script but the first waits for `after_url` if given."""
+    commands = [([sys.executable, "-c", script], after_url if i else None) for i, script in enumerate(scripts)]
+    code = ("import sys; from bridge.testbed.foreground import Command, supervise; "
+            f"sys.exit(supervise([Command(*c) for c in {commands!r}], ready_timeout_s={timeout_s}))")
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
 
 
@@ -113,3 +128,28 @@ def test_stop_signals_reach_every_process() -> None:
     assert [proc.stdout.readline(), proc.stdout.readline()] == ["ready\n", "ready\n"]
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+
+
+# A daemon that starts answering HTTP on port {port} after 1.5 s.
+SLOW_DAEMON = """import http.server, time
+time.sleep(1.5)
+http.server.HTTPServer(("127.0.0.1", {port}), http.server.SimpleHTTPRequestHandler).serve_forever()"""
+
+
+def test_a_later_process_waits_for_the_url_of_an_earlier_one() -> None:
+    with socket.socket() as probe:  # a free port, nothing listening on it until the daemon does
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = "import os, time; os.write(1, b'started\\n'); time.sleep(120)"
+    begin = time.monotonic()
+    proc = _supervisor(SLOW_DAEMON.format(port=port), started, after_url=f"http://127.0.0.1:{port}/")
+    assert proc.stdout.readline() == "started\n"
+    assert time.monotonic() - begin >= 1.5  # not before the daemon answered
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+
+
+def test_a_url_that_never_answers_stops_the_container() -> None:
+    proc = _supervisor(SLEEPER, "print('never started')", after_url="http://127.0.0.1:9/", timeout_s=2)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert proc.stdout.read() == "ready\n"
