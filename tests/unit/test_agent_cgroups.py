@@ -1,13 +1,16 @@
 """cgroup v1/v2 selection and the files each implementation writes, on a fake cgroup root."""
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from bridge.agent.cgroups import CgroupV1, CgroupV2, detect, quota_us
 from bridge.agent.errors import BadRequest, CgroupError
+from bridge.testbed.cgroupdelegate import delegate_cpu
 from tests.unit.agent_fakes import add_proc
 
 
@@ -118,3 +121,99 @@ def test_groups_include_half_released_ones(tmp_path: Path) -> None:
 def test_quota_has_the_kernel_floor() -> None:
     assert quota_us(0.1) == 10_000
     assert quota_us(0.001) == 1_000
+
+
+# --- cgroup v2, the whole life of a group on a fake unified tree ---------------------------------
+@pytest.fixture()
+def cgroupfs_rmdir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cgroupfs' rmdir on a plain directory tree: a group's interface files go with it, a group with
+    child groups stays (a plain file cannot show a process leaving, so processes are not checked)."""
+    def rmdir(self: Path) -> None:
+        if any(entry.is_dir() for entry in self.iterdir()):
+            raise OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), str(self))
+        shutil.rmtree(self)
+
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+
+
+def test_v2_attach_freeze_and_pids_use_the_one_unified_group(tmp_path: Path) -> None:
+    root = v2_root(tmp_path)
+    cg = CgroupV2(root, "sb")
+    cg.create("c1")
+    cg.attach("c1", [42])
+    assert cg.pids("c1") == {42}
+    cg.set_frozen("c1", True)
+    assert (root / "sb" / "c1" / "cgroup.freeze").read_text() == "1"
+    cg.set_frozen("c1", False)
+    assert (root / "sb" / "c1" / "cgroup.freeze").read_text() == "0"
+    assert cg.groups() == ["c1"]
+    assert list(cg.hierarchies) == ["unified"]  # no per-controller hierarchies as in v1
+
+
+def test_v2_release_lifts_limits_hands_processes_back_and_removes_the_group(
+        tmp_path: Path, cgroupfs_rmdir: None) -> None:
+    root = v2_root(tmp_path)
+    (root / "docker" / "nm").mkdir(parents=True)  # where the container's processes came from
+    proc = tmp_path / "proc"
+    add_proc(proc, 42, 1)
+    (proc / "42" / "cgroup").write_text("0::/docker/nm\n")
+    cg = CgroupV2(root, "sb", proc)
+    origin = cg.origin(42)
+    assert origin == {"unified": "/docker/nm"}
+    cg.create("c1")
+    cg.attach("c1", [42])
+    cg.set_share("c1", 0.1)
+    cg.set_frozen("c1", True)
+    lifted: list[tuple[str, str]] = []
+    real_write = Path.write_text
+
+    def record(self: Path, data: str, *args: object, **kwargs: object) -> int:
+        if self.parent.name == "c1":
+            lifted.append((self.name, data))
+        return real_write(self, data, *args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "write_text", record)
+        cg.release("c1", origin)
+    # thawed and uncapped before the processes leave, so none stays frozen or throttled
+    assert lifted[:2] == [("cgroup.freeze", "0"), ("cpu.max", "max 100000")]
+    assert (root / "docker" / "nm" / "cgroup.procs").read_text() == "42"
+    assert not (root / "sb" / "c1").exists() and cg.groups() == []
+    cg.close()
+    assert not (root / "sb").exists()
+
+
+def test_v2_release_of_a_process_from_inside_the_agents_parent_goes_to_the_root(
+        tmp_path: Path, cgroupfs_rmdir: None) -> None:
+    root = v2_root(tmp_path)
+    cg = CgroupV2(root, "sb")
+    cg.create("c1")
+    cg.attach("c1", [42])
+    cg.release("c1", {"unified": "/sb/c1"})  # never back into a group of its own
+    assert (root / "cgroup.procs").read_text() == "42"
+
+
+def test_v2_after_the_containers_delegation_the_agent_can_create_groups(tmp_path: Path) -> None:
+    """The compose NodeManager's order: delegate `cpu` at the container's cgroup root, then the agent."""
+    root = tmp_path / "cg"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (root / "cgroup.subtree_control").write_text("\n")
+    (root / "cgroup.procs").write_text("1\n")
+    with pytest.raises(CgroupError, match="cpu controller is not enabled"):
+        detect(root, "sb").create("c1")  # before: the agent refuses, naming the file
+    shutil.rmtree(root / "sb")
+    assert delegate_cpu(root) is True
+    (root / "cgroup.subtree_control").write_text("cpu\n")  # what the kernel shows after "+cpu"
+    cg = detect(root, "sb")
+    cg.create("c1")
+    assert isinstance(cg, CgroupV2) and (root / "sb" / "cgroup.subtree_control").read_text() == "+cpu"
+
+
+def test_v2_usage_without_usage_usec_is_a_clear_error(tmp_path: Path) -> None:
+    root = v2_root(tmp_path)
+    cg = CgroupV2(root, "sb")
+    cg.create("c1")
+    (root / "sb" / "c1" / "cpu.stat").write_text("user_usec 10\n")
+    with pytest.raises(CgroupError, match="no usage_usec"):
+        cg.usage_ns("c1")
