@@ -6,8 +6,10 @@ the files it wrote; ``quick`` runs a reduced version (fewer points and seeds) fo
 tests. A function that also takes a keyword ``scale`` supports ``--scale`` (a size factor: nodes,
 jobs and tasks per job for the thesis experiments); the others refuse it. Results are
 deterministic under the seeds each experiment fixes. Every experiment but ``sparrow-hol`` (two
-runs) runs its simulations through :func:`bridge.sweep.run_points`, on ``--workers`` processes,
-with the same results as on one.
+runs) runs its simulations through :func:`bridge.sweep.run_points`, on ``--workers`` processes
+or as the tasks of a Spark application on ``--master`` (with Spark's settings as ``submit`` and
+``replay`` take them: ``--conf``, ``--policy``/``--param`` for the plugin's masters,
+``--hadoop-conf-dir`` for YARN), with the same results as on one.
 """
 from __future__ import annotations
 
@@ -19,8 +21,11 @@ from pathlib import Path
 
 import click
 
+import sparkplugin
 from bridge import sweep
-from bridge.options import FiniteFloat, OutputPath, output_dir, require_directory_place
+from bridge.options import (FiniteFloat, KeyValue, OutputPath, output_dir, pairs_to_dict, param_option,
+                            require_directory_place)
+from bridge.replay.target import hadoop_conf_dir_option
 
 EXPERIMENTS: dict[str, str] = {
     "falcon-orderings": "bridge.experiments_multires:falcon_orderings",
@@ -37,6 +42,7 @@ EXPERIMENTS: dict[str, str] = {
     "kairos-prototype": "bridge.experiments_thesis:kairos_prototype_experiment",
     "sparrow-hol": "bridge.experiments_thesis:sparrow_hol_experiment",
 }
+PLUGIN_DEFAULT_POLICY = "fifo"  # the plugin's own default for spark.schedbridge.policy (docs/spark-plugin.md)
 
 
 def load(name: str) -> Callable[[Path, bool], list[Path]]:
@@ -45,6 +51,37 @@ def load(name: str) -> Callable[[Path, bool], list[Path]]:
         raise click.ClickException(f"unknown experiment {name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
     module, attr = target.split(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def spark_run(master: str | None, workers: int | None, policy: str | None, params: dict[str, str],
+              conf: dict[str, str], hadoop_conf_dir: Path | None) -> sweep.SparkRun | None:
+    """The Spark application ``--master`` asks for, or None; the options that need another one,
+    or a master at all, are refused naming both."""
+    if master is None:
+        given = [name for name, value in (("--policy", policy), ("--param", params), ("--conf", conf),
+                                          ("--hadoop-conf-dir", hadoop_conf_dir)) if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} apply to Spark runs only: add --master MASTER")
+        return None
+    if workers is not None:
+        raise click.UsageError("--workers and --master exclude each other: worker processes on this machine, "
+                               "or Spark tasks on MASTER's executors")
+    plugin = master.startswith(sparkplugin.MASTER_PREFIX)
+    if not plugin and (policy or params):
+        raise click.UsageError(f"--policy and --param choose the schedbridge plugin's policy: they apply with "
+                               f"--master {sparkplugin.MASTER_PREFIX}<yarn|local[N]|spark://...> only")
+    run = sweep.SparkRun(master, (policy or PLUGIN_DEFAULT_POLICY) if plugin else "stock",
+                         _spark_conf(conf, params), hadoop_conf_dir)
+    if hadoop_conf_dir is not None and run.inner_master != "yarn":
+        raise click.UsageError("--hadoop-conf-dir applies to a YARN master only (yarn, spark-schedbridge://yarn)")
+    return run
+
+
+def _spark_conf(conf: dict[str, str], params: dict[str, str]) -> dict[str, str]:
+    """``--conf`` with the policy parameters, spelt and checked as `replay` does."""
+    from bridge.replay.cli import spark_settings
+
+    return spark_settings(conf, params)
 
 
 @click.command()
@@ -58,15 +95,29 @@ def load(name: str) -> Callable[[Path, bool], list[Path]]:
 @click.option("--workers", type=click.IntRange(min=1), default=None, show_default="the machine's cores",
               help="Worker processes for the experiment's independent runs (1: one after another in this "
                    "process); the results are the same for any number.")
+@click.option("--master", default=None,
+              help="Run the independent runs as the tasks of one Spark application on this Spark master "
+                   "instead (local[N], yarn, spark://HOST:PORT, or spark-schedbridge://MASTER for the "
+                   "schedbridge plugin's scheduler); the results are the same. schedbridge must be "
+                   "installed on every node.")
+@click.option("--policy", default=None,
+              help=f"With --master spark-schedbridge://...: the policy placing the runs' tasks "
+                   f"(default {PLUGIN_DEFAULT_POLICY}).")
+@param_option("With --master spark-schedbridge://...: a parameter of --policy (repeatable).")
+@click.option("--conf", multiple=True, type=KeyValue(), callback=pairs_to_dict, metavar="KEY=VALUE",
+              help="With --master: a Spark setting (repeatable), e.g. spark.executor.instances=4.")
+@hadoop_conf_dir_option
 @click.option("--list", "list_only", is_flag=True, help="List the experiments and exit.")
 def experiment(name: str | None, out_dir: Path | None, quick: bool, scale: float | None, workers: int | None,
-               list_only: bool) -> None:
+               master: str | None, policy: str | None, params: dict[str, str], conf: dict[str, str],
+               hadoop_conf_dir: Path | None, list_only: bool) -> None:
     """Run the experiment NAME and write its results under --out."""
     if list_only or name is None:
         for n in sorted(EXPERIMENTS):
             click.echo(n)
         return
     run = load(name)
+    spark = spark_run(master, workers, policy, params, conf, hadoop_conf_dir)
     if out_dir is None:  # the default is checked here, so that listing works in any directory
         out_dir = Path("results")
         require_directory_place(out_dir, "the results (--out)")
@@ -75,7 +126,9 @@ def experiment(name: str | None, out_dir: Path | None, quick: bool, scale: float
         if "scale" not in inspect.signature(run).parameters:
             raise click.ClickException(f"experiment {name!r} does not take --scale")
         kwargs["scale"] = scale
-    with output_dir(out_dir / name) as target, sweep.workers(workers or os.cpu_count() or 1):
+    points = (sweep.on_spark(spark, f"schedbridge-experiment-{name}") if spark is not None
+              else sweep.workers(workers or os.cpu_count() or 1))
+    with points, output_dir(out_dir / name) as target:
         written = run(target, quick, **kwargs)
     for path in written:
         click.echo(str(path))

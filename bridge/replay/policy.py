@@ -43,16 +43,17 @@ def check(policy: str, conf: Mapping[str, str], preempt: bool = False) -> None:
     sparkplugin.jar_path()
 
 
-def open_session(policy: str, conf: dict[str, str], app_name: str) -> SparkSession:
-    """A SparkSession on YARN whose tasks `policy` places (this process hosts the policy, built
-    with the policy parameters of `conf`)."""
+def open_session(policy: str, conf: dict[str, str], app_name: str, master: str = "yarn") -> SparkSession:
+    """A SparkSession on Spark's ``master`` (YARN unless given: `replay` and `tpch`; any master for
+    `experiment --master`) whose tasks `policy` places (this process hosts the policy, built with
+    the policy parameters of `conf`, on ``spark-schedbridge://<master>``)."""
     if policy == STOCK:
-        builder = SparkSession.builder.master("yarn").appName(app_name)
+        builder = SparkSession.builder.master(master).appName(app_name)
         for key, value in conf.items():
             builder = builder.config(key, value)
         return builder.getOrCreate()
     host = PolicyHost(make_planner(policy, sparkplugin.policy_params(conf)))
-    return spark_inprocess.session("yarn", host, conf=conf, app_name=app_name)
+    return spark_inprocess.session(master, host, conf=conf, app_name=app_name)
 
 
 def submit_command(policy: str, args: list[str]) -> list[str]:

@@ -1,6 +1,7 @@
 """`schedbridge experiment --workers`: the same bytes as a serial run, and a failing run named."""
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import click
@@ -58,3 +59,76 @@ def test_a_failing_run_leaves_no_results(tmp_path: Path, monkeypatch: pytest.Mon
     assert "Error: hawk-breakdown: the run no-stealing on google at 15000 nodes, seed 1 failed: KeyError" \
         in result.output and "Traceback" not in result.output
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--master", "local[2]", "--workers", "2"], "--workers and --master exclude each other"),
+    (["--policy", "hawk"], "--policy apply to Spark runs only: add --master MASTER"),
+    (["--conf", "spark.executor.instances=2", "--param", "cutoff=5"],
+     "--param, --conf apply to Spark runs only: add --master MASTER"),
+    (["--master", "yarn", "--policy", "hawk"], "they apply with --master spark-schedbridge://"),
+    (["--master", "local[2]", "--param", "cutoff=5"], "they apply with --master spark-schedbridge://"),
+    (["--master", "spark-schedbridge://local[2]", "--hadoop-conf-dir", "."],
+     "--hadoop-conf-dir applies to a YARN master only"),
+    (["--master", "local[2]", "--conf", "spark.schedbridge.policy.cutoff=5"],
+     "--conf: spark.schedbridge.policy.cutoff is a policy parameter: use --param cutoff=5"),
+    (["--master", "local[2]", "--conf", "spark.ui.enabled"], "expected KEY=VALUE"),
+])
+def test_spark_options_are_checked_before_anything_runs(tmp_path: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(experiment, ["hawk-breakdown", "--scale", "0.001", *args,
+                                             "--out", str(tmp_path / "results")])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split()) and "Traceback" not in result.output
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--master", "spark-schedbridge://local[2]", "--policy", "hawkk"], "unknown policy 'hawkk'"),
+    (["--master", "spark-schedbridge://local[2]", "--policy", "hawk", "--param", "cutof=5"], "cutof"),
+])
+def test_a_policy_the_plugin_would_refuse_is_refused_before_spark_starts(tmp_path: Path, args: list[str],
+                                                                         message: str) -> None:
+    result = CliRunner().invoke(experiment, ["hawk-breakdown", "--scale", "0.001", *args,
+                                             "--out", str(tmp_path / "results")])
+    assert result.exit_code == 1, result.output
+    assert "Error: --master spark-schedbridge://local[2]: " in result.output and message in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "results").exists()
+
+
+def test_a_yarn_cluster_that_does_not_answer_fails_fast_with_no_results(tmp_path: Path) -> None:
+    """The RM is asked before Spark starts (Spark's own YARN client would retry for minutes)."""
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    conf = tmp_path / "hadoop"
+    conf.mkdir()
+    (conf / "yarn-site.xml").write_text("<configuration><property><name>yarn.resourcemanager.webapp.address"
+                                        f"</name><value>127.0.0.1:{port}</value></property></configuration>")
+    result = CliRunner().invoke(experiment, ["hawk-breakdown", "--scale", "0.001", "--master", "yarn",
+                                             "--hadoop-conf-dir", str(conf), "--out", str(tmp_path / "results")])
+    assert result.exit_code == 1, result.output
+    assert "Error: --master yarn: " in result.output and f"127.0.0.1:{port}" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "results").exists()
+
+
+def test_an_executor_without_schedbridge_is_told_what_to_install() -> None:
+    """The text Spark gives when a task's function cannot be unpickled on an executor."""
+    text = ("org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+            '  File "pyspark/serializers.py", line 483, in loads\n'
+            "ModuleNotFoundError: No module named 'bridge'\n")
+    error = sweep._spark_failed(RuntimeError(text), "demo", _Context())
+    assert error.message.startswith("demo: a Spark executor cannot import 'bridge': install schedbridge")
+    assert "spark.pyspark.python: /nodes/python" in error.message
+    assert sweep._spark_failed(RuntimeError("Job aborted\nSparkException: lost executor 2\n"), "demo",
+                               _Context()).message == "demo: the Spark job failed: SparkException: lost executor 2"
+
+
+class _Context:
+    """What :func:`bridge.sweep._spark_failed` reads of a SparkContext."""
+
+    pythonExec = "/nodes/python"
+
+
+def test_a_raising_point_is_a_value_in_its_spark_task() -> None:
+    assert sweep._guarded(fail_on_three, 2) == (True, 20)
+    assert sweep._guarded(fail_on_three, 3) == (False, "ValueError: no such policy 'nope'")
