@@ -73,7 +73,12 @@ class NodePlanner(EnginePlanner):
         self.wake = threading.Event()
 
     def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
-        """An application asking for ``params`` runs with the live defaults under them, as this does."""
+        """An application asking for ``params`` runs with the live defaults under them, as this does;
+        a ``node_cores`` other than this planner's N is refused."""
+        params = dict(params)
+        cores = params.pop(NODE_CORES, None)
+        if cores is not None and cores != str(self.cores):
+            raise ValueError(f"{NODE_CORES}: this host runs N = {self.cores}, the application asked for {cores}")
         return super().settings_for(live_params(self.name, params))
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:

@@ -216,6 +216,9 @@ def test_a_node_planner_serves_applications_that_ask_for_the_live_defaults_or_no
     assert refusal(planner, PolicyRequest("kairos", {})) is None
     assert refusal(planner, PolicyRequest("kairos", {"q": "1", "w": "5"})) is None
     assert "q: host" in (refusal(planner, PolicyRequest("kairos", {"q": "3"})) or "")
+    assert refusal(planner, PolicyRequest("kairos", {"node_cores": "2"})) is None
+    other_n = refusal(planner, PolicyRequest("kairos", {"node_cores": "3"}))
+    assert other_n is not None and "N = 2, the application asked for 3" in other_n
 
 
 def test_a_host_without_an_agents_file_builds_the_usual_planner(tmp_path: Path) -> None:
