@@ -201,7 +201,8 @@ class Replay:
         meta = self._meta(state)
         write_meta(self.plan.results, meta)
         plugin = meta["plugin"]
-        if isinstance(plugin, dict) and plugin["fallback_rounds"]:
+        if isinstance(plugin, dict) and (plugin["fallback_rounds"] or plugin["failed_reports"]):
             tqdm.write(f"replay: {plugin['fallback_rounds']} offer round(s) fell back to Spark's own scheduling "
                        f"({plugin['fallback_tasks']} of {plugin['placed_tasks'] + plugin['fallback_tasks']} "
-                       f"tasks; last: {plugin['last_failure']}); see meta.json")
+                       f"tasks) and {plugin['failed_reports']} report(s) failed (last: {plugin['last_failure']}); "
+                       "see meta.json")

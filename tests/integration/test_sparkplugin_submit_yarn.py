@@ -82,11 +82,11 @@ def test_the_policy_places_every_task_with_no_endpoint_given(kind: str, how: str
         tasks = 2 * SUM_PARTITIONS  # at least: the RDD job's and the SQL scan's
     stats = json.loads(stats_file.read_text())
     assert stats["policy"] == "hawk" and stats["endpoint"].startswith("a host beside the driver")
-    # every task placed by the policy. A failed call (e.g. past its 50 ms deadline on the loaded CI
-    # machine) is counted as a fallback round even when nothing fell back (an idle flush of events:
-    # seen once, with 0 fallback tasks), and named; it must not cost a task.
+    # every task placed by the policy. One failed call is allowed (e.g. past its 50 ms deadline on the
+    # loaded CI machine: seen once, an idle flush of events, now a failed report), and it is named.
     assert stats["fallback_tasks"] == 0 and stats["placed_tasks"] >= tasks and stats["unmanaged_tasks"] == 0, stats
-    assert stats["fallback_rounds"] <= 1 and (stats["fallback_rounds"] == 0 or stats["last_failure"]), stats
+    failed = stats["fallback_rounds"] + stats["failed_reports"]
+    assert failed <= 1 and (failed == 0 or stats["last_failure"]), stats
     assert "schedbridge: policy hawk (a host beside the driver" in result.stderr  # the summary at the end
 
 

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string, written
  * to {@code spark.schedbridge.stats.file} and summed up in the driver's log when the application
- * stops: policy rounds, fallback rounds, warnings logged, rounds in which the policy held free
+ * stops: policy rounds, fallback rounds, failed reports (calls without a slot to grant), warnings logged, rounds in which the policy held free
  * slots back while tasks were pending, rounds left to Spark's order without asking (the policy
  * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
  * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
@@ -19,6 +19,7 @@ public final class BridgeStats {
 
     private long policyRounds;
     private long fallbackRounds;
+    private long failedReports;
     private long warnings;
     private long heldRounds;
     private long sparkOrderRounds;
@@ -116,6 +117,18 @@ public final class BridgeStats {
         }
     }
 
+    /**
+     * A failed call that could not have granted a slot (an idle flush, a launch report): nothing
+     * fell back, and its events go out again in the next round's snapshot.
+     */
+    synchronized void reportFailed(String reason, boolean warned) {
+        failedReports++;
+        lastFailure = reason;
+        if (warned) {
+            warnings++;
+        }
+    }
+
     /** JSON: counters plus {@code call_us} and {@code round_us}, up to the last 65,536 of each. */
     public static synchronized String json() {
         BridgeStats s = current;
@@ -130,6 +143,7 @@ public final class BridgeStats {
     synchronized ObjectNode counters() {
         return JsonNodeFactory.instance.objectNode().put("policy", policy).put("endpoint", endpoint)
                 .put("policy_rounds", policyRounds).put("fallback_rounds", fallbackRounds)
+                .put("failed_reports", failedReports)
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills_refused", killsRefused)
@@ -142,10 +156,11 @@ public final class BridgeStats {
         return "schedbridge: policy " + policy + " (" + endpoint + ") placed " + placedTasks + " task(s) in "
                 + policyRounds + " round(s); " + fallbackRounds + " round(s) fell back to Spark's own scheduling ("
                 + fallbackTasks + " task(s)" + (lastFailure.isEmpty() ? "" : ", last: " + lastFailure) + "); "
+                + failedReports + " report(s) without a slot to grant failed; "
                 + unmanagedTasks + " task(s) of barrier or custom-resource stages left to Spark";
     }
 
     synchronized boolean degraded() {
-        return fallbackRounds > 0 || warnings > 0;
+        return fallbackRounds > 0 || failedReports > 0 || warnings > 0;
     }
 }

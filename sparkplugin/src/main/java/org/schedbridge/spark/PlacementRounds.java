@@ -111,7 +111,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         if (queue.isEmpty()) {
             if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
-                ask(newBatch(list, queue));
+                ask(newBatch(list, queue), false);
             }
             return spark.resourceOffers(offers, all);
         }
@@ -133,7 +133,7 @@ final class PlacementRounds implements AutoCloseable {
             reportLaunches(batch);
             return spark.resourceOffers(offers, all);
         }
-        Optional<JsonNode> reply = ask(batch);
+        Optional<JsonNode> reply = ask(batch, true);
         if (reply.isEmpty()) {
             return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
         }
@@ -245,16 +245,19 @@ final class PlacementRounds implements AutoCloseable {
         if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
             return;
         }
-        ask(batch).ifPresent(reply -> preempt(new Placement(reply).preempt));
+        ask(batch, false).ifPresent(reply -> preempt(new Placement(reply).preempt));
     }
 
-    /** Sends the round with the launches not reported yet (a round not sent keeps them). */
-    private Optional<JsonNode> ask(OfferBatch batch) {
+    /**
+     * Sends the round with the launches not reported yet (a round not sent keeps them);
+     * {@code places} is false for a round that has no free slot to grant.
+     */
+    private Optional<JsonNode> ask(OfferBatch batch, boolean places) {
         sparkOrderStages = null;  // a new answer replaces any earlier declaration
         lastRoundMs = System.currentTimeMillis();
         batch.request.set("launched", launchedReport);
         launchedReport = JsonNodeFactory.instance.arrayNode();
-        return client.round(batch.request);
+        return client.round(batch.request, places);
     }
 
     private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {

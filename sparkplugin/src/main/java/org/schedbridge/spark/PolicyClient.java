@@ -52,6 +52,8 @@ final class PolicyClient implements AutoCloseable {
     private final EnumSet<Failure> warned = EnumSet.noneOf(Failure.class);
     private boolean degraded;
     private long failedRounds;
+    /** The call in progress could grant slots (its failure makes the round fall back). */
+    private boolean placing;
 
     /** Why a round fell back; each is warned about once. */
     enum Failure { UNREACHABLE, REFUSED, DEADLINE, POLICY_ERROR, PROTOCOL }
@@ -74,8 +76,13 @@ final class PolicyClient implements AutoCloseable {
         this.stats = stats;
     }
 
-    /** Sends {@code request} (events or snapshot added here); empty means "fall back this round". */
-    Optional<JsonNode> round(ObjectNode request) {
+    /**
+     * Sends {@code request} (events or snapshot added here); empty means "fall back this round".
+     * {@code places} is false for a call that cannot grant a slot (an idle flush, a launch
+     * report): its failure is counted as a failed report, not as a round that fell back.
+     */
+    Optional<JsonNode> round(ObjectNode request, boolean places) {
+        placing = places;
         if (caller.isShutdown()) {  // a re-offer racing SparkContext.stop: Spark winds down on its own
             return Optional.empty();
         }
@@ -257,13 +264,17 @@ final class PolicyClient implements AutoCloseable {
         } else {
             LOG.debug("schedbridge: fallback round: {}", reason);
         }
-        stats.fallback(reason, warn);
+        if (placing) {
+            stats.fallback(reason, warn);
+        } else {
+            stats.reportFailed(reason, warn);
+        }
         return Optional.empty();
     }
 
     private void recovered() {
         if (degraded) {
-            LOG.info("schedbridge: policy answering again after {} fallback round(s)", failedRounds);
+            LOG.info("schedbridge: policy answering again after {} failed call(s)", failedRounds);
             degraded = false;
             failedRounds = 0;
         }

@@ -51,9 +51,13 @@ class PolicyClientTest {
     }
 
     private Optional<JsonNode> round(long n, String... replyLines) {
+        return call(n, true, replyLines);
+    }
+
+    private Optional<JsonNode> call(long n, boolean places, String... replyLines) {
         replies.addAll(List.of(replyLines));
         ObjectNode request = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "round").put("round", n);
-        return client.round(request);
+        return client.round(request, places);
     }
 
     private JsonNode sent(int i) throws Exception {
@@ -118,5 +122,17 @@ class PolicyClientTest {
         assertFalse(sent(2).has("conf"));
         assertTrue(sent(3).has("conf"), "after a failed round the host gets the whole state");
         assertEquals(1, stats.counters().get("fallback_rounds").asInt());
+    }
+
+    @Test
+    void aFailedReportIsCountedApartFromFallbackRounds() throws Exception {
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").isPresent());
+        assertTrue(call(2, false, "{\"v\": 2, \"error\": \"boom\"}").isEmpty());
+        assertEquals(0, stats.counters().get("fallback_rounds").asInt(), "a report has no slot to fall back");
+        assertEquals(1, stats.counters().get("failed_reports").asInt());
+        assertEquals("policy error: boom", lastFailure());
+        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").isPresent());
+        assertTrue(sent(3).has("conf"), "the failed report's events go out again in a snapshot");
+        assertTrue(stats.degraded());
     }
 }
