@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "submit": "bridge.live.spark_submit:submit",
     "replay": "bridge.replay.cli:replay",
     "report": "bridge.report.cli:report",
+    "sim-vs-live": "bridge.simlive.cli:sim_vs_live",
     "tpch": "bridge.tpch:tpch",
 }
 # `schedbridge bench NAME`: each benchmark lives beside what it measures.

@@ -44,7 +44,8 @@ def events(path: Path) -> Iterator[dict]:
                 return  # the tail of a log whose writer was killed
 
 
-def _job_id(properties: dict | None) -> int | None:
+def replayed_job_id(properties: dict | None) -> int | None:
+    """The replayed job a Spark job belongs to (by its job group), or None for any other Spark job."""
     group = (properties or {}).get("spark.jobGroup.id", "")
     suffix = group.removeprefix(_GROUP_PREFIX)
     return int(suffix) if group.startswith(_GROUP_PREFIX) and suffix.isdigit() else None
@@ -84,7 +85,7 @@ def read_log(path: Path) -> list[TaskRecord]:
         elif kind == "SparkListenerExecutorAdded":
             executors[str(event.get("Executor ID"))] = _executor(event)
         elif kind == "SparkListenerJobStart":
-            job_id = _job_id(event.get("Properties"))
+            job_id = replayed_job_id(event.get("Properties"))
             for stage in event.get("Stage IDs", []):
                 stage_job.setdefault(stage, job_id)
         elif kind == "SparkListenerTaskEnd" and (job := stage_job.get(event.get("Stage ID", -1))) is not None:

@@ -7,6 +7,7 @@ import click
 
 from bridge.options import FiniteFloat, OutputPath, output_dir
 
+from workloads.synthetic import scaling
 from workloads.synthetic.base import write_trace
 from workloads.synthetic.kinds import KINDS, generate
 
@@ -23,19 +24,27 @@ def trace() -> None:
 @click.option("--load", type=FiniteFloat(min=0, min_open=True), default=None,
               help="Offered load on --nodes single-slot nodes [default: the kind's native arrival rate].")
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="Cluster size the load refers to.")
+@click.option("--shrink", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
+              help="Shrink for a cluster FACTOR times the size: keep ceil(n x FACTOR) tasks of each job and "
+                   "stretch arrivals so the load is unchanged (workloads.synthetic.scaling).")
 @click.option("--out", type=OutputPath(dir_okay=False), required=True)
-def generate_command(kind: str, jobs: int | None, seed: int, load: float | None, nodes: int | None, out: Path) -> None:
+def generate_command(kind: str, jobs: int | None, seed: int, load: float | None, nodes: int | None,
+                     shrink: float | None, out: Path) -> None:
     """Generate a KIND trace into --out and print its statistics.
 
     KIND is one of: yahoo, cloudera, facebook, google (synthetic stand-ins calibrated to the
     thesis' Tables 2.1/2.2/3.1), hawk-motivation (Fig 2.1), kairos and kairos-uniform (Table 4.1).
     """
     generated = generate(kind, jobs=jobs, seed=seed, load=load, nodes=nodes)
+    written = generated.jobs if shrink is None else scaling.shrink(generated.jobs, shrink)
     try:
         with output_dir(out.parent):
-            write_trace(generated.jobs, out)
+            write_trace(written, out)
     except OSError as err:
         raise click.ClickException(f"cannot write {out}: {err.strerror}") from err
     click.echo(f"{kind}: {KINDS[kind].description}")
     click.echo(generated.stats.describe())
+    if shrink is not None:
+        largest = max(len(job.durations) for job in written)
+        click.echo(f"shrunk x{shrink:g}: {sum(len(job.durations) for job in written)} tasks, largest job {largest}")
     click.echo(f"wrote {out}")

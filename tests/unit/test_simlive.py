@@ -1,0 +1,183 @@
+"""sim-vs-live without a cluster: calibration from a small event log in Spark's format (every
+figure worked out by hand below), the simulator's side, and the table and JSON built from runs."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from bridge.cli import main as cli
+from bridge.sim.engine import Simulation
+from bridge.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
+from bridge.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
+from bridge.simlive.predict import predict, split_params
+from bridge.simlive.session import Result
+from policies.api import ClusterSpec, PolicyEnv
+from policies.registry import config_for, create
+from workloads.model import Job
+
+T0 = 1010.0
+JOBS = {0: Job(0, 0.0, (1.0, 2.0, 1.0)), 1: Job(1, 1.0, (0.5,))}
+REPLAY_TIMES = {0: (0.0, 2.7), 1: (1.0, 2.4)}  # jobs.csv: submit_s, end_s
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _task(stage: int, index: int, task_id: int, executor: str, launch: float, finish: float,
+          reason: str = "Success") -> dict:
+    return {"Event": "SparkListenerTaskEnd", "Stage ID": stage, "Stage Attempt ID": 0,
+            "Task End Reason": {"Reason": reason},
+            "Task Info": {"Task ID": task_id, "Index": index, "Attempt": 0, "Executor ID": executor,
+                          "Host": "localhost", "Launch Time": _ms(launch), "Finish Time": _ms(finish)}}
+
+
+def _job(job_id: int, stage: int, submitted: float, group: str) -> list[dict]:
+    return [{"Event": "SparkListenerJobStart", "Job ID": job_id, "Submission Time": _ms(submitted),
+             "Stage IDs": [stage], "Properties": {"spark.jobGroup.id": group}},
+            {"Event": "SparkListenerStageSubmitted",
+             "Stage Info": {"Stage ID": stage, "Submission Time": _ms(submitted + 0.05)}}]
+
+
+def write_log(directory: Path) -> Path:
+    """Executor 1 (2 cores) at +1.0 s, executor 2 (1 core) at +1.5 s after the application's start;
+    a warm-up job (not replayed), replayed job 0 (3 tasks) and job 1 (1 task, which waits for
+    executor 2's one core), and a failed attempt that no measure may use."""
+    events = [
+        {"Event": "SparkListenerApplicationStart", "App ID": "application_1_0001", "Timestamp": _ms(1000.0)},
+        {"Event": "SparkListenerExecutorAdded", "Executor ID": "1", "Timestamp": _ms(1001.0),
+         "Executor Info": {"Host": "localhost", "Total Cores": 2}},
+        {"Event": "SparkListenerExecutorAdded", "Executor ID": "2", "Timestamp": _ms(1001.5),
+         "Executor Info": {"Host": "localhost", "Total Cores": 1}},
+        *_job(0, 0, 1005.0, "schedbridge-warm-up"),
+        _task(0, 0, 0, "1", 1005.1, 1005.3),
+        *_job(1, 1, 1010.2, "schedbridge-job-0"),       # job start 0.2 s; stage at 1010.25
+        _task(1, 0, 1, "1", 1010.30, 1011.40),           # overhead 0.1, wait 0.05
+        _task(1, 1, 2, "1", 1010.30, 1012.50),           # overhead 0.2, wait 0.05 (second core)
+        _task(1, 2, 3, "2", 1010.35, 1011.45),           # overhead 0.1, wait 0.10
+        *_job(2, 2, 1011.3, "schedbridge-job-1"),       # job start 0.3 s; stage at 1011.35
+        _task(2, 0, 4, "2", 1011.50, 1012.10),           # core free at 1011.45: wait 0.05; overhead 0.1
+        _task(2, 0, 5, "1", 1011.40, 1011.42, "ExceptionFailure"),
+    ]
+    logs = directory / "eventlogs"
+    logs.mkdir(parents=True)
+    (logs / "application_1_0001").write_text("".join(json.dumps(e) + "\n" for e in events))
+    return directory
+
+
+def test_calibration_from_a_small_event_log(tmp_path: Path) -> None:
+    cal = measure(write_log(tmp_path), JOBS, T0, REPLAY_TIMES)
+    assert cal.task_overhead_s == pytest.approx(0.1)       # median of 0.1, 0.2, 0.1, 0.1
+    assert cal.decision_s == pytest.approx(0.05)           # median of 0.05, 0.05, 0.10, 0.05
+    assert cal.job_start_s == pytest.approx(0.25)          # 0.2 and 0.3
+    assert cal.job_end_s == pytest.approx(0.25)            # 1012.7 - 1012.5 and 1012.4 - 1012.1
+    assert cal.executor_start_s == pytest.approx(1.25)     # 1.0 and 1.5
+    assert cal.network_delay_s == pytest.approx(0.025)
+    assert dict(cal.samples) == {"tasks": 4, "decisions": 5, "job_starts": 2, "job_ends": 2, "executors": 2}
+
+
+def test_calibration_without_replayed_tasks_names_the_logs(tmp_path: Path) -> None:
+    (tmp_path / "eventlogs").mkdir()
+    with pytest.raises(CalibrationError, match="eventlogs: no succeeded task"):
+        measure(tmp_path, JOBS, T0, REPLAY_TIMES)
+
+
+def test_applied_calibration_lengthens_tasks_and_keeps_the_estimate() -> None:
+    cal = Calibration(0.1, 0.05, 0.25, 0.25, 1.25, {})
+    (job,) = apply([JOBS[0]], cal)
+    assert job.durations == pytest.approx((1.1, 2.1, 1.1))
+    assert job.estimate == pytest.approx(4.0 / 3)
+    assert cal.as_dict()["applied"] == {"task_overhead_s": 0.1, "network_delay_s": 0.025, "job_overhead_s": 0.5}
+    assert "task overhead 0.100 s, network delay 0.025 s" in cal.describe()
+
+
+def test_prediction_is_the_simulator_on_the_same_shape(tmp_path: Path) -> None:
+    """Uncalibrated, the prediction is exactly a plain simulation of fifo on 2 nodes x 2 slots; the
+    calibration adds job start + end to every completion time."""
+    jobs = [Job(0, 0.0, (1.0, 2.0, 1.0)), Job(1, 0.5, (3.0,)), Job(2, 0.6, (1.0, 1.0, 1.0, 1.0))]
+    spec = ClusterSpec(2, slots_per_node=2, network_delay=0.0)
+    plain = Simulation(jobs, create("fifo", PolicyEnv(spec, 7), config_for("fifo", {})), spec).run().job_table()
+    frame = predict(jobs, "stock", {}, 2, 2, 7, NONE, 1.5, tmp_path / "sim.csv")
+    assert frame["finish"].tolist() == pytest.approx(plain["finish"].tolist())
+    written = pd.read_csv(tmp_path / "sim.csv")
+    assert written["completion_time"].tolist() == pytest.approx((plain["finish"] - plain["submit"]).tolist())
+    cal = Calibration(0.0, 0.0, 0.25, 0.5, 0.0, {})
+    later = predict(jobs, "stock", {}, 2, 2, 7, cal, 1.5, tmp_path / "sim2.csv")
+    assert (later["finish"] - plain["finish"]).tolist() == pytest.approx([0.75] * 3)
+
+
+def test_parameters_go_to_the_policies_that_have_them() -> None:
+    split = split_params(["stock", "sparrow", "hawk"], {"cutoff": "2", "probe_ratio": "3"})
+    assert split == {"stock": {}, "sparrow": {"probe_ratio": "3"}, "hawk": {"cutoff": "2", "probe_ratio": "3"}}
+    with pytest.raises(CompareError, match="--param nope: no compared policy"):
+        split_params(["stock", "sparrow"], {"nope": "1"})
+    with pytest.raises(CompareError, match="unknown.*stock"):
+        split_params(["nosuch"], {})
+    assert sim_policy("stock") == "fifo" and sim_policy("eagle") == "eagle"
+
+
+def test_live_jobs_count_only_succeeded_jobs_and_use_the_trace_size(tmp_path: Path) -> None:
+    pd.DataFrame({"job_id": [0, 1], "submit_s": [0.0, 1.0], "end_s": [2.7, 2.4],
+                  "status": ["succeeded", "failed"]}).to_csv(tmp_path / "jobs.csv", index=False)
+    jobs = live_jobs(tmp_path, JOBS)
+    assert jobs["finish"].tolist()[0] == 2.7 and math.isnan(jobs["finish"].tolist()[1])
+    assert jobs["mean_duration"].tolist() == pytest.approx([4.0 / 3, 0.5])
+    stats = class_stats(jobs, cutoff=1.0)
+    assert stats["long"]["count"] == 1 and stats["long"]["p50"] == pytest.approx(2.7)
+    assert stats["short"]["count"] == 0 and math.isnan(stats["short"]["p90"])
+
+
+def _measured(policy: str, repeat: int, live: float, sim: float) -> Measured:
+    def stats(x: float) -> dict[str, dict[str, float]]:
+        return {c: {"count": 4, "p50": x, "p90": 2 * x, "p99": 3 * x} for c in ("short", "long")}
+
+    return Measured(policy, repeat, stats(live), stats(sim), NONE, Path(f"{policy}/live"), Path(f"{policy}/sim.csv"))
+
+
+def test_table_spread_and_json() -> None:
+    runs = [_measured("stock", 1, 2.0, 1.0), _measured("stock", 2, 4.0, 2.0), _measured("sparrow", 1, 1.0, 1.0)]
+    rows = table(runs)
+    assert len(rows) == 3 * 2 * 3
+    first = rows.iloc[0]
+    assert (first["policy"], first["sim model"], first["repeat"], first["class"], first["JCT"]) == \
+        ("stock", "fifo", 1, "short", "p50")
+    assert (first["live (s)"], first["sim (s)"], first["live/sim"]) == (2.0, 1.0, 2.0)
+    p90 = rows[(rows["policy"] == "stock") & (rows["repeat"] == 2) & (rows["JCT"] == "p90")].iloc[0]
+    assert (p90["live (s)"], p90["sim (s)"], p90["live/sim"]) == (8.0, 4.0, 2.0)
+    s = spread(runs).set_index(["policy", "class", "JCT"]).loc[("stock", "short", "p50")]
+    assert (s["live mean"], s["live min"], s["live max"]) == (3.0, 2.0, 4.0)
+    assert (s["sim mean"], s["live/sim mean"]) == (1.5, 2.0)
+    result = Result("w", 2, 2, 1.5, runs)
+    record = json.loads(json.dumps(result.as_dict()))
+    assert record["slots"] == 4 and record["reporting_cutoff_s"] == 1.5
+    assert record["runs"][2]["policy"] == "sparrow" and record["runs"][2]["sim_policy"] == "sparrow"
+    assert record["runs"][0]["ratio"]["long"]["p99"] == 2.0
+    assert record["runs"][0]["calibration"]["applied"]["network_delay_s"] == 0.0
+    assert "over repeats:" in result.text() and "stock repeat 2: task overhead" in result.text()
+
+
+def test_a_workload_without_a_trace_is_refused_before_any_cluster_use(tmp_path: Path) -> None:
+    demo = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "demo.toml"
+    result = CliRunner().invoke(cli, ["sim-vs-live", str(demo), "--policy", "stock", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert "needs a trace workload" in result.output and "Traceback" not in result.output
+    trace = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "trace-tiny.toml"
+    result = CliRunner().invoke(cli, ["sim-vs-live", str(trace), "--policy", "sparrow", "--param", "cutoff=3",
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "--param cutoff: no compared policy (sparrow)" in result.output
+
+
+def test_the_study_trace_is_the_generators_shrunk_trace(tmp_path: Path) -> None:
+    """The placement study's trace file is what its documented command writes (docs/sim-to-real.md)."""
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "y.trace"
+    result = CliRunner().invoke(cli, ["trace", "generate", "yahoo", "--jobs", "100", "--seed", "3", "--load", "0.9",
+                                      "--nodes", "640", "--shrink", "0.05", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "shrunk x0.05: 265 tasks, largest job 39" in result.output
+    assert out.read_text() == (root / "workloads" / "examples" / "traces" / "yahoo-testbed.trace").read_text()
