@@ -1,7 +1,7 @@
 """`schedbridge experiment --master`: an experiment's runs as Spark tasks write the same bytes as
 `--workers 1`. On the real testbed with plain `yarn` and with the plugin's `spark-schedbridge://yarn`
-(the application is looked up in the ResourceManager: it ran there and succeeded); and an
-executor whose Python lacks schedbridge fails the sweep saying what to install, with no results."""
+(the application is looked up in the ResourceManager: it ran there and succeeded), and on
+`local[2]`; and an executor whose Python lacks schedbridge fails the sweep saying what to install, with no results."""
 from __future__ import annotations
 
 import os
@@ -59,6 +59,13 @@ def test_runs_as_spark_tasks_on_yarn_write_the_serial_bytes(testbed, serial: dic
     assert parallel.keys() == serial.keys()
     for path in serial:
         assert parallel[path] == serial[path], path
+
+
+def test_runs_as_spark_tasks_on_a_local_master_write_the_serial_bytes(serial: dict[str, bytes], tmp_path: Path) -> None:
+    done = _run([*EXPERIMENT, "--master", "local[2]", "--out", str(tmp_path / "out")], tmp_path)
+    assert done.returncode == 0, failure_excerpt(done.stdout + done.stderr)
+    assert "on local[2]" in done.stderr and "4/4" in done.stderr
+    assert _files(tmp_path / "out") == serial
 
 
 def test_an_executor_without_schedbridge_fails_the_sweep_saying_what_to_install(tmp_path: Path) -> None:
