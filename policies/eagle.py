@@ -9,6 +9,9 @@ over the whole cluster, with three additions:
   node holding long work rejects short probes and returns its copy; the job's scheduler re-sends
   the rejected probe to a node that the freshest copy it has received marks free of long work,
   and after ``rounds`` rounds to the short-only partition. No short probe waits behind a long task.
+  ``reject_at="scheduler"`` instead decides every round when the probes are sent, from the nodes'
+  current long work, re-drawing from the freshest copy held by any probed node (the authors'
+  simulator: instantaneous and omniscient; the thesis has the node refuse).
 * **Sticky Batch Probing + SRPT (SBP).** A probe stands for its whole job: after a task of J
   finishes, the node asks J's scheduler again instead of moving on, and the node runs the queued
   short probe whose job has the least estimated remaining work (``estimate x tasks not yet
@@ -33,7 +36,7 @@ from policies.api import (
     Launch, ProbeInfo, ProbeRejected, Reject, Run, SlotFreed, Status, TaskFinished, TaskRequest, TaskStarted,
 )
 from policies.common import srpt
-from policies.common.lwl import LwlTable
+from policies.common.lwl import LwlTable, trace_estimate
 from policies.common.partitions import Partition, check_cutoff, check_percent
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.srpt import QueuedProbe
@@ -59,6 +62,15 @@ class EagleConfig:
     sbp_srpt: sticky batch probing with SRPT queue reordering (else FIFO, one task per probe).
     starvation_cap: bypass budget, in estimated task durations of the bypassed probe (5).
     rounds: probing rounds before the short-partition fallback (2: random, then bit-vector).
+    lwl_idle_first: LWL takes nodes with no long task queued or running first, lowest id first
+        (the authors' simulator); False: any node with zero estimated long work left, free longest
+        first (our earlier reading).
+    integer_estimates: the trace's mean truncated to whole seconds for the estimate and the class
+        (the authors' simulator); False: the mean as written.
+    reject_at: "node" (the thesis: a node holding long work refuses a short probe on arrival and
+        returns its copy) or "scheduler" (the authors' simulator: the job's scheduler checks every
+        target's long work when sending and re-draws refused ones at once, from the freshest copy
+        any probed node holds; no Reject travels, so the run's rejected-probe counter stays 0).
     """
 
     cutoff: float = 90.5811
@@ -69,6 +81,9 @@ class EagleConfig:
     sbp_srpt: bool = True
     starvation_cap: float = 5.0
     rounds: int = 2
+    lwl_idle_first: bool = True
+    integer_estimates: bool = True
+    reject_at: str = "node"
 
     def __post_init__(self) -> None:
         check_cutoff(self.cutoff)
@@ -81,6 +96,8 @@ class EagleConfig:
             raise ValueError("min_probes must be >= 0 and rounds >= 1")
         if self.starvation_cap < 0:
             raise ValueError(f"starvation_cap must be >= 0, got {self.starvation_cap}")
+        if self.reject_at not in ("node", "scheduler"):
+            raise ValueError(f"reject_at must be 'node' or 'scheduler', got {self.reject_at!r}")
 
 
 @dataclass(frozen=True)
@@ -107,8 +124,8 @@ class Snapshot:
 class _LongWork:
     """The central scheduler's view of long work: LWL table plus the SSS bit-vector."""
 
-    def __init__(self, n_nodes: int, partition: Partition) -> None:
-        self.lwl = LwlTable(n_nodes, partition.general)
+    def __init__(self, n_nodes: int, partition: Partition, idle_first: bool) -> None:
+        self.lwl = LwlTable(n_nodes, partition.general, idle_first)
         self.bits = 0
         self.ts = 0
 
@@ -118,8 +135,15 @@ class _LongWork:
         self.ts += 1
         return node, Snapshot(self.bits, self.ts)
 
+    def started(self, node: int, key: tuple[int, int], now: float, est: float) -> None:
+        self.lwl.started(node, key, now, est)
+        self._clear_if_free(node)      # a zero-length task may have been reported finished first
+
     def finished(self, node: int, key: tuple[int, int], now: float) -> None:
         self.lwl.finished(node, key, now)
+        self._clear_if_free(node)
+
+    def _clear_if_free(self, node: int) -> None:
         if not self.lwl.has_work(node) and (self.bits >> node) & 1:
             self.bits ^= 1 << node
             self.ts += 1
@@ -197,7 +221,7 @@ class Eagle:
         self.short_only = self.partition.short_only
         self.rng = env.rng("eagle-probes")
         self.binder = LateBinder()
-        self.long_work = _LongWork(n, self.partition)
+        self.long_work = _LongWork(n, self.partition, config.lwl_idle_first)
         self.long_jobs: dict[int, float] = {}                   # long job -> estimate
         self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
@@ -205,7 +229,9 @@ class Eagle:
         self.nodes = _Nodes(n)
         # why an SSS node refuses a short probe: one immutable value shared by every rejection
         self._long_here = Status(Code.UNSCHEDULABLE, "node holds a long task", self.name)
-        self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if config.sss else _AcceptAll()
+        at_node = config.sss and config.reject_at == "node"
+        self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if at_node else _AcceptAll()
+        self.rounds_at_scheduler = config.sss and config.reject_at == "scheduler"
         self.discipline: _Discipline = _StickySrpt(config.starvation_cap) if config.sbp_srpt else _Fifo()
 
     # -- scheduler side ------------------------------------------------------------------
@@ -213,11 +239,42 @@ class Eagle:
         job = ev.job
         self.binder.add(job)
         self.tasks_left[job.job_id] = job.n_tasks
-        if job.estimate > self.config.cutoff:
-            self.long_jobs[job.job_id] = job.estimate
-            return [self._place_long(ev.time, job.job_id, job.estimate) for _ in range(job.n_tasks)]
+        est = trace_estimate(job.estimate, self.config.integer_estimates)
+        if est > self.config.cutoff:
+            self.long_jobs[job.job_id] = est
+            return [self._place_long(ev.time, job.job_id, est) for _ in range(job.n_tasks)]
         count = probe_count(job.n_tasks, self.config.probe_ratio, self.config.min_probes)
-        return (Probe(sample(self.rng, count, 0, self.n), ProbeInfo(job.job_id, est=job.estimate)),)
+        targets = sample(self.rng, count, 0, self.n)
+        if self.rounds_at_scheduler:
+            return self._probe_rounds(job.job_id, est, targets)
+        return (Probe(targets, ProbeInfo(job.job_id, est=est)),)
+
+    def _probe_rounds(self, job_id: int, est: float, targets: tuple[int, ...]) -> list[Decision]:
+        """All SSS rounds at once, when the job arrives (``reject_at="scheduler"``): a target whose
+        node holds long work now is refused; refused probes are re-drawn among the nodes that the
+        freshest copy held by any node probed so far marks free, then to the short partition."""
+        long_here, copies, rounds = self.nodes.long_here, self.nodes.snapshot, self.config.rounds
+        freshest: Snapshot | None = None
+        out: list[Decision] = []
+        for rnd in range(rounds):
+            accepted = tuple(node for node in targets if not long_here[node])
+            for node in targets:
+                copy = copies[node]
+                if copy is not None and (freshest is None or copy.ts > freshest.ts):
+                    freshest = copy
+            if accepted:
+                out.append(Probe(accepted, ProbeInfo(job_id, est=est, round=rnd)))
+            missing = len(targets) - len(accepted)
+            if not missing:
+                return out
+            first = self._bitvector_target(freshest) if rnd + 1 < rounds else None
+            if first is None:           # last round, or the copy marks no node free
+                break
+            drawn = [first] + [self._bitvector_target(freshest) for _ in range(missing - 1)]
+            targets = tuple(t for t in drawn if t is not None)
+        fallback = tuple(self._short_partition_target() for _ in range(missing))
+        out.append(Probe(fallback, ProbeInfo(job_id, est=est, round=rounds)))
+        return out
 
     def _place_long(self, now: float, job_id: int, est: float) -> Probe:
         node, snapshot = self.long_work.place(now, est)
@@ -236,7 +293,7 @@ class Eagle:
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
         est = self.long_jobs.get(ev.job_id)
         if est is not None:
-            self.long_work.lwl.started(ev.node, (ev.job_id, ev.task), ev.time, est)
+            self.long_work.started(ev.node, (ev.job_id, ev.task), ev.time, est)
         return ()
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:

@@ -1,7 +1,7 @@
 """Hawk: hybrid scheduling (thesis Ch. 2; Delgado et al., USENIX ATC 2015).
 
-* A job is **long** if its estimated task duration (``Job.estimate``, the mean) is above
-  ``cutoff``, otherwise **short**.
+* A job is **long** if its estimated task duration (``Job.estimate``, the trace's mean, truncated
+  to whole seconds unless ``integer_estimates=false``) is above ``cutoff``, otherwise **short**.
 * **Short jobs** are scheduled distributedly, Sparrow-style: ``ceil(probe_ratio * t)`` probes to
   nodes drawn uniformly at random from the short-allowed nodes (the whole cluster by default),
   late binding.
@@ -28,7 +28,7 @@ from policies.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
     Steal, StealRequest, TaskFinished, TaskRequest, TaskStarted,
 )
-from policies.common.lwl import LwlTable
+from policies.common.lwl import LwlTable, trace_estimate
 from policies.common.nodefifo import FifoNodes
 from policies.common.partitions import Partition, check_cutoff, check_percent
 from policies.common.probing import LateBinder, probe_count, sample
@@ -50,6 +50,14 @@ class HawkConfig:
     steal_attempts: int = 10         # victims contacted per idle event
     steal_cap: int = 10_000          # most entries taken per steal
     centralized: bool = True         # long jobs placed by central LWL (False: probed)
+    # LWL takes nodes with no long task queued or running first, lowest id first (the authors'
+    # simulator); False: any node whose estimated long work left is zero, free longest first
+    lwl_idle_first: bool = True
+    # the trace's mean truncated to whole seconds for the estimate and the class (the authors'
+    # simulator); False: the mean as written
+    integer_estimates: bool = True
+    # a victim draw may hit the thief itself, a wasted attempt (the authors' simulator); False: redrawn
+    steal_self: bool = True
 
     def __post_init__(self) -> None:
         check_cutoff(self.cutoff)
@@ -74,7 +82,7 @@ class Hawk(FifoNodes):
         self.part = Partition.from_percent(n, config.small_partition, config.big_partition)
         self.queues = NodeQueues(n)
         self.binder = LateBinder()
-        self.lwl = LwlTable(n, self.part.general) if config.centralized else None
+        self.lwl = LwlTable(n, self.part.general, config.lwl_idle_first) if config.centralized else None
         self.probe_rng = env.rng("probes")
         self.steal_rng = env.rng("steal")
         self.steal = config.stealing and config.steal_attempts > 0
@@ -93,21 +101,23 @@ class Hawk(FifoNodes):
         if not available:
             return ()
         p = self.part
-        if job.estimate > self.cfg.cutoff:
+        est = trace_estimate(job.estimate, self.cfg.integer_estimates)
+        if est > self.cfg.cutoff:
             if self.lwl is not None:
-                nodes = tuple(self.lwl.place(now, job.estimate) for _ in range(available))
+                nodes = tuple(self.lwl.place(now, est) for _ in range(available))
             else:
                 nodes = sample(self.probe_rng, probe_count(available, self.cfg.probe_ratio), p.long_lo, p.long_hi)
-            return (Probe(nodes, ProbeInfo(job.job_id, est=job.estimate, long=True)),)
+            return (Probe(nodes, ProbeInfo(job.job_id, est=est, long=True)),)
         nodes = sample(self.probe_rng, probe_count(available, self.cfg.probe_ratio), p.short_lo, p.short_hi)
-        return (Probe(nodes, ProbeInfo(job.job_id, est=job.estimate, notify=job.has_dag)),)
+        return (Probe(nodes, ProbeInfo(job.job_id, est=est, notify=job.has_dag)),)
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
         return self.binder.answer(ev, view)
 
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
         if self.lwl is not None:
-            self.lwl.started(ev.node, (ev.job_id, ev.task), ev.time, view.job(ev.job_id).estimate)
+            est = trace_estimate(view.job(ev.job_id).estimate, self.cfg.integer_estimates)
+            self.lwl.started(ev.node, (ev.job_id, ev.task), ev.time, est)
         return ()
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
@@ -145,11 +155,14 @@ class Hawk(FifoNodes):
         if not self.steal:
             return ()
         p = self.part
-        victims = pick_victims(self.steal_rng, self.cfg.steal_attempts, p.long_lo, p.long_hi, node)
+        victims = pick_victims(self.steal_rng, self.cfg.steal_attempts, p.long_lo, p.long_hi, node,
+                               self.cfg.steal_self)
         return (Steal(node, victims),) if victims else ()
 
     def on_steal_request(self, ev: StealRequest, view: ClusterView) -> Decisions:
         v = ev.victim
+        if v == ev.thief:
+            return ()  # a wasted attempt (steal_self): the thief's own queue was empty when it asked
         q = self.queues[v]
         running_long = self.long_running[v] > 0
         if not q or (not running_long and not self.long_queued[v]):

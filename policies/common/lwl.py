@@ -2,8 +2,17 @@
 
 Per node the table tracks the estimated work of the tasks it placed there: queued (placed, not
 started) plus, for each running one, ``est - min(elapsed, est)``. ``place`` returns the node with
-the least work left and charges it. Nodes with no work left at all are taken first, the one that
-has been free the longest first.
+the least work left and charges it.
+
+Which node goes first when several have nothing left, ``idle_first``:
+
+* ``True`` (default; the authors' simulator, ``find_workers_long_job_prio``): nodes with no
+  tracked task queued or running at all, lowest node id first; only when none is left, the least
+  estimated wait. A node still running a task past its estimate has no work left by the
+  estimate but is *not* idle: a new task would queue behind the overrun, and overruns are common
+  because task durations scatter widely around the job's mean.
+* ``False`` (our earlier reading of the thesis): any node whose estimated work left is zero,
+  overrunning ones included, the one that has been free the longest first.
 
 A table may have several *groups* of nodes (e.g. the short-allowed and the general partition);
 ``place(now, est, group)`` picks within one group while the work per node is shared.
@@ -19,10 +28,26 @@ import heapq
 from collections.abc import Iterable
 
 
-class LwlTable:
-    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key", "_limit", "_active")
+def trace_estimate(estimate: float, truncate: bool) -> float:
+    """The per-task estimate a Hawk/Eagle scheduler works with: the trace's mean task duration,
+    truncated to whole seconds when ``truncate`` (the authors' simulator reads it with
+    ``int(float(...))`` and uses that for the estimate and the long/short class alike)."""
+    return float(int(estimate)) if truncate else estimate
 
-    def __init__(self, n_nodes: int, nodes: Iterable[int]) -> None:
+
+class LwlTable:
+    __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key", "_limit", "_active",
+                 "idle_first", "_idle", "_in_idle", "_ended_early")
+
+    def __init__(self, n_nodes: int, nodes: Iterable[int], idle_first: bool = True) -> None:
+        self.idle_first = idle_first
+        # per group, with idle_first: a heap of node ids that may be idle (checked when popped)
+        # and a flag per node saying it is in that heap, so a node is pushed at most once
+        self._idle: list[list[int]] = []
+        self._in_idle: list[bytearray] = []
+        # tasks whose end was reported before their start (a zero-length task: the driver may
+        # deliver TaskFinished before TaskStarted at the same instant); their start is a no-op
+        self._ended_early: set[tuple[int, int]] = set()
         self.queued = [0.0] * n_nodes                     # est work placed but not started
         self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
         self._ver = [0] * n_nodes
@@ -51,6 +76,11 @@ class LwlTable:
         self._heaps.append(heap)
         self._limit.append(4 * len(members) + 1024)
         self._active.append(not lazy)
+        self._idle.append(list(members))                  # sorted: already a heap
+        flags = bytearray(len(self.queued))
+        for n in members:
+            flags[n] = 1
+        self._in_idle.append(flags)
         return g
 
     def work_left(self, node: int, now: float) -> float:
@@ -86,6 +116,14 @@ class LwlTable:
 
     def peek(self, now: float, group: int = 0) -> int:
         """The least-loaded node of ``group`` (without charging it)."""
+        if self.idle_first:
+            idle, flags = self._idle[group], self._in_idle[group]
+            while idle:
+                node = idle[0]
+                if not self.queued[node] and not self.running[node]:
+                    return node
+                heapq.heappop(idle)
+                flags[node] = 0
         if not self._active[group]:
             self._compact(group)
             self._active[group] = True
@@ -112,12 +150,25 @@ class LwlTable:
         """A task placed on ``node`` started (``key`` identifies it until it finishes)."""
         q = self.queued[node] - est
         self.queued[node] = q if q > 1e-9 else 0.0
-        self.running[node][key] = now + est
-        self._push(node, now)
+        if key in self._ended_early:
+            self._ended_early.discard(key)
+        else:
+            self.running[node][key] = now + est
+        self._freed(node, now)
 
     def finished(self, node: int, key: tuple[int, int], now: float) -> None:
-        self.running[node].pop(key, None)
+        if self.running[node].pop(key, None) is None and self.queued[node]:
+            self._ended_early.add(key)      # placed, not started yet: its start comes next
+        self._freed(node, now)
+
+    def _freed(self, node: int, now: float) -> None:
+        """Re-key ``node`` after its work changed; with ``idle_first``, list it again once idle."""
         self._push(node, now)
+        if self.idle_first and not self.running[node] and not self.queued[node]:
+            for g in self._groups_of[node]:
+                if not self._in_idle[g][node]:
+                    self._in_idle[g][node] = 1
+                    heapq.heappush(self._idle[g], node)
 
     def has_work(self, node: int) -> bool:
         return self.queued[node] > 0 or bool(self.running[node])

@@ -8,14 +8,17 @@ from typing import TypeVar
 E = TypeVar("E")
 
 
-def pick_victims(rng: random.Random, attempts: int, lo: int, hi: int, thief: int) -> tuple[int, ...]:
-    """``attempts`` victims drawn uniformly (with replacement) from ``[lo, hi)``, never the thief."""
+def pick_victims(rng: random.Random, attempts: int, lo: int, hi: int, thief: int,
+                 allow_thief: bool = False) -> tuple[int, ...]:
+    """``attempts`` victims drawn uniformly (with replacement) from ``[lo, hi)``. A draw that hits
+    the thief is redrawn, unless ``allow_thief`` (the authors' simulator: that attempt is wasted,
+    since the thief's own queue is empty)."""
     span = hi - lo
-    if span <= 0 or (span == 1 and lo == thief):
+    if span <= 0 or (span == 1 and lo == thief and not allow_thief):
         return ()
     r = rng.random
     out = [lo + int(r() * span) for _ in range(attempts)]
-    if thief in out:  # redraw the thief, in order, so the draws stay deterministic
+    if not allow_thief and thief in out:  # redraw the thief, in order, so the draws stay deterministic
         for i, v in enumerate(out):
             while v == thief:
                 v = lo + int(r() * span)
