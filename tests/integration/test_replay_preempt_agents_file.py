@@ -1,8 +1,10 @@
-"""`replay --preempt --agents FILE` on the real testbed treated as any cluster: the test starts a
-`schedbridge agent` per NodeManager itself (as an operator's services would run), writes an agents
-file, and the replay preempts through those agents, not through agents of its own: Kairos really
-suspends and resumes executor containers, every job finishes, and the cluster is left as it was.
-An agent that does not answer stops the replay before anything is submitted."""
+"""Preemption through an agents file on the real testbed treated as any cluster: the test starts a
+`schedbridge agent` per NodeManager itself (as an operator's services would run) and writes an
+agents file. `replay --preempt --agents FILE` preempts through those agents, not through agents of
+its own, and so does a plain bridge application (`schedbridge submit --policy kairos` with
+`spark.schedbridge.agents`, the policy host beside the driver): Kairos really suspends and resumes
+executor containers, the results are right, and the cluster is left as it was. An agent that does
+not answer stops the replay before anything is submitted."""
 from __future__ import annotations
 
 import json
@@ -12,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,12 +22,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from bridge.agent.client import AgentClient
 from bridge.agent.trial import AgentProcess
+from tests.integration.jobs.burn import burn
 from tests.integration.process_output import failure_excerpt
 from tests.integration.test_replay_preempt_testbed import WORKLOAD, require_root, vcores
 from yarnclient.resourcemanager import ResourceManagerClient
 
 pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+JOBS = Path(__file__).resolve().parent / "jobs"
+SCHEDBRIDGE = str(Path(sys.executable).parent / "schedbridge")
 
 
 @pytest.fixture
@@ -110,3 +119,45 @@ def test_an_agent_that_does_not_answer_stops_the_replay_before_it_submits(testbe
     assert "Traceback" not in done.stderr
     assert {a.app_id for a in rm.apps()} == apps_before  # nothing was submitted
     assert os.path.exists(agents_file)
+
+
+def watch_shares(agents: dict[str, AgentProcess], stop: threading.Event, seen: set[str]) -> None:
+    """Every container any agent reports held below full share, until ``stop``."""
+    clients = [AgentClient(agent.url, agent.token, timeout_s=5) for agent in agents.values()]
+    while not stop.wait(0.2):
+        for client in clients:
+            seen.update(c["id"] for c in client.containers() if c.get("share") is not None)
+
+
+def test_a_bridge_application_under_kairos_is_preempted_through_the_agents_file(testbed, operator_agents,
+                                                                                tmp_path: Path) -> None:
+    """4 one-core executors on 2 NodeManagers of N = 1, Q = 1: some node holds two tasks, which take
+    turns by container resize; the host beside the driver does it through the file's agents."""
+    agents_file, agents = operator_agents
+    rm = ResourceManagerClient(testbed.rm_url)
+    vcores_before = vcores(rm)
+    out, host_log = tmp_path / "out.json", tmp_path / "host.log"
+    command = [SCHEDBRIDGE, "submit", "--master", "spark-schedbridge://yarn", "--num-executors", "4",
+               "--policy", "kairos", "--param", "node_cores=1", "--param", "w=2",
+               "--conf", f"spark.schedbridge.agents={agents_file}", "--conf", f"spark.schedbridge.host.log={host_log}",
+               "--conf", "spark.executor.cores=1", "--conf", "spark.dynamicAllocation.enabled=false",
+               "--conf", "spark.locality.wait=0s", "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}",
+               str(JOBS / "burn.py"), "4", str(out)]
+    stop, throttled = threading.Event(), set()
+    watcher = threading.Thread(target=watch_shares, args=(agents, stop, throttled), daemon=True)
+    watcher.start()
+    try:
+        done = subprocess.run(command, env={**testbed.spark_env(), "PYTHONPATH": str(ROOT)}, capture_output=True,
+                              text=True, timeout=900)
+    finally:
+        stop.set()
+        watcher.join(timeout=30)
+    log = host_log.read_text() if host_log.exists() else ""
+    assert done.returncode == 0, failure_excerpt(done.stderr) + log[-3000:]
+    assert json.loads(out.read_text()) == [burn(i) for i in range(4)]
+    assert throttled, log[-3000:]  # some container really ran at the minimum share
+    assert vcores(rm) == vcores_before
+    assert not (tmp_path / "vcores.json").exists()
+    for agent in agents.values():  # nothing left throttled
+        client = AgentClient(agent.url, agent.token, timeout_s=5)
+        assert all(c.get("share") is None and not c.get("frozen") for c in client.containers())
