@@ -6,14 +6,16 @@
   nodes drawn uniformly at random from the short-allowed nodes (the whole cluster by default),
   late binding.
 * **Long jobs** go to one centralized scheduler that places each task on the general-partition
-  node with the least (long) work left (:class:`~policies.common.lwl.LwlTable`). Each long task
+  node with the least (long) work left (:class:`~policies.common.lwl.LwlTable`; nodes with no
+  long task at all first, lowest id first, as the authors' simulator). Each long task
   travels as a probe and gets its task when it reaches the head of the queue (as in the
   authors' simulator).
 * **Partition**: long tasks may only use the top ``big_partition`` % of the nodes; the rest is
   reserved for short tasks.
 * **Randomized stealing**: a node whose queue is empty when a slot frees contacts up to
   ``steal_attempts`` random general-partition nodes and takes, from the first that has one,
-  the first consecutive group of short entries behind a long one (at most ``steal_cap``).
+  the first consecutive group of short entries behind a long one (at most ``steal_cap``). A draw
+  may hit the thief itself, a wasted attempt, as in the authors' simulator (``steal_self``).
 
 Ablations are config fields: ``stealing=false``, ``big_partition=100`` (no partition),
 ``centralized=false`` (long jobs probe like short ones, within the general partition).
