@@ -86,6 +86,7 @@ class Measured:
     calibration: Calibration
     live_dir: Path
     sim_file: Path
+    plugin: Mapping[str, object] | None = None  # the replay's plugin counters (meta.json): who placed the tasks
 
     def ratio(self, cls: str, stat: str) -> float:
         """live / sim (NaN where either is missing or the simulated value is 0)."""
@@ -98,7 +99,7 @@ class Measured:
                 "live": self.live, "sim": self.sim,
                 "ratio": {c: {s: self.ratio(c, s) for s in STATS} for c in metrics.CLASSES},
                 "calibration": self.calibration.as_dict(), "live_dir": str(self.live_dir),
-                "sim_file": str(self.sim_file)}
+                "sim_file": str(self.sim_file), "plugin": dict(self.plugin) if self.plugin is not None else None}
 
 
 def class_stats(jobs: pd.DataFrame, cutoff: float) -> dict[str, dict[str, float]]:

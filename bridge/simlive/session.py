@@ -44,6 +44,14 @@ def _wait(child: subprocess.Popen[bytes]) -> int:
             continue
 
 
+def _placed(run: Measured) -> str:
+    """Who placed the live run's tasks (the plugin's counters; nothing for stock Spark)."""
+    if not run.plugin:
+        return ""
+    return (f"; live: {run.plugin.get('placed_tasks', 0)} task(s) placed by the policy, "
+            f"{run.plugin.get('fallback_rounds', 0)} round(s) fell back to Spark's scheduler")
+
+
 @dataclass(frozen=True)
 class Result:
     """Every run of a comparison, and what is needed to show them."""
@@ -66,7 +74,7 @@ class Result:
         lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores, live and simulated; "
                  f"short/long cutoff {self.cutoff:.4g} s (mean task duration)", "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
-        lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}" for r in self.runs]
+        lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}" for r in self.runs]
         if any(r.repeat > 1 for r in self.runs):
             lines += ["", "over repeats:", render(compare.spread(self.runs))]
         return "\n".join(lines)
@@ -144,8 +152,9 @@ class Comparison:
                       directory / "sim.csv")
         live = compare.live_jobs(live_dir, nominal)
         self._curves.setdefault(policy, []).append((live, sim))
-        return Measured(policy, repeat, compare.class_stats(live, self.cutoff),
-                        compare.class_stats(sim, self.cutoff), calibration, live_dir, directory / "sim.csv")
+        plugin = json.loads((live_dir / "meta.json").read_text()).get("plugin")
+        return Measured(policy, repeat, compare.class_stats(live, self.cutoff), compare.class_stats(sim, self.cutoff),
+                        calibration, live_dir, directory / "sim.csv", plugin)
 
     @staticmethod
     def _calibrate(live_dir: Path, nominal: dict[int, Job]) -> Calibration:

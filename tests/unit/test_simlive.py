@@ -136,7 +136,9 @@ def _measured(policy: str, repeat: int, live: float, sim: float) -> Measured:
     def stats(x: float) -> dict[str, dict[str, float]]:
         return {c: {"count": 4, "p50": x, "p90": 2 * x, "p99": 3 * x} for c in ("short", "long")}
 
-    return Measured(policy, repeat, stats(live), stats(sim), NONE, Path(f"{policy}/live"), Path(f"{policy}/sim.csv"))
+    plugin = None if policy == "stock" else {"placed_tasks": 9, "fallback_rounds": 1}
+    return Measured(policy, repeat, stats(live), stats(sim), NONE, Path(f"{policy}/live"), Path(f"{policy}/sim.csv"),
+                    plugin)
 
 
 def test_table_spread_and_json() -> None:
@@ -159,6 +161,10 @@ def test_table_spread_and_json() -> None:
     assert record["runs"][0]["ratio"]["long"]["p99"] == 2.0
     assert record["runs"][0]["calibration"]["applied"]["network_delay_s"] == 0.0
     assert "over repeats:" in result.text() and "stock repeat 2: task overhead" in result.text()
+    assert "sparrow repeat 1: task overhead" in result.text() and "9 task(s) placed by the policy, 1 round(s) fell" \
+        in result.text()
+    assert record["runs"][2]["plugin"] == {"placed_tasks": 9, "fallback_rounds": 1}
+    assert record["runs"][0]["plugin"] is None
 
 
 def test_a_workload_without_a_trace_is_refused_before_any_cluster_use(tmp_path: Path) -> None:
