@@ -8,7 +8,8 @@ Which node goes first when several have nothing left, ``idle_first``:
 
 * ``True`` (default; the authors' simulator, ``find_workers_long_job_prio``): nodes with no
   tracked task queued or running at all, lowest node id first; only when none is left, the least
-  estimated wait. A node still running a task past its estimate has no work left by the
+  estimated wait, ties (such as several overrunning nodes, all with nothing left by the
+  estimate) to the lowest node id. A node still running a task past its estimate has no work left by the
   estimate but is *not* idle: a new task would queue behind the overrun, and overruns are common
   because task durations scatter widely around the job's mean.
 * ``False`` (our earlier reading of the thesis): any node whose estimated work left is zero,
@@ -135,7 +136,9 @@ class LwlTable:
                 heapq.heappop(heap)
                 continue
             w = self.work_left(node, now)
-            if w == 0.0 or now + w <= key + 1e-9:
+            # idle_first: a busy node with nothing left by the estimate (an overrun) is keyed
+            # ``now`` like any other, so such nodes go lowest id first, as in the reference
+            if now + w <= key + 1e-9 or (w == 0.0 and not self.idle_first):
                 return node
             heapq.heapreplace(heap, (now + w, node, v))
 

@@ -41,6 +41,22 @@ def test_lwl_takes_idle_nodes_lowest_id_first_not_an_overrunning_one() -> None:
     assert _overrun_table(idle_first=False).place(500.0, 100.0) == 0
 
 
+def test_lwl_overrunning_nodes_go_lowest_id_first() -> None:
+    """No idle node left: among nodes with nothing left by the estimate, the lowest id first (the
+    reference's tie), not the one whose estimated end is oldest."""
+    t = LwlTable(3, range(3))
+    assert [t.place(0.0, 100.0) for _ in range(3)] == [0, 1, 2]
+    t.started(2, (0, 2), 0.0, 100.0)                 # estimated end 100
+    t.started(0, (0, 0), 50.0, 100.0)                # estimated end 150
+    t.started(1, (0, 1), 60.0, 100.0)                # estimated end 160
+    assert [t.place(500.0, 100.0) for _ in range(3)] == [0, 1, 2]
+    old = LwlTable(3, range(3), idle_first=False)
+    assert [old.place(0.0, 100.0) for _ in range(3)] == [0, 1, 2]
+    for node, start in ((2, 0.0), (0, 50.0), (1, 60.0)):
+        old.started(node, (0, node), start, 100.0)
+    assert old.place(500.0, 100.0) == 2              # the earlier reading: oldest estimated end
+
+
 def test_lwl_idle_node_is_taken_again_once_its_work_is_done() -> None:
     t = LwlTable(4, range(2, 4))
     assert t.place(0.0, 5.0) == 2
