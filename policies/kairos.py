@@ -162,11 +162,13 @@ class _Central:
         keys = [self._fresh_key(0.0, 0.0) for _ in range(n_nodes)]
         self.levels = _LevelQueue(keys, env.cluster.slots_per_node + config.q)
         self.sent = [0] * n_nodes
-        self.pending: deque[ProbeInfo] = deque()
+        # pending tasks in FIFO order, as [job_id, next task, task count] runs (a job's tasks
+        # become entries only when dispatched: a backlog of large jobs costs no memory per task)
+        self.pending: deque[list[int]] = deque()
 
     def add_job(self, ev: JobArrival) -> None:
         job = ev.job
-        self.pending.extend(ProbeInfo(job.job_id, task) for task in range(job.n_tasks))
+        self.pending.append([job.job_id, 0, job.n_tasks])
 
     def heartbeat(self, node: int, hb: KairosHeartbeat) -> None:
         in_flight = self.sent[node] - hb.received
@@ -182,11 +184,16 @@ class _Central:
 
     def dispatch(self) -> list[Decision]:
         out: list[Decision] = []
-        while self.pending:
+        pending = self.pending
+        while pending:
             node = self.levels.best()
             if node is None:
                 break
-            out.append(Assign(node, self.pending.popleft()))
+            run = pending[0]
+            out.append(Assign(node, ProbeInfo(run[0], run[1])))
+            run[1] += 1
+            if run[1] == run[2]:
+                pending.popleft()
             self.claim(node)
         return out
 

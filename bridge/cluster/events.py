@@ -21,19 +21,6 @@ class SegmentEnd:
 
 
 @value
-class StartTask:
-    """A Launch reply reached ``node``: the task starts on the reserved slot."""
-
-    time: float
-    node: int
-    slot: int
-    job_id: int
-    task: int
-    probe: ProbeInfo
-    tier: ClassVar[int] = 2
-
-
-@value
 class FreeSlot:
     """A reserved slot is released (Cancel reply reached the node)."""
 

@@ -23,6 +23,8 @@ d = ``spec.network_delay`` one way:
 * Assign/Probe entries reach their nodes after d; a bound Run starts at once.
 * An unbound Run reserves the slot and the TaskRequest reaches the scheduler after d; the
   Launch/Cancel reply reaches the node after another d (a task starts 2d after its probe ran).
+  A launched task is started when the Launch is applied, its run segment beginning when the
+  reply arrives (one event less per task; the slot shows the task from the Launch on).
 * TaskFinished, TaskStarted, Heartbeat and ProbeRejected reach the scheduler side after d.
 * A Steal asks its victims in order, all at ``now + steal_delay``, and given entries travel in
   ``steal_delay`` (0 by default: the thesis models stealing as free). Suspend/Resume and
@@ -37,7 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd, StartTask, StealAttempt
+from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd, StealAttempt
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.slots import Foreign, Reserved, Running
 from bridge.cluster.view import StateView
@@ -83,9 +85,9 @@ class SegmentLog:
     the slot without progress (context switch, waiting for DAG parents)."""
 
     seg_job: array[int] = field(default_factory=lambda: array("q"))
-    seg_task: array[int] = field(default_factory=lambda: array("q"))
-    seg_node: array[int] = field(default_factory=lambda: array("q"))
-    seg_slot: array[int] = field(default_factory=lambda: array("q"))
+    seg_task: array[int] = field(default_factory=lambda: array("i"))   # 32 bits: memory (one row per segment)
+    seg_node: array[int] = field(default_factory=lambda: array("i"))
+    seg_slot: array[int] = field(default_factory=lambda: array("i"))
     seg_start: array[float] = field(default_factory=lambda: array("d"))
     seg_end: array[float] = field(default_factory=lambda: array("d"))
     seg_done: array[int] = field(default_factory=lambda: array("b"))
@@ -173,7 +175,6 @@ class ClusterState:
         k.on(ProbeArrival, self._on_probe_arrival)
         k.on(Deliver, self._on_deliver)
         k.on(TaskRequest, self._on_task_request)
-        k.on(StartTask, self._on_start_task)
         k.on(FreeSlot, self._on_free_slot)
         k.on(TaskFinished, self._make_dispatch("on_task_finished"))
         k.on(TaskStarted, self._make_dispatch("on_task_started"))
@@ -274,12 +275,6 @@ class ClusterState:
         if fn is None:
             raise self._fail("timer fired but the policy has no hook for it", ev)
         return self.apply(ev, fn(ev, self.view), [])
-
-    def _on_start_task(self, ev: StartTask) -> list[Any]:
-        res = self.slots[ev.node][ev.slot]
-        out: list[Any] = []
-        self._start(ev.node, ev.slot, ev.job_id, ev.task, ev.probe, res.flag, ev.time, out)
-        return out
 
     def _on_free_slot(self, ev: FreeSlot) -> list[Any] | None:
         self.slots[ev.node][ev.slot] = None
@@ -530,11 +525,12 @@ class ClusterState:
         return res
 
     def _launch(self, d: Launch, now: float, out: list[Any]) -> None:
+        """The task starts when the reply reaches the node, d from now: it is started here, as of
+        then (no event for the reply's arrival; the slot shows the task from now on)."""
         res = self._reservation(d.node, d.slot, d)
         if res.probe.job_id != d.job_id:
             raise self._fail(f"launch of job {d.job_id} answers a probe of job {res.probe.job_id}", d)
-        out.append(StartTask(now + self.delay, d.node, d.slot, d.job_id, d.task, res.probe))
-        # the slot stays reserved until the reply arrives
+        self._start(d.node, d.slot, d.job_id, d.task, res.probe, res.flag, now + self.delay, out)
 
     def _cancel(self, d: Cancel, now: float, out: list[Any]) -> None:
         res = self._reservation(d.node, d.slot, d)
@@ -576,12 +572,13 @@ class ClusterState:
 
     def _suspend(self, d: Suspend, now: float, out: list[Any]) -> None:
         r = self.slots[d.node][d.slot]
-        if r.__class__ is not Running:
+        if r.__class__ is not Running or r.start > now:   # (a launched task starts once the reply arrives)
             raise self._fail(f"slot {d.slot} of node {d.node} runs no task", d)
         idle = self._end_segment(r, d.node, d.slot, now, 0)
         r.attained += now - r.start - idle
         r.token = -1
-        self.blocked.pop((r.job_id, r.task), None)
+        if self.blocked:
+            self.blocked.pop((r.job_id, r.task), None)
         self.susp[d.node][(r.job_id, r.task)] = r
         self.susp_cache.pop(d.node, None)
         self._c["suspends"] += 1
@@ -607,7 +604,7 @@ class ClusterState:
         self.susp_cache.pop(d.node, None)
         self.nfree[d.node] -= 1
         self._c["resumes"] += 1
-        rd = self.ready.get(d.job_id)
+        rd = self.ready.get(d.job_id) if self.ready else None
         if rd is not None and not rd.is_ready(d.task):
             self._block(r, d.node, d.slot, first=False)
             return

@@ -58,7 +58,7 @@ class SimResult:
         lg = self.log
 
         def col(a: array[Any], dtype: Any) -> Any:
-            return np.frombuffer(a, dtype=dtype).copy() if len(a) else np.zeros(0, dtype)
+            return np.frombuffer(a, dtype=a.typecode).astype(dtype) if len(a) else np.zeros(0, dtype)
 
         return pd.DataFrame({
             "job_id": col(lg.seg_job, np.int64), "task": col(lg.seg_task, np.int64),
