@@ -179,6 +179,7 @@ def _side_by_side(baseline: Path, policies: Sequence[str], n_jobs: int, nodes: i
         click.echo(f"{row['policy']:10} sim CPU old {row['old_sim_cpu_s']} new {row['new_sim_cpu_s']} "
                    f"-> {row['speedup_sim_cpu']}x (process {row['speedup_proc_cpu']}x, "
                    f"pairs {row['speedup_per_pair']})  "
-                   f"peak RSS {row['old_peak_rss_mb']} -> {row['new_peak_rss_mb']} MB  events {row['old_events']} -> "
+                   f"peak RSS {row['old_peak_rss_mb']} -> {row['new_peak_rss_mb']} MB (at the simulation's end "
+                   f"{row['old_sim_peak_rss_mb']} -> {row['new_sim_peak_rss_mb']})  events {row['old_events']} -> "
                    f"{row['new_events']}  percentiles: largest change {row['percentiles_worst_rel_diff']:.2%} "
                    f"(tolerance {tolerance:.0%}) {verdict}")

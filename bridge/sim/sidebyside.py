@@ -4,9 +4,10 @@
 process per tree, alternating the two trees (old, new; then new, old on the next repetition) so
 both see the same machine load. Per child it records the whole process' user + system CPU time
 and peak RSS from ``os.wait4`` (the kernel's accounting of that child alone), and the child
-reports the CPU time of the simulation alone and the jobs' short/long p50/p90/p99 completion
-times. The trees' results may differ bit for bit (same-instant ordering is not part of the
-contract); the check is that every percentile stays within ``--tolerance`` of the baseline's.
+reports the CPU time of the simulation alone, its peak RSS when the simulation ends (before
+pandas is imported for the percentiles) and the jobs' short/long p50/p90/p99 completion times.
+The trees' results may differ bit for bit (same-instant ordering is not part of the contract);
+the check is that every percentile stays within ``--tolerance`` of the baseline's.
 
 The child is this file run as a script with the tree's root first on ``sys.path``, so it imports
 that tree's simulator, policies and trace generator; it uses only interfaces both trees have
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -125,6 +127,8 @@ def _summary(policy: str, old: list[dict[str, Any]], new: list[dict[str, Any]], 
             "old_proc_cpu_s": [r["proc_cpu_s"] for r in old], "new_proc_cpu_s": [r["proc_cpu_s"] for r in new],
             "speedup_sim_cpu": round(o_cpu / n_cpu, 2), "speedup_proc_cpu": round(o_proc / n_proc, 2),
             "speedup_per_pair": pair_ratios,
+            "old_sim_peak_rss_mb": max(r["sim_peak_rss_mb"] for r in old),
+            "new_sim_peak_rss_mb": max(r["sim_peak_rss_mb"] for r in new),
             "old_peak_rss_mb": max(r["proc_peak_rss_mb"] for r in old),
             "new_peak_rss_mb": max(r["proc_peak_rss_mb"] for r in new),
             "old_events": old[0]["events"], "new_events": new[0]["events"],
@@ -141,7 +145,6 @@ def _child_main(argv: Sequence[str]) -> None:
     sys.path[0] = root                 # not this file's directory: the tree under test
     if policies_from:
         sys.path.insert(0, policies_from)
-    from bridge.metrics import completion_summary
     from bridge.sim.bench import trace_jobs
     from bridge.sim.engine import Simulation
     from policies.api import ClusterSpec, PolicyEnv
@@ -154,12 +157,16 @@ def _child_main(argv: Sequence[str]) -> None:
     w0, c0 = time.perf_counter(), time.process_time()
     res = Simulation(jobs, pol, spec).run()
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    sim_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # before pandas for the percentiles
+    from bridge.metrics import completion_summary
+
     cutoff = get_kind(trace).policy_parameters()["cutoff"]
     summary = completion_summary(res.job_table(), cutoff)
     import bridge.cluster.kernel as kernel_module
     import policies.registry as registry_module
     print(json.dumps({
         "policy": policy, "events": res.events, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
+        "sim_peak_rss_mb": round(sim_rss, 1),
         "unfinished": len(res.unfinished), "engine": kernel_module.__file__, "policies": registry_module.__file__,
         "jct": {c: {p: summary[c][p] for p in PERCENTILES} for c in CLASSES}}))
 
