@@ -22,3 +22,26 @@ def test_traces_come_from_the_trace_generator_seeded():
 def test_run_one_reports_the_figures():
     row = run_one("hawk", trace_jobs("yahoo", 30, nodes=20), 20, settings={"cutoff": 50.0})
     assert row["unfinished"] == 0 and row["events"] > 0 and row["peak_rss_mb"] > 0
+
+
+def test_side_by_side_runs_each_tree_and_checks_the_percentiles(tmp_path):
+    """`bench sim --baseline`: the child imports the tree it is given (here this tree twice, the
+    new side with a link to the old side's policies), and the percentile check flags a change."""
+    from pathlib import Path
+
+    from bridge.sim.sidebyside import Side, compare, differing_policy_files, percentile_check, policies_only
+
+    here = Path(__file__).resolve().parents[2]
+    link = tmp_path / "pol"
+    link.mkdir()
+    rows = compare((Side("old", here), Side("new", here, policies_only(here, link))), ["sparrow"],
+                   40, 20, 0.9, "yahoo", 1, 0.05, lambda line: None)
+    (row,) = rows
+    assert row["percentiles_ok"] and row["percentiles_worst_rel_diff"] == 0.0
+    assert row["old_events"] == row["new_events"] > 0 and row["old_peak_rss_mb"] > 0
+    assert row["new_code"][1].startswith(str(link)) and row["old_code"][1].startswith(str(here))
+    moved = {"jct": {c: dict(row["old_jct"][c]) for c in ("short", "long")}}
+    moved["jct"]["long"]["p90"] *= 1.06
+    worst, over = percentile_check({"jct": row["old_jct"]}, moved, 0.05)
+    assert worst == pytest.approx(0.06) and len(over) == 1 and over[0].startswith("long p90")
+    assert differing_policy_files(here, here) == []
