@@ -58,7 +58,7 @@ def test_compose_file_validates_against_the_compose_spec_schema() -> None:
 def test_one_service_per_role_each_running_the_shared_entry_point(services: dict[str, dict]) -> None:
     assert set(services) == set(compose.ROLES)
     for name, service in services.items():
-        assert service["command"] == ["schedbridge", "testbed", "run-daemon", name]
+        assert service["command"][:4] == ["schedbridge", "testbed", "run-daemon", name]
         assert service["build"] == {"context": "..", "dockerfile": "docker/Dockerfile",
                                     "args": {"BASE_IMAGE": "${SCHEDBRIDGE_BASE_IMAGE:-debian:bookworm-slim}"}}
         assert service["init"] is True
@@ -143,6 +143,19 @@ def test_unprivileged_override_gives_the_agent_a_writable_cgroup_tree_without_pr
     assert override["nodemanager"]["privileged"] is False
     assert override["nodemanager"]["volumes"] == ["/sys/fs/cgroup:/sys/fs/cgroup:rw"]
     assert "cap_add" not in override["nodemanager"]  # Docker's default capabilities suffice
+
+
+def test_the_clients_configuration_is_not_taken_for_the_local_testbed(services: dict[str, dict]) -> None:
+    """schedbridge's commands treat $SCHEDBRIDGE_TESTBED/conf as the local testbed (127.0.0.1) and
+    rewrite its Spark conf: the client renders the cluster's to a home of its own and exports it."""
+    client = services["client"]
+    home = Path(client["command"][client["command"].index("--home") + 1])
+    assert home != _image_home()
+    layout = compose.compose_layout(home)
+    env = client["environment"]
+    assert env["HADOOP_CONF_DIR"] == env["YARN_CONF_DIR"] == str(layout.conf_dir)
+    assert env["SPARK_CONF_DIR"] == str(layout.home / "spark-conf")
+    assert layout.conf_dir != compose.compose_layout(_image_home()).conf_dir
 
 
 def test_the_client_finds_the_nodemanagers_agents_out_of_the_box(services: dict[str, dict]) -> None:
