@@ -3,8 +3,9 @@
 agents file. `replay --preempt --agents FILE` preempts through those agents, not through agents of
 its own, and so does a plain bridge application (`schedbridge submit --policy kairos` with
 `spark.schedbridge.agents`, the policy host beside the driver): Kairos really suspends and resumes
-executor containers, the results are right, and the cluster is left as it was. An agent that does
-not answer stops the replay before anything is submitted."""
+executor containers, the results are right, and the cluster is left as it was; `schedbridge serve`
+raises and restores the vcores around its life. An agent that does not answer stops the replay
+before anything is submitted."""
 from __future__ import annotations
 
 import json
@@ -161,3 +162,29 @@ def test_a_bridge_application_under_kairos_is_preempted_through_the_agents_file(
     for agent in agents.values():  # nothing left throttled
         client = AgentClient(agent.url, agent.token, timeout_s=5)
         assert all(c.get("share") is None and not c.get("frozen") for c in client.containers())
+
+
+def test_serve_hosts_kairos_on_the_agents_and_restores_the_vcores_when_stopped(testbed, operator_agents,
+                                                                                tmp_path: Path) -> None:
+    """`schedbridge serve --policy kairos --agents FILE`: the NodeManagers advertise Q = 1 more vcore
+    while it runs, and their own vcores again after SIGTERM."""
+    agents_file, _ = operator_agents
+    rm = ResourceManagerClient(testbed.rm_url)
+    vcores_before = vcores(rm)
+    env = {**testbed.spark_env(), "SCHEDBRIDGE_TOKEN": secrets.token_hex(16)}
+    with (tmp_path / "serve.log").open("w") as log:
+        proc = subprocess.Popen([SCHEDBRIDGE, "serve", "--policy", "kairos", "--port", "0",
+                                 "--agents", str(agents_file)],
+                                env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "schedbridge serve: policy" not in (tmp_path / "serve.log").read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            time.sleep(0.2)
+        assert "preempting on 2 NodeManager(s) through their agents, N = 4" in (tmp_path / "serve.log").read_text()
+        assert vcores(rm) == {node: v + 1 for node, v in vcores_before.items()}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, (tmp_path / "serve.log").read_text()
+    assert vcores(rm) == vcores_before
+    assert not (tmp_path / "vcores.json").exists()
