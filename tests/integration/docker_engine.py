@@ -1,0 +1,168 @@
+"""A Docker engine, a Compose and the schedbridge image for tests/integration/test_compose_cluster.py.
+
+Found where they are; otherwise, as root, installed from Debian (`docker.io`, `docker-compose`,
+`debootstrap`) and started (`dockerd --storage-driver=vfs`, which needs no kernel overlay support
+inside a container; stopped again by its recorded pid, as nothing else is). Where neither works,
+the reason is returned for the test to skip with.
+
+The client is Debian's /usr/bin/docker when present: its BuildKit is built in, while Docker 23 and
+later build with BuildKit only through the buildx plugin, which a bare client (such as a static
+/usr/local/bin/docker) lacks. Compose: the v2 plugin of that client if it has one, else Compose v1
+(`docker-compose`); the test uses only what both support.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEBIAN_CLIENT = Path("/usr/bin/docker")
+IMAGE = "schedbridge:dev"  # docker/docker-compose.yml's image
+UPSTREAM_BASE = "debian:bookworm-slim"
+LOCAL_BASE = "schedbridge-base:bookworm"  # docker/base-image.sh's default tag
+CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")  # this host's trust, a TLS proxy's CA included
+CACHE_KEEP = "12GB"  # BuildKit cache kept between runs: the last two builds' layers and the cache mounts
+MIRROR_ARGS = ("APT_MIRROR", "PIP_INDEX_URL", "MAVEN_MIRROR_URL")  # passed on to the build when set
+
+
+class Unavailable(Exception):
+    """No engine here and none can be started: the plain reason to skip with."""
+
+
+@dataclass
+class Engine:
+    docker: str
+    compose: list[str]
+    dockerd: subprocess.Popen[bytes] | None = None  # the daemon this test started, if any
+    log: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def run(self, *args: str, timeout: float = 120, check: bool = True,
+            env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """A docker client command; on failure an AssertionError with its output's end."""
+        return run([self.docker, *args], timeout=timeout, check=check, env=env, stdin=stdin)
+
+    def stop(self) -> None:
+        """Stop the daemon this test started (by its pid), nothing else."""
+        if self.dockerd is not None and self.dockerd.poll() is None:
+            self.dockerd.terminate()
+            try:
+                self.dockerd.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.dockerd.kill()
+                self.dockerd.wait()
+
+
+def run(argv: list[str], timeout: float = 120, check: bool = True, env: dict[str, str] | None = None,
+        stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, input=stdin,
+                          env={**os.environ, **(env or {})})
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} exited {done.returncode}:\n"
+                             f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
+
+
+def engine(work: Path) -> Engine:
+    """A client and Compose talking to a running daemon, installing and starting what is missing.
+    As root, Debian's client is installed even beside another one, for its built-in BuildKit."""
+    if not DEBIAN_CLIENT.is_file() and os.geteuid() == 0:
+        _apt_install("docker.io", "docker-compose")
+    client = _client()
+    if not client:
+        raise Unavailable("no Docker client, and not root to install Debian's docker.io")
+    found = Engine(client, [])
+    if not _answers(client):
+        _start_daemon(found, work)
+    found.compose = _compose(client)
+    return found
+
+
+def _client() -> str | None:
+    return str(DEBIAN_CLIENT) if DEBIAN_CLIENT.is_file() else shutil.which("docker")
+
+
+def _answers(client: str) -> bool:
+    return run([client, "info", "--format", "{{.ServerVersion}}"], timeout=30, check=False).returncode == 0
+
+
+def _start_daemon(found: Engine, work: Path) -> None:
+    if os.geteuid() != 0:
+        raise Unavailable("no Docker daemon answers, and not root to start one")
+    dockerd = shutil.which("dockerd")
+    if not dockerd:
+        _apt_install("docker.io")
+        dockerd = shutil.which("dockerd") or "/usr/sbin/dockerd"
+    found.log = work / "dockerd.log"
+    with found.log.open("wb") as log:
+        found.dockerd = subprocess.Popen([dockerd, "--storage-driver=vfs"], stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while not _answers(found.docker):
+        if found.dockerd.poll() is not None or time.monotonic() > deadline:
+            found.stop()
+            raise Unavailable(f"dockerd did not start: {found.log.read_text()[-1500:]}")
+        time.sleep(1)
+    found.notes.append(f"started dockerd (pid {found.dockerd.pid}, vfs)")
+
+
+def _compose(client: str) -> list[str]:
+    if run([client, "compose", "version"], timeout=30, check=False).returncode == 0:
+        return [client, "compose"]
+    if not shutil.which("docker-compose") and os.geteuid() == 0:
+        _apt_install("docker-compose")
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    raise Unavailable("neither `docker compose` (v2) nor `docker-compose` (v1) is installed")
+
+
+def _apt_install(*packages: str) -> None:
+    """Debian's packages (root only); Unavailable with apt's last words if that fails."""
+    for argv in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *packages]):
+        done = run(argv, timeout=900, check=False, env={"DEBIAN_FRONTEND": "noninteractive"})
+        if done.returncode != 0:
+            raise Unavailable(f"`{' '.join(argv)}` failed: {done.stderr[-800:]}")
+
+
+def base_image(found: Engine) -> str:
+    """debian:bookworm-slim if it is here or can be pulled, else docker/base-image.sh's local stand-in."""
+    for image in (UPSTREAM_BASE, LOCAL_BASE):
+        if found.run("image", "inspect", image, check=False).returncode == 0:
+            return image
+    if found.run("pull", UPSTREAM_BASE, timeout=600, check=False).returncode == 0:
+        return UPSTREAM_BASE
+    if not shutil.which("debootstrap"):
+        _apt_install("debootstrap")
+    run(["sh", str(ROOT / "docker" / "base-image.sh"), LOCAL_BASE], timeout=900, env={"DOCKER": found.docker})
+    found.notes.append(f"{UPSTREAM_BASE} cannot be pulled: built {LOCAL_BASE} with docker/base-image.sh")
+    return LOCAL_BASE
+
+
+def build(found: Engine, base: str) -> None:
+    """The image, as docker/README.md says to build it, with this host's CA bundle and mirrors;
+    the image it replaces is removed and the build cache bounded, so repeated runs do not fill the disk."""
+    before = found.run("image", "inspect", "--format", "{{.Id}}", IMAGE, check=False).stdout.strip()
+    argv = ["build", "--file", "docker/Dockerfile", "--tag", IMAGE, "--build-arg", f"BASE_IMAGE={base}"]
+    if CA_BUNDLE.is_file():
+        argv += ["--secret", f"id=ca-bundle,src={CA_BUNDLE}"]
+    argv += [f"--build-arg={name}={os.environ[name]}" for name in MIRROR_ARGS if os.environ.get(name)]
+    run([found.docker, *argv, str(ROOT)], timeout=2400, env={"DOCKER_BUILDKIT": "1"})
+    after = found.run("image", "inspect", "--format", "{{.Id}}", IMAGE).stdout.strip()
+    if before and before != after:
+        found.run("image", "rm", before, check=False)  # in use by another container: left alone
+    # Each build after a source change adds a few GB of layers on vfs: keep the cache bounded
+    # (least recently used first, so the pip and Maven cache mounts and the newest layers stay).
+    found.run("builder", "prune", "--force", "--keep-storage", CACHE_KEEP, timeout=600)
+
+
+def privileged_refused(found: Engine, base: str) -> bool:
+    """Whether this daemon refuses --privileged (a daemon without some capability, such as
+    CAP_SYS_RESOURCE, fails to grant them all); tried on the small base image."""
+    done = found.run("run", "--rm", "--privileged", base, "true", check=False, timeout=120)
+    if done.returncode != 0:
+        found.notes.append(f"--privileged refused ({done.stderr.strip()[-200:]}): docker-compose.unprivileged.yml")
+    return done.returncode != 0

@@ -1,0 +1,197 @@
+"""The docker-compose testbed built and run for real (issue 21), as docker/README.md describes it:
+the image built without any registry but the package registries, `up`, every service healthy,
+3 NodeManagers RUNNING, WordCount through stock Spark and through the bridge with correct counts,
+Kairos' `replay --preempt` suspending and resuming real containers through the NodeManagers' own
+agents (the client's $SCHEDBRIDGE_AGENTS) and leaving every container and node as it was,
+`--scale nodemanager=4`, and `down -v` leaving nothing of the project behind.
+
+Where no Docker engine runs, as root it installs Debian's and starts one (tests/integration/
+docker_engine.py); otherwise it skips, saying why. Its own project name and free host ports let it
+run beside the local testbed (8088/9870) and beside a developer's compose cluster.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import socket
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration import docker_engine
+from tests.integration.docker_engine import Engine, Unavailable, run
+from tests.integration.test_replay_preempt_testbed import WORKLOAD
+from yarnclient import ResourceManagerClient
+
+pytestmark = pytest.mark.integration
+
+DOCKER = docker_engine.ROOT / "docker"
+NODEMANAGERS = 3
+OTHER_SERVICES = 4  # namenode, datanode, resourcemanager, client
+READY = {"healthy", "running"}  # "running": a service without a health check (the client)
+LABEL = "com.docker.compose.project"  # Compose v1 and v2 both label what a project creates
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Cluster:
+    engine: Engine
+    project: str
+    files: list[Path]
+    env: dict[str, str]
+
+    @property
+    def rm(self) -> ResourceManagerClient:
+        return ResourceManagerClient(f"http://127.0.0.1:{self.env['SCHEDBRIDGE_RM_PORT']}", user="root",
+                                     timeout=(5, 20))
+
+    def compose(self, *args: str, timeout: float = 600, check: bool = True,
+                stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        files = [arg for path in self.files for arg in ("--file", str(path))]
+        return run([*self.engine.compose, "--project-name", self.project, *files, *args], timeout=timeout,
+                   check=check, env=self.env, stdin=stdin)
+
+    def client(self, *argv: str, timeout: float = 600, stdin: str | None = None) -> str:
+        """A command in the client container (its environment: the cluster's conf, the agents file)."""
+        return self.compose("exec", "-T", "client", *argv, timeout=timeout, stdin=stdin).stdout
+
+    def helper(self, *args: str, stdin: str | None = None) -> object:
+        return json.loads(self.client("python", "-m", "tests.integration.compose_client", *args, stdin=stdin))
+
+    def health(self) -> dict[str, str]:
+        """Container name -> its health ("healthy", "starting", ...), or its state without one
+        (the client has no health check: "running" is as good as it gets)."""
+        ids = self.engine.run("ps", "--all", "--quiet", "--filter", f"label={LABEL}={self.project}").stdout.split()
+        if not ids:
+            return {}
+        fmt = "{{.Name}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}}"
+        rows = [line.split() for line in self.engine.run("inspect", "--format", fmt, *ids).stdout.splitlines()]
+        return {row[0].lstrip("/"): row[2] if row[1] == "running" and len(row) > 2 else row[1] for row in rows}
+
+    def wait_healthy(self, count: int, timeout_s: float = 600) -> None:
+        deadline = time.monotonic() + timeout_s
+        while (health := self.health()) and not (len(health) == count and set(health.values()) <= READY):
+            stopped = [name for name, state in health.items() if state not in {*READY, "starting"}]
+            if stopped or time.monotonic() > deadline:
+                logs = self.compose("logs", "--tail", "40", check=False).stdout[-6000:]
+                raise AssertionError(f"not {count} healthy containers: {health}\n{logs}")
+            time.sleep(3)
+        assert len(health) == count, health
+
+    def running_nodes(self, count: int, timeout_s: float = 120) -> list[str]:
+        """The RUNNING NodeManagers once there are `count` (registration follows health closely)."""
+        deadline = time.monotonic() + timeout_s
+        while len(nodes := [n.node_id for n in self.rm.nodes(states=["RUNNING"])]) != count:
+            assert time.monotonic() < deadline, f"RUNNING NodeManagers: {nodes}, expected {count}"
+            time.sleep(2)
+        return nodes
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """Containers, networks and volumes of this project that still exist."""
+        label = f"label={LABEL}={self.project}"
+        return {kind: found for kind, argv in (("containers", ["ps", "--all", "--quiet", "--filter", label]),
+                                              ("networks", ["network", "ls", "--quiet", "--filter", label]),
+                                              ("volumes", ["volume", "ls", "--quiet", "--filter", label]))
+                if (found := self.engine.run(*argv).stdout.split())}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    started = time.monotonic()
+    try:
+        engine = docker_engine.engine(tmp_path_factory.mktemp("docker"))
+    except Unavailable as exc:
+        pytest.skip(f"compose testbed not run: {exc}")
+    try:
+        base = docker_engine.base_image(engine)
+        docker_engine.build(engine, base)
+        files = [DOCKER / "docker-compose.yml"]
+        if docker_engine.privileged_refused(engine, base):
+            files.append(DOCKER / "docker-compose.unprivileged.yml")
+        env = {"SCHEDBRIDGE_RM_PORT": str(_free_port()), "SCHEDBRIDGE_NAMENODE_PORT": str(_free_port())}
+        found = Cluster(engine, f"sbit{os.getpid()}", files, env)
+        try:
+            found.compose("up", "--detach", "--no-build", "--scale", f"nodemanager={NODEMANAGERS}")
+            found.wait_healthy(OTHER_SERVICES + NODEMANAGERS)
+            print(f"compose cluster healthy {time.monotonic() - started:.0f} s after the start; "
+                  + "; ".join(engine.notes))
+            yield found
+        finally:
+            found.compose("down", "--volumes", "--remove-orphans", check=False)
+    finally:
+        engine.stop()
+
+
+def test_every_service_is_healthy_and_three_nodemanagers_run(cluster: Cluster) -> None:
+    assert len(cluster.running_nodes(NODEMANAGERS)) == NODEMANAGERS
+
+
+# WordCount's input: seeded words, so the counts are known here.
+WORDS = [f"w{i}" for i in range(40)]
+TEXT = "\n".join(" ".join(random.Random(line).choices(WORDS, k=12)) for line in range(3000)) + "\n"
+
+
+@pytest.fixture(scope="module")
+def wordcount_input(cluster: Cluster) -> str:
+    assert cluster.helper("put", "/it/words.txt", stdin=TEXT) == {"bytes": len(TEXT.encode())}
+    return "hdfs:///it/words.txt"
+
+
+def test_stock_spark_wordcount_is_correct(cluster: Cluster, wordcount_input: str) -> None:
+    cluster.client("spark-submit", "--master", "yarn", "workloads/wordcount/submit.py", wordcount_input,
+                   "hdfs:///it/stock")
+    assert cluster.helper("counts", "/it/stock") == dict(Counter(TEXT.split()))
+
+
+def test_bridge_wordcount_is_correct_and_placed_by_the_policy(cluster: Cluster, wordcount_input: str) -> None:
+    cluster.client("schedbridge", "submit", "--master", "spark-schedbridge://yarn", "--num-executors", "3",
+                   "--policy", "eagle", "--conf", "spark.schedbridge.stats.file=/tmp/it-stats.json",
+                   "workloads/wordcount/submit.py", wordcount_input, "hdfs:///it/bridge")
+    assert cluster.helper("counts", "/it/bridge") == dict(Counter(TEXT.split()))
+    stats = json.loads(cluster.client("cat", "/tmp/it-stats.json"))
+    # one map task (the input is one block) and two reduce tasks, every one placed by Eagle
+    assert stats["policy"] == "eagle" and stats["placed_tasks"] >= 3, stats
+    assert stats["fallback_tasks"] == 0 and stats["unmanaged_tasks"] == 0, stats
+
+
+def test_kairos_preempts_through_the_nodemanagers_agents_and_restores_everything(cluster: Cluster) -> None:
+    vcores_before = {n.node_id: n.vcores_total for n in cluster.rm.nodes()}
+    cluster.client("sh", "-c", "cat > /tmp/it-preempt.toml", stdin=WORKLOAD)
+    cluster.client("schedbridge", "replay", "/tmp/it-preempt.toml", "--policy", "kairos", "--preempt",
+                   "--param", "w=2", "--out", "/tmp/it-kairos", timeout=900)
+    jobs = pd.read_csv(io.StringIO(cluster.client("cat", "/tmp/it-kairos/jobs.csv")))
+    assert len(jobs) == 3 and (jobs["status"] == "succeeded").all(), jobs
+    commands = json.loads(cluster.client("cat", "/tmp/it-kairos/preemption.json"))
+    suspended = {c["container"] for c in commands if c["action"] == "suspend" and c["status"] == "ok"}
+    resumed = {c["container"] for c in commands if c["action"] == "resume" and c["status"] == "ok"}
+    assert suspended and suspended <= resumed, commands
+    print(f"kairos on compose: {len(suspended)} container(s) suspended and resumed")
+    agents = cluster.helper("agents")
+    assert len(agents) == NODEMANAGERS
+    throttled = [c for containers in agents.values() for c in containers if c["share"] is not None or c["frozen"]]
+    assert throttled == []
+    assert {n.node_id: n.vcores_total for n in cluster.rm.nodes()} == vcores_before
+
+
+def test_nodemanagers_scale_to_four(cluster: Cluster) -> None:
+    cluster.compose("up", "--detach", "--no-build", "--scale", f"nodemanager={NODEMANAGERS + 1}")
+    cluster.wait_healthy(OTHER_SERVICES + NODEMANAGERS + 1)
+    assert len(cluster.running_nodes(NODEMANAGERS + 1)) == NODEMANAGERS + 1
+
+
+def test_down_leaves_nothing_of_the_project_behind(cluster: Cluster) -> None:
+    cluster.compose("down", "--volumes", "--remove-orphans")
+    assert cluster.leftovers() == {}
