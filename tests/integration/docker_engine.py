@@ -164,5 +164,6 @@ def privileged_refused(found: Engine, base: str) -> bool:
     CAP_SYS_RESOURCE, fails to grant them all); tried on the small base image."""
     done = found.run("run", "--rm", "--privileged", base, "true", check=False, timeout=120)
     if done.returncode != 0:
-        found.notes.append(f"--privileged refused ({done.stderr.strip()[-200:]}): docker-compose.unprivileged.yml")
+        reason = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        found.notes.append(f"--privileged refused ({reason}): docker-compose.unprivileged.yml")
     return done.returncode != 0

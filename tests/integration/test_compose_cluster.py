@@ -2,7 +2,8 @@
 the image built without any registry but the package registries, `up`, every service healthy,
 3 NodeManagers RUNNING, WordCount through stock Spark and through the bridge with correct counts,
 Kairos' `replay --preempt` suspending and resuming real containers through the NodeManagers' own
-agents (the client's $SCHEDBRIDGE_AGENTS) and leaving every container and node as it was,
+agents (the client's $SCHEDBRIDGE_AGENTS) and leaving every container and node as it was, a bridge
+application under `spark.schedbridge.policy=kairos` whose containers those agents resize,
 `--scale nodemanager=4`, and `down -v` leaving nothing of the project behind.
 
 Where no Docker engine runs, as root it installs Debian's and starts one (tests/integration/
@@ -28,6 +29,7 @@ import pytest
 
 from tests.integration import docker_engine
 from tests.integration.docker_engine import Engine, Unavailable, run
+from tests.integration.jobs.burn import burn
 from tests.integration.test_replay_preempt_testbed import WORKLOAD
 from yarnclient import ResourceManagerClient
 
@@ -181,6 +183,30 @@ def test_kairos_preempts_through_the_nodemanagers_agents_and_restores_everything
     print(f"kairos on compose: {len(suspended)} container(s) suspended and resumed")
     agents = cluster.helper("agents")
     assert len(agents) == NODEMANAGERS
+    throttled = [c for containers in agents.values() for c in containers if c["share"] is not None or c["frozen"]]
+    assert throttled == []
+    assert {n.node_id: n.vcores_total for n in cluster.rm.nodes()} == vcores_before
+
+
+def test_a_bridge_application_under_kairos_is_preempted_through_the_agents(cluster: Cluster) -> None:
+    """`--conf spark.schedbridge.policy=kairos` (via `submit --policy kairos`): 6 one-core executors
+    on 3 NodeManagers of N = 1, so some node holds two tasks, which take turns by container resize
+    through that node's agent (the client's $SCHEDBRIDGE_AGENTS); right results, and every
+    container and node as it was afterwards."""
+    vcores_before = {n.node_id: n.vcores_total for n in cluster.rm.nodes()}
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    executors = 2 * NODEMANAGERS
+    cluster.client("schedbridge", "submit", "--master", "spark-schedbridge://yarn",
+                   "--num-executors", str(executors), "--policy", "kairos", "--param", "node_cores=1",
+                   "--param", "w=2", "--conf", "spark.executor.cores=1", "--conf", "spark.executor.memory=512m",
+                   "--conf", "spark.dynamicAllocation.enabled=false",
+                   "tests/integration/jobs/burn.py", str(executors), "/tmp/it-burn.json", timeout=900)
+    assert json.loads(cluster.client("cat", "/tmp/it-burn.json")) == [burn(i) for i in range(executors)]
+    logs = cluster.compose("logs", "--no-color", "--timestamps", "nodemanager").stdout
+    shrunk = [line for line in logs.splitlines() if "share=0.1" in line and line.split("|", 1)[-1].split()[0] >= since]
+    assert shrunk, logs[-3000:]  # an agent really held a container at the minimum share
+    print(f"kairos through the plugin on compose: {len(shrunk)} resize(s) to the minimum share")
+    agents = cluster.helper("agents")
     throttled = [c for containers in agents.values() for c in containers if c["share"] is not None or c["frozen"]]
     assert throttled == []
     assert {n.node_id: n.vcores_total for n in cluster.rm.nodes()} == vcores_before
