@@ -35,6 +35,14 @@ log = logging.getLogger(__name__)
 NODE_CORES = "node_cores"  # N, a node's slots: a parameter of the node driver, not of the policy
 
 
+def node_cores(value: str) -> int:
+    """A ``node_cores`` parameter's value as N; ValueError naming the key if it is not a whole
+    number of at least 1."""
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{NODE_CORES} must be a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
 def preempting_policies() -> list[str]:
     """Registered policies whose entry declares ``Preempts``."""
     reg = registry.default_registry()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bridge.live.cluster_agents import AgentsConfig, agents_file, connect, default_vcores_record, hadoop_user, load
 from bridge.live.node_capacity import load_record
-from bridge.live.node_engine import NODE_CORES, NodePlanner, node_preemption, preempting_policies
+from bridge.live.node_engine import NODE_CORES, NodePlanner, node_cores, node_preemption, preempting_policies
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_host import RoundPlanner
 from bridge.live.spark_planners import make_planner
@@ -39,17 +39,11 @@ def node_planner(stack: ExitStack, policy: str, params: Mapping[str, str], confi
         record = config.vcores_record or default_vcores_record(rm_url)
         settings = dict(params)
         given = settings.pop(NODE_CORES, None)
-        cores = advertised_cores(rm, record) if given is None else _positive(NODE_CORES, given)
+        cores = advertised_cores(rm, record) if given is None else node_cores(given)
         return stack.enter_context(node_preemption(rm, ContainerPreemptor(agents), sorted(agents), cores,
                                                    policy, settings, record))
     except YarnError as exc:
         raise ValueError(f"the ResourceManager at {rm_url}: {exc}") from None
-
-
-def _positive(key: str, value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{key} must be a whole number of at least 1, got {value!r}")
-    return int(value)
 
 
 def advertised_cores(rm: ResourceManagerClient, record_path: Path) -> int:

@@ -27,7 +27,7 @@ from tqdm import tqdm
 import sparkplugin
 from bridge.live import spark_inprocess
 from bridge.live.cluster_agents import NodeAgents, agents_for, hadoop_user
-from bridge.live.node_engine import NODE_CORES, live_params, node_preemption
+from bridge.live.node_engine import NODE_CORES, live_params, node_cores, node_preemption
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_engine import engine_settings
 from bridge.live.spark_host import PolicyHost
@@ -41,8 +41,7 @@ def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str]
     settings = policy_settings(policy, conf)  # a policy that does not preempt: the error names those that do
     if mode != "shared":
         raise ValueError("--preempt needs --mode shared: one node scheduler must see every job")
-    if int(settings.pop(NODE_CORES, "1")) < 1:
-        raise ValueError(f"{NODE_CORES} must be at least 1")
+    node_cores(settings.pop(NODE_CORES, "1"))
     engine_settings(policy, settings)  # unknown or impossible parameters: the registry's error names them
     agents = agents_for(target.rm_client(user=hadoop_user()), target.rm_url, agents_file)
     agents.prepare()
@@ -72,7 +71,8 @@ class PreemptiveSession:
             raise ValueError("the ResourceManager lists no RUNNING NodeManager")
         settings = policy_settings(policy, conf)
         default_cores = max(1, int(conf.get("spark.executor.instances", "4")) // len(nodes))
-        cores = int(settings.pop(NODE_CORES, default_cores))
+        given = settings.pop(NODE_CORES, None)
+        cores = default_cores if given is None else node_cores(given)
         try:
             planner = self._stack.enter_context(node_preemption(
                 rm, self.preemptor, nodes, cores, policy, settings, agents.vcores_record))

@@ -37,6 +37,8 @@ def test_bad_policy_parameters_are_refused_by_name() -> None:
         preemption.check("kairos", "shared", target(), {"spark.schedbridge.policy.no_such": "1"})
     with pytest.raises(ValueError, match="node_cores"):
         preemption.check("kairos", "shared", target(), {"spark.schedbridge.policy.node_cores": "0"})
+    with pytest.raises(ValueError, match="node_cores must be a whole number of at least 1, got 'two'"):
+        preemption.check("kairos", "shared", target(), {"spark.schedbridge.policy.node_cores": "two"})
 
 
 def test_settings_are_the_live_defaults_overridden_by_spark_conf() -> None:
