@@ -16,7 +16,9 @@ over the whole cluster, with three additions:
   finishes, the node asks J's scheduler again instead of moving on, and the node runs the queued
   short probe whose job has the least estimated remaining work (``estimate x tasks not yet
   handed out``), never looking past a long entry, within a bypass budget of
-  ``starvation_cap x`` the bypassed probe's task estimate (Algorithm 1).
+  ``starvation_cap x`` the bypassed probe's task estimate (Algorithm 1). ``queue_pick="last_fit"``
+  makes the choice the authors' simulator makes instead (`srpt.pick_last_fit`: its SRPT minimum
+  never updates, so the last entry within the bypass budget runs).
 * **minProbes.** At least ``min_probes`` probes per short job.
 
 Ablations are config fields turned into strategy objects here: ``sss=false`` accepts every probe,
@@ -71,6 +73,11 @@ class EagleConfig:
         returns its copy) or "scheduler" (the authors' simulator: the job's scheduler checks every
         target's long work when sending and re-draws refused ones at once, from the freshest copy
         any probed node holds; no Reject travels, so the run's rejected-probe counter stays 0).
+    queue_pick: which queued probe a node runs next, with sbp_srpt: "srpt" (the thesis' Algorithm
+        1: the short probe whose job has the least estimated work left, within the bypass budget,
+        never looking past a long entry) or "last_fit" (what the authors' simulator does: its
+        running minimum is assigned to a misspelled name, so the last entry within the bypass
+        budget runs, a long one included).
     """
 
     cutoff: float = 90.5811
@@ -84,6 +91,7 @@ class EagleConfig:
     lwl_idle_first: bool = True
     integer_estimates: bool = True
     reject_at: str = "node"
+    queue_pick: str = "srpt"
 
     def __post_init__(self) -> None:
         check_cutoff(self.cutoff)
@@ -98,6 +106,8 @@ class EagleConfig:
             raise ValueError(f"starvation_cap must be >= 0, got {self.starvation_cap}")
         if self.reject_at not in ("node", "scheduler"):
             raise ValueError(f"reject_at must be 'node' or 'scheduler', got {self.reject_at!r}")
+        if self.queue_pick not in ("srpt", "last_fit"):
+            raise ValueError(f"queue_pick must be 'srpt' or 'last_fit', got {self.queue_pick!r}")
 
 
 @dataclass(frozen=True)
@@ -184,10 +194,21 @@ class _StickySrpt:
         self.cap = cap
 
     def pick(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
-        chosen = srpt.pick(queue, remaining, self.cap, eligible)
+        chosen = self._choose(queue, remaining, eligible)
         if chosen is not None:
             srpt.charge(queue, chosen, eligible)
         return chosen
+
+    def _choose(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
+        return srpt.pick(queue, remaining, self.cap, eligible)
+
+
+class _StickyLastFit(_StickySrpt):
+    """SBP with the authors' simulator's queue choice (``queue_pick="last_fit"``): the last entry
+    within the bypass budget, whatever its job has left."""
+
+    def _choose(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
+        return srpt.pick_last_fit(queue, self.cap, eligible)
 
 
 class _Fifo:
@@ -232,7 +253,16 @@ class Eagle:
         at_node = config.sss and config.reject_at == "node"
         self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if at_node else _AcceptAll()
         self.rounds_at_scheduler = config.sss and config.reject_at == "scheduler"
-        self.discipline: _Discipline = _StickySrpt(config.starvation_cap) if config.sbp_srpt else _Fifo()
+        self.discipline = self._discipline(config)
+
+    @staticmethod
+    def _discipline(config: EagleConfig) -> _Discipline:
+        """The node queue's discipline: FIFO without SBP, else SRPT or the reference's choice."""
+        if not config.sbp_srpt:
+            return _Fifo()
+        if config.queue_pick == "last_fit":
+            return _StickyLastFit(config.starvation_cap)
+        return _StickySrpt(config.starvation_cap)
 
     # -- scheduler side ------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:

@@ -3,8 +3,9 @@
 A node queue is a list of `QueuedProbe`s in arrival order. `pick` returns which entry runs next:
 the short probe whose job has the least estimated remaining work, scanning front to back and
 never looking past a long entry, provided running it does not push any probe it bypasses over
-its starvation budget (``cap x`` that probe's estimated task duration). `charge` then adds the
-bypassing task's estimate to each bypassed probe's counter.
+its starvation budget (``cap x`` that probe's estimated task duration). `pick_last_fit` is the
+choice the authors' simulator actually makes (see its docstring). `charge` then adds the
+bypassing short task's estimate to each bypassed probe's counter.
 """
 from __future__ import annotations
 
@@ -54,8 +55,39 @@ def pick(queue: Sequence[QueuedProbe], remaining: Callable[[ProbeInfo], float], 
     return first if best is None else best
 
 
+def pick_last_fit(queue: Sequence[QueuedProbe], cap: float,
+                  eligible: Callable[[QueuedProbe], bool] | None = None) -> int | None:
+    """Index of the entry the authors' simulator runs next, or None for an empty (or wholly
+    ineligible) queue.
+
+    Their `get_next_probe_acc_to_sbp_srpt` assigns its running minimum of remaining work to a
+    misspelled name, so the minimum stays +inf and every entry passes the SRPT test: what is left
+    is the bypass budget alone. Scanning front to back, an entry qualifies when its task estimate
+    fits the smallest slack of the short entries in front of it; the last qualifying entry wins,
+    and a qualifying long entry wins at once (the scan stops there), while a long entry that does
+    not fit is passed over. The first entry always qualifies (nothing in front of it)."""
+    chosen: int | None = None
+    min_slack = float("inf")
+    for i, entry in enumerate(queue):
+        if eligible is not None and not eligible(entry):
+            continue
+        probe = entry.probe
+        if probe.est <= min_slack:
+            chosen = i
+            if probe.long:
+                break
+        if not probe.long:
+            min_slack = min(min_slack, entry.slack(cap))
+    return chosen
+
+
 def charge(queue: Sequence[QueuedProbe], chosen: int, eligible: Callable[[QueuedProbe], bool] | None = None) -> None:
-    """The task of entry `chosen` bypasses every eligible short entry in front of it."""
+    """A short task run from entry `chosen` bypasses every eligible short entry in front of it.
+
+    A long entry chosen behind short ones (only `pick_last_fit` does that) charges nothing, as in
+    the authors' simulator; `pick` only ever chooses a long entry with nothing eligible in front."""
+    if queue[chosen].probe.long:
+        return
     est = queue[chosen].probe.est
     for entry in queue[:chosen]:
         if (eligible is None or eligible(entry)) and not entry.probe.long:

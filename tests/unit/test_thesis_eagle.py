@@ -46,6 +46,51 @@ def test_srpt_never_looks_past_a_long_entry() -> None:
     assert srpt.pick(queue, lambda p: 0.0, cap=5.0) == 0
 
 
+def _queue(*probes: ProbeInfo) -> list[srpt.QueuedProbe]:
+    return [srpt.QueuedProbe(p) for p in probes]
+
+
+def test_last_fit_runs_the_last_entry_within_the_budget_not_the_least_remaining() -> None:
+    queue = _queue(ProbeInfo(1, est=1.0), ProbeInfo(2, est=3.0), ProbeInfo(3, est=3.0))
+    remaining = {1: 10.0, 2: 3.0, 3: 30.0}
+    assert srpt.pick(queue, lambda p: remaining[p.job_id], cap=5.0) == 1     # least work left
+    assert srpt.pick_last_fit(queue, cap=5.0) == 2                           # last within 5 x 1 s
+    queue[0].bypassed = 3.0                       # job 1 may now be bypassed by 2 s more only
+    assert srpt.pick_last_fit(queue, cap=5.0) == 0
+    queue.append(srpt.QueuedProbe(ProbeInfo(4, est=2.0)))
+    assert srpt.pick_last_fit(queue, cap=5.0) == 3                           # passes over 2 and 3
+
+
+def test_last_fit_runs_a_long_entry_behind_short_ones_and_charges_nothing() -> None:
+    fits = _queue(ProbeInfo(1, est=1.0), ProbeInfo(2, est=4.0, long=True), ProbeInfo(3, est=1.0))
+    assert srpt.pick(fits, lambda p: 1.0, cap=5.0) == 0                       # never past a long entry
+    chosen = srpt.pick_last_fit(fits, cap=5.0)
+    assert chosen == 1                                                       # the scan stops there
+    srpt.charge(fits, chosen)
+    assert fits[0].bypassed == 0.0
+    too_long = _queue(ProbeInfo(1, est=1.0), ProbeInfo(2, est=20.0, long=True), ProbeInfo(3, est=1.0))
+    assert srpt.pick_last_fit(too_long, cap=5.0) == 2                        # passed over
+    assert srpt.pick_last_fit(_queue(ProbeInfo(1, est=20.0, long=True)), cap=5.0) == 0
+    assert srpt.pick_last_fit([], cap=5.0) is None
+
+
+@pytest.mark.parametrize(("queue_pick", "runs"), [("srpt", 2), ("last_fit", 3)])
+def test_eagle_node_runs_what_queue_pick_chooses(queue_pick: str, runs: int) -> None:
+    policy, view = _eagle(1, big_partition=100.0, min_probes=1, probe_ratio=0.1, queue_pick=queue_pick)
+    probes = {}
+    for job in (Job(1, 0.0, (1.0,)), Job(2, 0.0, (2.0,)), Job(3, 0.0, (1.0,) * 3)):   # work left 1, 2, 3 s
+        (sent,) = _arrive(policy, view, job)
+        probes[job.job_id] = sent.probe
+    assert policy.on_probe_arrival(ProbeArrival(0.001, 0, probes[1]), view) == [Run(0, 0, probes[1], True)]
+    view.run[0] = [RunningTask(0, 1, 0, 0.002, 0.0)]
+    assert policy.on_task_request(TaskRequest(0.0015, 0, 0, probes[1]), view) == (Launch(0, 0, 1, 0),)
+    for job_id in (2, 3):
+        assert policy.on_probe_arrival(ProbeArrival(0.001, 0, probes[job_id]), view) == ()
+    view.run[0] = []
+    out = policy.on_slot_freed(SlotFreed(1.0, 0, 0, 1, 0), view)
+    assert out == [Drop(0, probes[1]), Run(0, 0, probes[runs], True)]
+
+
 def test_long_tasks_go_to_the_general_partition_by_least_work_left() -> None:
     policy, view = _eagle(10, big_partition=50.0)
     probes = _arrive(policy, view, Job(0, 0.0, (20.0,) * 5))
@@ -112,6 +157,9 @@ def test_config_refuses_impossible_values() -> None:
     with pytest.raises(ConfigError):
         config_for("eagle", ["rounds=0"])
     assert config_for("eagle", ["sss=false"]).sss is False
+    with pytest.raises(ValueError, match="queue_pick must be 'srpt' or 'last_fit', got 'lifo'"):
+        EagleConfig(queue_pick="lifo")
+    assert config_for("eagle", ["queue_pick=last_fit"]).queue_pick == "last_fit"
 
 
 def _simulate(**config: object) -> dict[str, int]:
