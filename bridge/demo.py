@@ -1,82 +1,227 @@
-"""`schedbridge demo`: the main job on the local testbed, end to end.
+"""`schedbridge demo`: the sim-to-real story on the local testbed, end to end.
 
-Brings the testbed up, replays a short mixed workload (WordCount and TPC-H jobs arriving as a
-Poisson process) once under FIFO and once under a seed policy, both through the schedbridge
-Spark plugin on YARN (Kairos with its node scheduler live: node agents resize containers), prints
-the side-by-side report and the paths of its plots, and stops the testbed if it started it.
+Brings the testbed up, runs each comparison of the demo's plan (by default
+``workloads/examples/demo/sim-to-real.toml``: one placement comparison on sleeping Yahoo-like
+tasks, one preemption comparison on CPU-bound WordCount jobs) through `sim-vs-live`'s Python API,
+prints per policy the live figures beside the simulator's prediction and one reading line computed
+from them, and stops the testbed if it started it. The plan is data, not code, so that what the
+demo shows can be changed (or shrunk, as its integration test does) without touching this module.
 """
 from __future__ import annotations
 
-import os
+import math
 import time
+import tomllib
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import click
 
-from bridge.options import OutputPath, param_option, renamed_option
-from bridge.replay.cli import replay
-from bridge.live.node_engine import preempting_policies
+from bridge.options import OutputPath, renamed_option
 from bridge.replay.policy import check as check_policy
-from bridge.report.cli import report
+from bridge.replay.results import write_atomically
+from bridge.simlive.compare import Measured
+from bridge.simlive.session import Comparison
+from bridge.tables import text as render
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
 from sparkplugin import policy_conf
+from workloads.workload_file import WorkloadFileError, _Table
+from yarnclient.errors import YarnError
+
+STATS = ("p50", "p90")  # what the demo prints per class; the result files hold p99 too
+CLASSES = ("short", "long")
+ERRORS: tuple[type[Exception], ...] = (ValueError, OSError, YarnError, TestbedError)  # a plan, workload or run
 
 
 def _say(message: str) -> None:
     click.echo(f"demo: {message}", err=True)
 
 
-def demo_workload() -> Path:
-    return Path(str(resources.files("workloads").joinpath("examples", "demo.toml")))
+def default_plan() -> Path:
+    """The plan shipped with the package (what `make demo` runs)."""
+    return Path(str(resources.files("workloads").joinpath("examples", "demo", "sim-to-real.toml")))
 
 
-def _preempts(policy: str) -> bool:
-    """Run the policy's node scheduler live where it has one and node agents can run (root)."""
-    if policy not in preempting_policies():
-        return False
-    if os.geteuid() != 0:
-        _say(f"{policy}: not root, so no node agents: placement only, no preemption")
-        return False
-    return True
+@dataclass(frozen=True)
+class Planned:
+    """One comparison of the plan: a sim-vs-live run's arguments, and what its reading line compares."""
+
+    name: str
+    title: str
+    workload: Path
+    policies: tuple[str, ...]
+    executors: int
+    executor_cores: int
+    extra_vcores: int = 0
+    preempt: bool = False
+    cutoff: float | None = None
+    reading: tuple[str, str] = ("short", "p90")  # class, statistic
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def _policies(table: _Table) -> tuple[str, ...]:
+    """Two or more policy names: the first is the reading's baseline."""
+    value = table.raw("policies")
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+        raise table.error("policies", f"expected a list of two or more policy names, got {value!r}")
+    return tuple(value)
+
+
+def _reading(table: _Table) -> tuple[str, str]:
+    """'CLASS STAT', e.g. 'short p90'."""
+    words = table.text("reading", "short p90").split()
+    if len(words) != 2 or words[0] not in CLASSES or words[1] not in (*STATS, "p99"):
+        raise table.error("reading", "expected 'CLASS STAT' (CLASS short or long, STAT p50, p90 or p99), "
+                                     f"got {' '.join(words)!r}")
+    return words[0], words[1]
+
+
+def _cutoff(table: _Table) -> float | None:
+    """The reporting cutoff (s), or None for sim-vs-live's default."""
+    return None if table.raw("cutoff", None) is None else table.number("cutoff")
+
+
+def _comparison(table: _Table, base: Path) -> Planned:
+    """One ``[[comparison]]`` table, every key checked (the error names the file and the key)."""
+    preempt, params = table.raw("preempt", False), table.raw("params", {})
+    if not isinstance(preempt, bool):
+        raise table.error("preempt", f"expected true or false, got {preempt!r}")
+    if not isinstance(params, dict) or not all(isinstance(v, (str, int, float)) for v in params.values()):
+        raise table.error("params", f"expected a table of KEY = VALUE, got {params!r}")
+    workload = (base / table.text("workload")).resolve()
+    planned = Planned(table.text("name"), table.text("title"), workload, _policies(table),
+                      table.integer("executors", minimum=1), table.integer("executor_cores", minimum=1),
+                      table.integer("extra_vcores", 0, minimum=0), preempt, _cutoff(table),
+                      _reading(table), {k: str(v) for k, v in params.items()})
+    table.finish()
+    return planned
+
+
+def load_plan(path: Path) -> list[Planned]:
+    """The demo's comparisons from a plan file; a mistake names the file and the key."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkloadFileError(path, "", f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkloadFileError(path, "", f"not valid TOML: {exc}") from None
+    top = _Table(path, "", data)
+    tables = top.raw("comparison")
+    if not isinstance(tables, list) or not tables:
+        raise top.error("comparison", "expected one or more [[comparison]] tables")
+    top.finish()
+    plan = [_comparison(_Table(path, f"comparison[{i}]", t), path.parent) for i, t in enumerate(tables, 1)]
+    names = [p.name for p in plan]
+    if len(set(names)) != len(names):
+        raise top.error("comparison", f"two comparisons share a name (each names a results directory): {names}")
+    return plan
+
+
+def figures_table(runs: Sequence[Measured]) -> str:
+    """Per policy and class: live and simulated p50 and p90, and their ratios."""
+    rows: list[dict[str, object]] = []
+    for run in runs:
+        for cls in CLASSES:
+            row: dict[str, object] = {"policy": run.policy, "class": cls, "jobs": run.live[cls]["count"]}
+            for stat in STATS:
+                row |= {f"{stat} live (s)": run.live[cls][stat], f"{stat} sim (s)": run.sim[cls][stat],
+                        f"{stat} live/sim": run.ratio(cls, stat)}
+            rows.append(row)
+    return render(rows)
+
+
+def _times(value: float, base: float) -> tuple[float, str]:
+    """How many times lower or higher `value` is than `base`."""
+    return (base / value, "lower") if value <= base else (value / base, "higher")
+
+
+def reading_lines(runs: Sequence[Measured], cls: str, stat: str) -> list[str]:
+    """Each policy against the first (the baseline), live and as predicted, from the figures alone."""
+    baseline, lines, what = runs[0], [], f"{cls}-job {stat}"
+    for run in runs[1:]:
+        live, sim = (run.live[cls][stat], baseline.live[cls][stat]), (run.sim[cls][stat], baseline.sim[cls][stat])
+        if any(math.isnan(v) or v <= 0 for v in (*live, *sim)):
+            lines.append(f"{run.policy} against {baseline.policy}: a {what} is missing or zero, not compared")
+            continue
+        (live_x, live_way), (sim_x, sim_way) = _times(*live), _times(*sim)
+        lines.append(f"{run.policy}'s {what} is {live_x:.2g}x {live_way} than {baseline.policy}'s live "
+                     f"({live[0]:.3g} s against {live[1]:.3g} s); the simulator predicted {sim_x:.2g}x {sim_way} "
+                     f"({sim[0]:.3g} s against {sim[1]:.3g} s)")
+    return lines
+
+
+def _prepare(planned: Planned, conf_dir: Path) -> Comparison:
+    """The comparison checked as far as it can be before anything runs: workload, policies,
+    parameters, and the Spark plugin each live policy needs."""
+    comparison = Comparison.prepare(planned.workload, list(planned.policies), planned.executors,
+                                    planned.executor_cores, None, planned.cutoff, planned.params, planned.preempt,
+                                    conf_dir)
+    for policy in planned.policies:
+        check_policy(policy, policy_conf(comparison.params[policy]), planned.preempt)
+    return comparison
+
+
+def _run(planned: Planned, comparison: Comparison, out: Path) -> str:
+    """One comparison on the testbed; what the demo prints for it (also kept in summary.txt)."""
+    with ExitStack() as stack:
+        if planned.extra_vcores:
+            comparison.raise_vcores(stack, planned.extra_vcores)
+        result = comparison.run(1, out)
+    return "\n".join([f"{planned.title} ({comparison.name}: {planned.executors} executors x "
+                      f"{planned.executor_cores} cores; short/long cutoff {result.cutoff:.3g} s)",
+                      figures_table(result.runs),
+                      *(f"reading: {line}" for line in reading_lines(result.runs, *planned.reading)),
+                      f"table: {out / 'table.txt'}", f"plot: {out / 'jct_cdf.png'}"])
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
 
 @click.command()
-@click.option("--workload", type=click.Path(dir_okay=False, path_type=Path),
-              help="Workload file (default: workloads/examples/demo.toml).")
-@click.option("--policy", "policies", multiple=True, default=("fifo", "kairos"), show_default=True,
-              help="Policies to compare (repeatable).")
-@param_option("Policy parameter for every compared policy (repeatable), e.g. --policy hawk "
-              "--policy eagle --param cutoff=40.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The comparisons to run [default: workloads/examples/demo/sim-to-real.toml].")
 @click.option("--out", type=OutputPath(file_okay=False),
-              help="Results directory (default: results/demo-TIMESTAMP).")
+              help="Results directory, must be empty (default: results/demo-TIMESTAMP).")
 @renamed_option("--results", "--out")
 @click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
-@click.pass_context
-def demo(ctx: click.Context, workload: Path | None, policies: tuple[str, ...], params: dict[str, str],
-         out: Path | None, keep_testbed: bool) -> None:
-    """Start the local testbed, replay a short workload under each policy, compare them."""
-    workload = workload or demo_workload()
-    for policy in policies:  # every name, before the testbed starts or anything is submitted
-        try:
-            check_policy(policy, policy_conf(params))
-        except ValueError as exc:
-            raise click.ClickException(f"--policy {policy}: {exc}") from None
-    results = out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
+    """Start the local testbed and show, per comparison of the plan (a placement one on sleeping
+    Yahoo-like tasks, a preemption one on CPU-bound WordCount), each policy's live figures beside
+    the simulator's prediction; about 12 minutes on a 2-core machine."""
+    started, results = time.monotonic(), out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+    if results.exists() and any(results.iterdir()):
+        raise click.BadParameter(f"{results} is not empty", param_hint="--out")
     bed = Testbed(default_layout())
+    plan_file = plan_file or default_plan()
+    try:
+        plan = load_plan(plan_file)
+    except ERRORS as exc:
+        raise click.ClickException(str(exc)) from None
+    comparisons = []
+    for planned in plan:  # every mistake before the testbed starts
+        try:
+            comparisons.append(_prepare(planned, bed.layout.conf_dir))
+        except ERRORS as exc:
+            raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
     was_running = all(bed.running().values())
     try:
         bed.up(progress=_say)
-        for policy in policies:
-            preempt = _preempts(policy)
-            _say(f"replaying {workload.name} under {policy}" + (" (node agents preempt)" if preempt else ""))
-            ctx.invoke(replay, workload=workload, policy=policy, out=results / policy, mode="shared",
-                       hadoop_conf_dir=bed.layout.conf_dir, params=params, conf={}, preempt=preempt)
-        _say("comparing the runs")
-        ctx.invoke(report, results=tuple(results / p for p in policies), out=results / "report")
-    except TestbedError as exc:
-        raise click.ClickException(str(exc)) from exc
+        shown = []
+        for i, (planned, comparison) in enumerate(zip(plan, comparisons), 1):
+            _say(f"[{i}/{len(plan)}] {planned.name}: {', '.join(planned.policies)} live on the testbed, each then "
+                 f"simulated ({_minutes(time.monotonic() - started)} so far)")
+            (results / planned.name).mkdir(parents=True, exist_ok=True)
+            shown.append(_run(planned, comparison, results / planned.name))
+            click.echo(shown[-1] + "\n")
+        write_atomically(results / "summary.txt", "\n\n".join(shown) + "\n")
+        _say(f"done in {_minutes(time.monotonic() - started)}; results in {results}")
+    except ERRORS as exc:
+        raise click.ClickException(str(exc)) from None
     finally:
         if not (was_running or keep_testbed):
             bed.down(progress=_say)
