@@ -10,6 +10,7 @@ demo shows can be changed (or shrunk, as its integration test does) without touc
 from __future__ import annotations
 
 import math
+import os
 import time
 import tomllib
 from collections.abc import Sequence
@@ -178,6 +179,14 @@ def _run(planned: Planned, comparison: Comparison, out: Path) -> str:
                       f"table: {out / 'table.txt'}", f"plot: {out / 'jct_cdf.png'}"])
 
 
+def _not_runnable(planned: Planned) -> str | None:
+    """Why this machine cannot run the comparison, if it cannot: the node agents that `--preempt`
+    starts on the local testbed write cgroups, which takes root."""
+    if planned.preempt and os.geteuid() != 0:
+        return "not run: its --preempt starts node agents that resize containers through cgroups, which needs root"
+    return None
+
+
 def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
@@ -213,10 +222,11 @@ def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
         bed.up(progress=_say)
         shown = []
         for i, (planned, comparison) in enumerate(zip(plan, comparisons), 1):
-            _say(f"[{i}/{len(plan)}] {planned.name}: {', '.join(planned.policies)} live on the testbed, each then "
-                 f"simulated ({_minutes(time.monotonic() - started)} so far)")
+            skip = _not_runnable(planned)
+            _say(f"[{i}/{len(plan)}] {planned.name}: " + (skip or f"{', '.join(planned.policies)} live on the "
+                 f"testbed, each then simulated ({_minutes(time.monotonic() - started)} so far)"))
             (results / planned.name).mkdir(parents=True, exist_ok=True)
-            shown.append(_run(planned, comparison, results / planned.name))
+            shown.append(f"{planned.title}: {skip}" if skip else _run(planned, comparison, results / planned.name))
             click.echo(shown[-1] + "\n")
         write_atomically(results / "summary.txt", "\n\n".join(shown) + "\n")
         _say(f"done in {_minutes(time.monotonic() - started)}; results in {results}")

@@ -110,3 +110,15 @@ def test_figures_table_shows_live_beside_sim_per_policy_and_class() -> None:
                                 "live/sim", "p90", "live", "(s)", "p90", "sim", "(s)", "p90", "live/sim"]
     assert lines[1].split() == ["stock", "short", "5", "1.5", "1.5", "1", "12", "10", "1.2"]
     assert lines[2].split() == ["stock", "long", "1", "100", "100", "1", "120", "120", "1"]
+
+
+def test_a_preemption_comparison_is_not_run_without_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bridge import demo as module
+
+    (tmp_path / "plan.toml").write_text(PLACEMENT + "preempt = true\n")
+    (planned,) = load_plan(tmp_path / "plan.toml")
+    monkeypatch.setattr(module.os, "geteuid", lambda: 1000)
+    assert "needs root" in (module._not_runnable(planned) or "")
+    monkeypatch.setattr(module.os, "geteuid", lambda: 0)
+    assert module._not_runnable(planned) is None
+    assert module._not_runnable(load_plan(default_plan())[0]) is None  # placement runs as anyone
