@@ -109,3 +109,23 @@ class Container:
             exit_code=None if exit_code in (None, -1000) else int(exit_code),
             memory_mb=int(d.get("totalMemoryNeededMB", 0)), vcores=int(d.get("totalVCoresNeeded", 0)),
             raw=d)
+
+
+@dataclass(frozen=True)
+class AllocatedContainer:
+    """A container the RM has allocated to an application attempt, and where."""
+
+    container_id: str
+    node_id: str
+    node_http_address: str
+    memory_mb: int
+    vcores: int
+    is_am: bool
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], am_container: str = "") -> AllocatedContainer:
+        return cls(
+            container_id=d["containerId"], node_id=d.get("nodeId") or d.get("assignedNodeId", ""),
+            node_http_address=d.get("nodeHttpAddress", ""), memory_mb=int(d.get("allocatedMB", 0)),
+            vcores=int(d.get("allocatedVCores", 0)), is_am=d["containerId"] == am_container, raw=d)

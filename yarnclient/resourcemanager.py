@@ -8,7 +8,7 @@ from typing import Any
 from yarnclient.ha import FailoverSession
 from yarnclient.hadoopconf import rm_webapp_urls
 from yarnclient.http import DEFAULT_TIMEOUT, JsonCalls, RestSession
-from yarnclient.models import Application, ClusterMetrics, Node, items
+from yarnclient.models import AllocatedContainer, Application, ClusterMetrics, Node, items
 
 _BASE = "/ws/v1/cluster"
 
@@ -67,6 +67,25 @@ class ResourceManagerClient:
 
     def app(self, app_id: str) -> Application:
         return self._http.get(f"{_BASE}/apps/{app_id}", lambda body: Application.from_json(body["app"]))
+
+    def app_containers(self, app_id: str) -> list[AllocatedContainer]:
+        """The live containers of the application's latest attempt, its AM's marked (where YARN
+        placed them: `replay --preempt` checks the executors' spread across NodeManagers). The RM
+        answers `{"container": [...]}`, without the outer key its other lists have."""
+        attempts = self._http.get(f"{_BASE}/apps/{app_id}/appattempts",
+                                  lambda body: items(body, "appAttempts", "appAttempt"))
+        if not attempts:
+            return []
+        latest = max(attempts, key=lambda a: int(a["id"]))
+        am = str(latest.get("containerId", ""))
+        return self._http.get(f"{_BASE}/apps/{app_id}/appattempts/{latest['appAttemptId']}/containers",
+                              lambda body: [AllocatedContainer.from_json(c, am)
+                                            for c in items({"containers": body}, "containers", "container")])
+
+    def conf(self) -> dict[str, str]:
+        """The ResourceManager's own configuration (its `/conf` servlet, every property at once):
+        what the RM runs with, which a client's yarn-site.xml need not be."""
+        return self._http.get("/conf", lambda body: {str(p["key"]): str(p["value"]) for p in body["properties"]})
 
     # --- writes ----------------------------------------------------------------------------
     def new_application(self) -> dict[str, Any]:

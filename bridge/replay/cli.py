@@ -12,6 +12,7 @@ from bridge.options import KeyValue, OutputPath, pairs_to_dict, param_option, re
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay import policy as policies
 from bridge.replay import preemption
+from bridge.replay.executor_spread import SpreadError
 from bridge.replay.runner import MODES, Replay, ReplayPlan
 from bridge.replay.target import announce, hadoop_conf_dir_option, resolve
 from workloads.expand import expand
@@ -97,5 +98,8 @@ def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf
         plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt, agents)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
-    state = Replay(plan, rm).run()
+    try:
+        state = Replay(plan, rm).run()
+    except SpreadError as exc:  # --preempt: YARN cannot or did not place N + Q executors per node
+        raise click.ClickException(str(exc)) from None
     click.echo(f"replay {state}: results in {plan.results}")

@@ -3,9 +3,10 @@
 Without it a replay drives placement only. With it, the shared application's policy host is
 ``bridge.live.node_engine``'s planner, for any policy whose registry entry declares
 ``Preempts`` (Kairos, Big-C, Falcon and its baselines): the NodeManagers advertise the policy's
-extra tasks per node more vcores for the span of the replay, so that YARN grants N + extra
-one-core executors per node, and one node agent per NodeManager shrinks and restores their
-containers' CPU as the policy's ``Suspend``/``Resume`` decide.
+extra tasks per node more vcores for the span of the replay, the executor containers are sized
+so that exactly N + extra of them fit on each NodeManager (``executor_spread``; checked once they
+are placed), and one node agent per NodeManager shrinks and restores their containers' CPU as the
+policy's ``Suspend``/``Resume`` decide.
 
 N is the shared mode's executors per NodeManager unless `--param node_cores=...`
 says otherwise; the policy's live defaults (``Preempts.live``; Kairos: Q = 1, W = 5 s, our reading
@@ -31,6 +32,7 @@ from bridge.live.node_engine import NODE_CORES, live_params, node_cores, node_pr
 from bridge.live.preemption import ContainerPreemptor
 from bridge.live.spark_engine import engine_settings
 from bridge.live.spark_host import PolicyHost
+from bridge.replay import executor_spread
 from bridge.replay.target import ClusterTarget
 
 
@@ -76,13 +78,22 @@ class PreemptiveSession:
         try:
             planner = self._stack.enter_context(node_preemption(
                 rm, self.preemptor, nodes, cores, policy, settings, agents.vcores_record))
-            executors = (cores + planner.extra) * len(nodes)
+            per_node = cores + planner.extra
+            capacities = [executor_spread.Node(n.node_id, n.vcores_total, n.memory_mb_total)
+                          for n in rm.nodes(states=["RUNNING"])]  # vcores raised by Q now
+            sizing = executor_spread.size(capacities, per_node, conf, executor_spread.increment_mb(rm.conf()))
             spark_conf = {**{k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)},
                           **sparkplugin.policy_conf(settings),  # what the planner runs with
-                          "spark.executor.instances": str(executors),
+                          **sizing.spark_conf(),
+                          "spark.executor.instances": str(per_node * len(nodes)),
                           "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
             self.spark = spark_inprocess.session("yarn", PolicyHost(planner), conf=spark_conf, app_name=app_name)
             self._stack.callback(self.spark.stop)
+            app_id = self.spark.sparkContext.applicationId
+            executor_spread.await_spread(lambda: rm.app_containers(app_id), [c.node_id for c in capacities],
+                                         per_node)
+            tqdm.write(f"replay: {per_node} executors of {sizing.container_mb} MB on each of {len(nodes)} "
+                       f"NodeManagers (N = {cores}, {planner.extra} more for the policy)")
             self.preemptor.agents.update(agents.open(self._agents, self.spark.sparkContext.applicationId, work))
         except BaseException:
             self.close()

@@ -10,11 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from bridge.replay.eventlog import events
 from tests.integration.process_output import failure_excerpt
 from yarnclient.resourcemanager import ResourceManagerClient
 
@@ -51,6 +53,14 @@ def require_root() -> None:
 def vcores(rm: ResourceManagerClient) -> dict[str, int]:
     """Every NodeManager's advertised vcores, by node id."""
     return {n.node_id: n.vcores_total for n in rm.nodes()}
+
+
+def executors_per_nodemanager(results: Path) -> dict[str, int]:
+    """How many executors the run's application had on each NodeManager (web address), from its
+    event log: where YARN really placed them."""
+    [log] = (results / "eventlogs").iterdir()
+    return dict(Counter(e["Executor Info"]["Attributes"]["NM_HTTP_ADDRESS"] for e in events(log)
+                        if e.get("Event") == "SparkListenerExecutorAdded"))
 
 
 # A trace for the policies that preempt by runtime estimate (the replay gives each trace job its
@@ -106,6 +116,7 @@ def test_preempting_policy_resizes_real_containers_and_leaves_the_cluster_clean(
     assert suspended, commands
     assert suspended <= resumed  # every suspended container got its CPU back
     assert vcores(rm) == vcores_before
+    assert executors_per_nodemanager(results) == {n.http_address: 2 + 1 for n in rm.nodes()}  # N + Q
     assert not [a for a in rm.apps(states=["RUNNING", "ACCEPTED"]) if "it-preempt" in a.raw.get("name", "")]
     states = list(results.glob("agent-*.json"))
     assert len(states) == 2  # one agent per NodeManager

@@ -28,6 +28,17 @@ ROUTES: dict[tuple[str, str], tuple[int, object]] = {
     ("GET", "/ws/v1/node/containers"): (200, {"containers": {"container": {
         "id": "container_1_0001_01_000002", "state": "RUNNING", "exitCode": -1000,
         "totalMemoryNeededMB": 1024, "totalVCoresNeeded": 1}}}),
+    ("GET", "/ws/v1/cluster/apps/application_9_0003/appattempts"): (200, {"appAttempts": {"appAttempt": [
+        {"id": 1, "appAttemptId": "appattempt_9_0003_000001", "containerId": "container_9_0003_01_000001"},
+        {"id": 2, "appAttemptId": "appattempt_9_0003_000002", "containerId": "container_9_0003_02_000001"}]}}),
+    ("GET", "/ws/v1/cluster/apps/application_9_0003/appattempts/appattempt_9_0003_000002/containers"): (200, {
+        "container": [
+            {"containerId": "container_9_0003_02_000001", "nodeId": "h:1", "allocatedMB": 640,
+             "allocatedVCores": 1, "nodeHttpAddress": "http://h:8042"},
+            {"containerId": "container_9_0003_02_000002", "nodeId": "h:2", "allocatedMB": 1664,
+             "allocatedVCores": 1, "nodeHttpAddress": "http://h:8043"}]}),
+    ("GET", "/conf"): (200, {"properties": [
+        {"key": "yarn.scheduler.minimum-allocation-mb", "value": "128", "isFinal": False, "resource": "x"}]}),
 }
 SEEN: list[tuple[str, str]] = []
 
@@ -119,3 +130,13 @@ def test_submission_context_shape() -> None:
     assert ctx["am-container-spec"]["local-resources"]["entry"][0] == {
         "key": "a.jar", "value": {"resource": "hdfs://nn/a.jar", "type": "FILE",
                                   "visibility": "APPLICATION", "size": 10, "timestamp": 5}}
+
+
+def test_the_latest_attempts_containers_with_its_am_marked(server: str) -> None:
+    rm = ResourceManagerClient(server)
+    containers = rm.app_containers("application_9_0003")
+    assert [(c.node_id, c.memory_mb, c.is_am) for c in containers] == [("h:1", 640, True), ("h:2", 1664, False)]
+
+
+def test_the_rms_own_configuration(server: str) -> None:
+    assert ResourceManagerClient(server).conf()["yarn.scheduler.minimum-allocation-mb"] == "128"
