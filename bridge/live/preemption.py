@@ -44,6 +44,7 @@ class Command:
     action: str          # "suspend" | "resume"
     status: Status
     seconds: float       # command to acknowledged effect (the agent answers after the cgroup write)
+    at_epoch: float = 0.0  # wall-clock time of the acknowledgement (when the share changed, for analyses)
 
 
 class ContainerPreemptor:
@@ -84,7 +85,7 @@ class ContainerPreemptor:
             status = Status(Code.ERROR, f"no node agent for node {ref.node!r} ({ref.container})", "preemption")
         else:
             status = _outcome(call, agent, ref, action)
-        command = Command(ref, action, status, self.clock() - start)
+        command = Command(ref, action, status, self.clock() - start, time.time())
         self.commands.append(command)
         if status.code is Code.ERROR:  # counted in `failures`: a line each would bury a progress bar
             log.debug("preemption: %s %s on %s failed: %s", action, ref.container, ref.node, status.reason)

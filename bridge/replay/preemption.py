@@ -60,7 +60,8 @@ class PreemptiveSession:
 
     `close` stops Spark, restores every container and the nodes' vcores, then stops the agents
     (restoring a dead agent's containers from its state file), writes the preemption commands it
-    applied to ``work/preemption.json`` and prints one line on those that failed."""
+    applied to ``work/preemption.json`` (with the wall-clock time each was acknowledged: when the
+    container's share changed) and prints one line on those that failed."""
 
     def __init__(self, policy: str, conf: dict[str, str], app_name: str, work: Path, agents: NodeAgents) -> None:
         """``agents``: what `check` returned (prepared)."""
@@ -105,7 +106,8 @@ class PreemptiveSession:
         finally:
             self._agents.close()  # after the restore above, which goes through the agents
             commands = [{"container": c.ref.container, "node": c.ref.node, "action": c.action,
-                         "status": c.status.code.value, "seconds": c.seconds} for c in self.preemptor.commands]
+                         "status": c.status.code.value, "seconds": c.seconds, "at_epoch": c.at_epoch}
+                        for c in self.preemptor.commands]
             (self._work / "preemption.json").write_text(json.dumps(commands, indent=1))
             if failures := self.preemptor.failures():
                 tqdm.write(f"replay: {failures}; see preemption.json")

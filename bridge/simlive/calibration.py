@@ -134,19 +134,22 @@ def _decision_waits(log: _Log) -> list[float]:
     return waits
 
 
-def measure(results: Path, jobs: Mapping[int, Job], t0: float,
+def measure(results: Path, jobs: Mapping[int, Job] | None, t0: float,
             replay_times: Mapping[int, tuple[float, float]]) -> Calibration:
     """The calibration of one replay: `results/eventlogs`, the trace `jobs` by replay job id (their
-    nominal durations), the replay's time 0 (epoch) and each job's (submit_s, end_s) from jobs.csv."""
+    nominal durations), the replay's time 0 (epoch) and each job's (submit_s, end_s) from jobs.csv.
+    Without trace `jobs` (jobs measured from the run itself, `bridge.simlive.measured`) the task
+    overhead is 0: a task's measured work runs from its launch to its finish, overhead included."""
     logs = [_read(p) for p in sorted((results / "eventlogs").glob("*"))
             if p.is_file() and not p.name.startswith(".")]
     overheads, waits, starts, ends, executors = [], [], [], [], []
     for log in logs:
         last_finish: dict[int, float] = {}
         for job, index, _executor, launch, finish, ok in log.tasks:
-            if ok and job in jobs:
-                overheads.append(finish - launch - jobs[job].durations[index])
+            if ok:
                 last_finish[job] = max(last_finish.get(job, -math.inf), finish)
+            if ok and jobs is not None and job in jobs:
+                overheads.append(finish - launch - jobs[job].durations[index])
         waits += _decision_waits(log)
         for job, submitted in log.job_submit.items():
             if job in replay_times and not math.isnan(replay_times[job][0]):
@@ -155,7 +158,7 @@ def measure(results: Path, jobs: Mapping[int, Job], t0: float,
             if job in replay_times and not math.isnan(replay_times[job][1]):
                 ends.append(t0 + replay_times[job][1] - finish)
         executors += [added - log.app_start for added in log.executor_added.values()]
-    if not overheads:
+    if jobs is not None and not overheads:
         raise CalibrationError(f"{results / 'eventlogs'}: no succeeded task of a replayed trace job to calibrate from")
 
     def med(values: list[float]) -> float:

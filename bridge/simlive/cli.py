@@ -26,12 +26,19 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 @click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1),
               help="Live runs per policy, each simulated with its own calibration.")
 @click.option("--preempt", is_flag=True,
-              help="Run the policy's node scheduler on real containers (the replay's --preempt).")
+              help="Run each preempting policy's node scheduler on real containers (the replay's --preempt; "
+                   "simulated with its live parameters, NodeManagers as nodes); the others run as they are.")
 @click.option("--seed", type=int, default=None,
               help="Policy random seed, live and simulated [default: the workload's seed].")
 @click.option("--cutoff", type=click.FloatRange(min=0), default=None,
               help="Reporting cutoff (s) on a job's mean task duration for short/long [default: the "
-                   "90th percentile of the workload's job means].")
+                   "90th percentile of the workload's job means; of the first run's measured jobs for "
+                   "workloads without trace durations].")
+@click.option("--job-model", type=click.Choice(["critical-path", "serial"]), default="critical-path",
+              show_default=True,
+              help="Workloads without trace durations (WordCount, TPC-H): each job is simulated as one task "
+                   "of its live run's measured work, a stage as its longest task (critical-path) or as all "
+                   "its tasks' work together (serial), stages in sequence.")
 @click.option("--extra-vcores", default=0, show_default=True, type=click.IntRange(min=0),
               help="Every NodeManager advertises this many more vcores during the live runs (sleeping "
                    "tasks hold a slot, not a CPU); local testbed only, restored at the end.")
@@ -41,7 +48,7 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
               help="Output directory [default: results/sim-vs-live-WORKLOAD-TIMESTAMP]; must be empty.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int, repeats: int,
-                preempt: bool, seed: int | None, cutoff: float | None, extra_vcores: int,
+                preempt: bool, seed: int | None, cutoff: float | None, job_model: str, extra_vcores: int,
                 params: dict[str, str], hadoop_conf_dir: Path | None, out: Path | None, as_json: bool) -> None:
     """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the
     live run's event logs; write one table and CDF plots with both."""
@@ -60,7 +67,7 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
         raise click.BadParameter(f"{target} is not empty", param_hint="--out")
     try:
         comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
-                                        seed, cutoff, params, preempt, hadoop_conf_dir)
+                                        seed, cutoff, params, preempt, hadoop_conf_dir, job_model)
         target.mkdir(parents=True, exist_ok=True)  # kept on failure: a live run's results are evidence
         with ExitStack() as stack:
             if extra_vcores:

@@ -39,10 +39,12 @@ def split_params(policies: Sequence[str], params: Mapping[str, str]) -> dict[str
 
 
 def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executors: int, cores: int, seed: int,
-            calibration: Calibration, cutoff: float, out: Path) -> pd.DataFrame:
+            calibration: Calibration, cutoff: float, out: Path,
+            nominal: Mapping[int, Job] | None = None) -> pd.DataFrame:
     """Simulate `policy`'s model over `jobs` on executors x cores slots with `calibration`'s delays;
     returns the jobs as the live path would see them, also written to `out` (per-job CSV, the
-    columns of `schedbridge simulate --out`)."""
+    columns of `schedbridge simulate --out`). Each job's size for the short/long split is its
+    `nominal` job's mean duration (default: `jobs` themselves)."""
     name = sim_policy(policy)
     try:
         spec = ClusterSpec(executors, slots_per_node=cores, network_delay=calibration.network_delay_s)
@@ -54,6 +56,6 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
     if result.unfinished:
         raise CompareError(f"{name}: {len(result.unfinished)} job(s) never finished in the simulation "
                            f"(first: {result.unfinished[:5]})")
-    frame = calibrated_jobs(result.job_table(), {j.job_id: j for j in jobs}, calibration)
+    frame = calibrated_jobs(result.job_table(), nominal or {j.job_id: j for j in jobs}, calibration)
     write_atomic(per_job_frame(frame, cutoff), out)
     return frame

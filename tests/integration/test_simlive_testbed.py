@@ -4,6 +4,7 @@ jobs.csv and the simulator's own per-job file, recomputed here from those files.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from bridge.metrics import percentile
 from tests.integration.process_output import failure_excerpt
+from workloads.trace import read_trace
 
 pytestmark = pytest.mark.integration
 
@@ -97,3 +99,83 @@ def test_calibration_comes_from_the_live_run(comparison: tuple[dict, Path]) -> N
     text = (out / "table.txt").read_text()
     assert "stock repeat 1: task overhead" in text and "sparrow repeat 1: task overhead" in text
     assert (out / "jct_cdf.png").stat().st_size > 0
+
+
+# A tiny WordCount workload (no trace durations): one long CPU-stretched job, then three short ones,
+# FIFO against Kairos with --preempt on one slot per NodeManager (N = 1, Q = 1).
+WORDCOUNT = """\
+name = "simlive-wc"
+seed = 442
+jobs = 4
+arrival = "fixed"
+mean_interarrival_s = 2.0
+
+[inputs.wc]
+kind = "wordcount"
+size_mb = 1
+block_mb = 1
+
+[categories.long]
+kind = "wordcount"
+input = "wc"
+reduces = 1
+extra_flops = 1500
+probability = 0.3
+
+[categories.short]
+kind = "wordcount"
+input = "wc"
+reduces = 1
+probability = 0.7
+"""
+
+
+def _work(tasks: pd.DataFrame, t0: float, preemption: Path) -> dict[int, float]:
+    """Each job's full-share work recomputed from tasks.csv and preemption.json: per stage the
+    longest task's launch-to-finish time less the time its container was shrunk, stages summed."""
+    shrunk: dict[str, list[tuple[float, float]]] = {}
+    since: dict[str, float] = {}
+    for c in json.loads(preemption.read_text()) if preemption.exists() else []:
+        if c["action"] == "suspend" and c["status"] == "ok":
+            since.setdefault(c["container"], c["at_epoch"] - t0)
+        elif c["action"] == "resume" and c["status"] != "error" and c["container"] in since:
+            shrunk.setdefault(c["container"], []).append((since.pop(c["container"]), c["at_epoch"] - t0))
+    ok = tasks[tasks["status"] == "succeeded"]
+    work = [f - s - sum(max(0.0, min(f, b) - max(s, a)) for a, b in shrunk.get(cid, []))
+            for s, f, cid in zip(ok["launch_s"], ok["finish_s"], ok["container_id"])]
+    per_stage = ok.assign(work=work).groupby(["job_id", "stage_id"])["work"].max()
+    return per_stage.groupby(level="job_id").sum().to_dict()
+
+
+def test_a_wordcount_workload_is_simulated_from_each_runs_measured_work(testbed, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.fail("node agents need root (cgroups); CI runs as root")
+    (tmp_path / "wc.toml").write_text(WORDCOUNT)
+    out = tmp_path / "out"
+    command = [sys.executable, "-c", "from bridge.cli import main; main()", "sim-vs-live", str(tmp_path / "wc.toml"),
+               "--policy", "fifo", "--policy", "kairos", "--preempt", "--executors", "2", "--cutoff", "3",
+               "--hadoop-conf-dir", str(testbed.conf_dir), "--out", str(out), "--json"]
+    done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, failure_excerpt(done.stderr)
+    result = json.loads(done.stdout)
+    assert result["sim_durations"].startswith("measured from each live run (critical-path)")
+    assert "simulated durations: measured from each live run" in (out / "table.txt").read_text()
+    for run in result["runs"]:
+        live_dir = Path(run["live_dir"])
+        jobs = pd.read_csv(live_dir / "jobs.csv")
+        assert (jobs["status"] == "succeeded").all()
+        t0 = json.loads((live_dir / "meta.json").read_text())["t0_epoch"]
+        played = read_trace(Path(run["sim_file"]).with_name("sim.trace"))
+        work = _work(pd.read_csv(live_dir / "tasks.csv"), t0, live_dir / "preemption.json")
+        assert {j.job_id: j.durations[0] for j in played} == pytest.approx(work, abs=1e-6)
+        assert (live_dir / "preemption.json").exists() == (run["policy"] == "kairos")
+        # the classes come from the first run's (fifo's) measured work, the same for both runs
+        first = read_trace(Path(result["runs"][0]["sim_file"]).with_name("sim.trace"))
+        long = jobs["job_id"].map({j.job_id: j.durations[0] > 3 for j in first})
+        live = _expected(jobs["end_s"] - jobs["submit_s"], long)
+        sim = pd.read_csv(run["sim_file"])
+        assert (sim["class"] == long.map({True: "long", False: "short"})).all()
+        simulated = _expected(sim["completion_time"], sim["class"] == "long")
+        for cls in ("short", "long"):
+            assert run["live"][cls] == pytest.approx(live[cls]) and run["sim"][cls] == pytest.approx(simulated[cls])
+        assert run["calibration"]["samples"]["tasks"] == 0  # the measured work holds the task overhead

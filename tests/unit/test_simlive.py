@@ -15,10 +15,14 @@ from bridge.sim.engine import Simulation
 from bridge.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
 from bridge.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
 from bridge.simlive.predict import predict, split_params
-from bridge.simlive.session import Result
+from bridge.simlive.measured import measured_jobs, overlap, shrunk_intervals
+from bridge.simlive.session import Comparison, Result
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
+from bridge.metrics import percentile
 from workloads.model import Job
+from workloads.spec import Submission, WordCountJob
+from workloads.trace import read_trace
 
 T0 = 1010.0
 JOBS = {0: Job(0, 0.0, (1.0, 2.0, 1.0)), 1: Job(1, 1.0, (0.5,))}
@@ -167,15 +171,86 @@ def test_table_spread_and_json() -> None:
     assert record["runs"][0]["plugin"] is None
 
 
-def test_a_workload_without_a_trace_is_refused_before_any_cluster_use(tmp_path: Path) -> None:
-    demo = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "demo.toml"
-    result = CliRunner().invoke(cli, ["sim-vs-live", str(demo), "--policy", "stock", "--out", str(tmp_path / "o")])
-    assert result.exit_code == 1
-    assert "needs a trace workload" in result.output and "Traceback" not in result.output
+def test_a_parameter_no_compared_policy_has_is_refused_before_any_cluster_use(tmp_path: Path) -> None:
     trace = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "trace-tiny.toml"
     result = CliRunner().invoke(cli, ["sim-vs-live", str(trace), "--policy", "sparrow", "--param", "cutoff=3",
                                       "--out", str(tmp_path / "o")])
     assert result.exit_code == 1 and "--param cutoff: no compared policy (sparrow)" in result.output
+    assert "Traceback" not in result.output
+
+
+# A WordCount run's tasks (relative to t0 = T0): job 0 is a map stage of two tasks and a reduce,
+# job 1 one map and one reduce; container c2 was shrunk from +1.0 to +1.5 s and from +3.0 s on.
+TASKS = pd.DataFrame({
+    "job_id": [0, 0, 0, 1, 1, 1], "stage_id": [0, 0, 1, 2, 3, 3],
+    "container_id": ["c1", "c2", "c1", "c2", "c2", "c1"],
+    "launch_s": [0.1, 0.1, 1.2, 1.0, 2.9, 2.9], "finish_s": [1.1, 1.9, 2.0, 1.6, 3.4, 3.0],
+    "status": ["succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "fetchfailed"]})
+PREEMPTION = [{"container": "c2", "node": "n", "action": "suspend", "status": "ok", "at_epoch": T0 + 1.0},
+              {"container": "c2", "node": "n", "action": "resume", "status": "skip", "at_epoch": T0 + 1.5},
+              {"container": "c1", "node": "n", "action": "suspend", "status": "error", "at_epoch": T0 + 0.5},
+              {"container": "c2", "node": "n", "action": "suspend", "status": "ok", "at_epoch": T0 + 3.0}]
+
+
+def write_run(live: Path, preemption: bool = True) -> Path:
+    """A replay's results directory: the event log above, its jobs.csv, meta.json and tasks.csv."""
+    write_log(live)
+    (live / "meta.json").write_text(json.dumps({"t0_epoch": T0, "state": "complete"}))
+    pd.DataFrame({"job_id": [0, 1], "submit_s": [0.0, 1.0], "end_s": [2.7, 2.4],
+                  "status": ["succeeded", "succeeded"]}).to_csv(live / "jobs.csv", index=False)
+    TASKS.to_csv(live / "tasks.csv", index=False)
+    if preemption:
+        (live / "preemption.json").write_text(json.dumps(PREEMPTION))
+    return live
+
+
+def test_shrunk_time_is_from_an_acknowledged_suspend_to_the_next_resume(tmp_path: Path) -> None:
+    path = write_run(tmp_path) / "preemption.json"
+    assert shrunk_intervals(path) == {"c2": [(T0 + 1.0, T0 + 1.5), (T0 + 3.0, math.inf)]}
+    assert shrunk_intervals(tmp_path / "none.json") == {}
+    assert overlap(T0 + 0.1, T0 + 1.9, shrunk_intervals(path)["c2"]) == pytest.approx(0.5)
+
+
+def test_measured_jobs_are_full_share_work_stages_in_sequence(tmp_path: Path) -> None:
+    live = write_run(tmp_path)
+    subs = [Submission(0, 0.0, "wc", WordCountJob("in", 1)), Submission(1, 1.0, "wc", WordCountJob("in", 1))]
+    # job 0: map tasks 1.0 s and 1.8 - 0.5 shrunk = 1.3 s, reduce 0.8 s; job 1: map 0.6 - 0.5 = 0.1 s,
+    # reduce 0.5 - 0.4 shrunk = 0.1 s (the failed attempt is not work)
+    critical = measured_jobs(live, subs, "critical-path")
+    assert [(j.job_id, j.submit) for j in critical] == [(0, 0.0), (1, 1.0)]
+    assert [j.durations[0] for j in critical] == pytest.approx([1.3 + 0.8, 0.2])
+    assert [j.estimate for j in critical] == pytest.approx([2.1, 0.2])
+    assert [j.durations[0] for j in measured_jobs(live, subs, "serial")] == pytest.approx([1.0 + 1.3 + 0.8, 0.2])
+    with pytest.raises(CompareError, match=r"no succeeded task of job\(s\) \[7\]"):
+        measured_jobs(live, [*subs, Submission(7, 2.0, "wc", WordCountJob("in", 1))], "serial")
+
+
+def test_a_workload_without_trace_durations_is_simulated_from_each_runs_measured_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workload = tmp_path / "wc.toml"
+    workload.write_text('name = "wc"\nseed = 1\njobs = 2\narrival = "fixed"\nmean_interarrival_s = 1.0\n'
+                        '[inputs.i]\nkind = "wordcount"\nsize_mb = 1\nblock_mb = 1\n'
+                        '[categories.c]\nkind = "wordcount"\ninput = "i"\nreduces = 1\nprobability = 1.0\n')
+    comparison = Comparison.prepare(workload, ["stock"], 1, 2, None, None, {}, False, None)
+    assert comparison.cutoff is None and "measured from each live run (critical-path)" in comparison.durations
+
+    def live(policy: str, directory: Path) -> Path:
+        return write_run(directory / "live", preemption=False)
+
+    monkeypatch.setattr(comparison, "_live", live)
+    result = comparison.run(1, tmp_path / "out")
+    played = read_trace(tmp_path / "out" / "stock" / "repeat-1" / "sim.trace")
+    assert [j.durations for j in played] == [pytest.approx((1.8 + 0.8,)), pytest.approx((0.6 + 0.5,))]
+    run = result.runs[0]
+    assert run.calibration.task_overhead_s == 0 and run.calibration.samples["tasks"] == 0
+    # fifo on 1 x 2 slots: both jobs run at once, each its measured work plus the job overheads and
+    # the launch's one-way network delay (calibrated)
+    overheads = run.calibration.job_start_s + run.calibration.job_end_s + run.calibration.network_delay_s
+    sim = pd.read_csv(tmp_path / "out" / "stock" / "repeat-1" / "sim.csv")
+    assert list(sim["completion_time"]) == pytest.approx([2.6 + overheads, 1.1 + overheads], abs=1e-6)
+    assert result.cutoff == pytest.approx(percentile([2.6, 1.1], 90))
+    assert "simulated durations: measured from each live run" in result.text()
+    assert result.as_dict()["sim_durations"] == comparison.durations
 
 
 def test_the_study_trace_is_the_generators_shrunk_trace(tmp_path: Path) -> None:
