@@ -5,9 +5,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CACHE  := .cache
 
-.PHONY: setup plugin plugin-test lint demo test unit integration bench testbed-up testbed-down clean
+.PHONY: setup compiled plugin plugin-test lint demo test unit integration bench testbed-up testbed-down clean
 
-setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin
+setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin compiled
 
 # Python dependencies: ranges in pyproject.toml, every extra, exact versions from constraints.txt.
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -20,6 +20,18 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 # unless the venv is activated: pin them to the venv's Python (see bridge/testbed/spark_scripts.py).
 $(VENV)/.spark-scripts: $(VENV)/.installed bridge/testbed/spark_scripts.py
 	$(PY) -m bridge.testbed.spark_scripts
+	touch $@
+
+# The simulator's hot path compiled with mypyc into $(CACHE)/mypyc (policies/compiled.py; ~35 s of CPU).
+# Rebuilt when a compiled module or a project module it imports changes; until then the simulator
+# runs pure Python and says so (a stale build is never loaded).
+COMPILED_SOURCES = $(shell test -x $(PY) && $(PY) -c 'import policies.compiled as c; print(*c.dependencies(c.MODULES))')
+compiled: $(CACHE)/mypyc/.built
+$(CACHE)/mypyc/.built: $(VENV)/.installed policies/compiled.py $(COMPILED_SOURCES)
+	mkdir -p $(CACHE)/mypyc
+	$(PY) -c 'import policies.compiled as c; c.build()' >$(CACHE)/mypyc/build.log 2>&1 \
+	  || { tail -40 $(CACHE)/mypyc/build.log; exit 1; }
+	tail -1 $(CACHE)/mypyc/build.log
 	touch $@
 
 # Hadoop 3.5.0 server jars from Maven Central into the project-local cache.
@@ -52,11 +64,17 @@ lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
+# The suites run on the compiled simulator core; the simulator's own tests then again as pure
+# Python (SCHEDBRIDGE_PURE=1), the core a checkout without the build or with an edit runs.
+PURE_TESTS = tests/unit/test_conformance.py tests/unit/test_sim_properties.py tests/unit/test_compiled.py
+
 test: setup lint $(COMPOSE_SCHEMA) plugin-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
+	SCHEDBRIDGE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
 
 unit: setup lint $(COMPOSE_SCHEMA) plugin-test
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit
+	SCHEDBRIDGE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
 
 integration: setup
 	$(PY) -m pytest -q -p no:cacheprovider -m integration tests/integration

@@ -43,15 +43,19 @@ are computed from its segment log:
 """
 from __future__ import annotations
 
+# pandas is imported where a table is made, not here: the simulator benchmark's child uses
+# class_stats and measures its own peak memory, which pandas alone raises by ~50 MB.
+
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from bridge.sim.engine import SimResult
 
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
@@ -64,7 +68,7 @@ def percentile(values: Iterable[float], p: float) -> float:
     that never finished has no completion time); no values give NaN."""
     if not 0 <= p <= 100:
         raise ValueError(f"percentile must be within [0, 100], got {p}")
-    v = np.asarray(list(values) if not isinstance(values, (np.ndarray, pd.Series)) else values, dtype=float)
+    v = np.asarray(values if hasattr(values, "__array__") else list(values), dtype=float)
     v = v[~np.isnan(v)]
     return float(np.percentile(v, p, method="linear")) if len(v) else math.nan
 
@@ -90,8 +94,8 @@ def with_completion(jobs: pd.DataFrame, cutoff: float) -> pd.DataFrame:
     return out
 
 
-def _stats(values: pd.Series, percentiles: Sequence[int]) -> dict[str, float]:
-    v = values.dropna().to_numpy(dtype=float)
+def _stats(values: np.ndarray, percentiles: Sequence[int]) -> dict[str, float]:
+    v = values[~np.isnan(values)]
     res: dict[str, float] = {"count": int(len(v))}
     for p in percentiles:
         res[f"p{p}"] = percentile(v, p)
@@ -106,7 +110,15 @@ def completion_summary(jobs: pd.DataFrame, cutoff: float, percentiles: Sequence[
     jobs that finished. ``jobs`` may be raw (classified here) or from :func:`with_completion`."""
     if "cls" not in jobs:
         jobs = with_completion(jobs, cutoff)
-    return {c: _stats(jobs.loc[jobs["cls"] == c, column], percentiles) for c in CLASSES}
+    return class_stats(jobs[column].to_numpy(dtype=float), (jobs["cls"] == "long").to_numpy(), percentiles)
+
+
+def class_stats(values: np.ndarray, long: np.ndarray,
+                percentiles: Sequence[int] = PERCENTILES) -> dict[str, dict[str, float]]:
+    """:func:`completion_summary` on plain arrays (a value per job, NaN if it did not finish, and
+    whether the job is long): numpy only, so a process that measures its own memory (the
+    simulator benchmark's child) need not import pandas."""
+    return {c: _stats(values[long if c == "long" else ~long], percentiles) for c in CLASSES}
 
 
 def normalized(summary: Mapping[str, Mapping[str, float]], baseline: Mapping[str, Mapping[str, float]],
@@ -133,6 +145,8 @@ def share_not_worse(jct: Mapping[int, float] | pd.Series, baseline: Mapping[int,
                     tol: float = 1e-9) -> float:
     """The fraction of the jobs finished in both runs (matched by job id) whose JCT is at most
     the baseline's; NaN when no job is in both."""
+    import pandas as pd
+
     a, b = pd.Series(jct, dtype=float).dropna(), pd.Series(baseline, dtype=float).dropna()
     both = a.index.intersection(b.index)
     return float((a[both] <= b[both] + tol).mean()) if len(both) else math.nan
@@ -153,6 +167,8 @@ def utilization_series(tasks: pd.DataFrame, n_slots: int, interval: float = 100.
     starts = np.sort(tasks["start"].to_numpy(dtype=float))
     ends = np.sort(tasks["end"].to_numpy(dtype=float))
     busy = np.searchsorted(starts, times, side="right") - np.searchsorted(ends, times, side="right")
+    import pandas as pd
+
     return pd.DataFrame({"time": times, "busy_slots": busy, "utilization": busy / n_slots})
 
 
@@ -185,6 +201,8 @@ def summarize(jobs: pd.DataFrame, tasks: pd.DataFrame, *, cutoff: float, n_slots
               counters: Mapping[str, int] | None = None, percentiles: Sequence[int] = PERCENTILES,
               extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The one-object summary ``schedbridge simulate --json`` prints."""
+    import pandas as pd
+
     j = with_completion(jobs, cutoff)
     finished = j["finish"].notna()
     rejected = j["rejected"].astype(bool) if "rejected" in j else pd.Series(False, index=j.index)

@@ -36,6 +36,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import cast
 
+from mypy_extensions import mypyc_attr
+
 from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
@@ -386,6 +388,7 @@ class _Node:
         return SetTimer(at, node, key)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # others may extend it (tests do)
 class Kairos:
     """The Kairos policy: `_Central` on the scheduler side, `_Node` on every node."""
 

@@ -13,9 +13,12 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 Handler = Callable[[Any], "Iterable[Any] | None"]
 
 
+@mypyc_attr(native_class=False)  # an exception: mypyc compiles no subclass of a builtin
 class SimulationError(RuntimeError):
     """The kernel was misused (event in the past, no handler for an event type)."""
 

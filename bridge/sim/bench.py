@@ -50,6 +50,7 @@ def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
     """Simulate one policy in this process and measure it."""
     from bridge.sim.engine import Simulation
     from policies.api import ClusterSpec, PolicyEnv
+    from policies.compiled import CORE
     from policies.registry import config_for, create
 
     spec = ClusterSpec(nodes)
@@ -61,7 +62,7 @@ def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
             "events": res.events, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "events_per_s": round(res.events / wall), "events_per_cpu_s": round(res.events / cpu),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "unfinished": len(res.unfinished)}
+            "unfinished": len(res.unfinished), "core": CORE.describe()}
 
 
 def kernel_floor(n_events: int = 300_000) -> float:
@@ -121,6 +122,7 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
         as_json: bool, baseline: Path | None, repeat: int, same_policies: bool, tolerance: float) -> None:
     """Simulated events/s, wall time and peak memory on a fixed Yahoo- or Google-sized trace;
     with --baseline, this tree against another, side by side."""
+    from policies.compiled import CORE
     from policies.registry import default_registry
 
     known = default_registry().names()
@@ -136,7 +138,7 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
     jobs = trace_jobs(trace, n_jobs, nodes, load)
     click.echo(f"trace {trace}: {len(jobs)} jobs, {sum(j.n_tasks for j in jobs)} tasks, {nodes} nodes"
                + (f", load ~{load}" if trace == "yahoo" else "")
-               + f" (generated in {time.perf_counter() - t0:.1f}s)", err=True)
+               + f" (generated in {time.perf_counter() - t0:.1f}s)\n{CORE.describe()}", err=True)
     del jobs
     if baseline is not None:
         _side_by_side(baseline.resolve(), policies or DEFAULT_POLICIES, n_jobs, nodes, load, trace, repeat,
@@ -154,7 +156,7 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
             click.echo(f"{row['policy']:10} {row['events']:>10} events  wall {row['wall_s']:>7.2f} s  "
                        f"cpu {row['cpu_s']:>7.2f} s  {row['events_per_cpu_s']:>8} ev/cpu-s  "
                        f"peak RSS {row['peak_rss_mb']:>7.1f} MB  unfinished {row['unfinished']}  "
-                       f"kernel floor {row['kernel_floor_us_per_event']} us/event")
+                       f"kernel floor {row['kernel_floor_us_per_event']} us/event  ({row['core']})")
 
 
 def _side_by_side(baseline: Path, policies: Sequence[str], n_jobs: int, nodes: int, load: float, trace: str,
@@ -182,4 +184,4 @@ def _side_by_side(baseline: Path, policies: Sequence[str], n_jobs: int, nodes: i
                    f"peak RSS {row['old_peak_rss_mb']} -> {row['new_peak_rss_mb']} MB (at the simulation's end "
                    f"{row['old_sim_peak_rss_mb']} -> {row['new_sim_peak_rss_mb']})  events {row['old_events']} -> "
                    f"{row['new_events']}  percentiles: largest change {row['percentiles_worst_rel_diff']:.2%} "
-                   f"(tolerance {tolerance:.0%}) {verdict}")
+                   f"(tolerance {tolerance:.0%}) {verdict}\n  old {row['old_core']}\n  new {row['new_core']}")

@@ -113,6 +113,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     from bridge.metrics import percentile, summarize
     from bridge.sim.engine import Simulation
     from policies.api import ClusterSpec, DecisionError, PolicyEnv
+    from policies.compiled import CORE
     from policies.registry import ConfigError, RegistryError, config_for, create
     from workloads.trace import TraceError, read_trace
 
@@ -131,6 +132,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
         report_cutoff = percentile([j.mean_duration for j in jobs], 90)
     cutoff = report_cutoff
     sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff)
+    click.echo(CORE.describe(), err=True)
     n_tasks = sum(j.n_tasks for j in jobs)
     show = progress if progress is not None else n_tasks >= PROGRESS_MIN_TASKS
     bar = None
@@ -156,7 +158,8 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
                         extra={"policy": policy, "trace": str(trace_path), "nodes": nodes,
                                "slots_per_node": slots, "seed": seed,
-                               "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events})
+                               "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events,
+                               "core": CORE.describe()})
     if out is not None:
         write_atomic(per_job_frame(job_df, cutoff), out)
     if as_json:

@@ -101,7 +101,7 @@ def compare(sides: Sequence[Side], policies: Sequence[str], n_jobs: int, nodes: 
                 side.rows.append(row)
                 echo(f"  run {r + 1}/{repeat} {p:8} {side.label:8} sim CPU {row['cpu_s']:7.2f} s  "
                      f"process CPU {row['proc_cpu_s']:7.2f} s  peak RSS {row['proc_peak_rss_mb']:6.1f} MB  "
-                     f"events {row['events']}")
+                     f"events {row['events']}  {row['core']}")
     return [_summary(p, [x for x in old.rows if x["policy"] == p], [x for x in new.rows if x["policy"] == p],
                      tolerance) for p in policies]
 
@@ -134,6 +134,7 @@ def _summary(policy: str, old: list[dict[str, Any]], new: list[dict[str, Any]], 
             "old_events": old[0]["events"], "new_events": new[0]["events"],
             "old_jct": old[0]["jct"], "new_jct": new[0]["jct"],
             "old_code": [old[0]["engine"], old[0]["policies"]], "new_code": [new[0]["engine"], new[0]["policies"]],
+            "old_core": old[0]["core"], "new_core": new[0]["core"],
             "percentiles_worst_rel_diff": round(worst, 4), "percentiles_over_tolerance": over,
             "percentiles_ok": not over and not old[0]["unfinished"] and not new[0]["unfinished"]}
 
@@ -157,18 +158,33 @@ def _child_main(argv: Sequence[str]) -> None:
     w0, c0 = time.perf_counter(), time.process_time()
     res = Simulation(jobs, pol, spec).run()
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    sim_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # before pandas for the percentiles
-    from bridge.metrics import completion_summary
-
-    cutoff = get_kind(trace).policy_parameters()["cutoff"]
-    summary = completion_summary(res.job_table(), cutoff)
+    sim_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # before any percentile
+    summary = _percentiles(res, get_kind(trace).policy_parameters()["cutoff"])
     import bridge.cluster.kernel as kernel_module
     import policies.registry as registry_module
+    core = sys.modules.get("policies.compiled")   # absent in trees older than the compiled core
     print(json.dumps({
         "policy": policy, "events": res.events, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
-        "sim_peak_rss_mb": round(sim_rss, 1),
+        "sim_peak_rss_mb": round(sim_rss, 1), "pandas": "pandas" in sys.modules,
+        "core": core.CORE.describe() if core else "simulator core: pure Python (no compiled core in this tree)",
         "unfinished": len(res.unfinished), "engine": kernel_module.__file__, "policies": registry_module.__file__,
         "jct": {c: {p: summary[c][p] for p in PERCENTILES} for c in CLASSES}}))
+
+
+def _percentiles(res: Any, cutoff: float) -> dict[str, dict[str, float]]:
+    """Short/long completion-time percentiles by ``bridge.metrics``: on numpy arrays where the tree
+    has ``class_stats`` (no pandas in the child, so its peak RSS is the simulation's), through the
+    pandas job table in older trees."""
+    import numpy as np
+
+    from bridge import metrics
+
+    if not hasattr(metrics, "class_stats"):
+        return metrics.completion_summary(res.job_table(), cutoff)
+    fin = res.log.job_finish
+    jct = np.array([fin.get(j.job_id, np.nan) - j.submit for j in res.jobs], dtype=float)
+    long = np.array([j.work / j.n_tasks > cutoff for j in res.jobs], dtype=bool)
+    return metrics.class_stats(jct, long)
 
 
 def policies_only(root: Path, into: Path) -> Path:

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from collections import deque
 
+from mypy_extensions import mypyc_attr
+
 from policies.api import ProbeInfo
 
 
+@mypyc_attr(native_class=False)  # a list subclass: mypyc compiles no subclass of a builtin
 class NodeQueues(list[deque[ProbeInfo]]):
     """One deque of entries per node (a list of deques: ``queues[node]`` is a C-level lookup)."""
 

@@ -88,9 +88,10 @@ def test_the_checker_catches_name_tests():
     assert [s for _, s in _name_tests(ast.parse(code))] == ["hawk", "eagle", "kairos"]
 
 
-# Modules of ``policies`` that bridge/ may import: the contract and the registry. Everything else
-# (a concrete policy, its config, its internals) is reached through the registry by name.
-CONTRACT = {"policies", "policies.api", "policies.registry"}
+# Modules of ``policies`` that bridge/ may import: the contract, the registry and the switch that
+# says which core runs (compiled or pure). Everything else (a concrete policy, its config, its
+# internals) is reached through the registry by name.
+CONTRACT = {"policies", "policies.api", "policies.registry", "policies.compiled"}
 
 
 def _policy_imports(tree: ast.AST) -> list[tuple[int, str]]:

@@ -45,3 +45,18 @@ def test_side_by_side_runs_each_tree_and_checks_the_percentiles(tmp_path):
     worst, over = percentile_check({"jct": row["old_jct"]}, moved, 0.05)
     assert worst == pytest.approx(0.06) and len(over) == 1 and over[0].startswith("long p90")
     assert differing_policy_files(here, here) == []
+
+
+def test_the_side_by_side_child_measures_without_pandas_and_names_its_core():
+    """Its peak RSS is the simulation's: the percentiles come from numpy, pandas is never
+    imported; and it says whether the compiled core ran."""
+    from pathlib import Path
+
+    from bridge.sim.sidebyside import Side, run_child
+    from policies.compiled import check
+
+    here = Path(__file__).resolve().parents[2]
+    row = run_child(Side("new", here), "kairos", 40, 20, 0.9, "yahoo")
+    assert row["pandas"] is False and row["unfinished"] == 0
+    files, reason = check()
+    assert row["core"].startswith("simulator core: compiled") if files else row["core"].endswith(f"({reason})")

@@ -1,0 +1,105 @@
+"""The compiled simulator core (policies/compiled.py): loaded only while its build matches the
+sources, otherwise pure Python with the reason said."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import policies.compiled as compiled
+
+HERE = Path(__file__).resolve().parents[2]
+PROBE = ("import bridge.sim.engine as e, policies.eagle as p, policies.compiled as c; "
+         "print(c.CORE.compiled, e.__file__, p.__file__, c.CORE.describe(), sep='|')")
+
+
+def _fake_build(root: Path, build: Path) -> None:
+    """A build directory whose stamp covers one source of ``root`` (no compiler needed)."""
+    (root / "policies").mkdir(parents=True)
+    (root / "policies" / "eagle.py").write_text("X = 1\n")
+    (build / "lib").mkdir(parents=True)
+    (build / "lib" / "eagle.so").write_bytes(b"")
+    stamp = {"modules": list(compiled.MODULES),
+             "sources": {"policies/eagle.py": hashlib.sha256(b"X = 1\n").hexdigest()},
+             "files": {"policies.eagle": "lib/eagle.so"}}
+    (build / compiled.STAMP).write_text(json.dumps(stamp))
+
+
+def test_check_accepts_a_matching_build_and_names_what_is_stale(tmp_path, monkeypatch):
+    monkeypatch.delenv(compiled.PURE_ENV, raising=False)
+    monkeypatch.setattr(compiled, "_package_dir", lambda pkg: tmp_path / "root" / pkg)
+    root, build = tmp_path / "root", tmp_path / "build"
+    _fake_build(root, build)
+    files, reason = compiled.check(build, root)
+    assert files == {"policies.eagle": build / "lib" / "eagle.so"} and reason == ""
+    (root / "policies" / "eagle.py").write_text("X = 2\n")          # a developer's edit
+    files, reason = compiled.check(build, root)
+    assert files == {} and "stale: policies/eagle.py changed" in reason and "make setup" in reason
+    monkeypatch.setenv(compiled.PURE_ENV, "1")
+    assert compiled.check(build, root) == ({}, f"{compiled.PURE_ENV}=1")
+
+
+def test_check_refuses_a_missing_or_incomplete_build(tmp_path, monkeypatch):
+    monkeypatch.delenv(compiled.PURE_ENV, raising=False)
+    monkeypatch.setattr(compiled, "_package_dir", lambda pkg: tmp_path / "root" / pkg)
+    root, build = tmp_path / "root", tmp_path / "build"
+    assert "no compiled build in" in compiled.check(build, root)[1]
+    _fake_build(root, build)
+    (build / "lib" / "eagle.so").unlink()
+    assert "incomplete" in compiled.check(build, root)[1]
+
+
+def test_the_stamp_covers_the_project_modules_the_compiled_ones_import():
+    deps = compiled.dependencies(["policies.eagle"], HERE)
+    assert {"policies/eagle.py", "policies/api.py", "policies/common/lwl.py"} <= set(deps)
+    assert all(not d.startswith(("numpy", "heapq")) for d in deps)
+
+
+def _probe(root: Path, pure: bool) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != compiled.PURE_ENV}
+    if pure:
+        env[compiled.PURE_ENV] = "1"
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env={**env, "PYTHONPATH": str(root)},
+                         capture_output=True, text=True, check=True).stdout
+    return out.strip().split("|")
+
+
+def _current_build() -> None:
+    env_pure = os.environ.pop(compiled.PURE_ENV, None)
+    try:
+        files, reason = compiled.check()
+    finally:
+        if env_pure is not None:
+            os.environ[compiled.PURE_ENV] = env_pure
+    if not files:
+        pytest.skip(f"no current compiled build to test against: {reason}")
+
+
+def test_a_current_build_runs_compiled_and_the_env_var_forces_pure():
+    _current_build()
+    flag, engine, eagle, line = _probe(HERE, pure=False)
+    assert flag == "True" and engine.endswith(compiled.SUFFIX) and eagle.endswith(compiled.SUFFIX)
+    assert str(compiled.BUILD_DIR) in engine and line.startswith("simulator core: compiled")
+    flag, engine, eagle, line = _probe(HERE, pure=True)
+    assert flag == "False" and engine.endswith(".py") and eagle.endswith(".py")
+    assert line == f"simulator core: pure Python ({compiled.PURE_ENV}=1)"
+
+
+def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
+    """A copy of the tree with its build: compiled as is; after an edit of policies/eagle.py the
+    process runs the edited source and says which file made the build stale."""
+    _current_build()
+    for d in ("bridge", "policies", "workloads"):
+        shutil.copytree(HERE / d, tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    rel = compiled.BUILD_DIR.relative_to(HERE)
+    shutil.copytree(compiled.BUILD_DIR, tmp_path / rel, ignore=shutil.ignore_patterns("c", "tmp"))
+    assert _probe(tmp_path, pure=False)[0] == "True"
+    eagle = tmp_path / "policies" / "eagle.py"
+    eagle.write_text(eagle.read_text() + "\nEDITED = True\n")
+    flag, engine, eagle_file, line = _probe(tmp_path, pure=False)
+    assert flag == "False" and eagle_file == str(eagle) and engine.endswith(".py")
+    assert "stale: policies/eagle.py changed since it was built" in line
