@@ -25,6 +25,7 @@ from bridge.options import OutputPath, renamed_option
 from bridge.replay.policy import check as check_policy
 from bridge.replay.results import write_atomically
 from bridge.simlive.compare import Measured
+from bridge.simlive.measured import JOB_MODELS
 from bridge.simlive.session import Comparison
 from bridge.tables import text as render
 from bridge.testbed.cluster import Testbed, TestbedError
@@ -62,6 +63,7 @@ class Planned:
     cutoff: float | None = None
     reading: tuple[str, str] = ("short", "p90")  # class, statistic
     params: dict[str, str] = field(default_factory=dict)
+    job_model: str = JOB_MODELS[0]  # how a workload without trace durations is simulated
 
 
 def _policies(table: _Table) -> tuple[str, ...]:
@@ -97,7 +99,8 @@ def _comparison(table: _Table, base: Path) -> Planned:
     planned = Planned(table.text("name"), table.text("title"), workload, _policies(table),
                       table.integer("executors", minimum=1), table.integer("executor_cores", minimum=1),
                       table.integer("extra_vcores", 0, minimum=0), preempt, _cutoff(table),
-                      _reading(table), {k: str(v) for k, v in params.items()})
+                      _reading(table), {k: str(v) for k, v in params.items()},
+                      table.text("job_model", JOB_MODELS[0], choices=JOB_MODELS))
     table.finish()
     return planned
 
@@ -160,7 +163,7 @@ def _prepare(planned: Planned, conf_dir: Path) -> Comparison:
     parameters, and the Spark plugin each live policy needs."""
     comparison = Comparison.prepare(planned.workload, list(planned.policies), planned.executors,
                                     planned.executor_cores, None, planned.cutoff, planned.params, planned.preempt,
-                                    conf_dir)
+                                    conf_dir, planned.job_model)
     for policy in planned.policies:
         check_policy(policy, policy_conf(comparison.params[policy]), planned.preempt)
     return comparison
@@ -174,7 +177,7 @@ def _run(planned: Planned, comparison: Comparison, out: Path) -> str:
         result = comparison.run(1, out)
     return "\n".join([f"{planned.title} ({comparison.name}: {planned.executors} executors x "
                       f"{planned.executor_cores} cores; short/long cutoff {result.cutoff:.3g} s)",
-                      figures_table(result.runs),
+                      f"simulated durations: {result.durations}", figures_table(result.runs),
                       *(f"reading: {line}" for line in reading_lines(result.runs, *planned.reading)),
                       f"table: {out / 'table.txt'}", f"plot: {out / 'jct_cdf.png'}"])
 

@@ -35,12 +35,17 @@ def _run(policy: str, live: tuple[float, float], sim: tuple[float, float]) -> Me
                     NONE, Path("live"), Path("sim.csv"))
 
 
-def test_the_shipped_plan_is_a_placement_comparison() -> None:
-    (placement,) = load_plan(default_plan())
-    assert (placement.name, placement.policies, placement.preempt) == ("placement", ("stock", "eagle"), False)
+def test_the_shipped_plan_is_one_placement_and_one_preemption_comparison() -> None:
+    plan = load_plan(default_plan())
+    assert [(p.name, p.policies, p.preempt) for p in plan] == [("placement", ("stock", "eagle"), False),
+                                                               ("preemption", ("fifo", "kairos"), True)]
+    placement, preemption = plan
     assert load_workload(placement.workload).trace is not None  # sleeping tasks
     assert placement.executors * placement.executor_cores == 32 and placement.extra_vcores > 0
     assert placement.params == {"cutoff": "4.529"} and placement.reading == ("short", "p90")
+    assert load_workload(preemption.workload).mix is not None  # real WordCount jobs
+    assert (preemption.executors, preemption.executor_cores, preemption.extra_vcores) == (2, 1, 0)
+    assert preemption.reading == ("short", "p50") and preemption.job_model == "critical-path"
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -50,6 +55,7 @@ def test_the_shipped_plan_is_a_placement_comparison() -> None:
     (PLACEMENT.replace('["stock", "eagle"]', '["eagle"]'), "comparison[1].policies: expected a list of two"),
     (PLACEMENT + 'reading = "median"\n', "comparison[1].reading: expected 'CLASS STAT'"),
     (PLACEMENT + "preempt = 1\n", "comparison[1].preempt: expected true or false"),
+    (PLACEMENT + 'job_model = "parallel"\n', "comparison[1].job_model: must be one of critical-path, serial"),
     (PLACEMENT + PLACEMENT, "comparison: two comparisons share a name"),
     ("comparisons = []\n", "comparison: missing (is 'comparisons' a misspelling?)"),
     ("[[comparison]\n", "not valid TOML"),
