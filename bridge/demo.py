@@ -204,7 +204,7 @@ def _minutes(seconds: float) -> str:
 def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
     """Start the local testbed and show, per comparison of the plan (a placement one on sleeping
     Yahoo-like tasks, a preemption one on CPU-bound WordCount), each policy's live figures beside
-    the simulator's prediction; about 12 minutes on a 2-core machine."""
+    the simulator's prediction; about 9 minutes on a 2-core machine."""
     started, results = time.monotonic(), out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     if results.exists() and any(results.iterdir()):
         raise click.BadParameter(f"{results} is not empty", param_hint="--out")
