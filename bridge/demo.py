@@ -190,6 +190,22 @@ def _not_runnable(planned: Planned) -> str | None:
     return None
 
 
+def _checked(plan_file: Path, conf_dir: Path) -> list[tuple[Planned, Comparison]]:
+    """The plan's comparisons, each checked before the testbed starts; a mistake ends the demo with
+    one line naming the plan file and the comparison or key."""
+    try:
+        plan = load_plan(plan_file)
+    except ERRORS as exc:
+        raise click.ClickException(str(exc)) from None
+    checked = []
+    for planned in plan:
+        try:
+            checked.append((planned, _prepare(planned, conf_dir)))
+        except ERRORS as exc:
+            raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
+    return checked
+
+
 def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
@@ -209,22 +225,12 @@ def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
     if results.exists() and any(results.iterdir()):
         raise click.BadParameter(f"{results} is not empty", param_hint="--out")
     bed = Testbed(default_layout())
-    plan_file = plan_file or default_plan()
-    try:
-        plan = load_plan(plan_file)
-    except ERRORS as exc:
-        raise click.ClickException(str(exc)) from None
-    comparisons = []
-    for planned in plan:  # every mistake before the testbed starts
-        try:
-            comparisons.append(_prepare(planned, bed.layout.conf_dir))
-        except ERRORS as exc:
-            raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
+    plan = _checked(plan_file or default_plan(), bed.layout.conf_dir)
     was_running = all(bed.running().values())
     try:
         bed.up(progress=_say)
         shown = []
-        for i, (planned, comparison) in enumerate(zip(plan, comparisons), 1):
+        for i, (planned, comparison) in enumerate(plan, 1):
             skip = _not_runnable(planned)
             _say(f"[{i}/{len(plan)}] {planned.name}: " + (skip or f"{', '.join(planned.policies)} live on the "
                  f"testbed, each then simulated ({_minutes(time.monotonic() - started)} so far)"))
