@@ -214,7 +214,7 @@ def test_dockerfile_builds_with_make_setup_and_nothing_else() -> None:
     start = max(i for i, (op, _) in enumerate(stage) if op == "FROM" and i < stage.index(("RUN", setup[0])))
     assert stage[start][1].startswith("${BASE_IMAGE}")  # debian:bookworm-slim or its local stand-in
     packages = " ".join(args for op, args in stage[start:] if op == "RUN")
-    for package in ("openjdk-17-jdk-headless", "maven", "make", "python3-venv"):
+    for package in ("openjdk-17-jdk-headless", "maven", "make", "python3-venv", "python3-dev", "gcc"):
         assert package in packages
 
 
