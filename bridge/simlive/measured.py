@@ -12,7 +12,7 @@ each live run is simulated from its own tasks' measured work (our reading):
 * **a job is one simulator task** holding a slot for its stages in sequence (a stage needs the
   one before it), each stage as long as its longest task (``critical-path``: the stage's tasks in
   parallel) or as all its tasks' work together (``serial``: on one slot). With one task per stage
-  (kairos-hol) both give the job's summed task times, as the hand-made trace did.
+  (kairos-hol) both give the job's summed task times, as an earlier hand-made trace had them.
 
 The job's runtime estimate is its measured work (what a policy that uses estimates is told).
 """
