@@ -95,7 +95,7 @@ class PreemptiveSession:
                                          per_node)
             tqdm.write(f"replay: {per_node} executors of {sizing.container_mb} MB on each of {len(nodes)} "
                        f"NodeManagers (N = {cores}, {planner.extra} more for the policy)")
-            self.preemptor.agents.update(agents.open(self._agents, self.spark.sparkContext.applicationId, work))
+            self.preemptor.agents.update(agents.open(self._agents, app_id, work))
         except BaseException:
             self.close()
             raise
