@@ -26,7 +26,7 @@ Node side (the per-node scheduler; ``ev.node`` says which node)
     on_steal_request(ev: StealRequest, view)    a thief asks this node for work
     on_node_timer(ev: Timer, view)              a SetTimer(node=n) fired
 
-Decisions (frozen values; the driver applies them in order, at ``ev.time``):
+Decisions (immutable values, like the events; the driver applies them in order, at ``ev.time``):
 
     Assign(node, probe)          send a task bound to ``probe.task`` to a node (central placement)
     Probe(nodes, probe)          send a late-binding reservation to each node (a node may repeat)
@@ -50,17 +50,34 @@ a task twice, resuming a task that is not suspended there) is a bug in the polic
 raises :class:`DecisionError` carrying a :class:`Status`.
 
 ``policies`` never imports ``bridge``, ``yarnclient``, ``sparkplugin`` or anything doing I/O.
-See ``policies/README.md`` for a worked example.
+See ``policies/README.md`` for a worked example. The events, decisions and the values they
+carry are defined in ``policies/messages.py`` (compiled natively by the simulator's core) and
+re-exported here; import them from this module.
 """
 from __future__ import annotations
 
-import enum
 import random
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, ClassVar, Protocol, TypeVar, dataclass_transform, runtime_checkable
+from typing import Any, Protocol, TypeVar, dataclass_transform, runtime_checkable
 
+from policies.messages import (
+    OK, Assign, BaseEvent, Cancel, Code, Drop, Give, Heartbeat, JobArrival, Launch, Probe, ProbeArrival,
+    ProbeInfo, ProbeRejected, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Status,
+    Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
+)
 from workloads.model import Job
+
+__all__ = [
+    "API_VERSION", "ALL_HOOKS", "NODE_HOOKS", "NONE", "OK", "SCHEDULER_HOOKS", "Assign", "BaseEvent", "Cancel",
+    "ClusterSpec", "ClusterView", "Code", "DecisionError", "Decision", "Decisions", "Drop", "Event", "Give",
+    "Heartbeat", "HeartbeatHook", "JobArrival", "Launch", "NodeTimerHook", "Policy", "PolicyEnv", "Probe",
+    "ProbeArrival", "ProbeArrivalHook", "ProbeInfo", "ProbeRejected", "ProbeRejectedHook", "Reject", "Resume",
+    "Run", "RunningTask", "SendHeartbeat", "SetTimer", "SlotFreed", "SlotFreedHook", "Status", "Steal",
+    "StealRequest", "StealRequestHook", "Suspend", "TaskFinished", "TaskFinishedHook", "TaskRequest",
+    "TaskRequestHook", "TaskStarted", "TaskStartedHook", "Timer", "TimerHook", "Value", "check_policy",
+    "hooks_of", "value",
+]
 
 API_VERSION = 1
 
@@ -101,34 +118,8 @@ def value(cls: type[T]) -> type[T]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Status: closed codes, as values
+# Errors and the cluster's shape (statuses, events, decisions: policies/messages.py)
 # ---------------------------------------------------------------------------------------------
-
-
-class Code(enum.Enum):
-    """Closed set of outcome codes (as in the Kubernetes scheduling framework)."""
-
-    OK = "ok"                        # applied / accepted
-    UNSCHEDULABLE = "unschedulable"  # does not fit now; may fit later (retry)
-    ERROR = "error"                  # the policy or driver failed; do not retry
-    SKIP = "skip"                    # not applicable; nothing done
-    WAIT = "wait"                    # accepted, outcome pending (e.g. awaiting a reply)
-
-
-@value
-class Status:
-    """Outcome of a hook or of applying a decision: a code, a reason and who said so."""
-
-    code: Code = Code.OK
-    reason: str = ""
-    source: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.code is Code.OK
-
-
-OK = Status()
 
 
 class DecisionError(RuntimeError):
@@ -138,47 +129,6 @@ class DecisionError(RuntimeError):
         super().__init__(f"{status.source or 'driver'}: {status.reason} (decision {decision!r})")
         self.status = status
         self.decision = decision
-
-
-# ---------------------------------------------------------------------------------------------
-# Value types carried by events and decisions
-# ---------------------------------------------------------------------------------------------
-
-
-@value
-class ProbeInfo:
-    """A queue entry travelling to a node: a late-binding probe (``task is None``) or a task
-    bound by its sender. ``est`` and ``long`` are the *sender's* belief (estimated task
-    duration, scheduling class); ``pid`` is a sender-chosen id for logs; ``round`` counts
-    re-sends (Eagle re-probing, stealing); ``info`` is free policy payload (keep it immutable).
-    ``notify=False`` asks the driver not to send TaskStarted/TaskFinished to the scheduler side
-    for tasks run from this entry (saves two messages per task when the scheduler does not
-    track them, e.g. Hawk's short tasks)."""
-
-    job_id: int
-    task: int | None = None
-    est: float = 0.0
-    long: bool = False
-    pid: int = -1
-    round: int = 0
-    info: Any = None
-    notify: bool = True
-
-    def bind(self, task: int) -> ProbeInfo:
-        """This probe bound to a task (same job, estimate, class, id and notify flag)."""
-        return ProbeInfo(self.job_id, task, self.est, self.long, self.pid, self.round, self.info, self.notify)
-
-
-@value
-class RunningTask:
-    """Physical state of one occupied slot (or one suspended task; ``slot == -1`` then)."""
-
-    slot: int
-    job_id: int
-    task: int
-    started: float      # when the current run segment began
-    attained: float     # service received before the current segment
-    probe: ProbeInfo | None = None
 
 
 @value
@@ -214,239 +164,8 @@ class PolicyEnv:
         return random.Random(f"{self.seed}/{stream}")
 
 
-# ---------------------------------------------------------------------------------------------
-# Events in. ``tier`` orders same-instant events in the simulator (lower runs first).
-# ---------------------------------------------------------------------------------------------
-
-
-@value
-class JobArrival:
-    time: float
-    job: Job
-    tier: ClassVar[int] = 5
-
-
-@value
-class ProbeArrival:
-    time: float
-    node: int
-    probe: ProbeInfo
-    tier: ClassVar[int] = 3
-
-
-@value
-class TaskRequest:
-    """Late binding: ``node`` runs ``probe`` on ``slot`` and asks the job's scheduler for a task."""
-
-    time: float
-    node: int
-    slot: int
-    probe: ProbeInfo
-    tier: ClassVar[int] = 2
-
-
-@value
-class TaskStarted:
-    time: float
-    node: int
-    slot: int
-    job_id: int
-    task: int
-    tier: ClassVar[int] = 2
-
-
-@value
-class TaskFinished:
-    """Delivered to the scheduler side, one network delay after the task ended at ``finished``."""
-
-    time: float
-    node: int
-    slot: int
-    job_id: int
-    task: int
-    finished: float
-    tier: ClassVar[int] = 1
-
-
-@value
-class SlotFreed:
-    """A slot of ``node`` became free. ``job_id``/``task`` name the task that just finished on it
-    (``-1`` when the slot was freed otherwise, e.g. a cancelled request or a suspension)."""
-
-    time: float
-    node: int
-    slot: int
-    job_id: int = -1
-    task: int = -1
-    tier: ClassVar[int] = 1
-
-
-@value
-class Heartbeat:
-    time: float
-    node: int
-    payload: Any
-    tier: ClassVar[int] = 4
-
-
-@value
-class Timer:
-    time: float
-    node: int | None
-    key: Hashable
-    tier: ClassVar[int] = 6
-
-
-@value
-class ProbeRejected:
-    time: float
-    node: int
-    probe: ProbeInfo
-    status: Status
-    payload: Any = None
-    tier: ClassVar[int] = 4
-
-
-@value
-class StealRequest:
-    time: float
-    victim: int
-    thief: int
-    tier: ClassVar[int] = 2
-
-
 Event = (JobArrival | ProbeArrival | TaskRequest | TaskStarted | TaskFinished | SlotFreed | Heartbeat | Timer
          | ProbeRejected | StealRequest)
-
-
-# ---------------------------------------------------------------------------------------------
-# Decisions out
-# ---------------------------------------------------------------------------------------------
-
-
-@value
-class Assign:
-    """Send a task (``probe.task`` must be set) to ``node``; it arrives as a ProbeArrival."""
-
-    node: int
-    probe: ProbeInfo
-
-
-@value
-class Probe:
-    """Send ``probe`` to every node in ``nodes`` (repeats allowed: one entry per occurrence)."""
-
-    nodes: tuple[int, ...]
-    probe: ProbeInfo
-
-
-@value
-class Run:
-    """Start ``probe`` (an entry queued at ``node``) on the free ``slot``.
-
-    A bound entry starts now. An unbound probe reserves the slot and sends a TaskRequest to the
-    job's scheduler, which answers Launch or Cancel. With ``keep`` the entry stays queued at the
-    node afterwards (sticky probes); otherwise it leaves the queue now."""
-
-    node: int
-    slot: int
-    probe: ProbeInfo
-    keep: bool = False
-
-
-@value
-class Launch:
-    """Answer to a TaskRequest: run ``task`` of ``job_id`` on the reserved slot."""
-
-    node: int
-    slot: int
-    job_id: int
-    task: int
-
-
-@value
-class Cancel:
-    """Answer to a TaskRequest: no task for this probe. The slot is freed (SlotFreed follows)
-    and the probe leaves the node's queue if it was kept there."""
-
-    node: int
-    slot: int
-    probe: ProbeInfo
-
-
-@value
-class Suspend:
-    """Pause the task running on ``slot``; it keeps its attained service. The slot is free at once."""
-
-    node: int
-    slot: int
-
-
-@value
-class Resume:
-    """Continue a task suspended on ``node`` on the free ``slot``."""
-
-    node: int
-    slot: int
-    job_id: int
-    task: int
-
-
-@value
-class Steal:
-    """``thief`` asks ``victims`` in order (StealRequest) until one answers with a non-empty Give."""
-
-    thief: int
-    victims: tuple[int, ...]
-
-
-@value
-class Give:
-    """Move queued entries from ``victim`` to ``thief`` (they arrive as ProbeArrivals)."""
-
-    victim: int
-    thief: int
-    probes: tuple[ProbeInfo, ...]
-
-
-@value
-class Drop:
-    """Remove a queued entry from ``node`` without running it."""
-
-    node: int
-    probe: ProbeInfo
-
-
-@value
-class Reject:
-    """Refuse work. With ``probe`` (node side): the probe leaves ``node``'s queue and goes back to
-    its scheduler as a ProbeRejected carrying ``payload``. Without a probe (scheduler side): the
-    whole job ``job_id`` is refused and will never run."""
-
-    status: Status
-    job_id: int = -1
-    node: int = -1
-    probe: ProbeInfo | None = None
-    payload: Any = None
-
-
-@value
-class SetTimer:
-    """Deliver ``Timer(at, node, key)``: to ``on_node_timer`` if ``node`` is set, else ``on_timer``."""
-
-    at: float
-    node: int | None
-    key: Hashable
-
-
-@value
-class SendHeartbeat:
-    """Node -> scheduler message; arrives one network delay later as a Heartbeat."""
-
-    node: int
-    payload: Any
-
-
 Decision = (Assign | Probe | Run | Launch | Cancel | Suspend | Resume | Steal | Give | Drop | Reject | SetTimer
             | SendHeartbeat)
 Decisions = Sequence[Decision]

@@ -33,11 +33,12 @@ from pathlib import Path
 from types import ModuleType
 
 MODULES = (
+    "policies.messages",
     "bridge.cluster.kernel", "bridge.cluster.events", "bridge.cluster.slots", "bridge.cluster.state",
     "bridge.cluster.view", "bridge.sim.engine",
-    "policies.common.lwl", "policies.common.nodefifo", "policies.common.partitions", "policies.common.preemptive",
-    "policies.common.probing", "policies.common.queues", "policies.common.srpt", "policies.common.stealing",
-    "policies.common.vectors",
+    "policies.common.heap", "policies.common.lwl", "policies.common.nodefifo", "policies.common.partitions",
+    "policies.common.preemptive", "policies.common.probing", "policies.common.queues", "policies.common.srpt",
+    "policies.common.stealing", "policies.common.vectors",
     "policies.sparrow", "policies.hawk", "policies.eagle", "policies.kairos",
 )
 ROOT = Path(__file__).resolve().parent.parent

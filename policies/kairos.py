@@ -30,7 +30,6 @@ quantum end. The swaps are those of a timer firing every W; only the no-op firin
 from __future__ import annotations
 
 import enum
-import heapq
 import operator
 from collections import deque
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
+from policies.common.heap import VERSION_BITS, VERSION_MASK, MinHeap, versioned
 from policies.registry import PolicyEntry, Preempts
 
 # A quantum timer's key: ("quantum", slot, epoch); a later arm of the slot bumps the epoch.
@@ -122,16 +122,16 @@ class _LevelQueue:
         self.count = [0] * len(keys)
         self.key = list(keys)
         self.version = [0] * len(keys)
-        self.heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(cap)]
+        self.heaps: list[MinHeap] = [MinHeap() for _ in range(cap)]
         if cap:
-            self.heaps[0] = sorted((key, node, 0) for node, key in enumerate(keys))
+            self.heaps[0] = MinHeap([versioned(key, node, 0) for node, key in enumerate(keys)])
 
     def update(self, node: int, count: int, key: float) -> None:
         self.count[node], self.key[node] = count, key
         v = self.version[node] = self.version[node] + 1
         if count < self.cap:
             heap = self.heaps[count]
-            heapq.heappush(heap, (key, node, v))
+            heap.push(key, (node << VERSION_BITS) | v, None)
             if len(heap) > self.limit:
                 self._compact(count)
 
@@ -139,18 +139,17 @@ class _LevelQueue:
         """Keep only the valid entries of one level (each node has exactly one, its latest)."""
         level %= self.cap   # a negative count indexes its heap from the end, as in `update`
         count, key, version = self.count, self.key, self.version
-        heap = [(key[n], n, version[n]) for n in range(len(count)) if count[n] == level]
-        heapq.heapify(heap)
-        self.heaps[level] = heap
+        self.heaps[level] = MinHeap([versioned(key[n], n, version[n]) for n in range(len(count)) if count[n] == level])
 
     def best(self) -> int | None:
         """The admissible node with the fewest tasks and the lowest key, or None."""
         for level, heap in enumerate(self.heaps):
             while heap:
-                key, node, version = heap[0]
-                if version == self.version[node] and self.count[node] == level:
+                tie = heap.top().tie
+                node = tie >> VERSION_BITS
+                if tie & VERSION_MASK == self.version[node] and self.count[node] == level:
                     return node
-                heapq.heappop(heap)
+                heap.pop()
         return None
 
 

@@ -1,51 +1,85 @@
 """Simulator-internal events (the policy-facing ones live in ``policies.api``).
 
-Same shape as the API events: frozen values with a ``time`` and a class-level ``tier``.
+Same shape as the API events (``policies/messages.py``): values with a ``time`` and a tier of
+their class.
 """
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass
 
-from policies.api import ProbeInfo, value
+from policies.api import BaseEvent, ProbeInfo
 
 
-@value
-class SegmentEnd:
+@dataclass(init=False, unsafe_hash=True)
+class SegmentEnd(BaseEvent):
     """The run segment ``token`` on ``node``/``slot`` reaches its end (stale if preempted)."""
 
     time: float
     node: int
     slot: int
     token: int
-    tier: ClassVar[int] = 0
+
+    def __init__(self, time: float, node: int, slot: int, token: int) -> None:
+        self.time = time
+        self.node = node
+        self.slot = slot
+        self.token = token
+
+    @property
+    def tier(self) -> int:
+        return 0
 
 
-@value
-class FreeSlot:
+@dataclass(init=False, unsafe_hash=True)
+class FreeSlot(BaseEvent):
     """A reserved slot is released (Cancel reply reached the node)."""
 
     time: float
     node: int
     slot: int
-    tier: ClassVar[int] = 1
+
+    def __init__(self, time: float, node: int, slot: int) -> None:
+        self.time = time
+        self.node = node
+        self.slot = slot
+
+    @property
+    def tier(self) -> int:
+        return 1
 
 
-@value
-class StealAttempt:
+@dataclass(init=False, unsafe_hash=True)
+class StealAttempt(BaseEvent):
     """``thief`` asks ``victims`` in order until one gives entries (all in one instant)."""
 
     time: float
     thief: int
     victims: tuple[int, ...]
-    tier: ClassVar[int] = 2
+
+    def __init__(self, time: float, thief: int, victims: tuple[int, ...]) -> None:
+        self.time = time
+        self.thief = thief
+        self.victims = victims
+
+    @property
+    def tier(self) -> int:
+        return 2
 
 
-@value
-class Deliver:
+@dataclass(init=False, unsafe_hash=True)
+class Deliver(BaseEvent):
     """The copies of one Probe decision reaching their ``nodes`` (same instant and tier as
     ProbeArrival; handled as one ProbeArrival per node, in order)."""
 
     time: float
     nodes: tuple[int, ...]
     probe: ProbeInfo
-    tier: ClassVar[int] = 3
+
+    def __init__(self, time: float, nodes: tuple[int, ...], probe: ProbeInfo) -> None:
+        self.time = time
+        self.nodes = nodes
+        self.probe = probe
+
+    @property
+    def tier(self) -> int:
+        return 3

@@ -1,21 +1,25 @@
 """Discrete-event kernel: a clock, a heap and a dispatcher. It knows no policy and no cluster.
 
-Events are frozen values with a ``time`` field and a class-level ``tier``. The heap holds
-``(time, tier, seq, event)`` with ``seq`` from a counter, so same-instant events run by tier and
-then in the order they were scheduled; events themselves are never compared. Handlers are
-registered per event type; a handler returns the new events it causes (or None) instead of
-pushing them itself.
+Events are :class:`~policies.api.BaseEvent` values: a ``time`` and a ``tier`` of their class.
+The queue (:class:`~policies.common.heap.MinHeap`) holds each event under its time, tie-broken by
+``tier * 2**SEQ_BITS + seq`` with ``seq`` from a counter, so same-instant events run by tier and
+then in the order they were scheduled; events themselves are never compared.
+Handlers are registered per event type; a handler returns the new events it causes (or None)
+instead of pushing them itself.
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from mypy_extensions import mypyc_attr
 
-Handler = Callable[[Any], "Iterable[Any] | None"]
+from policies.api import BaseEvent
+from policies.common.heap import MinHeap
+
+Handler = Callable[[Any], "Iterable[BaseEvent] | None"]
+SEQ_BITS = 40
+"""Bits of an entry's key below its tier: 2**40 (10**12) events per run before two tiers mix."""
 
 
 @mypyc_attr(native_class=False)  # an exception: mypyc compiles no subclass of a builtin
@@ -28,8 +32,8 @@ class Kernel:
 
     def __init__(self) -> None:
         self.now = 0.0
-        self._heap: list[tuple[float, int, int, Any]] = []
-        self._seq = itertools.count()
+        self._heap = MinHeap()
+        self._seq = 0
         self._handlers: dict[type, Handler] = {}
         self.events = 0          # events dispatched so far
         self._stopped = False
@@ -39,18 +43,18 @@ class Kernel:
             raise SimulationError(f"a handler for {event_type.__name__} is already registered")
         self._handlers[event_type] = handler
 
-    def schedule(self, ev: Any) -> None:
-        if ev.time < self.now:
-            raise SimulationError(f"event {ev!r} is scheduled in the past (now={self.now})")
-        heapq.heappush(self._heap, (ev.time, ev.tier, next(self._seq), ev))
+    def schedule(self, ev: BaseEvent) -> None:
+        self.schedule_all((ev,))
 
-    def schedule_all(self, evs: Iterable[Any]) -> None:
-        push, heap, seq, now = heapq.heappush, self._heap, self._seq, self.now
+    def schedule_all(self, evs: Iterable[BaseEvent]) -> None:
+        heap, seq, now = self._heap, self._seq, self.now
         for ev in evs:
             t = ev.time
             if t < now:
                 raise SimulationError(f"event {ev!r} is scheduled in the past (now={now})")
-            push(heap, (t, ev.tier, next(seq), ev))
+            seq += 1
+            heap.push(t, (ev.tier << SEQ_BITS) + seq, ev)
+        self._seq = seq
 
     def advance(self, now: float) -> None:
         """Move the clock to ``now`` without dispatching (a live driver's wall clock); events
@@ -60,7 +64,7 @@ class Kernel:
 
     def next_time(self) -> float:
         """Time of the next pending event (``inf`` if none): when a live driver must look again."""
-        return self._heap[0][0] if self._heap else float("inf")
+        return self._heap.top().key if self._heap else float("inf")
 
     def pending(self) -> int:
         return len(self._heap)
@@ -74,15 +78,18 @@ class Kernel:
         """Dispatch events in (time, tier, seq) order until the heap is empty, ``until`` is
         passed or :meth:`stop` is called. ``tick(events, now)`` is called every ``tick_every``
         events (progress reporting)."""
-        heap, pop, push, seq = self._heap, heapq.heappop, heapq.heappush, self._seq
+        heap, seq = self._heap, self._seq
         handlers = self._handlers
+        ev: BaseEvent
         n = self.events
         self._stopped = False
         if until == float("inf") and tick is None:
             # the common case, without the per-event checks of the general loop below
             try:
                 while heap:
-                    t, _, _, ev = pop(heap)
+                    top = heap.pop()
+                    t = top.key
+                    ev = cast(BaseEvent, top.item)
                     self.now = t
                     new = handlers[ev.__class__](ev)
                     n += 1
@@ -91,7 +98,8 @@ class Kernel:
                             et = e.time
                             if et < t:
                                 raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
-                            push(heap, (et, e.tier, next(seq), e))
+                            seq += 1
+                            heap.push(et, (e.tier << SEQ_BITS) + seq, e)
                     if self._stopped:
                         break
             except KeyError:
@@ -100,11 +108,14 @@ class Kernel:
                 raise SimulationError(f"no handler for {type(ev).__name__}") from None
             finally:
                 self.events = n
+                self._seq = seq
             return
         while heap and not self._stopped:
-            if heap[0][0] > until:
+            if heap.top().key > until:
                 break
-            t, _, _, ev = pop(heap)
+            top = heap.pop()
+            t = top.key
+            ev = cast(BaseEvent, top.item)
             self.now = t
             try:
                 handler = handlers[type(ev)]
@@ -117,7 +128,9 @@ class Kernel:
                     et = e.time
                     if et < t:
                         raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
-                    push(heap, (et, e.tier, next(seq), e))
+                    seq += 1
+                    heap.push(et, (e.tier << SEQ_BITS) + seq, e)
             if tick is not None and not n % tick_every:
                 tick(n, t)
         self.events = n
+        self._seq = seq

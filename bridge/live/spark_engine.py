@@ -33,7 +33,7 @@ from bridge.live.spark_protocol import (Grant, JobStart, LiveEvent, OfferRound, 
 from bridge.live.spark_slots import SparkRunner, SparkSlots, StageKey
 from bridge.live.spark_state import AppState, LiveCluster
 from policies import registry
-from policies.api import ClusterSpec, JobArrival, PolicyEnv
+from policies.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
 from workloads.model import Job
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ class World:
         self.foreign: dict[int, tuple[int, int]] = {}  # Spark task id -> (node, slot) it holds
         self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
-    def settle(self, now: float, effects: Sequence[object] = ()) -> None:
+    def settle(self, now: float, effects: Sequence[BaseEvent] = ()) -> None:
         """Schedule ``effects`` and dispatch everything due by ``now`` (a policy's cascade of
         decisions, and its timers that came due)."""
         k = self.kernel

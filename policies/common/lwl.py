@@ -28,6 +28,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
+from policies.common.heap import VERSION_BITS, VERSION_MASK, MinHeap, versioned
+
 
 def trace_estimate(estimate: float, truncate: bool) -> float:
     """The per-task estimate a Hawk/Eagle scheduler works with: the trace's mean task duration,
@@ -53,7 +55,7 @@ class LwlTable:
         self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
         self._ver = [0] * n_nodes
         self._key = [0.0] * n_nodes                       # latest pushed key per node
-        self._heaps: list[list[tuple[float, int, int]]] = []
+        self._heaps: list[MinHeap] = []
         self._groups_of: list[tuple[int, ...]] = [()] * n_nodes
         self.members: list[list[int]] = []
         self._limit: list[int] = []                       # heap size that triggers compaction
@@ -72,9 +74,7 @@ class LwlTable:
         for n in members:
             self._groups_of[n] = self._groups_of[n] + (g,)
         lazy = not any(self._ver)   # nothing pushed yet: every key is 0.0, as a fresh heap would say
-        heap = [] if lazy else [(0.0, n, self._ver[n]) for n in members]
-        heapq.heapify(heap)
-        self._heaps.append(heap)
+        self._heaps.append(MinHeap([] if lazy else [versioned(0.0, n, self._ver[n]) for n in members]))
         self._limit.append(4 * len(members) + 1024)
         self._active.append(not lazy)
         self._idle.append(list(members))                  # sorted: already a heap
@@ -99,21 +99,20 @@ class LwlTable:
             if end > now:
                 w += end - now
         key = self._key[node] = now + w
-        heaps, limit, active, push = self._heaps, self._limit, self._active, heapq.heappush
+        heaps, limit, active = self._heaps, self._limit, self._active
+        tie = (node << VERSION_BITS) | v
         for g in self._groups_of[node]:
             if not active[g]:
                 continue
             heap = heaps[g]
-            push(heap, (key, node, v))
+            heap.push(key, tie, None)
             if len(heap) > limit[g]:
                 self._compact(g)
 
     def _compact(self, g: int) -> None:
         """Drop stale entries: one entry per node, with its latest key (bounded memory)."""
         ver, key = self._ver, self._key
-        heap = [(key[n], n, ver[n]) for n in self.members[g]]
-        heapq.heapify(heap)
-        self._heaps[g] = heap
+        self._heaps[g] = MinHeap([versioned(key[n], n, ver[n]) for n in self.members[g]])
 
     def peek(self, now: float, group: int = 0) -> int:
         """The least-loaded node of ``group`` (without charging it)."""
@@ -131,16 +130,18 @@ class LwlTable:
         heap = self._heaps[group]
         ver = self._ver
         while True:
-            key, node, v = heap[0]
+            top = heap.top()
+            node, v = top.tie >> VERSION_BITS, top.tie & VERSION_MASK
             if v != ver[node]:
-                heapq.heappop(heap)
+                heap.pop()
                 continue
             w = self.work_left(node, now)
             # idle_first: a busy node with nothing left by the estimate (an overrun) is keyed
             # ``now`` like any other, so such nodes go lowest id first, as in the reference
-            if now + w <= key + 1e-9 or (w == 0.0 and not self.idle_first):
+            if now + w <= top.key + 1e-9 or (w == 0.0 and not self.idle_first):
                 return node
-            heapq.heapreplace(heap, (now + w, node, v))
+            heap.pop()
+            heap.push(now + w, top.tie, None)
 
     def place(self, now: float, est: float, group: int = 0) -> int:
         """Least-loaded node of ``group``; charges it ``est``."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from bridge.sim.engine import simulate
+from bridge.cluster.events import FreeSlot, SegmentEnd, StealAttempt
 from bridge.cluster.kernel import Kernel, SimulationError
 from policies.api import (
     ClusterSpec, Give, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, RunningTask, Steal, StealRequest,
-    value,
 )
 from policies.common.lwl import LwlTable
 from policies.common.partitions import Partition
@@ -208,27 +208,24 @@ def test_dlwl_srpt_runs_job_with_least_remaining_work():
 
 # --- kernel -------------------------------------------------------------------------------------
 
-@value
-class _Ev:
-    time: float
-    name: str
-    tier: int = 0
-
-
 def test_kernel_orders_by_time_tier_then_sequence():
+    # tiers: SegmentEnd 0, FreeSlot 1, StealAttempt 2; the node field names the event here
     k = Kernel()
     seen = []
-    k.on(_Ev, lambda e: seen.append(e.name))
-    for e in (_Ev(1.0, "b", 1), _Ev(1.0, "a", 0), _Ev(1.0, "c", 1), _Ev(0.5, "first", 9)):
+    for kind in (SegmentEnd, FreeSlot, StealAttempt):
+        k.on(kind, lambda e: seen.append(e.thief if e.__class__ is StealAttempt else e.node))
+    for e in (FreeSlot(1.0, 2, 0), SegmentEnd(1.0, 1, 0, 0), StealAttempt(1.0, 4, ()), FreeSlot(1.0, 3, 0),
+              StealAttempt(0.5, 0, ())):
         k.schedule(e)
     k.run()
-    assert seen == ["first", "a", "b", "c"]
+    assert seen == [0, 1, 2, 3, 4]
+    assert k.events == 5 and k.now == 1.0
 
 
 def test_kernel_refuses_the_past():
     k = Kernel()
-    k.on(_Ev, lambda e: [_Ev(e.time - 1, "x")])
-    k.schedule(_Ev(5.0, "now"))
+    k.on(FreeSlot, lambda e: [FreeSlot(e.time - 1, 0, 0)])
+    k.schedule(FreeSlot(5.0, 0, 0))
     with pytest.raises(SimulationError):
         k.run()
 

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.sim.cli import simulate
-from policies.api import Run
+from policies.api import ProbeInfo, Run
 from policies.registry import PolicyEntry, default_registry
 from workloads.model import Job, WorkloadError
 from workloads.trace import TraceError, read_trace
@@ -113,7 +113,7 @@ def test_cli_no_partial_output_when_the_run_fails(tmp_path):
         name = "broken-for-test"
 
         def on_job_arrival(self, ev, view):
-            return (Run(0, 0, None),)  # not queued anywhere: the simulator refuses it
+            return (Run(0, 0, ProbeInfo(ev.job.job_id, 0)),)  # not queued anywhere: the simulator refuses it
 
     reg = default_registry()
     if "broken-for-test" not in reg.names():
