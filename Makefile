@@ -66,7 +66,8 @@ lint: $(VENV)/.installed
 
 # The suites run on the compiled simulator core; the simulator's own tests then again as pure
 # Python (SCHEDBRIDGE_PURE=1), the core a checkout without the build or with an edit runs.
-PURE_TESTS = tests/unit/test_conformance.py tests/unit/test_sim_properties.py tests/unit/test_compiled.py
+PURE_TESTS = tests/unit/test_conformance.py tests/unit/test_sim_properties.py tests/unit/test_compiled.py \
+             tests/unit/test_messages.py
 
 test: setup lint $(COMPOSE_SCHEMA) plugin-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
