@@ -31,7 +31,7 @@ from bridge.tables import text as render
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
 from sparkplugin import policy_conf
-from workloads.workload_file import WorkloadFileError, _Table
+from workloads.workload_file import TomlTable, WorkloadFileError
 from yarnclient.errors import YarnError
 
 STATS = ("p50", "p90")  # what the demo prints per class; the result files hold p99 too
@@ -66,7 +66,7 @@ class Planned:
     job_model: str = JOB_MODELS[0]  # how a workload without trace durations is simulated
 
 
-def _policies(table: _Table) -> tuple[str, ...]:
+def _policies(table: TomlTable) -> tuple[str, ...]:
     """Two or more policy names: the first is the reading's baseline."""
     value = table.raw("policies")
     if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
@@ -74,7 +74,7 @@ def _policies(table: _Table) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _reading(table: _Table) -> tuple[str, str]:
+def _reading(table: TomlTable) -> tuple[str, str]:
     """'CLASS STAT', e.g. 'short p90'."""
     words = table.text("reading", "short p90").split()
     if len(words) != 2 or words[0] not in CLASSES or words[1] not in (*STATS, "p99"):
@@ -83,12 +83,12 @@ def _reading(table: _Table) -> tuple[str, str]:
     return words[0], words[1]
 
 
-def _cutoff(table: _Table) -> float | None:
+def _cutoff(table: TomlTable) -> float | None:
     """The reporting cutoff (s), or None for sim-vs-live's default."""
     return None if table.raw("cutoff", None) is None else table.number("cutoff")
 
 
-def _comparison(table: _Table, base: Path) -> Planned:
+def _comparison(table: TomlTable, base: Path) -> Planned:
     """One ``[[comparison]]`` table, every key checked (the error names the file and the key)."""
     preempt, params = table.raw("preempt", False), table.raw("params", {})
     if not isinstance(preempt, bool):
@@ -113,12 +113,12 @@ def load_plan(path: Path) -> list[Planned]:
         raise WorkloadFileError(path, "", f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise WorkloadFileError(path, "", f"not valid TOML: {exc}") from None
-    top = _Table(path, "", data)
+    top = TomlTable(path, "", data)
     tables = top.raw("comparison")
     if not isinstance(tables, list) or not tables:
         raise top.error("comparison", "expected one or more [[comparison]] tables")
     top.finish()
-    plan = [_comparison(_Table(path, f"comparison[{i}]", t), path.parent) for i, t in enumerate(tables, 1)]
+    plan = [_comparison(TomlTable(path, f"comparison[{i}]", t), path.parent) for i, t in enumerate(tables, 1)]
     names = [p.name for p in plan]
     if len(set(names)) != len(names):
         raise top.error("comparison", f"two comparisons share a name (each names a results directory): {names}")

@@ -39,7 +39,7 @@ class WorkloadFileError(ValueError):
         self.key = key
 
 
-class _Table:
+class TomlTable:
     """One TOML table being read: typed lookups, and an error for every key nobody asked for."""
 
     def __init__(self, path: Path, prefix: str, data: Any) -> None:
@@ -90,11 +90,11 @@ class _Table:
     def optional_number(self, name: str) -> float | None:
         return self.number(name) if name in self.data else None
 
-    def subtables(self, name: str) -> list[_Table]:
+    def subtables(self, name: str) -> list[TomlTable]:
         """The tables under `name` (e.g. `[inputs.x]`, `[inputs.y]`), in file order."""
-        group = _Table(self.path, self.key(name), self.raw(name, {}))
+        group = TomlTable(self.path, self.key(name), self.raw(name, {}))
         group._read.update(group.data)
-        return [_Table(self.path, group.key(sub), data) for sub, data in group.data.items()]
+        return [TomlTable(self.path, group.key(sub), data) for sub, data in group.data.items()]
 
     @property
     def name(self) -> str:
@@ -108,7 +108,7 @@ class _Table:
             raise self.error(unknown[0], f"unknown key (known here: {known})")
 
 
-def _input(table: _Table) -> Input:
+def _input(table: TomlTable) -> Input:
     kind = table.text("kind", choices=KINDS)
     if kind == "wordcount":
         spec: Input = WordCountInput(table.name, table.number("size_mb"),
@@ -120,7 +120,7 @@ def _input(table: _Table) -> Input:
     return spec
 
 
-def _queries(table: _Table) -> tuple[int, ...]:
+def _queries(table: TomlTable) -> tuple[int, ...]:
     value = table.raw("queries", list(QUERY_NUMBERS))
     if not isinstance(value, list) or not value or not all(
             isinstance(q, int) and not isinstance(q, bool) and q in QUERY_NUMBERS for q in value):
@@ -128,7 +128,7 @@ def _queries(table: _Table) -> tuple[int, ...]:
     return tuple(value)
 
 
-def _category(table: _Table, inputs: dict[str, Input]) -> Category:
+def _category(table: TomlTable, inputs: dict[str, Input]) -> Category:
     kind = table.text("kind", choices=KINDS)
     probability = table.number("probability", positive=False)
     if probability > 1:
@@ -150,7 +150,7 @@ def _category(table: _Table, inputs: dict[str, Input]) -> Category:
     return category
 
 
-def _mix(top: _Table, inputs: dict[str, Input]) -> Mix:
+def _mix(top: TomlTable, inputs: dict[str, Input]) -> Mix:
     categories = tuple(_category(t, inputs) for t in top.subtables("categories"))
     if not categories:
         raise top.error("categories", "a workload needs [categories.NAME] tables or a [trace]")
@@ -163,7 +163,7 @@ def _mix(top: _Table, inputs: dict[str, Input]) -> Mix:
                categories=categories)
 
 
-def _trace(table: _Table) -> TraceSource:
+def _trace(table: TomlTable) -> TraceSource:
     path = table.path.parent / table.text("path")
     if not path.is_file():
         raise table.error("path", f"trace file {path} does not exist")
@@ -194,11 +194,11 @@ def load_workload(path: Path) -> Workload:
         raise WorkloadFileError(path, "", f"cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise WorkloadFileError(path, "", f"not valid TOML: {exc}") from None
-    top = _Table(path, "", data)
+    top = TomlTable(path, "", data)
     top.raw("description", "")
     inputs = {i.name: i for i in map(_input, top.subtables("inputs"))}
     trace_table = top.raw("trace", None)
-    trace = None if trace_table is None else _trace(_Table(path, "trace", trace_table))
+    trace = None if trace_table is None else _trace(TomlTable(path, "trace", trace_table))
     workload = Workload(name=top.text("name", path.stem), path=path,
                         seed=top.integer("seed", minimum=0), inputs=tuple(inputs.values()),
                         mix=_mix(top, inputs) if trace is None else None, trace=trace)

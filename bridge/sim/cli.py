@@ -163,7 +163,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     if out is not None:
         write_atomic(per_job_frame(job_df, cutoff), out)
     if as_json:
-        click.echo(json.dumps(_jsonable(summary), sort_keys=True))
+        click.echo(json.dumps(jsonable(summary), sort_keys=True))
     else:
         click.echo(summary_table(summary))
         if out is not None:
@@ -173,11 +173,13 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
                    f"(first: {result.unfinished[:5]})", err=True)
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
+    """``x`` with tuples as lists and NaN as None, for ``json.dumps`` (JSON has no NaN); the
+    ``--json`` output of ``simulate`` and ``sim-vs-live``."""
     if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
+        return {k: jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, float) and math.isnan(x):
         return None
     return x

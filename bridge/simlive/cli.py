@@ -52,7 +52,7 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
                 params: dict[str, str], hadoop_conf_dir: Path | None, out: Path | None, as_json: bool) -> None:
     """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the
     live run's event logs; write one table and CDF plots with both."""
-    from bridge.sim.cli import _jsonable  # NaN as null, as simulate --json prints it
+    from bridge.sim.cli import jsonable  # NaN as null, as simulate --json prints it
     from bridge.simlive.calibration import CalibrationError
     from bridge.simlive.compare import CompareError
     from bridge.simlive.session import Comparison
@@ -76,7 +76,7 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
     except errors as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(_jsonable(result.as_dict()), sort_keys=True))
+        click.echo(json.dumps(jsonable(result.as_dict()), sort_keys=True))
     else:
         click.echo(result.text())
         click.echo(f"results in {target}")

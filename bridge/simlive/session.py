@@ -23,7 +23,7 @@ from bridge.live.node_capacity import RaisedVcores
 from bridge.live.node_engine import live_params, preempting_policies
 from bridge.replay.results import write_atomically
 from bridge.replay.target import resolve
-from bridge.sim.cli import _jsonable
+from bridge.sim.cli import jsonable
 from bridge.simlive import compare
 from bridge.simlive.calibration import Calibration, measure
 from bridge.simlive.compare import STOCK, CompareError, Measured
@@ -232,7 +232,7 @@ class Comparison:
         write_atomically(out / "table.csv", compare.table(result.runs).to_csv(index=False))
         write_atomically(out / "spread.csv", compare.spread(result.runs).to_csv(index=False))
         write_atomically(out / "table.txt", result.text() + "\n")
-        write_atomically(out / "results.json", json.dumps(_jsonable(result.as_dict()), indent=1, sort_keys=True))
+        write_atomically(out / "results.json", json.dumps(jsonable(result.as_dict()), indent=1, sort_keys=True))
         pooled = {p: (pd.concat([live for live, _ in pairs]), pd.concat([sim for _, sim in pairs]))
                   for p, pairs in self._curves.items()}
         compare.cdf_plot(pooled, result.cutoff, out / "jct_cdf.png")
