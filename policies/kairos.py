@@ -41,7 +41,7 @@ from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
-from policies.common.heap import VERSION_BITS, VERSION_MASK, MinHeap, versioned
+from policies.common.heap import MinHeap, split_versioned, versioned, versioned_tie
 from policies.registry import PolicyEntry, Preempts
 
 # A quantum timer's key: ("quantum", slot, epoch); a later arm of the slot bumps the epoch.
@@ -131,7 +131,7 @@ class _LevelQueue:
         v = self.version[node] = self.version[node] + 1
         if count < self.cap:
             heap = self.heaps[count]
-            heap.push(key, (node << VERSION_BITS) | v, None)
+            heap.push(key, versioned_tie(node, v), None)
             if len(heap) > self.limit:
                 self._compact(count)
 
@@ -145,9 +145,8 @@ class _LevelQueue:
         """The admissible node with the fewest tasks and the lowest key, or None."""
         for level, heap in enumerate(self.heaps):
             while heap:
-                tie = heap.top().tie
-                node = tie >> VERSION_BITS
-                if tie & VERSION_MASK == self.version[node] and self.count[node] == level:
+                node, version = split_versioned(heap.top().tie)
+                if version == self.version[node] and self.count[node] == level:
                     return node
                 heap.pop()
         return None

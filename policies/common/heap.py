@@ -31,9 +31,19 @@ class Entry:
         self.item = item
 
 
+def versioned_tie(node: int, version: int) -> int:
+    """The tie of ``node``'s entry at ``version`` (see :data:`VERSION_BITS`)."""
+    return (node << VERSION_BITS) | version
+
+
+def split_versioned(tie: int) -> tuple[int, int]:
+    """``(node, version)`` of a :func:`versioned_tie`."""
+    return tie >> VERSION_BITS, tie & VERSION_MASK
+
+
 def versioned(key: float, node: int, version: int) -> Entry:
-    """The entry of ``node`` at ``version`` under ``key`` (see :data:`VERSION_BITS`)."""
-    return Entry(key, (node << VERSION_BITS) | version, None)
+    """The entry of ``node`` at ``version`` under ``key``."""
+    return Entry(key, versioned_tie(node, version), None)
 
 
 def _before(a: Entry, b: Entry) -> bool:
@@ -56,10 +66,6 @@ class MinHeap:
     def __bool__(self) -> bool:
         return len(self._a) > 0
 
-    def entries(self) -> list[Entry]:
-        """The entries, in heap order (not sorted); do not modify."""
-        return self._a
-
     def top(self) -> Entry:
         """The smallest entry (IndexError if empty)."""
         return self._a[0]
@@ -72,7 +78,7 @@ class MinHeap:
         while pos > 0:
             parent = (pos - 1) >> 1
             p = a[parent]
-            if key < p.key or (key == p.key and tie < p.tie):
+            if _before(e, p):
                 a[pos] = p
                 pos = parent
             else:

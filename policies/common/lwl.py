@@ -28,7 +28,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from policies.common.heap import VERSION_BITS, VERSION_MASK, MinHeap, versioned
+from policies.common.heap import MinHeap, split_versioned, versioned, versioned_tie
 
 
 def trace_estimate(estimate: float, truncate: bool) -> float:
@@ -100,7 +100,7 @@ class LwlTable:
                 w += end - now
         key = self._key[node] = now + w
         heaps, limit, active = self._heaps, self._limit, self._active
-        tie = (node << VERSION_BITS) | v
+        tie = versioned_tie(node, v)
         for g in self._groups_of[node]:
             if not active[g]:
                 continue
@@ -131,7 +131,7 @@ class LwlTable:
         ver = self._ver
         while True:
             top = heap.top()
-            node, v = top.tie >> VERSION_BITS, top.tie & VERSION_MASK
+            node, v = split_versioned(top.tie)
             if v != ver[node]:
                 heap.pop()
                 continue
