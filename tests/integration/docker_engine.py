@@ -5,6 +5,11 @@ Found where they are; otherwise, as root, installed from Debian (`docker.io`, `d
 inside a container; stopped again by its recorded pid, as nothing else is). Where neither works,
 the reason is returned for the test to skip with.
 
+The image is built once per content (:func:`build`): tagged `schedbridge:<hash>` by a SHA-256 of
+every file of its build context (docker/Dockerfile.dockerignore honoured, :func:`context_files`)
+and of its base image, with docker/docker-compose.yml's `schedbridge:dev` pointing at it; when
+that tag exists, nothing is built and nothing pruned.
+
 The client is Debian's /usr/bin/docker when present: its BuildKit is built in, while Docker 23 and
 later build with BuildKit only through the buildx plugin, which a bare client (such as a static
 /usr/local/bin/docker) lacks. Compose: the v2 plugin of that client if it has one, else Compose v1
@@ -12,8 +17,11 @@ later build with BuildKit only through the buildx plugin, which a bare client (s
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -22,6 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DEBIAN_CLIENT = Path("/usr/bin/docker")
 IMAGE = "schedbridge:dev"  # docker/docker-compose.yml's image
+REPOSITORY = IMAGE.split(":")[0]  # content tags: schedbridge:<TAG_LENGTH hex digits of the context's hash>
+TAG_LENGTH = 16
+DOCKERFILE = "docker/Dockerfile"  # relative to the build context, the repository root
 UPSTREAM_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "schedbridge-base:bookworm"  # docker/base-image.sh's default tag
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")  # this host's trust, a TLS proxy's CA included
@@ -142,21 +153,141 @@ def base_image(found: Engine) -> str:
     return LOCAL_BASE
 
 
-def build(found: Engine, base: str) -> None:
-    """The image, as docker/README.md says to build it, with this host's CA bundle and mirrors;
-    the image it replaces is removed and the build cache bounded, so repeated runs do not fill the disk."""
-    before = found.run("image", "inspect", "--format", "{{.Id}}", IMAGE, check=False).stdout.strip()
-    argv = ["build", "--file", "docker/Dockerfile", "--tag", IMAGE, "--build-arg", f"BASE_IMAGE={base}"]
+def _ignore_patterns(root: Path) -> list[tuple[bool, re.Pattern[str]]]:
+    """The build's ignore file as (exclusion, regex) in file order: BuildKit reads
+    `<Dockerfile>.dockerignore` beside the Dockerfile, else `.dockerignore` at the context's root."""
+    for candidate in (root / f"{DOCKERFILE}.dockerignore", root / ".dockerignore"):
+        if candidate.is_file():
+            lines = candidate.read_text().splitlines()
+            break
+    else:
+        return []
+    patterns = []
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        exclusion = line.startswith("!")
+        text = os.path.normpath(line[1:].strip() if exclusion else line).lstrip("/")
+        patterns.append((exclusion, re.compile(_pattern_regex(text))))
+    return patterns
+
+
+def _pattern_regex(pattern: str) -> str:
+    """A .dockerignore pattern as Docker's matcher reads it (Go's filepath.Match, plus `**` for
+    any number of directories), as an anchored regex over a /-separated relative path."""
+    out, i = "^", 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*" and pattern[i + 1:i + 2] == "*":
+            i += 2
+            if pattern[i:i + 1] == "/":
+                i += 1
+            out += ".*" if i == len(pattern) else "(.*/)?"
+            continue
+        if ch == "*":
+            out += "[^/]*"
+        elif ch == "?":
+            out += "[^/]"
+        elif ch == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out += re.escape(ch)
+            else:
+                body = pattern[i + 1:end]
+                out += "[" + ("^" + body[1:] if body.startswith("^") else body) + "]"
+                i = end
+        elif ch == "\\" and i + 1 < len(pattern):
+            i += 1
+            out += re.escape(pattern[i])
+        else:
+            out += re.escape(ch)
+        i += 1
+    return out + "$"
+
+
+def _ignored(path: str, patterns: list[tuple[bool, re.Pattern[str]]]) -> bool:
+    """Whether the context leaves `path` out: the last pattern matching it or one of its parent
+    directories decides (a `!` pattern lets it back in)."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    ignored = False
+    for exclusion, regex in patterns:
+        if any(regex.match(prefix) for prefix in prefixes):
+            ignored = not exclusion
+    return ignored
+
+
+def context_files(root: Path = ROOT) -> list[str]:
+    """Every file and symlink the build context sends (relative, /-separated, sorted): the
+    tree under `root` less what the ignore file leaves out. Ignored directories are not entered
+    unless a `!` pattern could let something inside them back in."""
+    patterns = _ignore_patterns(root)
+    prune = not any(exclusion for exclusion, _ in patterns)
+    found = []
+    for directory, dirs, files in os.walk(root):
+        rel = Path(directory).relative_to(root).as_posix()
+        prefix = "" if rel == "." else f"{rel}/"
+        for name in list(dirs):
+            if (Path(directory) / name).is_symlink():
+                dirs.remove(name)
+                files.append(name)
+            elif prune and _ignored(prefix + name, patterns):
+                dirs.remove(name)
+        found += [prefix + name for name in files if not _ignored(prefix + name, patterns)]
+    return sorted(found)
+
+
+def context_hash(root: Path, base: str, base_id: str) -> str:
+    """SHA-256 over what the image is made of: the build context's files (path, permission bits,
+    content or link target), the Dockerfile, and the base image (name and id). Mirrors and the
+    CA bundle are left out: they change where packages come from, not which."""
+    digest = hashlib.sha256()
+    digest.update(f"BASE_IMAGE={base}\0{base_id}\0".encode())
+    for rel in [*context_files(root), DOCKERFILE]:
+        path = root / rel
+        info = path.lstat()
+        digest.update(f"{rel}\0{stat.S_IMODE(info.st_mode):o}\0".encode())
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(os.readlink(path).encode())
+        else:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _image_id(found: Engine, image: str) -> str:
+    return found.run("image", "inspect", "--format", "{{.Id}}", image, check=False).stdout.strip()
+
+
+def build(found: Engine, base: str, root: Path = ROOT) -> str:
+    """The image of `root`, built once per content: tagged `schedbridge:<hash>` (:func:`context_hash`)
+    and `schedbridge:dev`. When that tag exists already it is only tagged `schedbridge:dev` again:
+    no build, no prune. Otherwise built as docker/README.md says, with this host's CA bundle and
+    mirrors; then the other content tags are removed (an image a container still uses stays) and
+    the build cache bounded, so repeated runs do not fill the disk. Returns the content tag."""
+    started = time.monotonic()
+    digest = context_hash(root, base, _image_id(found, base))
+    tag = f"{REPOSITORY}:{digest[:TAG_LENGTH]}"
+    if _image_id(found, tag):
+        found.run("tag", tag, IMAGE)
+        found.notes.append(f"image {tag} present: not built ({time.monotonic() - started:.1f} s)")
+        return tag
+    argv = ["build", "--file", DOCKERFILE, "--tag", tag, "--tag", IMAGE, "--build-arg", f"BASE_IMAGE={base}",
+            "--label", f"io.schedbridge.context-sha256={digest}"]
     if CA_BUNDLE.is_file():
         argv += ["--secret", f"id=ca-bundle,src={CA_BUNDLE}"]
     argv += [f"--build-arg={name}={os.environ[name]}" for name in MIRROR_ARGS if os.environ.get(name)]
-    run([found.docker, *argv, str(ROOT)], timeout=2400, env={"DOCKER_BUILDKIT": "1"})
-    after = found.run("image", "inspect", "--format", "{{.Id}}", IMAGE).stdout.strip()
-    if before and before != after:
-        found.run("image", "rm", before, check=False)  # in use by another container: left alone
+    run([found.docker, *argv, str(root)], timeout=2400, env={"DOCKER_BUILDKIT": "1"})
+    found.notes.append(f"built {tag} in {time.monotonic() - started:.0f} s")
+    listed = found.run("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", REPOSITORY).stdout.split()
+    for old in listed:
+        if old != tag and re.fullmatch(rf"{REPOSITORY}:[0-9a-f]{{{TAG_LENGTH}}}", old):
+            found.run("image", "rm", old, check=False)  # in use by a container: left alone
     # Each build after a source change adds a few GB of layers on vfs: keep the cache bounded
     # (least recently used first, so the pip and Maven cache mounts and the newest layers stay).
     found.run("builder", "prune", "--force", "--keep-storage", CACHE_KEEP, timeout=600)
+    return tag
 
 
 def privileged_refused(found: Engine, base: str) -> bool:
