@@ -273,7 +273,7 @@ def build(found: Engine, base: str, root: Path = ROOT) -> str:
         found.run("tag", tag, IMAGE)
         found.notes.append(f"image {tag} present: not built ({time.monotonic() - started:.1f} s)")
         return tag
-    argv = ["build", "--file", DOCKERFILE, "--tag", tag, "--tag", IMAGE, "--build-arg", f"BASE_IMAGE={base}",
+    argv = ["build", "--file", str(root / DOCKERFILE), "--tag", tag, "--tag", IMAGE, "--build-arg", f"BASE_IMAGE={base}",
             "--label", f"io.schedbridge.context-sha256={digest}"]
     if CA_BUNDLE.is_file():
         argv += ["--secret", f"id=ca-bundle,src={CA_BUNDLE}"]
