@@ -69,16 +69,20 @@ lint: $(VENV)/.installed
 PURE_TESTS = tests/unit/test_conformance.py tests/unit/test_sim_properties.py tests/unit/test_compiled.py \
              tests/unit/test_messages.py
 
+# -rs lists every skipped test with its reason at the end; with CI set (.ci/run sets it) a skip
+# fails the run instead (tests/conftest.py). Every test has a time limit (pytest-timeout).
+PYTEST = $(PY) -m pytest -q -rs -p no:cacheprovider
+
 test: setup lint $(COMPOSE_SCHEMA) plugin-test
-	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
-	SCHEDBRIDGE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
+	$(PYTEST) --durations=15 tests
+	SCHEDBRIDGE_PURE=1 $(PYTEST) $(PURE_TESTS)
 
 unit: setup lint $(COMPOSE_SCHEMA) plugin-test
-	$(PY) -m pytest -q -p no:cacheprovider tests/unit
-	SCHEDBRIDGE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
+	$(PYTEST) tests/unit
+	SCHEDBRIDGE_PURE=1 $(PYTEST) $(PURE_TESTS)
 
 integration: setup
-	$(PY) -m pytest -q -p no:cacheprovider -m integration tests/integration
+	$(PYTEST) -m integration tests/integration
 
 demo: setup
 	$(VENV)/bin/schedbridge demo

@@ -1,4 +1,6 @@
-"""The `testbed` fixture: the real local Hadoop cluster, started once per test session.
+"""Session fixtures: the real local Hadoop cluster (`testbed`), started once per test session, and
+one reduced `schedbridge demo` on it (`demo_run`, tests/integration/demo_run.py), which every test
+of sim-vs-live, of the demo and of Kairos' own-agent `--preempt` replay reads.
 
 A testbed that was already running (a developer's `schedbridge testbed up`) is reused and left
 running; one this session started is stopped at the end.
@@ -13,6 +15,7 @@ import pytest
 from bridge.testbed.cluster import Testbed
 from bridge.testbed.layout import ClusterLayout, default_layout
 from bridge.testbed.spark import spark_env
+from tests.integration.demo_run import DemoRun, run_demo
 
 
 @dataclass(frozen=True)
@@ -53,3 +56,8 @@ def testbed() -> RunningTestbed:
     yield RunningTestbed(bed)
     if not was_running:
         bed.down()
+
+
+@pytest.fixture(scope="session")
+def demo_run(testbed: RunningTestbed, tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    return run_demo(testbed, tmp_path_factory.mktemp("demo"))

@@ -20,12 +20,15 @@ from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
 from bridge.agent.trial import (CGROUP_ROOT, IDLE, SCHEDBRIDGE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
                                 cpu_rate, cpu_rates, proc_cpu_ns, remove_groups, usage_file, wait_for)
+from tests import needs
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(os.geteuid() != 0 or not (CGROUP_ROOT / "cpu" / "cpu.cfs_quota_us").is_file(),
-                       reason="needs root and a writable cgroup v1 cpu controller"),
-]
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _cgroups_writable() -> None:
+    needs.cgroup_v1_cpu("the agent writes the containers' cpu and freezer cgroups")
+
 
 CID = "container_1763700000000_0001_01_000002"
 SECOND = "container_1763700000000_0001_01_000003"

@@ -4,7 +4,6 @@ filtered to this app's containers, so other applications sharing the testbed are
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from bridge.paths import hadoop_lib_dir
 from bridge.testbed import dshell
 from bridge.testbed.layout import ClusterLayout, NodeManagerSpec
 from yarnclient import ResourceManagerClient
+from tests import needs
 from yarnclient.hdfs import hdfs_client
 
 pytestmark = pytest.mark.integration
@@ -53,6 +53,7 @@ def _worker_container(layout: ClusterLayout, app_id: str) -> tuple[NodeManagerSp
 
 @pytest.fixture
 def spinning(testbed) -> Iterator[tuple[NodeManagerSpec, str, ResourceManagerClient, str]]:
+    needs.cgroup_v1_cpu("the agent resizes the container's cpu cgroup")
     rm = ResourceManagerClient(testbed.rm_url, user=testbed.layout.user)
     hdfs = hdfs_client(testbed.hdfs_url, user=testbed.layout.user)
     app = dshell.distributed_shell(hdfs, testbed.fs_default, testbed.conf_dir, hadoop_lib_dir(), SPIN)
@@ -65,8 +66,6 @@ def spinning(testbed) -> Iterator[tuple[NodeManagerSpec, str, ResourceManagerCli
         rm.kill(app_id)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not (CGROUP_ROOT / "cpu" / "cpu.cfs_quota_us").is_file(),
-                    reason="needs root and a writable cgroup v1 cpu controller")
 def test_real_container_suspends_resumes_and_is_released_when_killed(testbed, spinning, tmp_path: Path) -> None:
     nm, cid, rm, app_id = spinning
     cgroups: CpuController = detect(CGROUP_ROOT, "sbtest-yarn")

@@ -8,7 +8,6 @@ untouched, so this runs beside it.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import yaml
 from bridge.agent.client import AgentClient
 from bridge.paths import hadoop_lib_dir
 from yarnclient import ResourceManagerClient, YarnError
+from tests import needs
 from yarnclient.hdfs import hdfs_client, hdfs_writable
 
 pytestmark = pytest.mark.integration
@@ -90,8 +90,8 @@ def _cgroup_v2_root_without_cpu() -> bool:
 
 @pytest.fixture(scope="module")
 def compose_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        pytest.skip("needs root, unshare and ip to make a private network namespace")
+    needs.root("a private network namespace (unshare) for the stack's addresses")
+    assert shutil.which("unshare") and shutil.which("ip"), "unshare and ip (util-linux, iproute2) are not installed"
     if _cgroup_v2_root_without_cpu():
         pytest.skip("cgroup v2 root without the cpu controller: the agent's delegation is for containers")
     if not any(hadoop_lib_dir().glob("hadoop-yarn-server-nodemanager-*.jar")):

@@ -1,6 +1,8 @@
 """Live preemption on the real testbed: a CPU-bound Spark task's YARN container is suspended and
 resumed through `bridge.live.preemption` and a real `schedbridge agent`, the agent survives SIGKILL
 without leaving a throttle behind, and Kairos' N+Q admission raises and restores node vcores.
+(Kairos taking turns live through the plugin is test_replay_preempt_agents_file.py's bridge
+application and the shared demo's `--preempt` replay.)
 
 The agent is restricted to this test's application (`--app`), so other users' containers on the
 shared testbed are never adopted. CPU is measured from cgroup accounting over ~1 s windows and
@@ -8,7 +10,6 @@ judged against an uncapped control spinner running at the same time (the host is
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -23,16 +24,14 @@ from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
 from bridge.agent.trial import (CGROUP_ROOT, TOKEN, AgentProcess, cpu_rate, cpu_rates, proc_cpu_ns, remove_groups,
                                 usage_file, wait_for)
-from bridge.live.node_capacity import RaisedVcores, restore
+from bridge.live.node_capacity import RaisedVcores
 from bridge.live.preemption import ContainerPreemptor, ContainerRef
 from bridge.testbed.layout import NodeManagerSpec
-from tests.integration import spark_kairos_job, spark_spin_job
+from tests import needs
+from tests.integration import spark_spin_job
 from yarnclient import NodeManagerClient, ResourceManagerClient
 
 pytestmark = pytest.mark.integration
-needs_cgroup_v1_root = pytest.mark.skipif(
-    os.geteuid() != 0 or not (CGROUP_ROOT / "cpu" / "cpu.cfs_quota_us").is_file(),
-    reason="needs root and a writable cgroup v1 cpu controller")
 
 MIN_SHARE = 0.1
 SUSPENDED_MAX = MIN_SHARE * 1.5  # one CFS period of slack over a 1 s window
@@ -63,6 +62,7 @@ def _app_id(rm: ResourceManagerClient, name: str) -> str | None:
 
 @pytest.fixture
 def job(testbed, tmp_path: Path) -> Iterator[SpinningJob]:
+    needs.cgroup_v1_cpu("the agent resizes the container's cpu cgroup")
     name, stop_file = f"schedbridge-it-preempt-{os.getpid()}", tmp_path / "stop"
     rm = ResourceManagerClient(testbed.rm_url, user=testbed.layout.user)
     with (tmp_path / "driver.log").open("w") as log:
@@ -86,7 +86,6 @@ def job(testbed, tmp_path: Path) -> Iterator[SpinningJob]:
             rm.kill(app_id)
 
 
-@needs_cgroup_v1_root
 def test_spark_task_container_suspends_resumes_and_survives_agent_crash(testbed, job: SpinningJob,
                                                                          tmp_path: Path) -> None:
     parent = f"sbtest-live-{os.getpid()}"
@@ -153,54 +152,3 @@ def test_raised_vcores_are_restored(testbed, tmp_path: Path) -> None:
             {node: v + 2 for node, v in before.items()}
     assert {n.node_id: n.vcores_total for n in rm.nodes(states=["RUNNING"])} == before
     assert not record.exists()
-
-
-def _yarn_address(rm: ResourceManagerClient, nm: NodeManagerSpec) -> str:
-    """The NodeManager's web address as YARN names it (and as executors report it)."""
-    return next(n.http_address for n in rm.nodes() if n.http_address.endswith(f":{nm.webapp_port}"))
-
-
-@needs_cgroup_v1_root
-def test_kairos_runs_live_through_the_plugin(testbed, tmp_path: Path) -> None:
-    """3 one-core executors on 2 nodes of N = 1, Q = 1: some node holds two tasks, which take turns
-    by container resize every 2 s quantum; the result is right and every node and container is restored."""
-    rm = ResourceManagerClient(testbed.rm_url, user=testbed.layout.user)
-    before = {n.http_address: n.vcores_total for n in rm.nodes(states=["RUNNING"])}
-    env = dict(testbed.spark_env(), SCHEDBRIDGE_AGENT_TOKEN=TOKEN)
-    with (tmp_path / "driver.log").open("w") as log:
-        proc = subprocess.Popen([sys.executable, spark_kairos_job.__file__, f"schedbridge-it-kairos-live-{os.getpid()}",
-                                 str(tmp_path), "3"], env=env, stdout=subprocess.PIPE, stderr=log, text=True,
-                                start_new_session=True)
-    agents: list[AgentProcess] = []
-    try:
-        app_file = tmp_path / "app_id"
-        app_id = wait_for(lambda: app_file.exists() and app_file.read_text(), 300, "the Spark application")
-        urls = {}
-        for nm in testbed.layout.nodemanagers:
-            agents.append(AgentProcess(nm.webapp_url, tmp_path / f"agent-{nm.index}.json",
-                                       f"sbtest-kairos-{os.getpid()}-{nm.index}",
-                                       (testbed.layout.nm_dir(nm) / "local",), MIN_SHARE, apps=(app_id,)))
-            urls[_yarn_address(rm, nm)] = agents[-1].start()
-        (tmp_path / "agents.tmp").write_text(json.dumps(urls))
-        (tmp_path / "agents.tmp").rename(tmp_path / "agents.json")
-        out, _ = proc.communicate(timeout=900)
-        assert proc.returncode == 0, (tmp_path / "driver.log").read_text()[-3000:]
-        assert f"RESULT {json.dumps([spark_kairos_job.burn(i) for i in range(3)])}" in out
-
-        assert json.loads((tmp_path / "nodes.json").read_text()) == {a: v + 1 for a, v in before.items()}
-        assert {n.http_address: n.vcores_total for n in rm.nodes(states=["RUNNING"])} == before
-        commands = json.loads((tmp_path / "commands.json").read_text())
-        done = {(c["action"], c["status"]) for c in commands}
-        assert ("suspend", "ok") in done and ("resume", "ok") in done, commands
-        assert all(c["seconds"] < 1.0 for c in commands if c["status"] == "ok")
-        for agent in agents:
-            assert agent.signal(signal.SIGTERM) == 0
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)  # the session this test started
-            proc.wait(timeout=30)
-        assert restore(rm, tmp_path / "vcores.json") == []  # a killed driver's raise, if any
-        for agent in agents:
-            agent.stop()
-        for nm in testbed.layout.nodemanagers:
-            remove_groups(f"sbtest-kairos-{os.getpid()}-{nm.index}")

@@ -1,21 +1,16 @@
-"""The platform against the real testbed: YARN REST, HDFS, Spark on YARN."""
+"""The platform against the real testbed: YARN REST, WebHDFS, distributed shell. (Stock Spark on YARN
+reading HDFS: test_venv_spark_submit.py.)"""
 from __future__ import annotations
 
 import socket
-import subprocess
 import time
-from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from bridge.paths import hadoop_lib_dir
 from bridge.testbed import dshell
-from bridge.testbed.spark import spark_submit
-from workloads.wordcount import submit as wordcount_submit
 from yarnclient import ResourceManagerClient, YarnConnectionError, YarnNotFound
 from yarnclient.hdfs import hdfs_client
-from tests.integration.process_output import failure_excerpt
 
 pytestmark = pytest.mark.integration
 
@@ -88,26 +83,3 @@ def test_stopped_resourcemanager_fails_fast_with_typed_error() -> None:
     with pytest.raises(YarnConnectionError, match="cannot reach"):
         client.metrics()
     assert time.monotonic() - started < 10
-
-
-def test_spark_wordcount_on_yarn_reads_hdfs_and_counts_right(testbed, hdfs, tmp_path) -> None:
-    words = ["alpha", "beta", "gamma", "delta", "beta", "gamma", "gamma"]
-    text = "\n".join(" ".join(words[i:] + words[:i]) for i in range(len(words))) * 50
-    hdfs.write("/tmp/wc-in/input.txt", data=text.encode(), overwrite=True)
-    hdfs.delete("/tmp/wc-out", recursive=True)
-    fs = testbed.fs_default
-    result = subprocess.run(
-        [str(spark_submit()), "--master", "yarn", "--deploy-mode", "client",
-         "--num-executors", "2", str(Path(wordcount_submit.__file__)),
-         f"{fs}/tmp/wc-in/input.txt", f"{fs}/tmp/wc-out"],
-        env=testbed.spark_env(), capture_output=True, text=True, timeout=400)
-    assert result.returncode == 0, failure_excerpt(result.stderr)
-    assert "yarn" in result.stderr.lower()
-    counts: Counter[str] = Counter()
-    for name in hdfs.list("/tmp/wc-out"):
-        if name.startswith("part-"):
-            with hdfs.read(f"/tmp/wc-out/{name}", encoding="utf-8") as reader:
-                for line in reader.read().splitlines():
-                    word, count = line.strip("()").rsplit(", ", 1)
-                    counts[word.strip("'")] += int(count)
-    assert counts == Counter(text.split())

@@ -48,6 +48,7 @@ def operator_agents(testbed, tmp_path: Path) -> Iterator[tuple[Path, dict[str, A
     rm = ResourceManagerClient(testbed.rm_url)
     addresses = [n.http_address for n in rm.nodes(states=["RUNNING"])]
     agents: dict[str, AgentProcess] = {}
+    stopped: dict[str, int | None] = {}
     try:
         for nm in testbed.layout.nodemanagers:
             address = next(a for a in addresses if a.endswith(f":{nm.webapp_port}"))
@@ -58,10 +59,12 @@ def operator_agents(testbed, tmp_path: Path) -> Iterator[tuple[Path, dict[str, A
         path = tmp_path / "agents.toml"
         path.write_text(f'token_file = "agent.token"\nvcores_record = "vcores.json"\n[nodes]\n{nodes}\n')
         yield path, agents
-    finally:
-        for agent in agents.values():
+    finally:  # stop what was started before judging how it stopped, so no failure hides another
+        for address, agent in agents.items():
             if agent.proc is not None and agent.proc.poll() is None:
-                assert agent.signal(signal.SIGTERM) == 0, agent.log()[-2000:]
+                stopped[address] = agent.signal(signal.SIGTERM)
+    for address, code in stopped.items():
+        assert code == 0, f"agent of {address} exited {code}: {agents[address].log()[-2000:]}"
 
 
 def replay(workload: Path, results: Path, agents_file: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -185,6 +188,7 @@ def test_serve_hosts_kairos_on_the_agents_and_restores_the_vcores_when_stopped(t
         assert vcores(rm) == {node: v + 1 for node, v in vcores_before.items()}
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, (tmp_path / "serve.log").read_text()
+        code = proc.wait(timeout=60)
+    assert code == 0, (tmp_path / "serve.log").read_text()
     assert vcores(rm) == vcores_before
     assert not (tmp_path / "vcores.json").exists()

@@ -1,7 +1,10 @@
 """`schedbridge replay --policy P --preempt` on the real testbed, for Kairos, Big-C and Falcon: the
 policy's node scheduler suspends and resumes real executor containers through node agents the
 replay starts, every job finishes, and the cluster is left as it was (vcores restored, agents
-stopped, no application running)."""
+stopped, no application running). Kairos' run is the shared demo's (its preemption comparison is
+exactly such a replay, on WordCount jobs); Big-C and Falcon replay a trace of spinning tasks here.
+Then crash recovery: an agent SIGKILLed mid-run, and a replay SIGKILLed mid-run whose raised
+vcores `testbed restore` puts back."""
 from __future__ import annotations
 
 import json
@@ -17,6 +20,8 @@ import pandas as pd
 import pytest
 
 from bridge.replay.eventlog import events
+from tests import needs
+from tests.integration.demo_run import KAIROS_Q, DemoRun
 from tests.integration.process_output import failure_excerpt
 from yarnclient.resourcemanager import ResourceManagerClient
 
@@ -46,13 +51,18 @@ probability = 1.0
 
 
 def require_root() -> None:
-    if os.geteuid() != 0:
-        pytest.fail("node agents need root (cgroups); CI runs as root")
+    needs.root("the replay's node agents resize containers through cgroups")
 
 
 def vcores(rm: ResourceManagerClient) -> dict[str, int]:
     """Every NodeManager's advertised vcores, by node id."""
     return {n.node_id: n.vcores_total for n in rm.nodes()}
+
+
+def configured_vcores(testbed) -> list[int]:
+    """The vcores the testbed's layout gives its NodeManagers, sorted: what YARN must advertise
+    once every raise is undone."""
+    return sorted(nm.vcores for nm in testbed.layout.nodemanagers)
 
 
 def executors_per_nodemanager(results: Path) -> dict[str, int]:
@@ -61,6 +71,39 @@ def executors_per_nodemanager(results: Path) -> dict[str, int]:
     [log] = (results / "eventlogs").iterdir()
     return dict(Counter(e["Executor Info"]["Attributes"]["NM_HTTP_ADDRESS"] for e in events(log)
                         if e.get("Event") == "SparkListenerExecutorAdded"))
+
+
+def assert_preempted_and_left_clean(results: Path, rm: ResourceManagerClient, testbed, per_node: int,
+                                    jobs: int) -> None:
+    """A `--preempt` replay's results: every job succeeded, some container was really suspended and
+    each suspended one resumed, the executors were N + Q per NodeManager, every agent restored its
+    containers before it stopped, and the cluster holds nothing of the run."""
+    table = pd.read_csv(results / "jobs.csv")
+    assert len(table) == jobs and (table["status"] == "succeeded").all(), table
+    meta = json.loads((results / "meta.json").read_text())
+    assert meta["state"] == "complete" and meta["preempt"] is True
+    commands = json.loads((results / "preemption.json").read_text())
+    suspended = {c["container"] for c in commands if c["action"] == "suspend" and c["status"] == "ok"}
+    resumed = {c["container"] for c in commands if c["action"] == "resume" and c["status"] == "ok"}
+    assert suspended, commands
+    assert suspended <= resumed  # every suspended container got its CPU back
+    assert executors_per_nodemanager(results) == {n.http_address: per_node for n in rm.nodes()}
+    states = list(results.glob("agent-*.json"))
+    assert len(states) == len(testbed.layout.nodemanagers)  # one agent per NodeManager
+    for state in states:  # each agent restored its containers before it stopped
+        containers = json.loads(state.read_text())["containers"].values()
+        assert all(c["share"] is None and not c["frozen"] for c in containers), state
+    assert sorted(vcores(rm).values()) == configured_vcores(testbed)
+    app_ids = set(table["app_id"].dropna())
+    assert app_ids and not [a for a in rm.apps(states=["RUNNING", "ACCEPTED"]) if a.app_id in app_ids]
+
+
+def test_kairos_resizes_real_containers_and_leaves_the_cluster_clean(demo_run: DemoRun, testbed) -> None:
+    """The demo's Kairos run: 2 one-core executors on 2 NodeManagers, so N = 1 per node, plus Q."""
+    rm = ResourceManagerClient(testbed.rm_url)
+    nodes = len(testbed.layout.nodemanagers)
+    assert_preempted_and_left_clean(demo_run.live_dir("preemption", "kairos"), rm, testbed, 2 // nodes + KAIROS_Q,
+                                    jobs=4)
 
 
 # A trace for the policies that preempt by runtime estimate (the replay gives each trace job its
@@ -81,14 +124,10 @@ time_scale = 1.0
 task_mode = "spin"
 """
 
-# Each preempting policy through the one generic path (its registry entry's Preempts): Kairos'
-# LAS with a 2 s quantum on the WordCount jobs; Big-C (short below a 5 s cutoff) and Falcon (with
-# delta = 0, so any waiting task that beats a running one preempts it) on the trace.
-PREEMPTING = {
-    "kairos": (WORKLOAD, ["--param", "w=2"]),
-    "bigc": (TRACE_WORKLOAD, ["--param", "cutoff=5"]),
-    "falcon": (TRACE_WORKLOAD, ["--param", "delta=0"]),
-}
+# Each preempting policy through the one generic path (its registry entry's Preempts): Big-C (short
+# below a 5 s cutoff) and Falcon (with delta = 0, so any waiting task that beats a running one
+# preempts it) on the trace.
+PREEMPTING = {"bigc": ["--param", "cutoff=5"], "falcon": ["--param", "delta=0"]}
 
 
 @pytest.mark.parametrize("policy", sorted(PREEMPTING))
@@ -96,33 +135,14 @@ def test_preempting_policy_resizes_real_containers_and_leaves_the_cluster_clean(
                                                                                tmp_path: Path) -> None:
     require_root()
     rm = ResourceManagerClient(testbed.rm_url)
-    vcores_before = vcores(rm)
-    text, options = PREEMPTING[policy]
     workload, results = tmp_path / "it-preempt.toml", tmp_path / "results"
-    workload.write_text(text)
+    workload.write_text(TRACE_WORKLOAD)
     (tmp_path / "it.trace").write_text(TRACE)
     command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(workload),
-               "--policy", policy, "--preempt", *options, "--out", str(results)]
-    done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True, timeout=900)
+               "--policy", policy, "--preempt", *PREEMPTING[policy], "--out", str(results)]
+    done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, failure_excerpt(done.stderr)
-
-    jobs = pd.read_csv(results / "jobs.csv")
-    assert len(jobs) == 3 and (jobs["status"] == "succeeded").all()
-    meta = json.loads((results / "meta.json").read_text())
-    assert meta["state"] == "complete" and meta["preempt"] is True
-    commands = json.loads((results / "preemption.json").read_text())
-    suspended = {c["container"] for c in commands if c["action"] == "suspend" and c["status"] == "ok"}
-    resumed = {c["container"] for c in commands if c["action"] == "resume" and c["status"] == "ok"}
-    assert suspended, commands
-    assert suspended <= resumed  # every suspended container got its CPU back
-    assert vcores(rm) == vcores_before
-    assert executors_per_nodemanager(results) == {n.http_address: 2 + 1 for n in rm.nodes()}  # N + Q
-    assert not [a for a in rm.apps(states=["RUNNING", "ACCEPTED"]) if "it-preempt" in a.raw.get("name", "")]
-    states = list(results.glob("agent-*.json"))
-    assert len(states) == 2  # one agent per NodeManager
-    for state in states:  # each agent restored its containers before it stopped
-        containers = json.loads(state.read_text())["containers"].values()
-        assert all(c["share"] is None and not c["frozen"] for c in containers), state
+    assert_preempted_and_left_clean(results, rm, testbed, 2 + 1, jobs=3)  # N = 2 per node, Q = 1
 
 
 # -- crash recovery ------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""Replays on the real local testbed: two policies, both modes, a failing job, a report."""
+"""Replays on the real local testbed: a shared application and one application per job (with a
+failing job), both read back by `report`. (Replays under the other policies: the shared demo's
+sim-vs-live runs, and the `--preempt` tests.)"""
 from __future__ import annotations
 
 import json
@@ -71,9 +73,20 @@ def replay_under(policy: str, workload_file: Path, results: Path, testbed) -> Pa
 
 
 @pytest.fixture(scope="module")
-def two_runs(testbed, workload_file: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    root = tmp_path_factory.mktemp("runs")
-    return [replay_under(p, workload_file, root / p, testbed) for p in ("fifo", "kairos")]
+def shared_run(testbed, workload_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return replay_under("fifo", workload_file, tmp_path_factory.mktemp("runs") / "fifo", testbed)
+
+
+@pytest.fixture(scope="module")
+def per_job_run(testbed, workload_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The per-job mode in-process: a job whose input is missing, then a sleeping one."""
+    plan, _ = build_plan(workload_file, "fifo", "per-job", tmp_path_factory.mktemp("per-job") / "r",
+                         testbed.conf_dir, {})
+    subs = (Submission(0, 0.0, "bad", WordCountJob("missing", 1)),
+            Submission(1, 1.0, "sleep", TasksJob((1.0, 1.0))))
+    plan = replace(plan, submissions=subs, inputs={**plan.inputs, "missing": f"{testbed.fs_default}/no/such/file"})
+    assert Replay(plan, ResourceManagerClient(testbed.rm_url)).run() == "complete"
+    return plan.results
 
 
 def assert_consistent(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -97,40 +110,35 @@ def assert_policy_placed(plugin: dict, recorded_tasks: int) -> None:
     assert (plugin["fallback_rounds"] == 0) == (plugin["last_failure"] == ""), plugin
 
 
-def test_two_policies_give_complete_consistent_results(two_runs: list[Path]) -> None:
-    for results in two_runs:
-        jobs, tasks = assert_consistent(results)
-        assert (jobs["status"] == "succeeded").all()
-        meta = json.loads((results / "meta.json").read_text())
-        assert meta["state"] == "complete"
-        assert_policy_placed(meta["plugin"], len(tasks))
-        assert not pd.read_csv(results / "utilization.csv").empty
-        wordcount = jobs[jobs["kind"] == "wordcount"]
-        # 2 MB in 1 MB blocks -> 2 map tasks, plus 2 reduce tasks
-        assert (wordcount["n_tasks"] == 4).all()
+def test_a_shared_application_gives_complete_consistent_results(shared_run: Path) -> None:
+    jobs, tasks = assert_consistent(shared_run)
+    assert len(jobs) == 4 and (jobs["status"] == "succeeded").all()
+    meta = json.loads((shared_run / "meta.json").read_text())
+    assert meta["state"] == "complete"
+    assert_policy_placed(meta["plugin"], len(tasks))
+    utilization = pd.read_csv(shared_run / "utilization.csv")
+    assert (utilization["vcores_allocated"] <= utilization["vcores_total"]).all(), utilization
+    assert utilization["run_vcores_allocated"].max() > 0, utilization  # the sampler saw the run's containers
+    wordcount = jobs[jobs["kind"] == "wordcount"]
+    # 2 MB in 1 MB blocks -> 2 map tasks, plus 2 reduce tasks
+    assert len(wordcount) > 0 and (wordcount["n_tasks"] == 4).all()
 
 
-def test_report_on_the_two_runs(two_runs: list[Path], tmp_path: Path) -> None:
-    result = CliRunner().invoke(report, [str(p) for p in two_runs] + ["--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    assert "fifo shared (live)" in result.output and "kairos shared (live)" in result.output
-    assert {p.name for p in tmp_path.glob("*.png")} == {"jct_cdf.png", "slowdown_cdf.png",
-                                                       "utilization.png"}
-
-
-def test_per_job_mode_records_a_failed_job_and_continues(testbed, workload_file: Path,
-                                                          tmp_path: Path) -> None:
-    plan, rm = build_plan(workload_file, "fifo", "per-job", tmp_path / "r", testbed.conf_dir, {})
-    subs = (Submission(0, 0.0, "bad", WordCountJob("missing", 1)),
-            Submission(1, 1.0, "sleep", TasksJob((1.0, 1.0))))
-    plan = replace(plan, submissions=subs, inputs={**plan.inputs, "missing": f"{testbed.fs_default}/no/such/file"})
-    assert Replay(plan, rm).run() == "complete"
-    jobs, tasks = assert_consistent(plan.results)
+def test_per_job_mode_records_a_failed_job_and_continues(testbed, per_job_run: Path) -> None:
+    jobs, tasks = assert_consistent(per_job_run)
     assert list(jobs["status"]) == ["failed", "succeeded"]
     # each application hosted fifo beside its own driver (they fell back to Spark before) and said so
-    plugin = json.loads((plan.results / "meta.json").read_text())["plugin"]
+    plugin = json.loads((per_job_run / "meta.json").read_text())["plugin"]
     assert plugin["applications"] == 2
     assert_policy_placed(plugin, len(tasks))
     assert "exit" in jobs.loc[0, "error"]
     live = ResourceManagerClient(testbed.rm_url).apps(states=["NEW", "SUBMITTED", "ACCEPTED", "RUNNING"])
     assert not [a for a in live if a.name.startswith("schedbridge-it-small")]
+
+
+def test_report_on_the_two_runs(shared_run: Path, per_job_run: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(report, [str(shared_run), str(per_job_run), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "fifo shared (live)" in result.output and "fifo per-job (live)" in result.output
+    for name in ("jct_cdf.png", "slowdown_cdf.png", "utilization.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name

@@ -2,11 +2,11 @@
 both numbered 1 and 2. The second used to sit idle, its slots held for the first one's stages,
 until the first one's last task ended. Now each finishes with a correct result, its tasks placed by
 the policy, without many rounds in which its free slots were held back while its tasks waited and
-without the watchdog, under fifo, sparrow, hawk and eagle. Job times are reported, not bounded:
-a benchmark measures them (docs/benchmarks.md: 1.1-1.4x alone on this 2-core machine, where even
-stock Spark's two applications take 1.3-1.75x).
-The unit test `test_two_applications_in_one_daemon_get_only_their_own_slots` covers fifo, sparrow,
-hawk and eagle against a fake Spark."""
+without the watchdog. Live under Eagle, whose churn across applications was the worst measured;
+the unit test `test_two_applications_in_one_daemon_get_only_their_own_slots` covers fifo, sparrow,
+hawk and eagle against a fake Spark. Job times are reported, not bounded: a benchmark measures
+them (docs/benchmarks.md: 1.1-1.4x alone on this 2-core machine, where even stock Spark's two
+applications take 1.3-1.75x)."""
 from __future__ import annotations
 
 import json
@@ -67,16 +67,15 @@ def finish(proc: subprocess.Popen, out: Path) -> float:
     return float((out / "seconds.txt").read_text())
 
 
-@pytest.mark.parametrize("policy", ["fifo", "sparrow", "hawk", "eagle"])
-def test_two_applications_through_one_daemon_each_get_their_own_slots(policy: str, env, tmp_path) -> None:
+def test_two_applications_through_one_daemon_each_get_their_own_slots(env, tmp_path) -> None:
+    policy = "eagle"
     daemon = DaemonProcess(tmp_path / "daemon.log", policy=policy)
     try:
-        alone = finish(start(daemon, policy, tmp_path / "alone", env, barrier(tmp_path / "b1", 1)), tmp_path / "alone")
         pair = barrier(tmp_path / "b2", 2)  # the two jobs start together, once both have their executors
         both = [start(daemon, policy, tmp_path / name, env, pair) for name in ("first", "second")]
         together = [finish(proc, tmp_path / name) for proc, name in zip(both, ("first", "second"))]
     finally:
         daemon.kill()
-    print(f"{policy}: job alone {alone:.1f} s, together {together[0]:.1f} s and {together[1]:.1f} s")
+    print(f"{policy}: jobs together {together[0]:.1f} s and {together[1]:.1f} s")
     log = daemon.log.read_text()
-    assert log.count(" detached") == 3  # every application's state dropped when it ended
+    assert log.count(" attached") == 2 and log.count(" detached") == 2, log[-3000:]  # each state dropped at its end

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from py4j.java_gateway import JavaObject, get_field
+from py4j.java_gateway import JavaObject, JavaPackage, get_field
 from pyspark import SparkConf, SparkContext
 from pyspark.errors import IllegalArgumentException
 from pyspark.sql import SparkSession
@@ -47,7 +47,9 @@ BASE_CONF = {"spark.driver.memory": "512m", "spark.ui.enabled": "false",
 def stock() -> dict[str, list]:
     """WordCount and SQL results from stock Spark (local[2]), in a gateway that has the plugin."""
     jar = str(sparkplugin.jar_path())
-    if SparkContext._gateway is not None and SparkContext._jvm.org.schedbridge.spark.BridgeStats is None:
+    # py4j answers a JavaPackage for a name that is no class of the JVM's classpath
+    if SparkContext._gateway is not None and isinstance(SparkContext._jvm.org.schedbridge.spark.BridgeStats,
+                                                        JavaPackage):
         pytest.skip("a PySpark gateway without the plugin jar is already running; run this module alone")
     conf = SparkConf().setAll([*BASE_CONF.items(), ("spark.driver.extraClassPath", jar)])
     spark = SparkSession.builder.master("local[2]").config(conf=conf).getOrCreate()

@@ -1,9 +1,9 @@
 """The one-line submission on the real testbed: `schedbridge submit` and plain `spark-submit` on
-`spark-schedbridge://yarn`, with no endpoint given, host the policy beside the driver. For a
-PySpark application (our copy of Spark's `pi.py`) and a JVM one (a Java job compiled here), under
-hawk, the plugin's counters show that the policy placed every task and no round fell back; a
-parameter in the application's conf changes Hawk's placement; a JVM application with a
-misspelled parameter stops before YARN is asked for anything."""
+`spark-schedbridge://yarn`, with no endpoint given, host the policy beside the driver: a PySpark
+application (our copy of Spark's `pi.py`) by `schedbridge submit`, a JVM one (a Java job compiled
+here) by plain `spark-submit`, both under hawk. The plugin's counters show that the policy placed
+every task and no round fell back; a parameter in the application's conf changes Hawk's placement;
+a JVM application with a misspelled parameter stops before YARN is asked for anything."""
 from __future__ import annotations
 
 import json
@@ -66,20 +66,7 @@ def run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
 
 
-@pytest.mark.parametrize("how", ["schedbridge-submit", "spark-submit"])
-@pytest.mark.parametrize("kind", ["pi.py", "SumApp (JVM)"])
-def test_the_policy_places_every_task_with_no_endpoint_given(kind: str, how: str, env, java_app, tmp_path) -> None:
-    out, stats_file = tmp_path / "out.txt", tmp_path / "stats.json"
-    cmd = [*launcher(how), "--conf", "spark.schedbridge.policy=hawk",
-           "--conf", f"spark.schedbridge.stats.file={stats_file}", *application(kind, how, out, java_app)]
-    result = run(cmd, env)
-    assert result.returncode == 0, failure_excerpt(result.stderr)
-    if kind == "pi.py":
-        assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.05)
-        tasks = PI_PARTITIONS
-    else:
-        assert out.read_text().split() == [str(sum(x * x for x in range(SUM_N))), str(len(range(0, SUM_N, 3)))]
-        tasks = 2 * SUM_PARTITIONS  # at least: the RDD job's and the SQL scan's
+def assert_every_task_placed_by_hawk(stats_file: Path, tasks: int) -> None:
     stats = json.loads(stats_file.read_text())
     assert stats["policy"] == "hawk" and stats["endpoint"].startswith("a host beside the driver")
     # every task placed by the policy. One failed call is allowed (e.g. past its 50 ms deadline on the
@@ -87,25 +74,40 @@ def test_the_policy_places_every_task_with_no_endpoint_given(kind: str, how: str
     assert stats["fallback_tasks"] == 0 and stats["placed_tasks"] >= tasks and stats["unmanaged_tasks"] == 0, stats
     failed = stats["fallback_rounds"] + stats["failed_reports"]
     assert failed <= 1 and (failed == 0 or stats["last_failure"]), stats
-    assert "schedbridge: policy hawk (a host beside the driver" in result.stderr  # the summary at the end
 
 
-def test_a_parameter_in_the_applications_conf_changes_the_placement(env, java_app, tmp_path) -> None:
+def test_a_pyspark_application_by_schedbridge_submit_is_placed_by_hawk_with_its_own_parameters(
+        env, java_app, tmp_path) -> None:
     """cutoff=0 makes every job long for Hawk, so with a 50% general partition every task goes to
     the executor that is node 1; ignored, the default cutoff (90 s) would probe both executors."""
-    log = tmp_path / "host.log"
+    out, stats_file, log = tmp_path / "out.txt", tmp_path / "stats.json", tmp_path / "host.log"
     cmd = [*launcher("schedbridge-submit"), "--conf", "spark.schedbridge.policy=hawk",
            "--conf", "spark.schedbridge.policy.cutoff=0", "--conf", "spark.schedbridge.policy.big_partition=50",
-           "--conf", f"spark.schedbridge.host.log={log}",
-           *application("pi.py", "schedbridge-submit", tmp_path / "out.txt", java_app)]
+           "--conf", f"spark.schedbridge.host.log={log}", "--conf", f"spark.schedbridge.stats.file={stats_file}",
+           *application("pi.py", "schedbridge-submit", out, java_app)]
     result = run(cmd, env)
     assert result.returncode == 0, failure_excerpt(result.stderr)
+    assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.05)
+    assert_every_task_placed_by_hawk(stats_file, PI_PARTITIONS)
+    assert "schedbridge: policy hawk (a host beside the driver" in result.stderr  # the summary at the end
     text = log.read_text()
     nodes = re.findall(r"rebuilt over 2 executors x \d+ slots, nodes: (\S+) (\S+)", text)[-1]
     general = nodes[1].split("/", 1)[1]
     after = text[text.rindex("rebuilt over 2 executors"):]
     granted = [(ex, int(n)) for ex, n in re.findall(r"s\d+\.\d+->(\S+?)x(\d+)", after)]
     assert sum(n for _, n in granted) >= PI_PARTITIONS and {ex for ex, _ in granted} == {general}, (granted, nodes)
+
+
+def test_a_jvm_application_by_plain_spark_submit_is_placed_by_hawk(env, java_app, tmp_path) -> None:
+    out, stats_file = tmp_path / "out.txt", tmp_path / "stats.json"
+    cmd = [*launcher("spark-submit"), "--conf", "spark.schedbridge.policy=hawk",
+           "--conf", f"spark.schedbridge.stats.file={stats_file}",
+           *application("SumApp (JVM)", "spark-submit", out, java_app)]
+    result = run(cmd, env)
+    assert result.returncode == 0, failure_excerpt(result.stderr)
+    assert out.read_text().split() == [str(sum(x * x for x in range(SUM_N))), str(len(range(0, SUM_N, 3)))]
+    assert_every_task_placed_by_hawk(stats_file, 2 * SUM_PARTITIONS)  # at least: the RDD job's and the SQL scan's
+    assert "schedbridge: policy hawk (a host beside the driver" in result.stderr
 
 
 def test_a_jvm_application_with_a_misspelled_parameter_stops_before_yarn(env, java_app, tmp_path) -> None:

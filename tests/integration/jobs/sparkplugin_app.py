@@ -14,6 +14,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from tests.integration.sparkplugin_support import slow_sum, sql_rows, wordcount
+from workloads.tpch.compare import plain
 from workloads.tpch.spark import register_tables, run_query
 
 
@@ -52,7 +53,7 @@ def main() -> None:
         wait_for_executors(spark, args.executors)
         register_tables(spark, args.tpch.resolve().as_uri())  # NodeManagers share this host
         out = {"wordcount": wordcount(spark), "sql": sql_rows(spark),
-               "tpch": {q: [list(r) for r in run_query(spark, int(q))] for q in args.queries.split(",")}}
+               "tpch": {q: [[plain(v) for v in r] for r in run_query(spark, int(q))] for q in args.queries.split(",")}}
         sc.setLocalProperty("schedbridge.estimate", "100")
         out["long_sum"] = slow_sum(spark, 8, 0.3, "long")
         tracker = sc.statusTracker()
