@@ -32,6 +32,7 @@ DEBIAN_CLIENT = Path("/usr/bin/docker")
 IMAGE = "schedbridge:dev"  # docker/docker-compose.yml's image
 REPOSITORY = IMAGE.split(":")[0]  # content tags: schedbridge:<TAG_LENGTH hex digits of the context's hash>
 TAG_LENGTH = 16
+KEEP_IMAGES = 2  # content-tagged images kept: this build's and the newest other (a clone and a working tree)
 DOCKERFILE = "docker/Dockerfile"  # relative to the build context, the repository root
 UPSTREAM_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "schedbridge-base:bookworm"  # docker/base-image.sh's default tag
@@ -260,30 +261,45 @@ def _image_id(found: Engine, image: str) -> str:
     return found.run("image", "inspect", "--format", "{{.Id}}", image, check=False).stdout.strip()
 
 
+def _drop_if_unnamed(found: Engine, image_id: str) -> None:
+    """Remove an image `schedbridge:dev` no longer names if no other tag does (one a container
+    still uses stays)."""
+    if not image_id or image_id == _image_id(found, IMAGE):
+        return
+    tags = found.run("image", "inspect", "--format", "{{join .RepoTags \" \"}}", image_id, check=False).stdout.split()
+    if not tags:
+        found.run("image", "rm", image_id, check=False)
+
+
 def build(found: Engine, base: str, root: Path = ROOT) -> str:
     """The image of `root`, built once per content: tagged `schedbridge:<hash>` (:func:`context_hash`)
     and `schedbridge:dev`. When that tag exists already it is only tagged `schedbridge:dev` again:
     no build, no prune. Otherwise built as docker/README.md says, with this host's CA bundle and
-    mirrors; then the other content tags are removed (an image a container still uses stays) and
-    the build cache bounded, so repeated runs do not fill the disk. Returns the content tag."""
+    mirrors; then all but the KEEP_IMAGES newest content-tagged images are removed, and the image
+    `schedbridge:dev` named before if nothing names it now (an image a container still uses
+    stays), and the build cache is bounded, so repeated runs do not fill the disk. Returns the
+    content tag."""
     started = time.monotonic()
     digest = context_hash(root, base, _image_id(found, base))
     tag = f"{REPOSITORY}:{digest[:TAG_LENGTH]}"
+    before = _image_id(found, IMAGE)
     if _image_id(found, tag):
         found.run("tag", tag, IMAGE)
+        _drop_if_unnamed(found, before)
         found.notes.append(f"image {tag} present: not built ({time.monotonic() - started:.1f} s)")
         return tag
-    argv = ["build", "--file", str(root / DOCKERFILE), "--tag", tag, "--tag", IMAGE, "--build-arg", f"BASE_IMAGE={base}",
-            "--label", f"io.schedbridge.context-sha256={digest}"]
+    argv = ["build", "--file", str(root / DOCKERFILE), "--tag", tag, "--tag", IMAGE,
+            "--build-arg", f"BASE_IMAGE={base}", "--label", f"io.schedbridge.context-sha256={digest}"]
     if CA_BUNDLE.is_file():
         argv += ["--secret", f"id=ca-bundle,src={CA_BUNDLE}"]
     argv += [f"--build-arg={name}={os.environ[name]}" for name in MIRROR_ARGS if os.environ.get(name)]
     run([found.docker, *argv, str(root)], timeout=2400, env={"DOCKER_BUILDKIT": "1"})
     found.notes.append(f"built {tag} in {time.monotonic() - started:.0f} s")
-    listed = found.run("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", REPOSITORY).stdout.split()
-    for old in listed:
-        if old != tag and re.fullmatch(rf"{REPOSITORY}:[0-9a-f]{{{TAG_LENGTH}}}", old):
-            found.run("image", "rm", old, check=False)  # in use by a container: left alone
+    listed = found.run("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", REPOSITORY).stdout.split()  # newest first
+    content_tag = re.compile(rf"{REPOSITORY}:[0-9a-f]{{{TAG_LENGTH}}}")
+    for old in [name for name in listed if name != tag and content_tag.fullmatch(name)][KEEP_IMAGES - 1:]:
+        found.run("image", "rm", old, check=False)  # in use by a container: left alone
+    _drop_if_unnamed(found, before)
     # Each build after a source change adds a few GB of layers on vfs: keep the cache bounded
     # (least recently used first, so the pip and Maven cache mounts and the newest layers stay).
     found.run("builder", "prune", "--force", "--keep-storage", CACHE_KEEP, timeout=600)
