@@ -71,10 +71,13 @@ PURE_TESTS = tests/unit/test_conformance.py tests/unit/test_sim_properties.py te
 
 # -rs lists every skipped test with its reason at the end; with CI set (.ci/run sets it) a skip
 # fails the run instead (tests/conftest.py). Every test has a time limit (pytest-timeout).
+# `make test` runs two lanes (pytest-xdist): the local testbed's tests in one worker, the compose
+# cluster and the unit tests in the other (tests/conftest.py, docs/testing.md).
 PYTEST = $(PY) -m pytest -q -rs -p no:cacheprovider
+LANES  = -n 2 --dist loadgroup
 
 test: setup lint $(COMPOSE_SCHEMA) plugin-test
-	$(PYTEST) --durations=15 tests
+	$(PYTEST) $(LANES) --durations=15 tests
 	SCHEDBRIDGE_PURE=1 $(PYTEST) $(PURE_TESTS)
 
 unit: setup lint $(COMPOSE_SCHEMA) plugin-test

@@ -1,4 +1,5 @@
-"""Suite-wide rules: a time limit on every test, and no silent skips in CI.
+"""Suite-wide rules: a time limit on every test, no silent skips in CI, and which tests share a
+process when the suite runs in parallel.
 
 - **Time limits** (pytest-timeout, signal method: a hung test fails alone, with its name, and the
   run goes on). Unit tests get `timeout` from pyproject.toml; an integration test, whose limit
@@ -9,6 +10,11 @@
   `SCHEDBRIDGE_STRICT_SKIPS=1`, a skipped test is reported as failed with its reason: CI must
   exercise every real component. Elsewhere a skip stays a skip and `make test` lists the reasons
   (`-rs`), so a user without root, Docker or cgroups can still run the suite and read why.
+- **Two lanes** (pytest-xdist, `-n 2 --dist loadgroup`, as `make test` runs it): every integration
+  test that uses the local testbed's ports or a Spark JVM in the test process runs in one worker,
+  in file order (one testbed, one demo run, one PySpark gateway); the compose cluster, which has
+  its own Docker network and free host ports, runs in the other worker beside the unit tests, so
+  its minutes of image and container start-up overlap with the testbed's Spark applications.
 """
 from __future__ import annotations
 
@@ -18,6 +24,9 @@ from collections.abc import Iterator
 import pytest
 
 INTEGRATION_TIMEOUT_S = 900.0
+# Integration modules that start nothing on the local testbed's ports and no Spark JVM in the test
+# process: they may run beside the testbed lane.
+BESIDE_THE_TESTBED = {"test_compose_cluster.py": "compose", "test_compose_services.py": "compose"}
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -28,8 +37,11 @@ def strict_skips() -> bool:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("integration") and not item.get_closest_marker("timeout"):
+        if not item.get_closest_marker("integration"):
+            continue
+        if not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(INTEGRATION_TIMEOUT_S))
+        item.add_marker(pytest.mark.xdist_group(BESIDE_THE_TESTBED.get(item.path.name, "testbed")))
 
 
 @pytest.hookimpl(hookwrapper=True)

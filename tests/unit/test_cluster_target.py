@@ -60,6 +60,7 @@ def test_the_option_wins_over_the_environment_and_yarn_conf_dir_comes_after(tmp_
 
 def test_neither_means_the_local_testbed_and_its_conf_dir_is_the_testbed(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path / "testbed"))  # never the running testbed's conf
     layout = default_layout()
     target = resolve(None)
     assert (target.rm_url, target.origin) == (layout.rm_url, "the local testbed")
