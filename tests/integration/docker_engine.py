@@ -38,7 +38,7 @@ UPSTREAM_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "schedbridge-base:bookworm"  # docker/base-image.sh's default tag
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")  # this host's trust, a TLS proxy's CA included
 CACHE_KEEP = "12GB"  # BuildKit cache kept between runs (BuildKit's count: layers' diffs) but on vfs (below)
-PRUNE_MARGIN_S = 900
+PRUNE_MARGIN_S = 300
 MIRROR_ARGS = ("APT_MIRROR", "PIP_INDEX_URL", "MAVEN_MIRROR_URL")  # passed on to the build when set
 
 
@@ -314,7 +314,7 @@ def _prune(found: Engine, since: float) -> None:
     if found.run("info", "--format", "{{.Driver}}").stdout.strip() == "vfs":
         # BuildKit checks each record's age as it gets to it, and deleting full copies takes
         # minutes (127 s for ~40 GB here): without a margin the newest build's layers aged out
-        # of the window during the prune itself. So layers used within PRUNE_MARGIN_S of this
+        # of the window during the prune itself. So layers used within PRUNE_MARGIN_S before this
         # build's start stay too.
         unused = f"{int(time.time() - since) + PRUNE_MARGIN_S}s"
         found.run("builder", "prune", "--force", "--filter", "type=regular", "--filter", f"until={unused}",
