@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 
 import jsonschema
@@ -203,19 +206,183 @@ def test_request_logs_are_quiet_on_every_daemon() -> None:
     assert "log4j.logger.http.requests=WARN" in template.splitlines()
 
 
-def test_dockerfile_builds_with_make_setup_and_nothing_else() -> None:
-    runs = [args for op, args in _dockerfile() if op == "RUN"]
-    setup = [run for run in runs if re.search(r"(^|&&|\s)make setup(\s|$)", run)]
-    assert len(setup) == 1
-    duplicated = re.compile(r"\bpip3? install\b|-m pip\b|\bmvn\b|-m venv\b|\bjavac\b|\bnpm\b|build\.py|pom\.xml")
-    assert [run for run in runs if duplicated.search(run)] == []
-    # What `make setup` needs is installed in its stage: bookworm's Python 3.11, OpenJDK 17, Maven.
+def _build_stage() -> list[tuple[str, str]]:
+    """The build stage's instructions, from its FROM to the runtime stage's."""
     stage = _dockerfile()
-    start = max(i for i, (op, _) in enumerate(stage) if op == "FROM" and i < stage.index(("RUN", setup[0])))
-    assert stage[start][1].startswith("${BASE_IMAGE}")  # debian:bookworm-slim or its local stand-in
-    packages = " ".join(args for op, args in stage[start:] if op == "RUN")
+    starts = [i for i, (op, _) in enumerate(stage) if op == "FROM"]
+    assert len(starts) == 2 and stage[starts[0]][1].endswith(" AS build"), starts
+    return stage[starts[0]:starts[1]]
+
+
+def _make_rules() -> dict[str, tuple[list[str], list[str]]]:
+    """The Makefile's rules with its plain variables expanded: target -> (prerequisites, recipe).
+    Prerequisites computed by $(shell ...) are left out: they are sources, found by the shell."""
+    text = re.sub(r"\\\n", " ", (ROOT / "Makefile").read_text())
+    plain = dict(re.findall(r"^(\w+)\s*:?=\s*([^$\n]*?)\s*$", text, re.MULTILINE))
+
+    def expand(value: str) -> str:
+        return re.sub(r"\$\((\w+)\)", lambda m: plain.get(m.group(1), m.group(0)), value)
+
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    target = None
+    for line in text.splitlines():
+        if line.startswith("\t") and target:
+            rules[target][1].append(expand(line.strip()))
+        elif (rule := re.match(r"^([^\s:=#]+)\s*:(?!=)\s*(.*)$", line)) and not line.startswith("."):
+            target = expand(rule.group(1))
+            prerequisites = [expand(p) for p in re.sub(r"\$\(shell [^)]*\)", "", rule.group(2)).split()]
+            rules[target] = (prerequisites, [])
+        elif not line.startswith("\t"):
+            target = None
+    return rules
+
+
+def _python_deps_args() -> list[str]:
+    """The arguments of the Dockerfile's `image-setup python-deps` step (VENV PIP EXTRAS)."""
+    [args] = [re.search(r"image-setup python-deps (.*)$", run).group(1).split()
+              for op, run in _build_stage() if op == "RUN" and "image-setup python-deps" in run]
+    return args
+
+
+def _make_words(step: str) -> tuple[list[str], list[str]]:
+    """A `make ...` step's targets and the files it holds back with -o (`VAR=` overrides skipped)."""
+    words = re.sub(r"--mount=\S+\s+", "", step).split("&&")[0].split()
+    assert words[0] == "make", step
+    held = [words[i + 1] for i, w in enumerate(words) if w == "-o"]
+    targets = [w for i, w in enumerate(words[1:], 1) if not w.startswith("-") and "=" not in w and words[i - 1] != "-o"]
+    return targets, held
+
+
+def test_the_image_sets_up_with_make_setup_once_the_sources_are_in() -> None:
+    """`make setup` is the build stage's last step, on the whole context: whatever the layers
+    before it did, make's own recipes decide what the image holds. It may hold back one target,
+    the compiled simulator core, and then the image says its simulator runs pure Python."""
+    stage = _build_stage()
+    runs = [args for op, args in stage if op == "RUN"]
+    setup = [run for run in runs if re.search(r"(^|&&|\s)make\s.*\bsetup(\s|$)", run)]
+    assert len(setup) == 1 and runs[-1] == setup[0]
+    assert stage[stage.index(("RUN", setup[0])) - 1] == ("COPY", ". .")
+    assert [args for op, args in _dockerfile() if op == "COPY" and args.startswith(". ")] == [". ."]
+    targets, held = _make_words(setup[0])
+    rules = _make_rules()
+    assert targets == ["setup"]
+    assert held in ([], rules["compiled"][0]), held  # the compiled core's stamp, nothing else
+    runtime_env = " ".join(args for op, args in _dockerfile()[len(stage):] if op == "ENV")
+    assert ("SCHEDBRIDGE_PURE=1" in runtime_env) == bool(held)
+    if held:
+        assert "pure Python" in (DOCKER / "README.md").read_text()
+    # No step of make's written again in the Dockerfile (its commands; a mount may name a pom).
+    duplicated = re.compile(r"\bpip3? install\b|-m pip\b|\bmvn\b|-m venv\b|\bjavac\b|\bnpm\b|build\.py|pom\.xml")
+    commands = [re.sub(r"--mount=\S+\s+", "", args) for op, args in _dockerfile() if op == "RUN"]  # both stages
+    assert [command for command in commands if duplicated.search(command)] == []
+    # What `make setup` needs is installed in its stage: bookworm's Python 3.11, OpenJDK 17, Maven,
+    # and a C compiler with Python's headers for the compiled core.
+    assert stage[0][1].startswith("${BASE_IMAGE}")  # debian:bookworm-slim or its local stand-in
+    packages = " ".join(runs)
     for package in ("openjdk-17-jdk-headless", "maven", "make", "python3-venv", "python3-dev", "gcc"):
         assert package in packages
+
+
+def _binds(run: str) -> dict[str, str]:
+    """A RUN's bind mounts from the build context: source -> target."""
+    found = {}
+    for spec in re.findall(r"--mount=(\S+)", run):
+        fields = dict(field.split("=", 1) for field in spec.split(","))
+        if fields.get("type") == "bind":
+            found[fields["source"]] = fields["target"]
+    return found
+
+
+def _manifests_of(target: str, held: Sequence[str] = ()) -> set[str]:
+    """The files other than Python sources a make target depends on, through every rule below it
+    (a stamp's, a jar's), except below the targets held back (-o)."""
+    rules = _make_rules()
+    found, pending, seen = set(), [target], set(held)
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for prerequisite in rules.get(name, ([], []))[0]:
+            if prerequisite in rules:
+                pending.append(prerequisite)
+            elif not prerequisite.endswith(".py"):
+                found.add(prerequisite)
+    return found
+
+
+def test_dependency_layers_run_make_setups_own_steps_on_their_inputs_only() -> None:
+    """Before the sources, each step takes only dependency manifests from the context (so a source
+    change leaves those layers cached), by bind mounts at the paths make reads them from, all that
+    its make target needs; each step is one of setup's own make targets or image-setup's
+    python-deps warm-up (checked against the Makefile below)."""
+    setup_targets = _make_rules()["setup"][0]
+    stage = _build_stage()
+    before = stage[:stage.index(("COPY", ". ."))]
+    workdir = Path([args for op, args in before if op == "WORKDIR"][-1])
+    assert [args for op, args in before if op == "COPY"] == ["docker/image-setup.sh /usr/local/sbin/image-setup"]
+    manifests = {"Makefile"} | _manifests_of("setup")
+    runs = [args for op, args in before if op == "RUN"]
+    taken = {source: target for run in runs for source, target in _binds(run).items()}
+    assert set(taken) <= manifests, set(taken) - manifests
+    assert {"pyproject.toml", "constraints.txt", "testbed/pom.xml", "sparkplugin/pom.xml"} <= set(taken)
+    assert all(Path(target) == workdir / source for source, target in taken.items())
+    made = []
+    for run in runs:
+        step = re.sub(r"--mount=\S+\s+", "", run)
+        if step.startswith("make "):
+            targets, held = _make_words(step)
+            assert targets and set(targets) | set(held) <= set(setup_targets), (targets, held)
+            needed = {"Makefile"}.union(*(_manifests_of(t, held) for t in targets))
+            assert needed <= set(_binds(run)), (targets, needed)
+            made += targets
+        else:
+            assert step.startswith("image-setup "), step
+    assert len(made) >= 2, made  # the Hadoop jars and the plugin build's Maven plugins
+
+
+def test_the_python_dependencies_layer_installs_what_make_installs() -> None:
+    """image-setup's python-deps gets the Makefile's venv, pip version and extras, pins with the
+    same constraints file, and takes exactly the inputs of make's install step."""
+    prerequisites, recipe = _make_rules()[f"{_python_deps_args()[0]}/.installed"]
+    recipe_text = " ".join(recipe)
+    venv, pip_version, extras = _python_deps_args()
+    assert re.search(rf"--upgrade pip=={re.escape(pip_version)}(\s|$)", recipe_text)
+    assert re.search(rf"-c (\S+) -e '\.\[{re.escape(extras)}\]'", recipe_text)
+    constraints = re.search(r"-c (\S+) -e", recipe_text).group(1)
+    script = (DOCKER / "image-setup.sh").read_text()
+    assert f"-c {constraints} -r" in script and '--upgrade "pip==$pip_version"' in script
+    [run] = [args for op, args in _build_stage() if op == "RUN" and "image-setup python-deps" in args]
+    assert set(_binds(run)) == set(prerequisites)  # pyproject.toml and constraints.txt
+
+
+def test_the_python_dependency_set_is_pyprojects_with_the_makefiles_extras(tmp_path: Path) -> None:
+    """The requirements python-deps derives: the project's dependencies plus those of the extras
+    (its references to its own extras followed), never the project itself, each pinned."""
+    import tomllib
+
+    script = (DOCKER / "image-setup.sh").read_text()
+    program = re.search(r"<<'PY'\n(.*?)\nPY\n", script, re.DOTALL).group(1)
+    (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    extras = _python_deps_args()[2]
+    done = subprocess.run([sys.executable, "-", extras], input=program, cwd=tmp_path, capture_output=True,
+                          text=True, check=True)
+    derived = done.stdout.splitlines()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    optional = project["optional-dependencies"]
+    expected, pending = list(project["dependencies"]), extras.split(",")
+    while pending:
+        for requirement in optional[pending.pop()]:
+            if requirement.startswith(f"{project['name']}["):
+                pending += requirement[len(project["name"]) + 1:-1].split(",")
+            else:
+                expected.append(requirement)
+    assert sorted(derived) == sorted(expected)
+    assert "pyspark" in " ".join(derived) and "pytest" in " ".join(derived)
+    pinned = {re.split(r"==", line)[0].lower().replace("_", "-")
+              for line in (ROOT / "constraints.txt").read_text().splitlines() if "==" in line}
+    names = {re.match(r"[\w.-]+", r).group(0).lower().replace("_", "-") for r in derived}
+    assert names <= pinned, names - pinned
 
 
 def test_makefile_setup_is_the_recipe_the_image_relies_on() -> None:
@@ -227,6 +394,60 @@ def test_makefile_setup_is_the_recipe_the_image_relies_on() -> None:
 def test_build_context_leaves_local_setup_and_state_out() -> None:
     ignored = set((DOCKER / "Dockerfile.dockerignore").read_text().split())
     assert {".venv", ".cache", ".testbed", ".git", "sparkplugin/build"} <= ignored
+
+
+def test_the_image_tag_hashes_exactly_the_build_context(tmp_path: Path) -> None:
+    """The compose test's content tag (tests/integration/docker_engine.py): the files the build
+    context sends, the ignore file honoured, and nothing else."""
+    from tests.integration.docker_engine import context_files, context_hash
+
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker" / "Dockerfile").write_text("FROM scratch\n")
+    ignore = (DOCKER / "Dockerfile.dockerignore").read_text()
+    (tmp_path / "docker" / "Dockerfile.dockerignore").write_text(ignore)
+    sent = ["bridge/cli.py", "sparkplugin/src/main/A.java", "workloads/x.egg-info/kept", "Makefile"]
+    left_out = [".git/HEAD", ".venv/bin/python", ".cache/hadoop/lib/a.jar", "sparkplugin/build/p.jar",
+                "bridge/sim/__pycache__/a.pyc", "__pycache__/b.pyc", "schedbridge.egg-info/PKG-INFO",
+                "results/run/jobs.csv", ".testbed/conf/core-site.xml"]
+    for rel in sent + left_out:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rel)
+    assert context_files(tmp_path) == sorted([*sent, "docker/Dockerfile", "docker/Dockerfile.dockerignore"])
+
+    first = context_hash(tmp_path, "schedbridge-base:bookworm", "sha256:1")
+    for rel in left_out:
+        (tmp_path / rel).write_text("changed")
+    assert context_hash(tmp_path, "schedbridge-base:bookworm", "sha256:1") == first
+    assert context_hash(tmp_path, "schedbridge-base:bookworm", "sha256:2") != first  # another base image
+    (tmp_path / "bridge" / "cli.py").write_text("bridge/cli.py\n# a comment\n")
+    assert context_hash(tmp_path, "schedbridge-base:bookworm", "sha256:1") != first
+    (tmp_path / "bridge" / "cli.py").write_text("bridge/cli.py")
+    assert context_hash(tmp_path, "schedbridge-base:bookworm", "sha256:1") == first
+    (tmp_path / "Makefile").chmod(0o755)  # COPY keeps the mode
+    assert context_hash(tmp_path, "schedbridge-base:bookworm", "sha256:1") != first
+    # A `!` pattern lets a file back in, as Docker's matcher does.
+    (tmp_path / "docker" / "Dockerfile.dockerignore").write_text(ignore + "\n!results/run/jobs.csv\n")
+    assert "results/run/jobs.csv" in context_files(tmp_path)
+
+
+@pytest.mark.parametrize(("pattern", "path", "matches"), [
+    ("*.egg-info", "schedbridge.egg-info", True), ("*.egg-info", "a/b.egg-info", False),
+    ("**/__pycache__", "__pycache__", True), ("**/__pycache__", "a/b/__pycache__", True),
+    ("a/**", "a/b/c", True), ("a?c", "abc", True), ("a?c", "a/c", False), ("[ab]x", "bx", True),
+    ("[^ab]x", "cx", True), ("[^ab]x", "ax", False), ("sparkplugin/build", "sparkplugin/build", True),
+])
+def test_ignore_patterns_read_as_docker_reads_them(pattern: str, path: str, matches: bool) -> None:
+    from tests.integration.docker_engine import _pattern_regex
+
+    assert bool(re.match(_pattern_regex(pattern), path)) is matches
+
+
+def test_the_repositorys_build_context_is_its_sources() -> None:
+    from tests.integration.docker_engine import context_files
+
+    sent = context_files(ROOT)
+    assert {"Makefile", "pyproject.toml", "constraints.txt", "docker/Dockerfile", "bridge/cli.py"} <= set(sent)
+    assert not [p for p in sent if p.split("/")[0] in {".git", ".venv", ".cache", ".testbed", "results"}]
 
 
 # --- one source of truth for the Hadoop configuration ----------------------------------------------
