@@ -248,13 +248,13 @@ def context_hash(root: Path, base: str, base_id: str) -> str:
     digest.update(f"BASE_IMAGE={base}\0{base_id}\0".encode())
     for rel in [*context_files(root), DOCKERFILE]:
         path = root / rel
-        info = path.lstat()
-        digest.update(f"{rel}\0{stat.S_IMODE(info.st_mode):o}\0".encode())
-        if stat.S_ISLNK(info.st_mode):
-            digest.update(os.readlink(path).encode())
-        else:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        digest.update(b"\0")
+        try:
+            info = path.lstat()
+            content = os.readlink(path).encode() if stat.S_ISLNK(info.st_mode) else \
+                hashlib.sha256(path.read_bytes()).digest()
+        except FileNotFoundError:
+            continue  # removed since the walk (another process's scratch file): gone from the context too
+        digest.update(f"{rel}\0{stat.S_IMODE(info.st_mode):o}\0".encode() + content + b"\0")
     return digest.hexdigest()
 
 
