@@ -170,8 +170,11 @@ def _side_by_side(baseline: Path, policies: Sequence[str], n_jobs: int, nodes: i
         differ = [] if same_policies else differing_policy_files(baseline, here)
         click.echo(f"old: {baseline}\nnew: {here}" + (" with the old tree's policies" if same_policies else "")
                    + f"\npolicy files that differ between the two sides: {', '.join(differ) or 'none'}", err=True)
-        rows = compare((Side("old", baseline), new), policies, n_jobs, nodes, load, trace, repeat, tolerance,
-                       lambda line: click.echo(line, err=True))
+        try:
+            rows = compare((Side("old", baseline), new), policies, n_jobs, nodes, load, trace, repeat, tolerance,
+                           lambda line: click.echo(line, err=True))
+        except RuntimeError as exc:  # a child that failed, or a run too short to time: said, not a traceback
+            raise click.ClickException(str(exc)) from None
     for row in rows:
         row["policy_files_differ"] = differ
         if as_json:

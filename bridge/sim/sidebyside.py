@@ -118,6 +118,9 @@ def _summary(policy: str, old: list[dict[str, Any]], new: list[dict[str, Any]], 
         if any(r["jct"] != rows[0]["jct"] for r in rows):
             raise RuntimeError(f"{policy}: {rows[0]['side']} gave different percentiles across repetitions")
     worst, over = percentile_check(old[0], new[0], tolerance)
+    if any(r["cpu_s"] <= 0 or r["proc_cpu_s"] <= 0 for r in (*old, *new)):
+        raise RuntimeError(f"{policy}: a run took no measurable CPU time, so no speedup can be computed; "
+                           "give more --jobs")
     o_cpu, n_cpu = _median([r["cpu_s"] for r in old]), _median([r["cpu_s"] for r in new])
     o_proc, n_proc = _median([r["proc_cpu_s"] for r in old]), _median([r["proc_cpu_s"] for r in new])
     # the ratio of each adjacent (old, new) pair, so a load change between pairs does not enter
@@ -164,7 +167,7 @@ def _child_main(argv: Sequence[str]) -> None:
     import policies.registry as registry_module
     core = sys.modules.get("policies.compiled")   # absent in trees older than the compiled core
     print(json.dumps({
-        "policy": policy, "events": res.events, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
+        "policy": policy, "events": res.events, "cpu_s": round(cpu, 4), "wall_s": round(wall, 4),
         "sim_peak_rss_mb": round(sim_rss, 1), "pandas": "pandas" in sys.modules,
         "core": core.CORE.describe() if core else "simulator core: pure Python (no compiled core in this tree)",
         "unfinished": len(res.unfinished), "engine": kernel_module.__file__, "policies": registry_module.__file__,

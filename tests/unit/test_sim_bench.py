@@ -146,3 +146,15 @@ def test_the_side_by_side_child_measures_without_pandas_and_names_its_core():
     assert 0 <= row["cpu_s"] <= row["proc_cpu_s"] + 0.01 and row["wall_s"] <= row["proc_wall_s"]
     files, reason = check()
     assert row["core"].startswith("simulator core: compiled") if files else row["core"].endswith(f"({reason})")
+
+
+def test_a_side_by_side_run_too_short_to_time_is_an_error_naming_jobs():
+    """A run with no measurable CPU time gives no speedup: one error naming --jobs, not a
+    ZeroDivisionError (the child reports CPU to 0.1 ms; 40 jobs compiled once took under 5 ms)."""
+    from bridge.sim.sidebyside import _summary
+
+    jct = {c: {p: 1.0 for p in ("p50", "p90", "p99")} for c in ("short", "long")}
+    row = {"side": "new", "jct": jct, "cpu_s": 0.0, "proc_cpu_s": 0.3, "unfinished": 0, "events": 10,
+           "sim_peak_rss_mb": 50.0, "proc_peak_rss_mb": 60.0, "engine": "e", "policies": "p", "core": "c"}
+    with pytest.raises(RuntimeError, match=r"sparrow: a run took no measurable CPU time.*give more --jobs"):
+        _summary("sparrow", [{**row, "side": "old", "cpu_s": 0.01}], [row], 0.01)
