@@ -35,6 +35,7 @@ def strict_skips() -> bool:
     return any(os.environ.get(name, "").strip().lower() in _TRUE for name in ("CI", "SCHEDBRIDGE_STRICT_SKIPS"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups to name the items
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if not item.get_closest_marker("integration"):
