@@ -81,8 +81,7 @@ class Testbed:
                        deadline, progress)
         except TestbedError:
             # A half-started testbed helps nobody: stop what this call started, keep the logs.
-            for spec in reversed(to_start):
-                self.processes.stop(spec.name)
+            self.processes.stop(*(spec.name for spec in to_start))
             raise
 
     def format_namenode_once(self, progress: Callable[[str], None]) -> None:
@@ -142,12 +141,14 @@ class Testbed:
 
     # --- down and status -------------------------------------------------------------------
     def down(self, progress: Callable[[str], None] = lambda _: None) -> list[str]:
-        """Stop the daemons we started (NodeManagers first, so they clean up containers)."""
-        stopped = []
-        for spec in reversed(self.daemons()):
-            if self.processes.stop(spec.name):
-                progress(f"stopped {spec.name}")
-                stopped.append(spec.name)
+        """Stop the daemons we started: the NodeManagers together first (so they clean up their
+        containers while HDFS and the RM are still there), then the others together."""
+        specs = self.daemons()
+        tiers = ([s.name for s in specs if s.main_class == NODEMANAGER],
+                 [s.name for s in reversed(specs) if s.main_class != NODEMANAGER])
+        stopped = [name for tier in tiers for name in self.processes.stop(*tier)]
+        for name in stopped:
+            progress(f"stopped {name}")
         return stopped
 
     def status_text(self) -> str:

@@ -69,20 +69,25 @@ class ProcessTable:
     def names(self) -> list[str]:
         return sorted(p.stem for p in self.pid_dir.glob("*.pid"))
 
-    def stop(self, name: str, grace_s: float = 20.0) -> bool:
-        """SIGTERM, then SIGKILL after `grace_s`; True if a process of ours was stopped."""
-        pid = self.pid(name)
-        (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
-        if pid is None:
-            return False
-        _signal(pid, signal.SIGTERM)
+    def stop(self, *names: str, grace_s: float = 20.0) -> list[str]:
+        """SIGTERM every one of ``names`` at once, SIGKILL those still alive after ``grace_s``:
+        daemons shut down side by side, not one grace period after another. Returns the names of
+        the processes of ours that were stopped."""
+        pids = {}
+        for name in names:
+            pid = self.pid(name)
+            (self.pid_dir / f"{name}.pid").unlink(missing_ok=True)
+            if pid is not None:
+                pids[name] = pid
+                _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and _alive(pid):
+        while time.monotonic() < deadline and any(_alive(pid) for pid in pids.values()):
             time.sleep(0.1)
-        if _alive(pid):
-            _signal(pid, signal.SIGKILL)
-        _reap(pid)
-        return True
+        for pid in pids.values():
+            if _alive(pid):
+                _signal(pid, signal.SIGKILL)
+            _reap(pid)
+        return list(pids)
 
     def tail(self, name: str, lines: int = 30) -> str:
         try:

@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -139,6 +140,14 @@ def test_per_job_mode_records_a_failed_job_and_continues(testbed, per_job_run: P
 def test_report_on_the_two_runs(shared_run: Path, per_job_run: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(report, [str(shared_run), str(per_job_run), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "fifo shared (live)" in result.output and "fifo per-job (live)" in result.output
+    table = pd.read_csv(tmp_path / "report.csv", index_col=0)
+    assert list(table.columns) == ["fifo shared (live)", "fifo per-job (live)"]
+    for label, run in zip(table.columns, (shared_run, per_job_run)):
+        jobs = pd.read_csv(run / "jobs.csv")
+        done = jobs[jobs["status"] == "succeeded"]
+        expected = {"jobs": len(jobs), "succeeded": len(done), "failed": int((jobs["status"] == "failed").sum()),
+                    "mean JCT (s)": float(np.mean(done["end_s"] - done["submit_s"]))}
+        for measure, value in expected.items():
+            assert table.loc[measure, label] == pytest.approx(value, rel=1e-9), (measure, label)
     for name in ("jct_cdf.png", "slowdown_cdf.png", "utilization.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -56,19 +57,26 @@ def test_process_table_never_trusts_a_pid_file_of_another_process(tmp_path: Path
     # Our own pid with a wrong start time: a recycled pid must not be taken for our daemon.
     (tmp_path / "pids" / "ghost.pid").write_text(f"{os.getpid()} 1\n")
     assert table.pid("ghost") is None
-    assert table.stop("ghost") is False
+    assert table.stop("ghost") == []
 
 
-def test_process_table_starts_and_stops_its_own_process(tmp_path: Path) -> None:
+def test_process_table_starts_and_stops_its_own_processes_together(tmp_path: Path) -> None:
+    """Two daemons that take 3 s each to honour SIGTERM stop in one grace period, not two."""
     from bridge.testbed import daemons
 
     class Sleeper(daemons.DaemonSpec):
         def command(self, log_dir: Path) -> list[str]:
-            return [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"]
+            return [sys.executable, "-c", "import signal, sys, time\n"
+                    "signal.signal(signal.SIGTERM, lambda *_: (time.sleep(3), sys.exit(0)))\n"
+                    "print('up', flush=True)\ntime.sleep(60)"]
 
     table = ProcessTable(tmp_path / "pids", tmp_path / "logs")
-    pid = table.start(Sleeper("sleeper", "x", tmp_path, 1))
-    assert table.pid("sleeper") == pid
-    assert table.stop("sleeper", grace_s=5) is True
-    assert table.pid("sleeper") is None
-    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    pids = [table.start(Sleeper(name, "x", tmp_path, 1)) for name in ("a", "b")]
+    assert [table.pid("a"), table.pid("b")] == pids
+    time.sleep(0.5)  # both have set their handler
+    started = time.monotonic()
+    assert table.stop("a", "b", "ghost", grace_s=10) == ["a", "b"]
+    assert 2.9 <= time.monotonic() - started < 5.9  # one 3 s shutdown, side by side (one by one: 6 s)
+    assert table.pid("a") is None and table.pid("b") is None
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
