@@ -11,10 +11,13 @@ process when the suite runs in parallel.
   exercise every real component. Elsewhere a skip stays a skip and `make test` lists the reasons
   (`-rs`), so a user without root, Docker or cgroups can still run the suite and read why.
 - **Two lanes** (pytest-xdist, `-n 2 --dist loadgroup`, as `make test` runs it): every integration
-  test that uses the local testbed's ports or a Spark JVM in the test process runs in one worker,
-  in file order (one testbed, one demo run, one PySpark gateway); the compose cluster, which has
-  its own Docker network and free host ports, runs in the other worker beside the unit tests, so
-  its minutes of image and container start-up overlap with the testbed's Spark applications.
+  test that uses the local testbed (its `testbed` fixture, directly or through another) runs in
+  one worker, in file order: one testbed, one demo run. Every other integration test (the compose
+  cluster with its own Docker network and free host ports, the local-master Spark tests, the
+  agent on this host's cgroups, the core install) runs in the other worker, in file order too
+  (one PySpark gateway there, started by the first module that needs the plugin's jar in it), so
+  the compose cluster's minutes of start-up overlap the testbed's Spark applications. Unit tests
+  go to whichever worker is free.
 """
 from __future__ import annotations
 
@@ -24,9 +27,7 @@ from collections.abc import Iterator
 import pytest
 
 INTEGRATION_TIMEOUT_S = 900.0
-# Integration modules that start nothing on the local testbed's ports and no Spark JVM in the test
-# process: they may run beside the testbed lane.
-BESIDE_THE_TESTBED = {"test_compose_cluster.py": "compose", "test_compose_services.py": "compose"}
+TESTBED_LANE, OTHER_LANE = "testbed", "beside-the-testbed"
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -38,11 +39,13 @@ def strict_skips() -> bool:
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups to name the items
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if not item.get_closest_marker("integration"):
+        if "integration" not in item.path.parts:
             continue
+        if not item.get_closest_marker("integration"):  # a local-master Spark test is one too (-m integration)
+            item.add_marker(pytest.mark.integration)
         if not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(INTEGRATION_TIMEOUT_S))
-        item.add_marker(pytest.mark.xdist_group(BESIDE_THE_TESTBED.get(item.path.name, "testbed")))
+        item.add_marker(pytest.mark.xdist_group(TESTBED_LANE if "testbed" in item.fixturenames else OTHER_LANE))
 
 
 @pytest.hookimpl(hookwrapper=True)
