@@ -96,7 +96,7 @@ def check(build_dir: Path = BUILD_DIR, root: Path = ROOT) -> tuple[dict[str, Pat
     try:
         stamp = json.loads((build_dir / STAMP).read_text())
     except (OSError, ValueError):
-        return {}, f"no compiled build in {build_dir}; `make setup` or `make setup` builds one"
+        return {}, f"no compiled build in {build_dir}; `make setup` (or `make compiled`) builds one"
     elsewhere = [pkg for pkg in ("bridge", "policies") if _package_dir(pkg) not in (None, root / pkg)]
     if elsewhere:
         return {}, f"`{elsewhere[0]}` is imported from another tree than {root} (the compiled build's)"
