@@ -94,9 +94,13 @@ class DemoRun:
         """The comparison's results.json (what `sim-vs-live --json` prints)."""
         return json.loads((self.out / comparison / "results.json").read_text())
 
-    def live_dir(self, comparison: str, policy: str) -> Path:
+    def run(self, comparison: str, policy: str) -> dict:
+        """The one run of ``policy`` in the comparison's results."""
         [run] = [r for r in self.results(comparison)["runs"] if r["policy"] == policy]
-        return Path(run["live_dir"])
+        return run
+
+    def live_dir(self, comparison: str, policy: str) -> Path:
+        return Path(self.run(comparison, policy)["live_dir"])
 
 
 def run_demo(testbed, root: Path) -> DemoRun:
@@ -160,6 +164,5 @@ def live_figures(run: DemoRun, comparison: str, policy: str) -> dict[str, dict[s
 
 def sim_figures(run: DemoRun, comparison: str, policy: str) -> dict[str, dict[str, float]]:
     """Per class, the simulated JCT figures from the simulator's own per-job file."""
-    [entry] = [r for r in run.results(comparison)["runs"] if r["policy"] == policy]
-    sim = pd.read_csv(entry["sim_file"])
+    sim = pd.read_csv(run.run(comparison, policy)["sim_file"])
     return by_class(sim["completion_time"], sim["class"] == "long")
