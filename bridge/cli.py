@@ -5,7 +5,7 @@ import importlib
 
 import click
 
-from bridge.extras import MissingExtra, missing_extra
+from bridge.common.extras import MissingExtra, missing_extra
 
 # name -> "module:attribute" of a click command; imported lazily so `schedbridge --help`
 # stays fast and a subcommand's heavy imports (pandas, pyspark) load only when used.
@@ -13,26 +13,26 @@ SUBCOMMANDS: dict[str, str] = {
     "simulate": "bridge.sim.cli:simulate",
     "bench": "bridge.cli:bench",
     "trace": "workloads.synthetic.cli:trace",
-    "testbed": "bridge.testbed.cli:testbed",
-    "demo": "bridge.demo:demo",
+    "testbed": "bridge.apps.testbed_cli:testbed",
+    "demo": "bridge.apps.demo:demo",
     "agent": "bridge.agent.cli:agent",
-    "experiment": "bridge.experiments:experiment",
-    "serve": "bridge.live.spark_daemon:serve",
-    "submit": "bridge.live.spark_submit:submit",
+    "experiment": "bridge.apps.experiments:experiment",
+    "serve": "bridge.plugin.daemon:serve",
+    "submit": "bridge.launch.submit:submit",
     "replay": "bridge.replay.cli:replay",
-    "report": "bridge.report.cli:report",
-    "sim-vs-live": "bridge.simlive.cli:sim_vs_live",
-    "tpch": "bridge.tpch:tpch",
+    "report": "bridge.apps.report.cli:report",
+    "sim-vs-live": "bridge.apps.simlive.cli:sim_vs_live",
+    "tpch": "bridge.apps.tpch:tpch",
 }
 # `schedbridge bench NAME`: each benchmark lives beside what it measures.
 BENCHMARKS: dict[str, str] = {
     "sim": "bridge.sim.bench:sim",
-    "idle-slots": "bridge.report.idle_bench:idle_slots",
+    "idle-slots": "bridge.apps.report.idle_bench:idle_slots",
     "agent": "bridge.agent.bench:agent",
     "testbed": "bridge.testbed.bench:testbed",
-    "spark": "bridge.live.spark_bench:spark",
-    "spark-tpch": "bridge.live.tpch_bench:spark_tpch",
-    "kairos-live": "bridge.experiments_kairos_live:kairos_live",
+    "spark": "bridge.plugin.bench:spark",
+    "spark-tpch": "bridge.apps.tpch_bench:spark_tpch",
+    "kairos-live": "bridge.apps.experiments_kairos_live:kairos_live",
 }
 
 
@@ -62,7 +62,7 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         """Run the subcommand; an optional package it imports late and lacks ends it with the
-        extra to install (``bridge.extras``), not a traceback."""
+        extra to install (``bridge.common.extras``), not a traceback."""
         try:
             return super().invoke(ctx)
         except ModuleNotFoundError as e:

@@ -22,9 +22,19 @@ from pathlib import Path
 import click
 
 from bridge.agent.client import AgentClient
-from bridge.agent.trial import (CGROUP_ROOT, IDLE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
-                                proc_cpu_ns, remove_groups, usage_file, wait_for)
-from bridge.metrics import median, percentile
+from bridge.agent.trial import (
+    CGROUP_ROOT,
+    IDLE,
+    TOKEN,
+    AgentProcess,
+    FakeContainer,
+    FakeNodeManager,
+    proc_cpu_ns,
+    remove_groups,
+    usage_file,
+    wait_for,
+)
+from bridge.common.metrics import median, percentile
 
 APP = "container_1763800000000_0007_01_{:06d}"
 

@@ -15,7 +15,6 @@ from pathlib import Path, PurePosixPath
 
 import click
 
-from bridge.options import FiniteFloat
 from bridge.agent.cgroups import CpuController, detect
 from bridge.agent.errors import AgentError
 from bridge.agent.nodemanager import AppFilter, NodeManagerSource, NoNodeManager, YarnNodeManager
@@ -23,6 +22,7 @@ from bridge.agent.procfs import TreeFinder
 from bridge.agent.server import AgentServer, ListenAddress, check_token, listen_address
 from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent
 from bridge.agent.state import NodeLock, StateFile
+from bridge.common.options import FiniteFloat
 
 log = logging.getLogger("bridge.agent")
 TOKEN_ENV = "SCHEDBRIDGE_AGENT_TOKEN"

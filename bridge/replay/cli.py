@@ -7,14 +7,14 @@ from pathlib import Path
 import click
 
 import sparkplugin
-from bridge.live.cluster_agents import agents_option
-from bridge.options import KeyValue, OutputPath, pairs_to_dict, param_option, renamed_option
-from bridge.replay.inputs import prepare_inputs
+from bridge.common.options import KeyValue, OutputPath, pairs_to_dict, param_option, renamed_option
+from bridge.nodes.cluster_agents import agents_option
 from bridge.replay import policy as policies
 from bridge.replay import preemption
 from bridge.replay.executor_spread import SpreadError
+from bridge.replay.inputs import prepare_inputs
 from bridge.replay.runner import MODES, Replay, ReplayPlan
-from bridge.replay.target import announce, hadoop_conf_dir_option, resolve
+from bridge.testbed.target import announce, hadoop_conf_dir_option, resolve
 from workloads.expand import expand
 from workloads.trace import TraceError
 from workloads.workload_file import WorkloadFileError, load_workload

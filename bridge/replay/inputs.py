@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bridge.paths import cache_dir
+from bridge.common.paths import cache_dir
 from workloads import hdfsio
 from workloads.spec import Input, TpchInput, WordCountInput
 from workloads.tpch.datagen import dataset_name, generate

@@ -10,7 +10,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from bridge.live.spark_engine import ESTIMATE_PROP
+from bridge.drivers.spark_engine import ESTIMATE_PROP
 from workloads import tasksjob
 from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob
 from workloads.tpch.spark import register_tables, run_query

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bridge.live.cluster_agents import NodeAgents
+from bridge.nodes.cluster_agents import NodeAgents
 from bridge.replay import child
 from bridge.replay.jobs import run_job
 from bridge.replay.policy import open_session, submit_command

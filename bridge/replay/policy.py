@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from pyspark.sql import SparkSession
 
 import sparkplugin
-from bridge.live import spark_inprocess, spark_preflight
-from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_planners import make_planner
-from bridge.live.spark_submit import rewrite
+from bridge.drivers.planners import make_planner
+from bridge.launch import preflight as spark_preflight
+from bridge.launch.submit import rewrite
+from bridge.plugin import inprocess as spark_inprocess
+from bridge.plugin.host import PolicyHost
 from bridge.testbed.spark import spark_submit
 
 STOCK = "stock"

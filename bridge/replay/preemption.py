@@ -1,7 +1,7 @@
 """`schedbridge replay --preempt`: the policy's node scheduler runs on real containers.
 
 Without it a replay drives placement only. With it, the shared application's policy host is
-``bridge.live.node_engine``'s planner, for any policy whose registry entry declares
+``bridge.drivers.node_engine``'s planner, for any policy whose registry entry declares
 ``Preempts`` (Kairos, Big-C, Falcon and its baselines): the NodeManagers advertise the policy's
 extra tasks per node more vcores for the span of the replay, the executor containers are sized
 so that exactly N + extra of them fit on each NodeManager (``executor_spread``; checked once they
@@ -11,7 +11,7 @@ policy's ``Suspend``/``Resume`` decide.
 N is the shared mode's executors per NodeManager unless `--param node_cores=...`
 says otherwise; the policy's live defaults (``Preempts.live``; Kairos: Q = 1, W = 5 s, our reading
 for a 2-core testbed) are overridden by `--param <param>=...`. The agents are those of
-``bridge.live.cluster_agents.agents_for``: an agents file's (``--agents``, ``$SCHEDBRIDGE_AGENTS``)
+``bridge.nodes.cluster_agents.agents_for``: an agents file's (``--agents``, ``$SCHEDBRIDGE_AGENTS``)
 on any cluster, else, on the local testbed as root, agents the replay starts itself. Every agent is
 asked to answer before anything is submitted; per-job mode (where every application would have its
 own node scheduler) is refused then too.
@@ -26,14 +26,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 import sparkplugin
-from bridge.live import spark_inprocess
-from bridge.live.cluster_agents import NodeAgents, agents_for, hadoop_user
-from bridge.live.node_engine import NODE_CORES, live_params, node_cores, node_preemption
-from bridge.live.preemption import ContainerPreemptor
-from bridge.live.spark_engine import engine_settings
-from bridge.live.spark_host import PolicyHost
+from bridge.drivers.node_engine import NODE_CORES, live_params, node_cores, node_preemption
+from bridge.drivers.spark_engine import engine_settings
+from bridge.nodes.cluster_agents import NodeAgents, agents_for, hadoop_user
+from bridge.nodes.preemption import ContainerPreemptor
+from bridge.plugin import inprocess as spark_inprocess
+from bridge.plugin.host import PolicyHost
 from bridge.replay import executor_spread
-from bridge.replay.target import ClusterTarget
+from bridge.testbed.target import ClusterTarget
 
 
 def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str],

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from bridge.live.cluster_agents import NodeAgents
+from bridge.nodes.cluster_agents import NodeAgents
 from bridge.replay.eventlog import logging_conf, read_logs
 from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
 from bridge.replay.policy import STOCK
 from bridge.replay.results import Ledger, plugin_counters, tasks_frame, write_frame, write_meta
 from bridge.replay.sampler import UtilizationSampler
-from bridge.replay.target import ClusterTarget
+from bridge.testbed.target import ClusterTarget
 from workloads.spec import Submission
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import resource
-import tempfile
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +28,7 @@ from typing import Any
 
 import click
 
-from bridge.options import FiniteFloat
+from bridge.common.options import FiniteFloat
 from workloads.model import Job
 
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "lwl", "dlwl", "eagle", "kairos")

@@ -11,15 +11,15 @@ from typing import Any
 
 import click
 
-from bridge.options import FiniteFloat, OutputPath, output_dir, param_option, renamed_option
+from bridge.common.options import FiniteFloat, OutputPath, output_dir, param_option, renamed_option
 
 OUT_SUFFIXES = (".csv", ".parquet")
 PROGRESS_MIN_TASKS = 200_000
 
 
 def summary_table(summary: dict[str, Any]) -> str:
-    """Human-readable summary: JCT percentiles per class (`bridge.tables`) and the run's counts."""
-    from bridge.tables import cell, text
+    """Human-readable summary: JCT percentiles per class (`bridge.common.tables`) and the run's counts."""
+    from bridge.common.tables import cell, text
 
     lines = [f"policy {summary['policy']}  nodes {summary['nodes']}  slots/node {summary['slots_per_node']}  "
              f"seed {summary['seed']}  reporting cutoff {summary['reporting_cutoff']:.4g} s",
@@ -40,7 +40,7 @@ def summary_table(summary: dict[str, Any]) -> str:
 
 
 def per_job_frame(jobs: Any, cutoff: float) -> Any:
-    from bridge.metrics import with_completion
+    from bridge.common.metrics import with_completion
 
     j = with_completion(jobs, cutoff)
     return j[["job_id", "submit", "finish", "jct", "slowdown", "cls", "n_tasks", "mean_duration",
@@ -110,7 +110,7 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
              report_cutoff: float | None, network_delay: float, out: Path | None, as_json: bool,
              progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
-    from bridge.metrics import percentile, summarize
+    from bridge.common.metrics import percentile, summarize
     from bridge.sim.engine import Simulation
     from policies.api import ClusterSpec, DecisionError, PolicyEnv
     from policies.compiled import CORE

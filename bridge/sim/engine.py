@@ -8,7 +8,7 @@ time passing: a task that runs plays its duration as a ``SegmentEnd`` event (sta
 is suspended), and its end is reported back to the state. It knows no policy by name.
 
 What is measured goes into a :class:`~bridge.cluster.state.SegmentLog` (run segments, job
-finish times, counters); the metrics in ``bridge.metrics`` are computed from it afterwards.
+finish times, counters); the metrics in ``bridge.common.metrics`` are computed from it afterwards.
 """
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ from bridge.cluster.state import ClusterState, SegmentLog
 from policies.api import ClusterSpec, JobArrival
 from workloads.model import Job
 from workloads.validate import check_against_cluster
-
 
 GC_YOUNG = 100_000
 """Allocations between two young-generation collections of CPython's cyclic garbage collector
@@ -60,7 +59,7 @@ class SimResult:
     policy: str = ""
 
     def task_table(self) -> Any:
-        """Run segments as a DataFrame (the columns ``bridge.metrics`` expects, plus ``idle``)."""
+        """Run segments as a DataFrame (the columns ``bridge.common.metrics`` expects, plus ``idle``)."""
         import numpy as np
         import pandas as pd
 

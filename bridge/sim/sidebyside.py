@@ -9,10 +9,10 @@ pandas is imported for the percentiles) and the jobs' short/long p50/p90/p99 com
 The trees' results may differ bit for bit (same-instant ordering is not part of the contract);
 the check is that every percentile stays within ``--tolerance`` of the baseline's.
 
-The child is this file run as a script with the tree's root first on ``sys.path``, so it imports
+The child is ``sidebyside_child.py`` run as a script with the tree's root first on ``sys.path``, so it imports
 that tree's simulator, policies and trace generator; it uses only interfaces both trees have
 (``bridge.sim.bench.trace_jobs``, ``bridge.sim.engine.Simulation``, ``policies.registry``,
-``bridge.metrics.completion_summary``). ``policies_from`` runs a tree with another tree's
+``bridge.common.metrics.completion_summary``). ``policies_from`` runs a tree with another tree's
 ``policies`` package, to compare two engines on the same policy code.
 """
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -30,8 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PERCENTILES = ("p50", "p90", "p99")
-CLASSES = ("short", "long")
+from bridge.common.metrics import CLASSES
+from bridge.common.metrics import PERCENTILES as LEVELS
+
+PERCENTILES = tuple(f"p{p}" for p in LEVELS)  # the keys of the child's rows
+
+# The child script (a file of its own, run by path, so it imports nothing of this tree).
+CHILD = Path(__file__).resolve().with_name("sidebyside_child.py")
 
 
 @dataclass
@@ -47,7 +51,7 @@ class Side:
 
 def run_child(side: Side, policy: str, n_jobs: int, nodes: int, load: float, trace: str) -> dict[str, Any]:
     """Run one policy of one tree in a fresh process; its JSON row plus the process' rusage."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), str(side.root), str(side.policies_from or ""),
+    cmd = [sys.executable, str(CHILD), str(side.root), str(side.policies_from or ""),
            policy, str(n_jobs), str(nodes), str(load), trace]
     w0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
@@ -142,60 +146,9 @@ def _summary(policy: str, old: list[dict[str, Any]], new: list[dict[str, Any]], 
             "percentiles_ok": not over and not old[0]["unfinished"] and not new[0]["unfinished"]}
 
 
-def _child_main(argv: Sequence[str]) -> None:
-    """In the child: import the tree at ``argv[0]`` (with ``policies`` from ``argv[1]`` if set),
-    simulate, print one JSON row."""
-    root, policies_from, policy, n_jobs, nodes, load, trace = argv
-    sys.path[0] = root                 # not this file's directory: the tree under test
-    if policies_from:
-        sys.path.insert(0, policies_from)
-    from bridge.sim.bench import trace_jobs
-    from bridge.sim.engine import Simulation
-    from policies.api import ClusterSpec, PolicyEnv
-    from policies.registry import config_for, create
-    from workloads.synthetic import get_kind, trace_settings
-
-    jobs = trace_jobs(trace, int(n_jobs), int(nodes), float(load))
-    spec = ClusterSpec(int(nodes))
-    pol = create(policy, PolicyEnv(spec, 1), config_for(policy, trace_settings(trace, policy)))
-    w0, c0 = time.perf_counter(), time.process_time()
-    res = Simulation(jobs, pol, spec).run()
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    sim_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # before any percentile
-    summary = _percentiles(res, get_kind(trace).policy_parameters()["cutoff"])
-    import bridge.cluster.kernel as kernel_module
-    import policies.registry as registry_module
-    core = sys.modules.get("policies.compiled")   # absent in trees older than the compiled core
-    print(json.dumps({
-        "policy": policy, "events": res.events, "cpu_s": round(cpu, 4), "wall_s": round(wall, 4),
-        "sim_peak_rss_mb": round(sim_rss, 1), "pandas": "pandas" in sys.modules,
-        "core": core.CORE.describe() if core else "simulator core: pure Python (no compiled core in this tree)",
-        "unfinished": len(res.unfinished), "engine": kernel_module.__file__, "policies": registry_module.__file__,
-        "jct": {c: {p: summary[c][p] for p in PERCENTILES} for c in CLASSES}}))
-
-
-def _percentiles(res: Any, cutoff: float) -> dict[str, dict[str, float]]:
-    """Short/long completion-time percentiles by ``bridge.metrics``: on numpy arrays where the tree
-    has ``class_stats`` (no pandas in the child, so its peak RSS is the simulation's), through the
-    pandas job table in older trees."""
-    import numpy as np
-
-    from bridge import metrics
-
-    if not hasattr(metrics, "class_stats"):
-        return metrics.completion_summary(res.job_table(), cutoff)
-    fin = res.log.job_finish
-    jct = np.array([fin.get(j.job_id, np.nan) - j.submit for j in res.jobs], dtype=float)
-    long = np.array([j.work / j.n_tasks > cutoff for j in res.jobs], dtype=bool)
-    return metrics.class_stats(jct, long)
-
-
 def policies_only(root: Path, into: Path) -> Path:
     """``into`` made to hold only a link to ``root``'s ``policies`` package: put first on a child's
     path, it makes that child use those policies with its own tree's engine."""
     (into / "policies").symlink_to(root / "policies", target_is_directory=True)
     return into
 
-
-if __name__ == "__main__":
-    _child_main(sys.argv[1:])

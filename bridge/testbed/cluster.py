@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bridge.paths import hadoop_lib_dir
+from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed import hadoopconf
 from bridge.testbed.daemons import DaemonSpec, ProcessTable
 from bridge.testbed.layout import ClusterLayout, all_ports

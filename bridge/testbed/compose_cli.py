@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from bridge.paths import testbed_home
+from bridge.common.paths import testbed_home
 from bridge.testbed import hadoopconf
 from bridge.testbed.cgroupdelegate import DelegationError
 from bridge.testbed.cluster import TestbedError

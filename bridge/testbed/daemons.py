@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge.paths import hadoop_lib_dir
+from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed.jvm import ADD_OPENS, java_executable
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hdfs import InsecureClient
 
-from bridge.paths import hadoop_apps_dir
+from bridge.common.paths import hadoop_apps_dir
 from yarnclient import Application, ResourceManagerClient
 from yarnclient.submission import AppSubmission, LocalResource
 

@@ -7,7 +7,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from bridge.paths import hadoop_lib_dir
+from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed.jvm import ADD_OPENS
 from bridge.testbed.layout import ClusterLayout, NodeManagerSpec
 

@@ -9,7 +9,7 @@ import getpass
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bridge.paths import testbed_base_port, testbed_home
+from bridge.common.paths import testbed_base_port, testbed_home
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def local_layout(home: Path, nodemanagers: int = 2, vcores: int = 4, memory_mb: 
 
 def default_layout(**shape: int) -> ClusterLayout:
     """The testbed the CLI, the demo and the tests share: its home and port shift come from
-    the environment (`bridge.paths`), its shape from `shape` (see `local_layout`)."""
+    the environment (`bridge.common.paths`), its shape from `shape` (see `local_layout`)."""
     return local_layout(testbed_home(), base_port=testbed_base_port(), **shape)
 
 

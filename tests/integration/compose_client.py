@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from bridge.live.cluster_agents import connect, load
+from bridge.nodes.cluster_agents import connect, load
 from yarnclient import ResourceManagerClient
 from yarnclient.hadoopconf import rm_webapp_urls
 from yarnclient.hdfs import hdfs_client

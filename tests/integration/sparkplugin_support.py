@@ -8,9 +8,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridge.live.spark_fifo import FifoPlanner
-from bridge.live.spark_protocol import LiveEvent, OfferRound, Placement, TaskEnd, TaskStart
-from bridge.live.spark_state import LiveCluster
+from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark_state import LiveCluster
+from bridge.protocol.messages import LiveEvent, OfferRound, Placement, TaskEnd, TaskStart
 
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon")
 LINES = [" ".join(WORDS[(i * j) % len(WORDS)] for j in range(1, 8)) for i in range(400)]

@@ -18,11 +18,11 @@ from bridge.agent.procfs import TreeFinder
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
 from bridge.agent.trial import CGROUP_ROOT, cpu_rate, cpu_rates, proc_cpu_ns, wait_for
-from bridge.paths import hadoop_lib_dir
+from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed import dshell
 from bridge.testbed.layout import ClusterLayout, NodeManagerSpec
-from yarnclient import ResourceManagerClient
 from tests import needs
+from yarnclient import ResourceManagerClient
 from yarnclient.hdfs import hdfs_client
 
 pytestmark = pytest.mark.integration

@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from bridge.agent.client import AgentClient
-from bridge.paths import hadoop_lib_dir
-from yarnclient import ResourceManagerClient, YarnError
+from bridge.common.paths import hadoop_lib_dir
 from tests import needs
+from yarnclient import ResourceManagerClient, YarnError
 from yarnclient.hdfs import hdfs_client, hdfs_writable
 
 pytestmark = pytest.mark.integration

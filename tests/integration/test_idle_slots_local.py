@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bridge.apps.report.idle_slots import read
 from bridge.replay.eventlog import events, logging_conf
-from bridge.report.idle_slots import read
 
 pytestmark = pytest.mark.integration
 

@@ -1,5 +1,5 @@
 """Live preemption on the real testbed: a CPU-bound Spark task's YARN container is suspended and
-resumed through `bridge.live.preemption` and a real `schedbridge agent`, the agent survives SIGKILL
+resumed through `bridge.nodes.preemption` and a real `schedbridge agent`, the agent survives SIGKILL
 without leaving a throttle behind, and Kairos' N+Q admission raises and restores node vcores.
 (Kairos taking turns live through the plugin is test_replay_preempt_agents_file.py's bridge
 application and the shared demo's `--preempt` replay.)
@@ -22,10 +22,19 @@ import pytest
 
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
-from bridge.agent.trial import (CGROUP_ROOT, TOKEN, AgentProcess, cpu_rate, cpu_rates, proc_cpu_ns, remove_groups,
-                                usage_file, wait_for)
-from bridge.live.node_capacity import RaisedVcores
-from bridge.live.preemption import ContainerPreemptor, ContainerRef
+from bridge.agent.trial import (
+    CGROUP_ROOT,
+    TOKEN,
+    AgentProcess,
+    cpu_rate,
+    cpu_rates,
+    proc_cpu_ns,
+    remove_groups,
+    usage_file,
+    wait_for,
+)
+from bridge.nodes.node_capacity import RaisedVcores
+from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
 from bridge.testbed.layout import NodeManagerSpec
 from tests import needs
 from tests.integration import spark_spin_job

@@ -29,7 +29,7 @@ import pytest
 
 import sparkplugin
 from bridge.cli import BENCHMARKS, SUBCOMMANDS
-from bridge.extras import EXTRA_OF
+from bridge.common.extras import EXTRA_OF
 from tests.integration.process_output import failure_excerpt
 
 pytestmark = pytest.mark.integration  # a venv built from pip's cache (about a minute on a busy machine)

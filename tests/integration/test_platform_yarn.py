@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from bridge.paths import hadoop_lib_dir
+from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed import dshell
 from yarnclient import ResourceManagerClient, YarnConnectionError, YarnNotFound
 from yarnclient.hdfs import hdfs_client

@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from bridge.apps.report.cli import report
 from bridge.replay.cli import build_plan
 from bridge.replay.runner import Replay
-from bridge.report.cli import report
+from tests.integration.process_output import failure_excerpt
 from workloads.spec import Submission, TasksJob, WordCountJob
 from yarnclient.resourcemanager import ResourceManagerClient
-from tests.integration.process_output import failure_excerpt
 
 pytestmark = pytest.mark.integration
 

@@ -24,17 +24,22 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import SparkSession
 
 import sparkplugin
-from bridge.live import spark_inprocess
-from bridge.live.spark_daemon import PolicyDaemon
-from bridge.live.spark_fifo import FifoPlanner
-from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_planners import make_planner
-from bridge.live.spark_protocol import Grant, LiveEvent, OfferRound, Placement
-from bridge.live.spark_state import LiveCluster
+from bridge.drivers.planners import make_planner
+from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark_state import LiveCluster
+from bridge.plugin import inprocess as spark_inprocess
+from bridge.plugin.daemon import PolicyDaemon
+from bridge.plugin.host import PolicyHost
+from bridge.protocol.messages import Grant, LiveEvent, OfferRound, Placement
+from tests.integration.sparkplugin_support import (
+    DaemonProcess,
+    RecordingPlanner,
+    assert_no_task_lost_or_repeated,
+    slow_sum,
+    sql_rows,
+    wordcount,
+)
 from workloads.model import Job, Successor
-from tests.integration.sparkplugin_support import (DaemonProcess, RecordingPlanner,
-                                                   assert_no_task_lost_or_repeated, slow_sum,
-                                                   sql_rows, wordcount)
 
 # A generous deadline: the shared 2-core machine can starve the host for tens of ms, and only the
 # deadline test may see deadline fallbacks (it sets its own).

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.testbed.cli import shell_exports
+from bridge.apps.testbed_cli import shell_exports
 from tests.integration.process_output import failure_excerpt
 from yarnclient.hdfs import hdfs_client
 

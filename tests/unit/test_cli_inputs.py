@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from bridge import experiments
+from bridge.apps import experiments
 from bridge.cli import main
 from policies.registry import ConfigError, config_for
 from workloads.trace import TraceError, read_trace
@@ -199,7 +199,7 @@ def test_testbed_refuses_bad_numbers_before_touching_a_testbed(monkeypatch: pyte
     def no_testbed(*_args: object) -> None:
         raise AssertionError("a testbed was built from a bad value")
 
-    monkeypatch.setattr("bridge.testbed.cli._testbed", no_testbed)
+    monkeypatch.setattr("bridge.apps.testbed_cli._testbed", no_testbed)
     assert_refused(invoke("testbed", *args), option)
 
 

@@ -16,14 +16,14 @@ from bridge.agent.procfs import TreeFinder
 from bridge.agent.server import AgentServer, listen_address
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
-from bridge.live import cluster_agents
-from bridge.live.cluster_agents import AgentsConfigError, ConfiguredAgents, LocalTestbedAgents, agents_for, load
-from bridge.live.node_engine import NodePlanner
-from bridge.live.preemption import ContainerPreemptor
-from bridge.live.preempting_host import host_planners
-from bridge.live.spark_engine import EnginePlanner
-from bridge.live.spark_host import refusal
-from bridge.live.spark_protocol import PolicyRequest
+from bridge.drivers.node_engine import NodePlanner
+from bridge.drivers.spark_engine import EnginePlanner
+from bridge.nodes import cluster_agents
+from bridge.nodes.cluster_agents import AgentsConfigError, ConfiguredAgents, LocalTestbedAgents, agents_for, load
+from bridge.nodes.preemption import ContainerPreemptor
+from bridge.plugin.host import refusal
+from bridge.plugin.preempting_host import host_planners
+from bridge.protocol.messages import PolicyRequest
 from bridge.testbed.layout import default_layout
 from tests.unit.agent_fakes import FakeCgroups, FakeNodeManager
 from yarnclient.models import Node

@@ -9,11 +9,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bridge.live.spark_submit import cluster_env, take_own
+from bridge.launch.submit import cluster_env, take_own
 from bridge.replay.cli import replay
-from bridge.replay.target import resolve
 from bridge.testbed import hadoopconf as testbed_conf
 from bridge.testbed.layout import default_layout
+from bridge.testbed.target import resolve
 from yarnclient.hadoopconf import HadoopConfError
 
 DEMO = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "demo.toml"

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge.live.spark_engine import ESTIMATE_PROP, EnginePlanner
-from bridge.live.spark_protocol import Launched, OfferRound, Slot, StageDemand, parse_event
-from bridge.live.spark_state import LiveCluster
+from bridge.drivers.spark_engine import ESTIMATE_PROP, EnginePlanner
+from bridge.drivers.spark_state import LiveCluster
+from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
 from bridge.sim.engine import simulate
 from policies import registry
 from policies.api import ClusterSpec, PolicyEnv

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bridge.demo import default_plan, demo, figures_table, load_plan, reading_lines
-from bridge.simlive.calibration import NONE
-from bridge.simlive.compare import Measured
+from bridge.apps.demo import default_plan, demo, figures_table, load_plan, reading_lines
+from bridge.apps.simlive.calibration import NONE
+from bridge.apps.simlive.compare import Measured
 from workloads.workload_file import WorkloadFileError, load_workload
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "examples"
@@ -119,7 +119,7 @@ def test_figures_table_shows_live_beside_sim_per_policy_and_class() -> None:
 
 
 def test_a_preemption_comparison_is_not_run_without_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bridge import demo as module
+    from bridge.apps import demo as module
 
     (tmp_path / "plan.toml").write_text(PLACEMENT + "preempt = true\n")
     (planned,) = load_plan(tmp_path / "plan.toml")

@@ -2,7 +2,7 @@
 
 `make setup` installs ``-c constraints.txt -e '.[all,test]'``: each requirement must be pinned
 there, at a version its range admits, or pip would silently pick another version (or refuse).
-``bridge.extras.EXTRA_OF`` must name, for each optional module, the extra that really brings it,
+``bridge.common.extras.EXTRA_OF`` must name, for each optional module, the extra that really brings it,
 or a user is told to install the wrong one."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from bridge.extras import EXTRA_OF
+from bridge.common.extras import EXTRA_OF
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

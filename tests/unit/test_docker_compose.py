@@ -163,7 +163,7 @@ def test_the_clients_configuration_is_not_taken_for_the_local_testbed(services: 
 
 def test_the_client_finds_the_nodemanagers_agents_out_of_the_box(services: dict[str, dict]) -> None:
     from bridge.agent.cli import DEFAULT_PORT
-    from bridge.live.cluster_agents import load
+    from bridge.nodes.cluster_agents import load
 
     image_path = Path(services["client"]["environment"]["SCHEDBRIDGE_AGENTS"])
     workdir = Path([args for op, args in _dockerfile() if op == "WORKDIR"][-1])

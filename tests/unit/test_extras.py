@@ -1,4 +1,4 @@
-"""A command that needs a missing extra stops with one line naming it (``bridge.extras``).
+"""A command that needs a missing extra stops with one line naming it (``bridge.common.extras``).
 
 The shared venv has every extra, so these tests declare an absent module as belonging to the
 ``[spark]`` extra; ``tests/integration/test_core_install.py`` checks the real thing in a venv
@@ -11,8 +11,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bridge import extras
 from bridge.cli import LazyGroup
+from bridge.common import extras
 
 ABSENT = "schedbridge_absent_module"
 

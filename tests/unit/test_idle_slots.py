@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_planners import make_planner
-from bridge.report.idle_slots import EventLogError, integrate, read
+from bridge.apps.report.idle_slots import EventLogError, integrate, read
+from bridge.drivers.planners import make_planner
+from bridge.plugin.host import PolicyHost
 
 
 def app_start(t: int) -> dict:
@@ -164,7 +164,7 @@ def test_a_file_that_is_not_an_event_log_is_refused_with_its_name(tmp_path: Path
 
 
 def test_the_benchmark_submits_stock_and_policies_as_users_do(tmp_path: Path) -> None:
-    from bridge.report.idle_bench import command, program_args
+    from bridge.apps.report.idle_bench import command, program_args
 
     stock = command("stock", tmp_path, tmp_path / "s.json", executors=2, parallelism=4, host_log=tmp_path / "h")
     hawk = command("hawk", tmp_path, tmp_path / "s.json", executors=2, parallelism=4, host_log=tmp_path / "h")
@@ -179,7 +179,7 @@ def test_the_benchmark_submits_stock_and_policies_as_users_do(tmp_path: Path) ->
 
 
 def test_the_table_gives_each_policys_median_idle_over_stocks() -> None:
-    from bridge.report.idle_bench import Run, table
+    from bridge.apps.report.idle_bench import Run, table
 
     def run(kind: str, idle: float, held: int = 0, rule: float = 0.0) -> Run:
         return Run("tc", kind, 1, True, 10.0, 9.0, idle, 5.0, 4, {"held_rounds": held} if kind != "stock" else {}, "",
@@ -191,8 +191,8 @@ def test_the_table_gives_each_policys_median_idle_over_stocks() -> None:
 
 
 def test_the_rule_held_figure_is_read_from_the_hosts_detach_line(tmp_path: Path) -> None:
-    from bridge.live.spark_host import log as host_log
-    from bridge.report.idle_bench import rule_held
+    from bridge.apps.report.idle_bench import rule_held
+    from bridge.plugin.host import log as host_log
 
     log = tmp_path / "host.log"
     handler = logging.FileHandler(log)

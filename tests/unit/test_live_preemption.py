@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.live.node_capacity import RaisedVcores, restore
-from bridge.live.preemption import ContainerPreemptor, ContainerRef
+from bridge.nodes.node_capacity import RaisedVcores, restore
+from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
 from policies.api import Code
 from tests.unit.live_fakes import FakeAgent, FakeRM
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge.live import local_agents
-from bridge.live.local_agents import stop_agent
+from bridge.testbed import local_agents
 from bridge.testbed.layout import default_layout
+from bridge.testbed.local_agents import stop_agent
 
 
 class Popen:

@@ -1,9 +1,9 @@
 """Helpers of the multi-resource experiments: the claims table, J choice, Markdown."""
 import pandas as pd
 
-from bridge.experiments import EXPERIMENTS
-from bridge.experiments_multires import falcon_claims, smallest_j
-from bridge.tables import markdown
+from bridge.apps.experiments import EXPERIMENTS
+from bridge.apps.experiments_multires import falcon_claims, smallest_j
+from bridge.common.tables import markdown
 
 
 def _setting(makespans: dict[str, float], disorders: dict[str, int]) -> list[dict]:

@@ -1,7 +1,7 @@
 """SE/UE, disorders and throughput on a case small enough to compute by hand."""
 import pytest
 
-from bridge.metrics import mean_queue, measure
+from bridge.sim.measures import mean_queue, measure
 from bridge.sim.engine import simulate
 from policies import registry
 from policies.api import ClusterSpec, PolicyEnv

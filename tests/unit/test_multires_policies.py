@@ -1,5 +1,5 @@
 """Falcon-family behaviour in the simulator: determinism, δ, dependency awareness."""
-from bridge.metrics import measure
+from bridge.sim.measures import measure
 from bridge.sim.engine import simulate
 from policies import registry
 from policies.api import ClusterSpec, PolicyEnv

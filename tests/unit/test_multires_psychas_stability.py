@@ -6,7 +6,7 @@ grows while BF-J/S and VQS-BF (which pair 0.4 + 0.6, up to 0.02) stay small.
 Fig. 3b: capacity 10, sizes 2/5 (2:1), deterministic 100-slot service, λ = 0.0306: BF-J/S
 locks into (2, 1) whose rates (0.02, 0.01) are below λ = (0.0204, 0.0102); VQS is stable.
 """
-from bridge.metrics import mean_queue, queue_at
+from bridge.sim.measures import mean_queue, queue_at
 from bridge.sim.engine import simulate
 from policies import registry
 from policies.api import ClusterSpec, PolicyEnv

@@ -26,7 +26,7 @@ def test_executor_style_tasks_serialise_jobs():
 def test_peak_demand_baselines_place_less_than_algorithm1():
     """Table 4's mechanism: reserving a task's peak (a core and a network slot) until it ends
     wastes what monotasks release; ignoring network (Tetris2) wastes less than Tetris."""
-    from bridge.metrics import measure
+    from bridge.sim.measures import measure
     from workloads.multires import tpch_shape
 
     spec = ClusterSpec(2, 12, tpch_shape.RESOURCES, (8.0, 4.0, 64.0), 0.0)

@@ -1,4 +1,4 @@
-"""Preempting policies live on NodeManagers (bridge.live.node_engine) against a fake Spark on YARN
+"""Preempting policies live on NodeManagers (bridge.drivers.node_engine) against a fake Spark on YARN
 and fake node agents: the policy's own decisions, applied by the one cluster state, become grants
 on the right nodes and container resizes, for Kairos, Big-C and Falcon alike."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from bridge.live.container_commands import ContainerCommands
-from bridge.live.node_engine import NodePlanner, node_preemption, preempting_policies
-from bridge.live.preemption import ContainerPreemptor, ContainerRef
-from bridge.live.spark_protocol import Launched, OfferRound, Slot, StageDemand, parse_event
-from bridge.live.spark_state import LiveCluster
+from bridge.drivers.node_engine import NodePlanner, node_preemption, preempting_policies
+from bridge.drivers.spark_state import LiveCluster
+from bridge.nodes.container_commands import ContainerCommands
+from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
+from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
 from tests.unit.live_fakes import FakeAgent, FakeRM
 
 A, B = "localhost:8052", "localhost:8062"
@@ -258,8 +258,8 @@ def test_a_host_of_a_preempting_policy_asks_for_launches_at_once_and_others_do_n
     the host asks the plugin at attach for launches in rounds without a free slot too."""
     import json
 
-    from bridge.live.spark_host import PolicyHost
-    from bridge.live.spark_planners import make_planner
+    from bridge.drivers.planners import make_planner
+    from bridge.plugin.host import PolicyHost
 
     attach = json.dumps({"v": 2, "kind": "attach", "app": "a", "policy": "kairos", "params": {"q": "1", "w": "10"}})
     assert json.loads(PolicyHost(planner("kairos", {"q": "1", "w": "10"})[0]).handle(attach))["launch_reports"] is True

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from bridge.replay import preemption
-from bridge.replay.target import ClusterTarget
 from bridge.testbed.layout import default_layout
+from bridge.testbed.target import ClusterTarget
 
 
 def target(rm_url: str | None = None) -> ClusterTarget:

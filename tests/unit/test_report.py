@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from bridge.report.cli import report, write_plots
-from bridge.report.load import ResultsError, load_runs
-from bridge.report.table import build
-from bridge.tables import cell, text
+from bridge.apps.report.cli import report, write_plots
+from bridge.apps.report.load import ResultsError, load_runs
+from bridge.apps.report.table import build
+from bridge.common.tables import cell, text
 
 JOB_COLUMNS = ["job_id", "category", "params", "submit_s", "start_s", "end_s", "status",
                "duration_alone_s"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from bridge.report.cli import report
+from bridge.apps.report.cli import report
 
 JOBS = "job_id,submit_s,end_s,status\n1,0,5,succeeded\n2,1,4,failed\n"
 

@@ -1,4 +1,4 @@
-"""bridge.metrics on hand-built tables (the same functions serve live-cluster results)."""
+"""bridge.common.metrics on hand-built tables (the same functions serve live-cluster results)."""
 from __future__ import annotations
 
 import math
@@ -6,9 +6,19 @@ import math
 import pandas as pd
 import pytest
 
-from bridge.metrics import (
-    completion_summary, fraction_at_least_as_good, head_of_line, mean_utilization, median, normalized,
-    percentile, preemptions, share_not_worse, summarize, utilization_series, with_completion,
+from bridge.common.metrics import (
+    completion_summary,
+    fraction_at_least_as_good,
+    head_of_line,
+    mean_utilization,
+    median,
+    normalized,
+    percentile,
+    preemptions,
+    share_not_worse,
+    summarize,
+    utilization_series,
+    with_completion,
 )
 from bridge.sim.engine import simulate
 from policies.api import ClusterSpec, PolicyEnv

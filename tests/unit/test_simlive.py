@@ -10,16 +10,16 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from bridge.apps.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
+from bridge.apps.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
+from bridge.apps.simlive.measured import measured_jobs, overlap, shrunk_intervals
+from bridge.apps.simlive.predict import predict, split_params
+from bridge.apps.simlive.session import Comparison, Result
 from bridge.cli import main as cli
+from bridge.common.metrics import percentile
 from bridge.sim.engine import Simulation
-from bridge.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
-from bridge.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
-from bridge.simlive.predict import predict, split_params
-from bridge.simlive.measured import measured_jobs, overlap, shrunk_intervals
-from bridge.simlive.session import Comparison, Result
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
-from bridge.metrics import percentile
 from workloads.model import Job
 from workloads.spec import Submission, WordCountJob
 from workloads.trace import read_trace

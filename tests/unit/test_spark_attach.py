@@ -1,6 +1,6 @@
 """The attach step: an application's policy and parameters are accepted, applied or refused by the
 policy host before any round, with the mistake named; and the host process the plugin starts
-beside each driver (``bridge.live.spark_local_host``)."""
+beside each driver (``bridge.plugin.local_host``)."""
 from __future__ import annotations
 
 import json
@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from bridge.live.spark_auth import AuthError, client_handshake, new_nonce
-from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_planners import make_planner
+from bridge.drivers.planners import make_planner
+from bridge.plugin.host import PolicyHost
+from bridge.protocol.auth import AuthError, client_handshake, new_nonce
 from tests.unit.test_spark_live_engine import FakeSpark, drive
 
 
@@ -70,7 +70,7 @@ def start_local_host(token: str | None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "SCHEDBRIDGE_HOST_TOKEN"}
     if token is not None:
         env["SCHEDBRIDGE_HOST_TOKEN"] = token
-    return subprocess.Popen([sys.executable, "-m", "bridge.live.spark_local_host"], env=env, text=True,
+    return subprocess.Popen([sys.executable, "-m", "bridge.plugin.local_host"], env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

@@ -11,8 +11,8 @@ import zipfile
 import pytest
 
 import sparkplugin
-from bridge.live.spark_launcher import PARSER_CLASS, LauncherError, launcher_jar, option_tables, value_options
-from bridge.live.spark_submit import rewrite, spark_home
+from bridge.launch.launcher import PARSER_CLASS, LauncherError, launcher_jar, option_tables, value_options
+from bridge.launch.submit import rewrite, spark_home
 
 P = sparkplugin.CONF_PREFIX
 

@@ -1,6 +1,6 @@
 """A Spark job's stage DAG turned into one stage's successors (what live Falcon's Eq. 2 sums)."""
-from bridge.live.spark_dag import successors_of
-from bridge.live.spark_protocol import JobStart, StageSpec
+from bridge.drivers.spark_dag import successors_of
+from bridge.protocol.messages import JobStart, StageSpec
 from workloads.model import Successor
 
 # 0 and 1 are roots; 2 after 0; 3 (the result stage) after 1 and 2.

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_planners import make_planner
+from bridge.drivers.planners import make_planner
+from bridge.plugin.host import PolicyHost
 
 LIVE_POLICIES = ["fifo", "sparrow", "hawk", "eagle", "kairos", "falcon", "spark-fifo"]
 

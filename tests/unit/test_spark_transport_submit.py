@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 import pytest
 
-from bridge.live.spark_auth import AuthError, client_handshake, ensure_token_file, new_nonce, proof
-from bridge.live.spark_daemon import PolicyDaemon
-from bridge.live.spark_fifo import FifoPlanner
-from bridge.live.spark_host import PolicyHost
-from bridge.live.spark_submit import rewrite
+from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.launch.submit import rewrite
+from bridge.plugin.daemon import PolicyDaemon
+from bridge.plugin.host import PolicyHost
+from bridge.protocol.auth import AuthError, client_handshake, ensure_token_file, new_nonce, proof
 
 TOKEN = "s3cret-token-0123456789"
 KEY_A, KEY_B = new_nonce(), new_nonce()
@@ -149,7 +149,7 @@ def test_a_daemon_needs_a_token_and_serve_creates_an_owner_only_one(tmp_path: Pa
 
 def test_a_message_over_the_limit_closes_the_connection_instead_of_being_split(daemon: PolicyDaemon,
                                                                               monkeypatch) -> None:
-    monkeypatch.setattr("bridge.live.spark_daemon.MAX_MESSAGE_BYTES", 1000)
+    monkeypatch.setattr("bridge.plugin.daemon.MAX_MESSAGE_BYTES", 1000)
     s, f = connect(daemon, KEY_A)
     with s, f:
         f.write(b'{"v": 2, "kind": "round", "pad": "' + b"x" * 3000 + b'"}\n')

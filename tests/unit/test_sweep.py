@@ -8,8 +8,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bridge import experiments_thesis, sweep
-from bridge.experiments import experiment
+from bridge.apps import experiments_thesis, sweep
+from bridge.apps.experiments import experiment
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -124,7 +124,7 @@ def test_an_executor_without_schedbridge_is_told_what_to_install() -> None:
 
 
 class _Context:
-    """What :func:`bridge.sweep._spark_failed` reads of a SparkContext."""
+    """What :func:`bridge.apps.sweep._spark_failed` reads of a SparkContext."""
 
     pythonExec = "/nodes/python"
 

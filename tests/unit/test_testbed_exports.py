@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bridge.testbed.cli import shell_exports
+from bridge.apps.testbed_cli import shell_exports
 from bridge.testbed.compose import compose_layout
 from bridge.testbed.layout import local_layout
 from bridge.testbed.spark import SPARK_HOME, write_spark_conf

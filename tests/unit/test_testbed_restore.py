@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bridge.testbed import cli
+from bridge.apps import testbed_cli as cli
 from bridge.testbed.layout import default_layout
 from tests.unit.live_fakes import FakeRM
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bridge.experiments import experiment
-from bridge.experiments_thesis import Summary, ratios
+from bridge.apps.experiments import experiment
+from bridge.apps.experiments_thesis import Summary, ratios
 from workloads.synthetic import generate, trace_stats
 from workloads.synthetic.scaling import shrink
 

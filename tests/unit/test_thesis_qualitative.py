@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from bridge.experiments_thesis import RunSpec, Summary, Variant, build_jobs, run_one
+from bridge.apps.experiments_thesis import RunSpec, Summary, Variant, build_jobs, run_one
 
 SCALE, JOBS, NODES = 0.05, 8000, 4000
 

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner, Result
 
-from bridge import tpch
+from bridge.apps import tpch
+from bridge.apps.tpch import QueryRun, judge
 from bridge.cli import main
-from bridge.tpch import QueryRun, judge
 from workloads.tpch import parse_query_numbers
 
 # Q6 returns one row (revenue); Q1 is ordered by its first two columns.

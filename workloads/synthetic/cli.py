@@ -5,8 +5,7 @@ from pathlib import Path
 
 import click
 
-from bridge.options import FiniteFloat, OutputPath, output_dir
-
+from bridge.common.options import FiniteFloat, OutputPath, output_dir
 from workloads.synthetic import scaling
 from workloads.synthetic.base import write_trace
 from workloads.synthetic.kinds import KINDS, generate

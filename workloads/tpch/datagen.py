@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bridge.extras import install_hint
+from bridge.common.extras import install_hint
 
 TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier")
 TIMEOUT_S = 3600.0

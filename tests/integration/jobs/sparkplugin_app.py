@@ -21,9 +21,9 @@ from workloads.tpch.spark import register_tables, run_query
 def session(inprocess: str | None, executors: int) -> SparkSession:
     if inprocess is None:
         return SparkSession.builder.appName("sparkplugin-app").getOrCreate()
-    from bridge.live import spark_inprocess
-    from bridge.live.spark_host import PolicyHost
-    from bridge.live.spark_planners import make_planner
+    from bridge.drivers.planners import make_planner
+    from bridge.plugin import inprocess as spark_inprocess
+    from bridge.plugin.host import PolicyHost
 
     host = PolicyHost(make_planner(inprocess))
     return spark_inprocess.session("yarn", host, conf={"spark.executor.instances": str(executors)},

@@ -18,7 +18,7 @@ public final class BridgeConf {
     public static final String PREFIX = "spark.schedbridge.";
     /** The plugin starts a policy host process beside the driver (the default endpoint). */
     public static final String LOCAL = "local";
-    /** The PySpark driver of this JVM hosts the policy ({@code bridge.live.spark_inprocess}). */
+    /** The PySpark driver of this JVM hosts the policy ({@code bridge.plugin.inprocess}). */
     public static final String INPROCESS = "inprocess";
     /** {@code spark.schedbridge.policy.<param>}: the policy's parameters, passed on as they are. */
     private static final String PARAMS = "policy.";

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The policy host process the plugin starts beside the driver (endpoint {@code local}):
- * {@code PYTHON -m bridge.live.spark_local_host}, listening on loopback, with a fresh random token
+ * {@code PYTHON -m bridge.plugin.local_host}, listening on loopback, with a fresh random token
  * handed over in its environment (never on its command line). It exits when its standard input
  * closes, which {@link #close} does when the application stops and the operating system does if
  * the driver dies. Its log goes to {@code spark.schedbridge.host.log}, else to an owner-only
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  */
 final class LocalPolicyHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LocalPolicyHost.class);
-    static final String MODULE = "bridge.live.spark_local_host";
+    static final String MODULE = "bridge.plugin.local_host";
     private static final String READY = "READY ";
     private static final int LOG_TAIL = 2000;
     private static final long STOP_WAIT_S = 5;
@@ -59,7 +59,7 @@ final class LocalPolicyHost implements AutoCloseable {
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().put("SCHEDBRIDGE_HOST_TOKEN", token);
         pb.environment().put("SCHEDBRIDGE_HOST_LOG_LEVEL", tempLog ? "WARNING" : "INFO");
-        if (!conf.agents.isEmpty()) { // a preempting policy's node agents (bridge.live.cluster_agents)
+        if (!conf.agents.isEmpty()) { // a preempting policy's node agents (bridge.nodes.cluster_agents)
             pb.environment().put("SCHEDBRIDGE_AGENTS", conf.agents);
         }
         Process process;

@@ -94,7 +94,7 @@ final class TcpTransport implements Transport {
     }
 
     /**
-     * Mutual authentication ({@code bridge/live/spark_auth.py}): the host must prove it knows the
+     * Mutual authentication ({@code bridge/protocol/auth.py}): the host must prove it knows the
      * token before this side proves it and sends the application key; the token never crosses.
      */
     private void hello() throws IOException {

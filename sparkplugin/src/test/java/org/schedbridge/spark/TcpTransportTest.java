@@ -27,13 +27,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The wire protocol to a policy host over TCP: one JSON object per line, bounded, after a mutual
- * HMAC handshake on the token ({@code bridge/live/spark_auth.py}), played here by a fake host.
+ * HMAC handshake on the token ({@code bridge/protocol/auth.py}), played here by a fake host.
  */
 class TcpTransportTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TOKEN = "secret-token-of-the-daemon";
 
-    /** {@code spark_auth.proof}: HMAC-SHA256 of {@code role|first|second} under the token, hex. */
+    /** {@code bridge.protocol.auth.proof}: HMAC-SHA256 of {@code role|first|second} under the token, hex. */
     private static String proof(String token, String role, String first, String second) throws Exception {
         Mac mac = Mac.getInstance("HmacSHA256");
         mac.init(new SecretKeySpec(token.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
@@ -42,7 +42,7 @@ class TcpTransportTest {
 
     @Test
     void theProofIsPythonsHmac() throws Exception {
-        // spark_auth.proof("secret-token", "host", "aa", "bb"), computed by the Python side.
+        // bridge.protocol.auth.proof("secret-token", "host", "aa", "bb"), computed by the Python side.
         assertEquals("08de6ac14d729e30a971d4f3ea2907fd0e751c0e66e1c3bd35cf55e805860d49",
                 proof("secret-token", "host", "aa", "bb"));
     }

@@ -1,0 +1,247 @@
+"""`schedbridge demo`: the sim-to-real story on the local testbed, end to end.
+
+Brings the testbed up, runs each comparison of the demo's plan (by default
+``workloads/examples/demo/sim-to-real.toml``: one placement comparison on sleeping Yahoo-like
+tasks, one preemption comparison on CPU-bound WordCount jobs) through `sim-vs-live`'s Python API,
+prints per policy the live figures beside the simulator's prediction and one reading line computed
+from them, and stops the testbed if it started it. The plan is data, not code, so that what the
+demo shows can be changed (or shrunk, as its integration test does) without touching this module.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+import tomllib
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from bridge.apps.simlive.compare import Measured
+from bridge.apps.simlive.measured import JOB_MODELS
+from bridge.apps.simlive.session import Comparison
+from bridge.common.metrics import CLASSES
+from bridge.common.options import OutputPath, renamed_option
+from bridge.common.tables import text as render
+from bridge.replay.policy import check as check_policy
+from bridge.replay.results import write_atomically
+from bridge.testbed.cluster import Testbed, TestbedError
+from bridge.testbed.layout import default_layout
+from sparkplugin import policy_conf
+from workloads.workload_file import TomlTable, WorkloadFileError
+from yarnclient.errors import YarnError
+
+STATS = ("p50", "p90")  # what the demo prints per class; the result files hold p99 too
+
+ERRORS: tuple[type[Exception], ...] = (ValueError, OSError, YarnError, TestbedError)  # a plan, workload or run
+
+
+def _say(message: str) -> None:
+    click.echo(f"demo: {message}", err=True)
+
+
+def default_plan() -> Path:
+    """The plan shipped with the package (what `make demo` runs)."""
+    return Path(str(resources.files("workloads").joinpath("examples", "demo", "sim-to-real.toml")))
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One comparison of the plan: a sim-vs-live run's arguments, and what its reading line compares."""
+
+    name: str
+    title: str
+    workload: Path
+    policies: tuple[str, ...]
+    executors: int
+    executor_cores: int
+    extra_vcores: int = 0
+    preempt: bool = False
+    cutoff: float | None = None
+    reading: tuple[str, str] = ("short", "p90")  # class, statistic
+    params: dict[str, str] = field(default_factory=dict)
+    job_model: str = JOB_MODELS[0]  # how a workload without trace durations is simulated
+
+
+def _policies(table: TomlTable) -> tuple[str, ...]:
+    """Two or more policy names: the first is the reading's baseline."""
+    value = table.raw("policies")
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+        raise table.error("policies", f"expected a list of two or more policy names, got {value!r}")
+    return tuple(value)
+
+
+def _reading(table: TomlTable) -> tuple[str, str]:
+    """'CLASS STAT', e.g. 'short p90'."""
+    words = table.text("reading", "short p90").split()
+    if len(words) != 2 or words[0] not in CLASSES or words[1] not in (*STATS, "p99"):
+        raise table.error("reading", "expected 'CLASS STAT' (CLASS short or long, STAT p50, p90 or p99), "
+                                     f"got {' '.join(words)!r}")
+    return words[0], words[1]
+
+
+def _cutoff(table: TomlTable) -> float | None:
+    """The reporting cutoff (s), or None for sim-vs-live's default."""
+    return None if table.raw("cutoff", None) is None else table.number("cutoff")
+
+
+def _comparison(table: TomlTable, base: Path) -> Planned:
+    """One ``[[comparison]]`` table, every key checked (the error names the file and the key)."""
+    preempt, params = table.raw("preempt", False), table.raw("params", {})
+    if not isinstance(preempt, bool):
+        raise table.error("preempt", f"expected true or false, got {preempt!r}")
+    if not isinstance(params, dict) or not all(isinstance(v, (str, int, float)) for v in params.values()):
+        raise table.error("params", f"expected a table of KEY = VALUE, got {params!r}")
+    workload = (base / table.text("workload")).resolve()
+    planned = Planned(table.text("name"), table.text("title"), workload, _policies(table),
+                      table.integer("executors", minimum=1), table.integer("executor_cores", minimum=1),
+                      table.integer("extra_vcores", 0, minimum=0), preempt, _cutoff(table),
+                      _reading(table), {k: str(v) for k, v in params.items()},
+                      table.text("job_model", JOB_MODELS[0], choices=JOB_MODELS))
+    table.finish()
+    return planned
+
+
+def load_plan(path: Path) -> list[Planned]:
+    """The demo's comparisons from a plan file; a mistake names the file and the key."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkloadFileError(path, "", f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkloadFileError(path, "", f"not valid TOML: {exc}") from None
+    top = TomlTable(path, "", data)
+    tables = top.raw("comparison")
+    if not isinstance(tables, list) or not tables:
+        raise top.error("comparison", "expected one or more [[comparison]] tables")
+    top.finish()
+    plan = [_comparison(TomlTable(path, f"comparison[{i}]", t), path.parent) for i, t in enumerate(tables, 1)]
+    names = [p.name for p in plan]
+    if len(set(names)) != len(names):
+        raise top.error("comparison", f"two comparisons share a name (each names a results directory): {names}")
+    return plan
+
+
+def figures_table(runs: Sequence[Measured]) -> str:
+    """Per policy and class: live and simulated p50 and p90, and their ratios."""
+    rows: list[dict[str, object]] = []
+    for run in runs:
+        for cls in CLASSES:
+            row: dict[str, object] = {"policy": run.policy, "class": cls, "jobs": run.live[cls]["count"]}
+            for stat in STATS:
+                row |= {f"{stat} live (s)": run.live[cls][stat], f"{stat} sim (s)": run.sim[cls][stat],
+                        f"{stat} live/sim": run.ratio(cls, stat)}
+            rows.append(row)
+    return render(rows)
+
+
+def _times(value: float, base: float) -> tuple[float, str]:
+    """How many times lower or higher `value` is than `base`."""
+    return (base / value, "lower") if value <= base else (value / base, "higher")
+
+
+def reading_lines(runs: Sequence[Measured], cls: str, stat: str) -> list[str]:
+    """Each policy against the first (the baseline), live and as predicted, from the figures alone."""
+    baseline, lines, what = runs[0], [], f"{cls}-job {stat}"
+    for run in runs[1:]:
+        live, sim = (run.live[cls][stat], baseline.live[cls][stat]), (run.sim[cls][stat], baseline.sim[cls][stat])
+        if any(math.isnan(v) or v <= 0 for v in (*live, *sim)):
+            lines.append(f"{run.policy} against {baseline.policy}: a {what} is missing or zero, not compared")
+            continue
+        (live_x, live_way), (sim_x, sim_way) = _times(*live), _times(*sim)
+        lines.append(f"{run.policy}'s {what} is {live_x:.2g}x {live_way} than {baseline.policy}'s live "
+                     f"({live[0]:.3g} s against {live[1]:.3g} s); the simulator predicted {sim_x:.2g}x {sim_way} "
+                     f"({sim[0]:.3g} s against {sim[1]:.3g} s)")
+    return lines
+
+
+def _prepare(planned: Planned, conf_dir: Path) -> Comparison:
+    """The comparison checked as far as it can be before anything runs: workload, policies,
+    parameters, and the Spark plugin each live policy needs."""
+    comparison = Comparison.prepare(planned.workload, list(planned.policies), planned.executors,
+                                    planned.executor_cores, None, planned.cutoff, planned.params, planned.preempt,
+                                    conf_dir, planned.job_model)
+    for policy in planned.policies:
+        check_policy(policy, policy_conf(comparison.params[policy]), planned.preempt)
+    return comparison
+
+
+def _run(planned: Planned, comparison: Comparison, out: Path) -> str:
+    """One comparison on the testbed; what the demo prints for it (also kept in summary.txt)."""
+    with ExitStack() as stack:
+        if planned.extra_vcores:
+            comparison.raise_vcores(stack, planned.extra_vcores)
+        result = comparison.run(1, out)
+    return "\n".join([f"{planned.title} ({comparison.name}: {planned.executors} executors x "
+                      f"{planned.executor_cores} cores; short/long cutoff {result.cutoff:.3g} s)",
+                      f"simulated durations: {result.durations}", figures_table(result.runs),
+                      *(f"reading: {line}" for line in reading_lines(result.runs, *planned.reading)),
+                      f"table: {out / 'table.txt'}", f"plot: {out / 'jct_cdf.png'}"])
+
+
+def _not_runnable(planned: Planned) -> str | None:
+    """Why this machine cannot run the comparison, if it cannot: the node agents that `--preempt`
+    starts on the local testbed write cgroups, which takes root."""
+    if planned.preempt and os.geteuid() != 0:
+        return "not run: its --preempt starts node agents that resize containers through cgroups, which needs root"
+    return None
+
+
+def _checked(plan_file: Path, conf_dir: Path) -> list[tuple[Planned, Comparison]]:
+    """The plan's comparisons, each checked before the testbed starts; a mistake ends the demo with
+    one line naming the plan file and the comparison or key."""
+    try:
+        plan = load_plan(plan_file)
+    except ERRORS as exc:
+        raise click.ClickException(str(exc)) from None
+    checked = []
+    for planned in plan:
+        try:
+            checked.append((planned, _prepare(planned, conf_dir)))
+        except ERRORS as exc:
+            raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
+    return checked
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+@click.command()
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The comparisons to run [default: workloads/examples/demo/sim-to-real.toml].")
+@click.option("--out", type=OutputPath(file_okay=False),
+              help="Results directory, must be empty (default: results/demo-TIMESTAMP).")
+@renamed_option("--results", "--out")
+@click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
+def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
+    """Start the local testbed and show, per comparison of the plan (a placement one on sleeping
+    Yahoo-like tasks, a preemption one on CPU-bound WordCount), each policy's live figures beside
+    the simulator's prediction; about 9 minutes on a 2-core machine."""
+    started, results = time.monotonic(), out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+    if results.exists() and any(results.iterdir()):
+        raise click.BadParameter(f"{results} is not empty", param_hint="--out")
+    bed = Testbed(default_layout())
+    plan = _checked(plan_file or default_plan(), bed.layout.conf_dir)
+    was_running = all(bed.running().values())
+    try:
+        bed.up(progress=_say)
+        shown = []
+        for i, (planned, comparison) in enumerate(plan, 1):
+            skip = _not_runnable(planned)
+            _say(f"[{i}/{len(plan)}] {planned.name}: " + (skip or f"{', '.join(planned.policies)} live on the "
+                 f"testbed, each then simulated ({_minutes(time.monotonic() - started)} so far)"))
+            (results / planned.name).mkdir(parents=True, exist_ok=True)
+            shown.append(f"{planned.title}: {skip}" if skip else _run(planned, comparison, results / planned.name))
+            click.echo(shown[-1] + "\n")
+        write_atomically(results / "summary.txt", "\n\n".join(shown) + "\n")
+        _say(f"done in {_minutes(time.monotonic() - started)}; results in {results}")
+    except ERRORS as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        if not (was_running or keep_testbed):
+            bed.down(progress=_say)

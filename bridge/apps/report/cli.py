@@ -1,0 +1,69 @@
+"""`schedbridge report RESULTS...`: compare runs side by side, in a table and in plots."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bridge.apps.report.load import ResultsError, Run, load_runs
+from bridge.apps.report.measures import allocated_vcores, alone_estimates, busy_series, completed, with_ideal
+from bridge.apps.report.table import build
+from bridge.common import plots
+from bridge.common.options import OutputPath, output_dir, require_directory_place
+from bridge.common.tables import text as render_text
+from bridge.replay.results import write_atomically
+
+
+def write_plots(runs: list[Run], out: Path) -> list[Path]:
+    """jct_cdf.png, slowdown_cdf.png and utilization.png in `out` (`bridge.common.plots`)."""
+    out.mkdir(parents=True, exist_ok=True)
+    estimates = alone_estimates(runs)
+    done = {r.label: completed(with_ideal(r, estimates)) for r in runs}
+    cdfs = [plots.draw([[plots.Panel([plots.cdf(label, jobs[column]) for label, jobs in done.items()],
+                                     f"CDF of {name}", xlabel, "fraction of jobs", ylim=(0, 1.02),
+                                     empty="no completed jobs in these results")]], out / f"{column}_cdf.png")
+            for column, name, xlabel in (("jct", "job completion time", "job completion time (s)"),
+                                         ("slowdown", "slowdown", "slowdown (JCT / runtime alone)"))]
+    return [*cdfs, plots.draw([[_utilization_panel(runs)]], out / "utilization.png", panel_size=(7, 3.5))]
+
+
+def _utilization_panel(runs: list[Run]) -> plots.Panel:
+    """Busy task slots (solid) and, for live runs, allocated vcores (dashed, same colour), as shares."""
+    series = []
+    for i, run in enumerate(runs):
+        busy = busy_series(run)
+        if busy is None:
+            continue
+        series.append(plots.Series(f"{run.label} busy", busy["time"], busy["utilization"], step=True, color=f"C{i}"))
+        if run.allocation is not None and run.n_slots:
+            series.append(plots.Series(f"{run.label} allocated", run.allocation["time_s"],
+                                       allocated_vcores(run.allocation) / run.n_slots, step=True, dashed=True,
+                                       color=f"C{i}"))
+    return plots.Panel(series, "Cluster utilization", "time since start (s)", "share of vcores", ylim=(0, 1.05),
+                       empty="no per-task times in these results")
+
+
+@click.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=OutputPath(file_okay=False),
+              help="Where to write report.csv, report.txt and the PNG plots "
+                   "(default: report/ inside the first results directory).")
+def report(results: tuple[Path, ...], out: Path | None) -> None:
+    """Side-by-side table and plots for several runs: replay results directories and/or
+    simulator per-job files (`schedbridge simulate --out FILE.csv`)."""
+    try:
+        runs = load_runs(list(results))
+    except ResultsError as exc:
+        raise click.ClickException(str(exc)) from None
+    first = results[0]
+    target = out or (first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report"))
+    require_directory_place(target, "the report")
+    table = build(runs)
+    text = render_text(table, index=True)
+    with output_dir(target):
+        write_atomically(target / "report.csv", table.to_csv())
+        write_atomically(target / "report.txt", text + "\n")
+        plots = write_plots(runs, target)
+    click.echo(text)
+    for path in plots:
+        click.echo(f"plot: {path}")

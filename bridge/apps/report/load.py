@@ -1,0 +1,190 @@
+"""Reading runs to report on, into the tables `bridge.common.metrics` works on.
+
+Two sources give the same `Run`:
+
+* a **replay results directory** (`schedbridge replay`; layout in `bridge.replay.results`):
+  `jobs.csv` is required, `tasks.csv`, `utilization.csv` and `meta.json` add task-level and
+  allocation measures;
+* a **simulator per-job file** (`schedbridge simulate --out FILE.csv|.parquet`): job_id,
+  submit, finish, completion_time, slowdown, n_tasks, mean_duration, ...
+
+`Run.jobs` has bridge.common.metrics' job columns (job_id, submit, finish, n_tasks, mean_duration,
+ideal) plus `status` and `key` (what makes two jobs "the same job" across runs);
+`Run.tasks` has its task columns (job_id, task, node, slot, start, end, done).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bridge.replay.results import PLUGIN_COUNTERS
+
+TASK_COLUMNS = ("job_id", "task", "node", "slot", "start", "end", "done")
+_LIVE_JOB_COLUMNS = ("job_id", "submit_s", "end_s", "status")
+_SIM_JOB_COLUMNS = ("job_id", "submit", "finish")
+_SIM_NUMERIC_COLUMNS = ("submit", "finish", "completion_time", "slowdown", "n_tasks", "mean_duration",
+                        "estimate")
+_ALLOCATION_COLUMNS = ("time_s", "vcores_allocated", "vcores_total")
+
+
+class ResultsError(ValueError):
+    """Something that cannot be reported on, with the file at fault."""
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str
+    path: Path
+    jobs: pd.DataFrame
+    tasks: pd.DataFrame
+    allocation: pd.DataFrame | None = None  # time_s, vcores_allocated, vcores_total (live)
+    n_slots: int | None = None
+    plugin: dict | None = None  # the Spark plugin's counters (meta.json "plugin"; live, not stock)
+
+
+def _read(path: Path, required: tuple[str, ...], numeric: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The table at `path` with the `required` columns; the `numeric` ones it has (required or
+    not) as floats, where an empty cell is missing but text or an infinity is an error."""
+    try:
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable table: {exc}") from None
+    if not isinstance(frame.index, pd.RangeIndex):  # pandas made the surplus fields an index
+        raise ResultsError(f"{path}: a row has more fields than the header")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise ResultsError(f"{path}: missing column(s) {', '.join(missing)}")
+    for column in (c for c in numeric if c in frame.columns):
+        frame[column] = _numbers(path, frame[column])
+    return frame
+
+
+def _row(path: Path, index: int) -> str:
+    return f"row {index + 1}" if path.suffix == ".parquet" else f"line {index + 2}"
+
+
+def _numbers(path: Path, column: pd.Series) -> pd.Series:
+    values = pd.to_numeric(column, errors="coerce").astype(float)
+    bad = (values.isna() & column.notna()) | np.isinf(values)
+    if bad.any():
+        index = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ResultsError(f"{path}: {_row(path, index)}: column {column.name}: expected a finite "
+                           f"number, got {str(column.iloc[index])!r}")
+    return values
+
+
+def _complete(path: Path, columns: tuple[str, ...], frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` if none of its `columns` has an empty cell (the sampler always fills them)."""
+    empty = frame[list(columns)].isna().any(axis=1).to_numpy()
+    if empty.any():
+        raise ResultsError(f"{path}: {_row(path, int(np.flatnonzero(empty)[0]))}: an empty cell")
+    return frame
+
+
+def _in_order(path: Path, frame: pd.DataFrame, first: str, then: str) -> None:
+    """Refuse a row whose `then` time comes before its `first` time (a negative duration)."""
+    backwards = (frame[then] < frame[first]).to_numpy()
+    if backwards.any():
+        index = int(np.flatnonzero(backwards)[0])
+        raise ResultsError(f"{path}: {_row(path, index)}: {then} {frame[then].iloc[index]} is before "
+                           f"{first} {frame[first].iloc[index]}")
+
+
+def _live_tasks(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        return pd.DataFrame(columns=list(TASK_COLUMNS))
+    raw = _read(path, ("job_id", "launch_s", "finish_s"), ("launch_s", "finish_s"))
+    _in_order(path, raw, "launch_s", "finish_s")
+    return pd.DataFrame({
+        "job_id": raw["job_id"], "task": raw.get("task_id", raw.index),
+        "node": raw.get("node", ""), "slot": raw.get("executor_id", ""),
+        "start": raw["launch_s"], "end": raw["finish_s"], "done": True})
+
+
+def _live_jobs(raw: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    durations = (tasks["end"] - tasks["start"]).groupby(tasks["job_id"])
+    ok = raw["status"] == "succeeded"
+    return pd.DataFrame({
+        "job_id": raw["job_id"], "submit": raw["submit_s"],
+        "finish": raw["end_s"].where(ok), "status": raw["status"],
+        "n_tasks": raw["job_id"].map(durations.size()).fillna(0).astype(int),
+        "mean_duration": raw["job_id"].map(durations.mean()),
+        "ideal": raw.get("duration_alone_s", pd.Series(np.nan, index=raw.index)).astype(float),
+        "key": raw.get("params", raw.get("category", raw["job_id"])).astype(str)})
+
+
+def _label(meta: dict, fallback: str) -> str:
+    parts = [str(meta[k]) for k in ("policy", "mode") if meta.get(k)]
+    return " ".join(parts + [f"({meta['source']})"] if meta.get("source") else parts) or fallback
+
+
+def _load_directory(path: Path) -> Run:
+    if not (path / "jobs.csv").is_file():
+        raise ResultsError(f"{path}: no jobs.csv (is this a results directory?)")
+    raw = _read(path / "jobs.csv", _LIVE_JOB_COLUMNS, ("submit_s", "end_s", "duration_alone_s"))
+    _in_order(path / "jobs.csv", raw, "submit_s", "end_s")
+    meta = _meta(path / "meta.json")
+    tasks = _live_tasks(path / "tasks.csv")
+    allocation = None
+    if (path / "utilization.csv").is_file():
+        allocation = _complete(path / "utilization.csv", _ALLOCATION_COLUMNS,
+                               _read(path / "utilization.csv", _ALLOCATION_COLUMNS, _ALLOCATION_COLUMNS))
+    n_slots = int(allocation["vcores_total"].max()) if allocation is not None and len(allocation) else None
+    plugin = meta.get("plugin") if isinstance(meta.get("plugin"), dict) else None
+    return Run(_label(meta, path.name), path, _live_jobs(raw, tasks), tasks, allocation, n_slots, plugin)
+
+
+def _meta(path: Path) -> dict:
+    """meta.json's object ({} if there is none); the plugin's counters it reports, if any, are numbers."""
+    if not path.is_file():
+        return {}
+    try:
+        meta = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise ResultsError(f"{path}: expected a JSON object, got {type(meta).__name__}")
+    counters = meta.get("plugin")
+    for key, value in counters.items() if isinstance(counters, dict) else ():
+        if key not in PLUGIN_COUNTERS:
+            continue  # e.g. last_failure: text the report does not show
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ResultsError(f"{path}: plugin.{key}: expected a finite number, got {value!r}")
+    return meta
+
+
+def _load_simulator_file(path: Path) -> Run:
+    raw = _read(path, _SIM_JOB_COLUMNS, _SIM_NUMERIC_COLUMNS)
+    _in_order(path, raw, "submit", "finish")
+    jobs = raw.copy()
+    if "slowdown" in jobs and "ideal" not in jobs:  # keep the simulator's own runtime-alone
+        jobs["ideal"] = (jobs["finish"] - jobs["submit"]) / jobs["slowdown"]
+    rejected = jobs["rejected"].astype(bool) if "rejected" in jobs else False
+    jobs["status"] = np.where(jobs["finish"].notna(), "succeeded",
+                              np.where(rejected, "rejected", "unfinished"))
+    jobs["key"] = jobs["job_id"].astype(str)
+    return Run(f"{path.stem} (sim)", path, jobs, pd.DataFrame(columns=list(TASK_COLUMNS)))
+
+
+def load_run(path: Path) -> Run:
+    """A replay results directory or a simulator per-job file."""
+    if path.is_dir():
+        return _load_directory(path)
+    if path.suffix in (".csv", ".parquet") and path.is_file():
+        return _load_simulator_file(path)
+    raise ResultsError(f"{path}: neither a results directory nor a .csv/.parquet per-job file")
+
+
+def load_runs(paths: list[Path]) -> list[Run]:
+    """Several runs, labels made unique by appending the file name where they clash."""
+    runs = [load_run(p) for p in paths]
+    labels = [r.label for r in runs]
+    return [replace(r, label=f"{r.label} [{r.path.name}]") if labels.count(r.label) > 1 else r
+            for r in runs]

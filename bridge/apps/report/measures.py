@@ -1,0 +1,100 @@
+"""The report's measures: `bridge.common.metrics` (shared with the simulator) plus what only a live run
+has, the allocation sampled from the ResourceManager.
+
+* JCT = finish - submit; slowdown = JCT / runtime alone (`ideal`): the workload's
+  `duration_alone_s` or the simulator's ideal runtime where known, else estimated as the
+  shortest JCT of a job with the same parameters across every run in the report.
+* utilization = busy task-slot time / (slots x span) (`bridge.common.metrics.mean_utilization`): Ursa's
+  SE x UE with vcores as the resource.
+* SE (vcores) = allocated vcore-seconds (RM samples, a step function; the run's own
+  applications where recorded, else the whole cluster) / (total vcores x makespan);
+  UE = utilization / SE.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import TypedDict
+
+import numpy as np
+import pandas as pd
+
+from bridge.apps.report.load import Run
+from bridge.common import metrics
+
+ALL = math.inf  # a reporting cutoff that puts every job in one class
+
+
+def alone_estimates(runs: Iterable[Run]) -> dict[str, float]:
+    """Job key -> shortest observed JCT over all runs."""
+    best: dict[str, float] = {}
+    for run in runs:
+        jct = run.jobs["finish"] - run.jobs["submit"]
+        for key, value in zip(run.jobs["key"], jct):
+            if not math.isnan(value):
+                best[key] = min(best.get(key, math.inf), value)
+    return best
+
+
+def with_ideal(run: Run, estimates: dict[str, float]) -> pd.DataFrame:
+    """Jobs with `ideal` filled in from the estimates where the run does not know it."""
+    jobs = run.jobs.copy()
+    jobs["ideal"] = jobs["ideal"].fillna(jobs["key"].map(estimates)) if "ideal" in jobs else \
+        jobs["key"].map(estimates)
+    return jobs
+
+
+def completed(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Jobs with `jct` and `slowdown` columns (`bridge.common.metrics.with_completion`)."""
+    return metrics.with_completion(jobs.fillna({"mean_duration": 0.0}), ALL)
+
+
+class Summary(TypedDict):
+    """One run's measures: JCT and slowdown by statistic (mean, p50, ...), the rest scalars."""
+
+    jct: Mapping[str, float]
+    slowdown: Mapping[str, float]
+    makespan: float
+    utilization: float
+    se: float
+    ue: float
+
+
+def summary(run: Run, jobs: pd.DataFrame) -> Summary:
+    """`bridge.common.metrics.summarize` over one class, plus SE and UE where allocation is known."""
+    found = metrics.summarize(jobs.fillna({"mean_duration": 0.0}), run.tasks, cutoff=ALL,
+                              n_slots=run.n_slots or 1)
+    utilization = found["utilization"] if run.n_slots and len(run.tasks) else math.nan
+    se = allocation_efficiency(run, found["makespan"])
+    return {"jct": found["jct"]["short"], "slowdown": found["slowdown"]["short"],
+            "makespan": found["makespan"], "utilization": utilization,
+            "se": se, "ue": utilization / se if se > 0 else math.nan}
+
+
+def allocated_vcores(allocation: pd.DataFrame) -> pd.Series:
+    """The run's own allocation where the samples have it, else the cluster's."""
+    column = "run_vcores_allocated" if "run_vcores_allocated" in allocation else "vcores_allocated"
+    return allocation[column]
+
+
+def allocated_core_seconds(allocation: pd.DataFrame, start: float, end: float) -> float:
+    """Integral of allocated vcores over [start, end]; each sample holds until the next one."""
+    times = allocation["time_s"].to_numpy(dtype=float)
+    values = allocated_vcores(allocation).to_numpy(dtype=float)
+    edges = np.clip(np.append(times, end), start, end)
+    return float(np.sum(values * np.diff(edges)))
+
+
+def allocation_efficiency(run: Run, makespan: float) -> float:
+    """SE over the makespan from the RM samples; NaN without them."""
+    if run.allocation is None or run.allocation.empty or not run.n_slots or not makespan > 0:
+        return math.nan
+    start = float(run.jobs["submit"].min())
+    return allocated_core_seconds(run.allocation, start, start + makespan) / (run.n_slots * makespan)
+
+
+def busy_series(run: Run, interval: float = 1.0) -> pd.DataFrame | None:
+    """Share of busy task slots over time (`bridge.common.metrics.utilization_series`)."""
+    if not run.n_slots or run.tasks.empty:
+        return None
+    return metrics.utilization_series(run.tasks, run.n_slots, interval=interval)

@@ -1,0 +1,42 @@
+"""The side-by-side table: one column per run, one row per measure (rendered by `bridge.common.tables`)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from bridge.common import metrics
+
+from bridge.apps.report.load import Run
+from bridge.apps.report.measures import alone_estimates, summary, with_ideal
+
+PERCENTILES = tuple(f"p{p}" for p in metrics.PERCENTILES)  # the row labels
+
+
+def build(runs: list[Run]) -> pd.DataFrame:
+    """Measures (rows) by run (columns)."""
+    estimates = alone_estimates(runs)
+    columns = {}
+    for run in runs:
+        found = summary(run, with_ideal(run, estimates))
+        status = run.jobs["status"]
+        columns[run.label] = {
+            "jobs": len(run.jobs),
+            "succeeded": int((status == "succeeded").sum()),
+            "failed": int((status == "failed").sum()),
+            "mean JCT (s)": found["jct"]["mean"],
+            **{f"JCT {p} (s)": found["jct"][p] for p in PERCENTILES},
+            **{f"slowdown {p}": found["slowdown"][p] for p in PERCENTILES},
+            "makespan (s)": found["makespan"],
+            "utilization": found["utilization"],
+            "SE (vcores)": found["se"],
+            "UE (vcores)": found["ue"],
+            **plugin_rows(run),
+        }
+    return pd.DataFrame(columns)
+
+
+def plugin_rows(run: Run) -> dict[str, float]:
+    """Who placed a live run's tasks: the policy, or Spark in fallback rounds (NaN where no plugin ran)."""
+    counters = run.plugin or {}
+    return {"tasks placed by policy": counters.get("placed_tasks", float("nan")),
+            "fallback rounds": counters.get("fallback_rounds", float("nan"))}
+

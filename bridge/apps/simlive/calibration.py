@@ -1,0 +1,176 @@
+"""What the live path adds to a trace job, measured from a replay's own Spark event logs.
+
+The simulator plays a task as exactly its trace duration and a decision as network hops. A live
+replay adds, at each step, time the trace does not have. Measured per replay (medians: one slow
+outlier must not move the model):
+
+* **task overhead**: a task's wall time on its executor beyond its trace duration (finish - launch
+  - duration): deserialisation, the Python worker, the result's trip back.
+* **decision**: how long a free core waits for its next task when one is ready: launch - the later
+  of the stage's submission and the moment the executor last had a free core. It covers the
+  scheduler's round (the policy call in the plugin, Spark's offer and launch messages).
+* **job start**: the replay's submission of a job to Spark's submission of its Spark job
+  (the driver thread building the RDD, the DAG scheduler).
+* **job end**: the job's last task finishing to the replay seeing the job end.
+* **executor start**: an executor's registration after the application's start.
+
+How they become the simulator's delays (our reading, `apply`): the task overhead is added to every
+task's duration (the slot is held for it; the job's runtime estimate stays the trace's), the
+decision is the simulator's two one-way network hops of a slot's turnaround (a finish reaching the
+scheduler, its start reaching the node: `network_delay = decision / 2`), and job start + job end
+are added to every job's completion time. Executor start-up is measured and reported but not
+applied: the shared application starts and warms up its executors before time 0.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from statistics import median
+
+from bridge.replay.eventlog import events, replayed_job_id
+from workloads.model import Job
+
+
+class CalibrationError(ValueError):
+    """A results directory whose event logs cannot calibrate the simulator (named in the message)."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Medians in seconds, and how many samples each came from."""
+
+    task_overhead_s: float
+    decision_s: float
+    job_start_s: float
+    job_end_s: float
+    executor_start_s: float
+    samples: Mapping[str, int]
+
+    @property
+    def network_delay_s(self) -> float:
+        """The simulator's one-way delay: half a slot's turnaround (see the module docstring)."""
+        return self.decision_s / 2
+
+    def as_dict(self) -> dict[str, object]:
+        """For JSON: the measured medians, the sample counts, and the delays the simulator used."""
+        return {**asdict(self), "samples": dict(self.samples),
+                "applied": {"task_overhead_s": max(self.task_overhead_s, 0.0),
+                            "network_delay_s": self.network_delay_s,
+                            "job_overhead_s": self.job_start_s + self.job_end_s}}
+
+    def describe(self) -> str:
+        """One line for the table: the delays the simulation ran with."""
+        return (f"task overhead {self.task_overhead_s:.3f} s, network delay {self.network_delay_s:.3f} s "
+                f"(decision {self.decision_s:.3f} s), job start {self.job_start_s:.3f} s + end "
+                f"{self.job_end_s:.3f} s (executor start-up {self.executor_start_s:.2f} s, not applied)")
+
+
+NONE = Calibration(0.0, 0.0, 0.0, 0.0, 0.0, {})  # the uncalibrated simulator
+
+
+@dataclass
+class _Log:
+    """The parts of one application's event log that the measures need (epoch seconds)."""
+
+    app_start: float = math.nan
+    executor_added: dict[str, float] = field(default_factory=dict)
+    executor_cores: dict[str, int] = field(default_factory=dict)
+    stage_job: dict[int, int] = field(default_factory=dict)
+    stage_submit: dict[int, float] = field(default_factory=dict)
+    job_submit: dict[int, float] = field(default_factory=dict)
+    tasks: list[tuple[int, int, str, float, float, bool]] = field(default_factory=list)  # job, index, executor,
+    # launch, finish, succeeded
+
+
+def _read(path: Path) -> _Log:
+    log = _Log()
+    for event in events(path):
+        kind = event.get("Event")
+        if kind == "SparkListenerApplicationStart":
+            log.app_start = event["Timestamp"] / 1000
+        elif kind == "SparkListenerExecutorAdded":
+            executor = str(event["Executor ID"])
+            log.executor_added[executor] = event["Timestamp"] / 1000
+            log.executor_cores[executor] = int((event.get("Executor Info") or {}).get("Total Cores", 1))
+        elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
+            log.job_submit.setdefault(job, event["Submission Time"] / 1000)
+            for stage in event.get("Stage IDs", []):
+                log.stage_job.setdefault(stage, job)
+        elif kind == "SparkListenerStageSubmitted":
+            info = event["Stage Info"]
+            if "Submission Time" in info:
+                log.stage_submit.setdefault(info["Stage ID"], info["Submission Time"] / 1000)
+        elif kind == "SparkListenerTaskEnd" and event.get("Stage ID") in log.stage_job:
+            info = event["Task Info"]
+            ok = (event.get("Task End Reason") or {}).get("Reason") == "Success"
+            log.tasks.append((log.stage_job[event["Stage ID"]], int(info["Index"]), str(info["Executor ID"]),
+                              info["Launch Time"] / 1000, info["Finish Time"] / 1000, ok))
+    return log
+
+
+def _decision_waits(log: _Log) -> list[float]:
+    """Per task: launch - max(its stage's submission, when its executor last had a free core)."""
+    job_ready = {job: log.stage_submit.get(stage, math.nan) for stage, job in log.stage_job.items()}
+    # finishes before launches at the same millisecond: a core freed and reused in one instant
+    points = sorted([(finish, 0, executor, -1) for _j, _i, executor, _l, finish, _ok in log.tasks]
+                    + [(launch, 1, executor, job) for job, _i, executor, launch, _f, _ok in log.tasks])
+    running: dict[str, int] = defaultdict(int)
+    free_since = dict(log.executor_added)
+    waits = []
+    for time, is_launch, executor, job in points:
+        cores = log.executor_cores.get(executor, 1)
+        if is_launch:
+            ready = max(job_ready.get(job, math.nan), free_since.get(executor, -math.inf))
+            if not math.isnan(ready):
+                waits.append(max(time - ready, 0.0))
+            running[executor] += 1
+        else:
+            if running[executor] == cores:
+                free_since[executor] = time
+            running[executor] -= 1
+    return waits
+
+
+def measure(results: Path, jobs: Mapping[int, Job] | None, t0: float,
+            replay_times: Mapping[int, tuple[float, float]]) -> Calibration:
+    """The calibration of one replay: `results/eventlogs`, the trace `jobs` by replay job id (their
+    nominal durations), the replay's time 0 (epoch) and each job's (submit_s, end_s) from jobs.csv.
+    Without trace `jobs` (jobs measured from the run itself, `bridge.apps.simlive.measured`) the task
+    overhead is 0: a task's measured work runs from its launch to its finish, overhead included."""
+    logs = [_read(p) for p in sorted((results / "eventlogs").glob("*"))
+            if p.is_file() and not p.name.startswith(".")]
+    overheads, waits, starts, ends, executors = [], [], [], [], []
+    for log in logs:
+        last_finish: dict[int, float] = {}
+        for job, index, _executor, launch, finish, ok in log.tasks:
+            if ok:
+                last_finish[job] = max(last_finish.get(job, -math.inf), finish)
+            if ok and jobs is not None and job in jobs:
+                overheads.append(finish - launch - jobs[job].durations[index])
+        waits += _decision_waits(log)
+        for job, submitted in log.job_submit.items():
+            if job in replay_times and not math.isnan(replay_times[job][0]):
+                starts.append(submitted - (t0 + replay_times[job][0]))
+        for job, finish in last_finish.items():
+            if job in replay_times and not math.isnan(replay_times[job][1]):
+                ends.append(t0 + replay_times[job][1] - finish)
+        executors += [added - log.app_start for added in log.executor_added.values()]
+    if jobs is not None and not overheads:
+        raise CalibrationError(f"{results / 'eventlogs'}: no succeeded task of a replayed trace job to calibrate from")
+
+    def med(values: list[float]) -> float:
+        return float(median(values)) if values else 0.0
+
+    return Calibration(med(overheads), med(waits), med(starts), med(ends), med(executors),
+                       {"tasks": len(overheads), "decisions": len(waits), "job_starts": len(starts),
+                        "job_ends": len(ends), "executors": len(executors)})
+
+
+def apply(jobs: list[Job], calibration: Calibration) -> list[Job]:
+    """The trace jobs as the calibrated simulator plays them: every task longer by the task
+    overhead, each job's runtime estimate still the trace's mean (what the live policy is told)."""
+    extra = max(calibration.task_overhead_s, 0.0)
+    return [Job(j.job_id, j.submit, tuple(d + extra for d in j.durations), estimate=j.estimate) for j in jobs]

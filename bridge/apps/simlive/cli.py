@@ -1,0 +1,84 @@
+"""`schedbridge sim-vs-live WORKLOAD --policy P [--policy Q ...]`: each policy run live (the
+replay) and simulated (calibrated from that run), one table and CDF plots with both."""
+from __future__ import annotations
+
+import json
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import click
+
+from bridge.common.options import OutputPath, param_option
+from bridge.testbed.target import hadoop_conf_dir_option
+
+RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
+
+
+@click.command("sim-vs-live")
+@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--policy", "policies", multiple=True, required=True,
+              help="A registered policy, or 'stock' (Spark's own scheduler live, the simulator's fifo); "
+                   "repeatable.")
+@click.option("--executors", default=4, show_default=True, type=click.IntRange(min=1),
+              help="Executors of the shared application = the simulator's nodes.")
+@click.option("--executor-cores", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Cores (task slots) per executor = the simulator's slots per node.")
+@click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Live runs per policy, each simulated with its own calibration.")
+@click.option("--preempt", is_flag=True,
+              help="Run each preempting policy's node scheduler on real containers (the replay's --preempt; "
+                   "simulated with its live parameters, NodeManagers as nodes); the others run as they are.")
+@click.option("--seed", type=int, default=None,
+              help="Policy random seed, live and simulated [default: the workload's seed].")
+@click.option("--cutoff", type=click.FloatRange(min=0), default=None,
+              help="Reporting cutoff (s) on a job's mean task duration for short/long [default: the "
+                   "90th percentile of the workload's job means; of the first run's measured jobs for "
+                   "workloads without trace durations].")
+@click.option("--job-model", type=click.Choice(["critical-path", "serial"]), default="critical-path",
+              show_default=True,
+              help="Workloads without trace durations (WordCount, TPC-H): each job is simulated as one task "
+                   "of its live run's measured work, a stage as its longest task (critical-path) or as all "
+                   "its tasks' work together (serial), stages in sequence.")
+@click.option("--extra-vcores", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Every NodeManager advertises this many more vcores during the live runs (sleeping "
+                   "tasks hold a slot, not a CPU); local testbed only, restored at the end.")
+@param_option("Policy parameter (repeatable), given to each compared policy that has it.")
+@hadoop_conf_dir_option
+@click.option("--out", type=OutputPath(file_okay=False), default=None,
+              help="Output directory [default: results/sim-vs-live-WORKLOAD-TIMESTAMP]; must be empty.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
+def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int, repeats: int,
+                preempt: bool, seed: int | None, cutoff: float | None, job_model: str, extra_vcores: int,
+                params: dict[str, str], hadoop_conf_dir: Path | None, out: Path | None, as_json: bool) -> None:
+    """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the
+    live run's event logs; write one table and CDF plots with both."""
+    from bridge.apps.simlive.calibration import CalibrationError
+    from bridge.apps.simlive.compare import CompareError
+    from bridge.apps.simlive.session import Comparison
+    from bridge.sim.cli import jsonable  # NaN as null, as simulate --json prints it
+    from workloads.trace import TraceError
+    from workloads.workload_file import WorkloadFileError
+    from yarnclient.errors import YarnError
+
+    errors: tuple[type[Exception], ...] = (*RUN_ERRORS, WorkloadFileError, TraceError, YarnError, CompareError,
+                                           CalibrationError)
+    target = out or Path("results") / f"sim-vs-live-{workload.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if target.exists() and any(target.iterdir()):
+        raise click.BadParameter(f"{target} is not empty", param_hint="--out")
+    try:
+        comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
+                                        seed, cutoff, params, preempt, hadoop_conf_dir, job_model)
+        target.mkdir(parents=True, exist_ok=True)  # kept on failure: a live run's results are evidence
+        with ExitStack() as stack:
+            if extra_vcores:
+                comparison.raise_vcores(stack, extra_vcores)
+            result = comparison.run(repeats, target)
+    except errors as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(jsonable(result.as_dict()), sort_keys=True))
+    else:
+        click.echo(result.text())
+        click.echo(f"results in {target}")
+

@@ -1,0 +1,61 @@
+"""The simulator's prediction of one live run: the same jobs on the same shape, with its delays.
+
+Policy parameters given once for a comparison of several policies go to each policy that has
+them (a Hawk cutoff does not reach Sparrow); a parameter no compared policy has is an error, as
+in `schedbridge simulate`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from bridge.apps.simlive.calibration import Calibration, apply
+from bridge.apps.simlive.compare import STOCK, CompareError, calibrated_jobs, sim_policy
+from bridge.sim.cli import per_job_frame, write_atomic
+from bridge.sim.engine import Simulation
+from policies.api import ClusterSpec, PolicyEnv
+from policies.registry import ConfigError, RegistryError, config_for, create, default_registry, describe
+from workloads.model import Job
+
+
+def parameter_names(policy: str) -> set[str]:
+    """The parameters the simulator's model of live `policy` takes."""
+    try:
+        return {name for name, _type, _default in describe(default_registry().get(sim_policy(policy)).config)}
+    except RegistryError as exc:
+        raise CompareError(f"{exc}, or {STOCK} (Spark's own scheduler)") from None
+
+
+def split_params(policies: Sequence[str], params: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """Each policy's share of `params`; stock takes none (Spark's own scheduler has no knobs)."""
+    names = {p: parameter_names(p) if p != STOCK else set() for p in policies}
+    unused = sorted(set(params) - set().union(*names.values()))
+    if unused:
+        raise CompareError(f"--param {', '.join(unused)}: no compared policy ({', '.join(policies)}) has "
+                           f"{'this parameter' if len(unused) == 1 else 'these parameters'}")
+    return {p: {k: v for k, v in params.items() if k in names[p]} for p in policies}
+
+
+def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executors: int, cores: int, seed: int,
+            calibration: Calibration, cutoff: float, out: Path,
+            nominal: Mapping[int, Job] | None = None) -> pd.DataFrame:
+    """Simulate `policy`'s model over `jobs` on executors x cores slots with `calibration`'s delays;
+    returns the jobs as the live path would see them, also written to `out` (per-job CSV, the
+    columns of `schedbridge simulate --out`). Each job's size for the short/long split is its
+    `nominal` job's mean duration (default: `jobs` themselves)."""
+    name = sim_policy(policy)
+    try:
+        spec = ClusterSpec(executors, slots_per_node=cores, network_delay=calibration.network_delay_s)
+        sim_policy_instance = create(name, PolicyEnv(spec, seed), config_for(name, dict(params)))
+    except (RegistryError, ConfigError, ValueError) as exc:
+        raise CompareError(f"{name}: {exc}") from None
+    result = Simulation(apply(list(jobs), calibration), sim_policy_instance, spec,
+                        report_long=lambda j: j.estimate > cutoff).run()
+    if result.unfinished:
+        raise CompareError(f"{name}: {len(result.unfinished)} job(s) never finished in the simulation "
+                           f"(first: {result.unfinished[:5]})")
+    frame = calibrated_jobs(result.job_table(), nominal or {j.job_id: j for j in jobs}, calibration)
+    write_atomic(per_job_frame(frame, cutoff), out)
+    return frame

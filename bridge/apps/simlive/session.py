@@ -1,0 +1,237 @@
+"""A sim-vs-live comparison from start to end: validate everything, then for each policy and
+repeat replay the workload live (`schedbridge replay`, in a child process), calibrate the
+simulator from that run (`calibration`), simulate (`predict`), and measure both (`compare`).
+
+Files in the output directory: ``POLICY/repeat-R/live/`` (the replay's results directory),
+``POLICY/repeat-R/sim.csv`` (the simulator's per-job file), ``table.txt``/``table.csv`` (one row per
+policy, repeat, class and statistic), ``spread.csv`` (over repeats), ``results.json`` (what
+``--json`` prints) and ``jct_cdf.png``.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from bridge.apps.simlive import compare
+from bridge.apps.simlive.calibration import Calibration, measure
+from bridge.apps.simlive.compare import STOCK, CompareError, Measured
+from bridge.apps.simlive.measured import JOB_MODELS, measured_jobs
+from bridge.apps.simlive.predict import predict, split_params
+from bridge.common.tables import text as render
+from bridge.drivers.node_engine import live_params, preempting_policies
+from bridge.nodes.node_capacity import RaisedVcores
+from bridge.replay.results import write_atomically
+from bridge.sim.cli import jsonable
+from bridge.testbed.layout import default_layout
+from bridge.testbed.target import resolve
+from workloads.expand import expand
+from workloads.model import Job
+from workloads.spec import Submission, TasksJob
+from workloads.trace import write_trace
+from workloads.workload_file import load_workload
+from yarnclient.resourcemanager import ResourceManagerClient
+
+TRACE_DURATIONS = "the trace's task durations, each plus the calibrated task overhead"
+
+
+def _wait(child: subprocess.Popen[bytes]) -> int:
+    """The child's exit status. A Ctrl-C reaches the child too (same process group), which cancels
+    its jobs and cleans up: wait for that rather than kill it half-way."""
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            continue
+
+
+def _placed(run: Measured) -> str:
+    """Who placed the live run's tasks (the plugin's counters; nothing for stock Spark)."""
+    if not run.plugin:
+        return ""
+    return (f"; live: {run.plugin.get('placed_tasks', 0)} task(s) placed by the policy, "
+            f"{run.plugin.get('fallback_rounds', 0)} round(s) fell back to Spark's scheduler")
+
+
+@dataclass(frozen=True)
+class Result:
+    """Every run of a comparison, and what is needed to show them."""
+
+    workload: str
+    executors: int
+    executor_cores: int
+    cutoff: float
+    runs: list[Measured]
+    durations: str = TRACE_DURATIONS  # what the simulator played as task durations
+
+    def as_dict(self) -> dict[str, object]:
+        """The one JSON object of ``--json`` (and results.json)."""
+        return {"workload": self.workload, "executors": self.executors, "executor_cores": self.executor_cores,
+                "slots": self.executors * self.executor_cores, "reporting_cutoff_s": self.cutoff,
+                "sim_durations": self.durations, "runs": [r.as_dict() for r in self.runs]}
+
+    def text(self) -> str:
+        """The table, headed by the shape and cutoff, followed by each run's calibration (the
+        delays the simulation used), and the spread over repeats when there are several."""
+        lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores, live and simulated; "
+                 f"short/long cutoff {self.cutoff:.4g} s (mean task duration)",
+                 f"simulated durations: {self.durations}", "",
+                 render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
+        lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}" for r in self.runs]
+        if any(r.repeat > 1 for r in self.runs):
+            lines += ["", "over repeats:", render(compare.spread(self.runs))]
+        return "\n".join(lines)
+
+
+class Comparison:
+    """A validated comparison, ready to run (nothing submitted yet).
+
+    A trace workload is simulated from its task durations. Any other (WordCount, TPC-H) is
+    simulated per run from that run's measured work (`bridge.apps.simlive.measured`, ``job_model``);
+    then a job's size for the short/long split, and the default cutoff, come from the first run,
+    so that every run and policy of the comparison splits the jobs the same way."""
+
+    def __init__(self, workload: Path, name: str, jobs: list[Job], policies: list[str],
+                 params: dict[str, dict[str, str]], shape: tuple[int, int], seed: int, cutoff: float | None,
+                 preempt: bool, conf_dir: Path | None, submissions: Sequence[Submission] = (),
+                 job_model: str | None = None) -> None:
+        """``jobs``: the trace's, or empty with ``job_model`` (jobs measured from each run)."""
+        self.workload, self.name, self.jobs, self.policies = workload, name, jobs, policies
+        self.params, self.shape, self.seed, self.cutoff = params, shape, seed, cutoff
+        self.preempt, self.conf_dir = preempt, conf_dir
+        self.submissions, self.job_model = list(submissions), job_model
+        self._curves: dict[str, list[tuple[pd.DataFrame, pd.DataFrame]]] = {}  # policy -> (live, sim) per repeat
+
+    @classmethod
+    def prepare(cls, workload: Path, policies: list[str], executors: int, cores: int, seed: int | None,
+                cutoff: float | None, params: dict[str, str], preempt: bool, conf_dir: Path | None,
+                job_model: str = JOB_MODELS[0]) -> Comparison:
+        """Load and check the workload, the policies and their parameters."""
+        spec = load_workload(workload)
+        submissions = expand(spec)
+        if not submissions:
+            raise CompareError(f"{workload}: the workload has no jobs")
+        if job_model not in JOB_MODELS:
+            raise CompareError(f"job model {job_model!r}: one of {', '.join(JOB_MODELS)}")
+        seed = spec.seed if seed is None else seed
+        split = split_params(policies, params)
+        if all(isinstance(s.params, TasksJob) for s in submissions):
+            jobs = compare.trace_jobs(submissions, spec.name)
+            return cls(workload, spec.name, jobs, policies, split, (executors, cores), seed,
+                       compare.default_cutoff(jobs) if cutoff is None else cutoff, preempt, conf_dir)
+        return cls(workload, spec.name, [], policies, split, (executors, cores), seed, cutoff, preempt, conf_dir,
+                   submissions, job_model)
+
+    @property
+    def durations(self) -> str:
+        """What the simulator plays as task durations, for the table."""
+        if self.job_model is None:
+            return TRACE_DURATIONS
+        return (f"measured from each live run ({self.job_model}): a job is one task of its stages' "
+                f"{'longest' if self.job_model == 'critical-path' else 'summed'} full-share task times "
+                "(launch to finish less time shrunk), stages in sequence; POLICY/repeat-R/sim.trace")
+
+    def raise_vcores(self, stack: ExitStack, extra: int) -> None:
+        """Every NodeManager advertises `extra` more vcores until `stack` closes (the testbed's
+        vcores record, as `replay --preempt` keeps it, so `testbed restore` can undo a killed run)."""
+        layout = default_layout()
+        if self.preempt:
+            raise CompareError("--extra-vcores with --preempt: the preemption path raises the vcores itself")
+        if resolve(self.conf_dir).rm_url != layout.rm_url:
+            raise CompareError("--extra-vcores changes NodeManager capacity through the RM, which this command "
+                               "does only on the local testbed")
+        stack.enter_context(RaisedVcores(ResourceManagerClient(layout.rm_url, user=layout.user), extra,
+                                         layout.vcores_record))
+
+    def run(self, repeats: int, out: Path) -> Result:
+        """Every policy `repeats` times, live then simulated; the files written to `out`."""
+        runs = [self._one(policy, repeat, out / policy / f"repeat-{repeat}")
+                for policy in self.policies for repeat in range(1, repeats + 1)]
+        assert self.cutoff is not None  # set by the first run when the jobs are measured
+        result = Result(self.name, *self.shape, self.cutoff, runs, self.durations)
+        self._write(result, out)
+        return result
+
+    def _live(self, policy: str, directory: Path) -> Path:
+        """`schedbridge replay` of the workload under `policy` on the shape, in a child process (Spark's
+        JVM is one per process, and the plugin must be on the classpath when it starts); its results
+        directory. The child's output goes to stderr, so stdout stays the table or the JSON."""
+        results = directory / "live"
+        conf = {"spark.executor.instances": str(self.shape[0]), "spark.executor.cores": str(self.shape[1])}
+        live_params = dict(self.params[policy]) | ({} if policy == STOCK else {"seed": str(self.seed)})
+        command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(self.workload),
+                   "--policy", policy, "--out", str(results),
+                   *(a for k, v in conf.items() for a in ("--conf", f"{k}={v}")),
+                   *(a for k, v in live_params.items() for a in ("--param", f"{k}={v}")),
+                   *(("--hadoop-conf-dir", str(self.conf_dir)) if self.conf_dir else ()),
+                   *(("--preempt",) if self._preempts(policy) else ())]
+        code = _wait(subprocess.Popen(command, stdout=sys.stderr))
+        meta = results / "meta.json"
+        state = json.loads(meta.read_text()).get("state") if meta.is_file() else "not started"
+        if code != 0 or state != "complete":
+            raise CompareError(f"the live run of {policy} ended with exit status {code}, state {state}; "
+                               f"see {results} and the replay's messages above")
+        return results
+
+    def _one(self, policy: str, repeat: int, directory: Path) -> Measured:
+        live_dir = self._live(policy, directory)
+        played = self._played(live_dir, directory)
+        nominal = {j.job_id: j for j in self.jobs}
+        calibration = self._calibrate(live_dir, None if self.job_model else nominal)
+        assert self.cutoff is not None
+        params, shape = self._simulated(policy)
+        sim = predict(played, policy, params, *shape, self.seed, calibration, self.cutoff,
+                      directory / "sim.csv", nominal=nominal)
+        live = compare.live_jobs(live_dir, nominal)
+        self._curves.setdefault(policy, []).append((live, sim))
+        plugin = json.loads((live_dir / "meta.json").read_text()).get("plugin")
+        return Measured(policy, repeat, compare.class_stats(live, self.cutoff), compare.class_stats(sim, self.cutoff),
+                        calibration, live_dir, directory / "sim.csv", plugin)
+
+    def _preempts(self, policy: str) -> bool:
+        """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
+        baseline such as fifo runs as it is, beside them)."""
+        return self.preempt and policy in preempting_policies()
+
+    def _simulated(self, policy: str) -> tuple[dict[str, str], tuple[int, int]]:
+        """The simulated policy's parameters and shape (nodes, slots each). With --preempt they are
+        the live node driver's: NodeManagers as nodes of N = executors / NodeManagers slots, and
+        the policy's live defaults (Kairos: Q = 1, W = 5 s) under the given parameters."""
+        if not self._preempts(policy):
+            return self.params[policy], self.shape
+        nodes = len(resolve(self.conf_dir).rm_client().nodes(states=["RUNNING"]))
+        return live_params(policy, self.params[policy]), (nodes, max(1, self.shape[0] // nodes))
+
+    def _played(self, live_dir: Path, directory: Path) -> list[Job]:
+        """The jobs the simulator plays for this run: the trace's, or measured from the run (also
+        written to ``sim.trace``); the first measured run sets the jobs' sizes and the cutoff."""
+        if self.job_model is None:
+            return self.jobs
+        played = measured_jobs(live_dir, self.submissions, self.job_model)
+        write_trace(directory / "sim.trace", played)
+        if not self.jobs:
+            self.jobs = played
+            self.cutoff = compare.default_cutoff(played) if self.cutoff is None else self.cutoff
+        return played
+
+    @staticmethod
+    def _calibrate(live_dir: Path, nominal: dict[int, Job] | None) -> Calibration:
+        t0 = float(json.loads((live_dir / "meta.json").read_text())["t0_epoch"])
+        jobs = pd.read_csv(live_dir / "jobs.csv")
+        times = {int(j): (float(s), float(e)) for j, s, e in zip(jobs["job_id"], jobs["submit_s"], jobs["end_s"])}
+        return measure(live_dir, nominal, t0, times)
+
+    def _write(self, result: Result, out: Path) -> None:
+        write_atomically(out / "table.csv", compare.table(result.runs).to_csv(index=False))
+        write_atomically(out / "spread.csv", compare.spread(result.runs).to_csv(index=False))
+        write_atomically(out / "table.txt", result.text() + "\n")
+        write_atomically(out / "results.json", json.dumps(jsonable(result.as_dict()), indent=1, sort_keys=True))
+        pooled = {p: (pd.concat([live for live, _ in pairs]), pd.concat([sim for _, sim in pairs]))
+                  for p, pairs in self._curves.items()}
+        compare.cdf_plot(pooled, result.cutoff, out / "jct_cdf.png")

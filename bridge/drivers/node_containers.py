@@ -1,0 +1,146 @@
+"""How the node driver interprets the cluster state's task effects: tasks are containers to resize.
+
+Live preemption (Kairos' prototype, and every policy whose registry entry declares ``Preempts``):
+a node of the one cluster state is a NodeManager with N slots, running up to N + extra one-core
+executors. An entry bound to a task that reaches a node's queue gets a grant on a free executor
+of that node, so its Spark task starts in a container there; while the policy has not given it a
+slot (queued) or has suspended it, the container is shrunk to the agent's minimum share; on a
+slot it runs at full share. A task that ends off a slot (it still made progress at the minimum
+share) is finished when the policy next gives it a slot: the policy's queues and the state's
+stay the same, and the task ends at once.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from bridge.cluster.events import SegmentEnd
+from bridge.cluster.slots import Running
+from bridge.cluster.state import ClusterState
+from bridge.drivers.spark_slots import StageKey
+from bridge.nodes.container_commands import ContainerCommands
+from bridge.nodes.preemption import ContainerRef
+from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
+from policies.api import ProbeInfo
+
+TaskKey = tuple[int, int]  # (policy job id, task)
+log = logging.getLogger(__name__)
+
+
+class NodeContainers:
+    """NodeManagers ``0..n-1`` as nodes; Spark tasks in containers on them (a ``SparkRunner``)."""
+
+    def __init__(self, nodes: Sequence[str], commands: ContainerCommands) -> None:
+        """``nodes``: the NodeManagers' web addresses as YARN reports them (``host:port``)."""
+        self.node_of = {address: i for i, address in enumerate(nodes)}
+        self.names, self.kind = list(nodes), "NodeManagers"
+        self.commands = commands
+        self.executors: dict[tuple[str, str], tuple[int, ContainerRef]] = {}  # (app, executor) ->
+        self.waiting: dict[int, list[TaskKey]] = {}          # node -> tasks queued there, not launched
+        self.spark_of: dict[TaskKey, tuple[int, ContainerRef]] = {}  # launched task -> Spark task, container
+        self.task_of: dict[int, TaskKey] = {}                # Spark task -> policy task
+        self.on_slot: dict[TaskKey, tuple[int, int]] = {}    # policy tasks at full share -> (node, slot)
+        self.ended: set[TaskKey] = set()                     # ended (or retired) off a slot
+        self.shrunk: set[ContainerRef] = set()               # containers we asked to shrink
+
+    # -- TaskRunner ---------------------------------------------------------------------------
+    def queued(self, node: int, probe: ProbeInfo) -> None:
+        """A bound entry reached ``node``: its task gets an executor there (granted each round)."""
+        if probe.task is not None:
+            self.waiting.setdefault(node, []).append((probe.job_id, probe.task))
+
+    def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
+        """On a slot: full share, or, if it already ended, it finishes now."""
+        key = (r.job_id, r.task)
+        self.on_slot[key] = (node, slot)
+        if key in self.ended:
+            self.ended.discard(key)
+            out.append(SegmentEnd(r.start, node, slot, r.token))
+        elif key in self.spark_of:
+            self._want(self.spark_of[key][1], "resume")
+
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
+        key = (r.job_id, r.task)
+        self.on_slot.pop(key, None)
+        if key in self.spark_of:
+            self._want(self.spark_of[key][1], "suspend")
+
+    # -- SparkRunner ----------------------------------------------------------------------------
+    def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
+        """Places ``app``'s executors on their NodeManagers by the container and node they report."""
+        for executor, ev in executors.items():
+            if (app, executor) in self.executors:
+                continue
+            if ev.nm not in self.node_of or not ev.container:
+                raise ValueError(f"executor {executor} of {app}: no YARN container on a known NodeManager "
+                                 f"(container {ev.container!r}, nm {ev.nm!r}; known {sorted(self.node_of)})")
+            self.executors[(app, executor)] = (self.node_of[ev.nm], ContainerRef(ev.nm, ev.container))
+        for key in [k for k in self.executors if k[0] == app and k[1] not in executors]:
+            del self.executors[key]
+
+    def node_of_executor(self, app: str, executor: str) -> int | None:
+        where = self.executors.get((app, executor))
+        return None if where is None else where[0]
+
+    def bind(self, node: int, jobs: list[int], spark_task: int, app: str, executor: str) -> int | None:
+        waiting = self.waiting.get(node, [])
+        key = next((k for k in waiting if k[0] in jobs), None)
+        if key is None or (app, executor) not in self.executors:
+            return None
+        ref = self.executors[(app, executor)][1]
+        waiting.remove(key)
+        self.spark_of[key] = (spark_task, ref)
+        self.task_of[spark_task] = key
+        log.info("node driver: Spark task %d runs policy task %s in %s (%s)", spark_task, key, ref.container,
+                 "full share" if key in self.on_slot else "waiting: minimum share")
+        if key not in self.on_slot:
+            self._want(ref, "suspend")  # queued or suspended: the minimum share until it gets a slot
+        return key[0]
+
+    def knows(self, spark_task: int) -> bool:
+        return spark_task in self.task_of
+
+    def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
+        key = self.task_of.pop(spark_task, None)
+        if key is None:
+            return None
+        _, ref = self.spark_of.pop(key)
+        if ref in self.shrunk:  # the executor outlives its task: its next task must not start shrunk
+            self._want(ref, "resume")
+        where = self.on_slot.pop(key, None)
+        if where is None:
+            self.ended.add(key)
+            return []
+        return [SegmentEnd(now, *where, state.slots[where[0]][where[1]].token)]
+
+    def unlaunched(self) -> list[tuple[Any, int]]:
+        return [((node, key), key[0]) for node, keys in sorted(self.waiting.items()) for key in keys]
+
+    def retire(self, key: Any, state: ClusterState, now: float) -> list[Any]:
+        node, task = key
+        self.waiting[node].remove(task)
+        self.ended.add(task)
+        return []
+
+    def grants(self, rnd: OfferRound, key_of: Callable[[int], StageKey]) -> tuple[Grant, ...]:
+        """Each waiting task of ``rnd.app`` gets a free executor of its node, oldest first."""
+        free = {s.executor: s.free // max(rnd.cpus_per_task, 1) for s in rnd.slots}
+        count: Counter[tuple[int, int, str]] = Counter()
+        for node, keys in sorted(self.waiting.items()):
+            mine = [e for (app, e), (n, _) in sorted(self.executors.items()) if app == rnd.app and n == node]
+            for job, _ in keys:
+                app, stage, attempt = key_of(job)
+                executor = next((e for e in mine if free.get(e, 0) > 0), None) if app == rnd.app else None
+                if executor is not None:
+                    free[executor] -= 1
+                    count[(stage, attempt, executor)] += 1
+        return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))
+
+    def take_preempt(self) -> tuple[int, ...]:
+        return ()  # nothing is killed: containers are resized
+
+    def _want(self, ref: ContainerRef, action: str) -> None:
+        (self.shrunk.add if action == "suspend" else self.shrunk.discard)(ref)
+        self.commands.want(ref, action)

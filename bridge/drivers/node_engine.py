@@ -1,0 +1,168 @@
+"""A preempting policy on a real YARN cluster: the engine adapter with NodeManagers as nodes.
+
+Any policy whose registry entry declares ``Preempts`` (Kairos, Big-C, Falcon and its baselines)
+runs here unchanged: its central side places tasks on NodeManagers through the offer rounds, and
+whatever its node side decides (``Run``, ``Suspend``, ``Resume``) reaches real containers through
+``bridge.drivers.node_containers``: the node agents shrink a container's CPU to the minimum share and
+restore it. The NodeManagers advertise ``extra_tasks(config)`` more vcores for the span of the run,
+so YARN grants N + extra one-core executors per N-core node. A driver thread fires the policy's
+timers (Kairos' quanta) between offer rounds and sends the container commands, so a hung agent
+delays no offer round. Executors must report their YARN container and NodeManager
+(``executor_added`` fields ``container`` and ``nm``).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bridge.cluster.state import Pausing
+from bridge.drivers.node_containers import NodeContainers
+from bridge.drivers.spark_engine import SLOT_RESOURCE, EngineParams, EnginePlanner, World
+from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.nodes.container_commands import ContainerCommands
+from bridge.nodes.node_capacity import NodeResources, RaisedVcores
+from bridge.nodes.preemption import ContainerPreemptor
+from bridge.protocol.messages import LiveEvent, OfferRound, Placement
+from policies import registry
+from policies.api import ClusterSpec, PolicyEnv
+
+log = logging.getLogger(__name__)
+NODE_CORES = "node_cores"  # N, a node's slots: a parameter of the node driver, not of the policy
+
+
+def node_cores(value: str) -> int:
+    """A ``node_cores`` parameter's value as N; ValueError naming the key if it is not a whole
+    number of at least 1."""
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{NODE_CORES} must be a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def preempting_policies() -> list[str]:
+    """Registered policies whose entry declares ``Preempts``."""
+    reg = registry.default_registry()
+    return [name for name in reg.names() if reg.get(name).preempts is not None]
+
+
+def preempts(name: str) -> registry.Preempts:
+    """Policy ``name``'s preemption capability; ValueError naming the ones that have it."""
+    entry = registry.default_registry().get(name)
+    if entry.preempts is None:
+        raise ValueError(f"policy {name!r} does not preempt (its registry entry declares no Preempts); "
+                         f"preempting policies: {', '.join(preempting_policies())}")
+    return entry.preempts
+
+
+def live_params(name: str, params: Mapping[str, str]) -> dict[str, str]:
+    """``params`` over the policy's live defaults (``Preempts.live``)."""
+    return {**preempts(name).live, **params}
+
+
+class NodePlanner(EnginePlanner):
+    """The plugin's `RoundPlanner` for a preempting policy on NodeManagers (thread-safe)."""
+
+    launch_reports = True  # a task queued on a node runs shrunk: its container must be known at once
+
+    def __init__(self, name: str, params: Mapping[str, str], nodes: Sequence[str], cores: int,
+                 preemptor: ContainerPreemptor, clock: Callable[[], float]) -> None:
+        """``nodes``: the NodeManagers' web addresses as YARN reports them; ``cores``: N, the
+        slots of each; ``clock``: seconds (the policy's time; timers fire by it). ``params`` are
+        taken over the policy's live defaults (``live_params``)."""
+        super().__init__(name, live_params(name, params))
+        self.extra = preempts(name).extra_tasks(self._config)
+        self.nodes, self.cores, self._wall = list(nodes), cores, clock
+        self.lock = threading.RLock()
+        self.commands = ContainerCommands(preemptor, clock, self.lock)
+        self.wake = threading.Event()
+
+    def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
+        """An application asking for ``params`` runs with the live defaults under them, as this does;
+        a ``node_cores`` other than this planner's N is refused."""
+        params = dict(params)
+        cores = params.pop(NODE_CORES, None)
+        if cores is not None and cores != str(self.cores):
+            raise ValueError(f"{NODE_CORES}: this host runs N = {self.cores}, the application asked for {cores}")
+        return super().settings_for(live_params(self.name, params))
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        with self.lock:
+            placement = super().plan(rnd, events, cluster)
+        self.wake.set()  # the driver thread sends the round's container commands
+        return placement
+
+    def forget(self, app: str) -> None:
+        with self.lock:
+            world = self._worlds.get(None)
+            if world is not None:  # the new world starts with every container at full share
+                for ref in sorted(world.runner.shrunk):  # type: ignore[attr-defined]
+                    self.commands.want(ref, "resume")
+            super().forget(app)
+
+    def tick(self) -> None:
+        """Fire the timers that are due, then send the container commands (never under the lock)."""
+        with self.lock:
+            world = self._worlds.get(None)
+            if world is not None:
+                self.now = max(self.now, self._wall())
+                world.settle(self.now)
+        self.commands.flush()
+
+    def run(self, stop: threading.Event, period_s: float = 0.1) -> None:
+        """The driver thread: tick at least every ``period_s`` and after every round, until ``stop``."""
+        while not stop.is_set():
+            self.wake.wait(period_s)
+            self.wake.clear()
+            try:
+                self.tick()
+            except Exception:  # a dead driver thread would freeze every quantum
+                log.exception("node driver: a timer or a container command failed")
+
+    # -- the world: NodeManagers as nodes ------------------------------------------------------------
+    def _clock(self, rnd: OfferRound) -> float:
+        return self._wall()
+
+    def _scope(self, app: str) -> str | None:
+        return None  # one world: every application's executors run on the same NodeManagers
+
+    def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
+        return list(cluster)
+
+    def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
+        return False  # the nodes are the NodeManagers; executors come and go on them
+
+    def _new_world(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
+        spec = ClusterSpec(n_nodes=len(self.nodes), slots_per_node=self.cores, resources=SLOT_RESOURCE,
+                           capacity=(float(self.cores),), network_delay=0.0)
+        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
+        runner = NodeContainers(self.nodes, self.commands)
+        return World(policy, spec, runner, Pausing.SUSPEND, self.now), [self.cores] * len(self.nodes)
+
+
+@contextmanager
+def node_preemption(rm: NodeResources, preemptor: ContainerPreemptor, nodes: Sequence[str], cores: int,
+                    name: str, params: Mapping[str, str], vcores_record: Path,
+                    tick_s: float = 0.1) -> Iterator[NodePlanner]:
+    """Policy ``name`` live on ``nodes`` for the span of the block: they advertise ``cores + extra``
+    vcores, the driver thread runs, and on exit every throttled container and every node is restored.
+
+    ``preemptor.agents`` maps each NodeManager address to its node agent (it may be filled in
+    later, before the first task starts)."""
+    start = time.monotonic()
+    planner = NodePlanner(name, params, nodes, cores, preemptor, lambda: time.monotonic() - start)
+    stop = threading.Event()
+    thread = threading.Thread(target=planner.run, args=(stop, tick_s), name="node-driver", daemon=True)
+    with RaisedVcores(rm, planner.extra, vcores_record):
+        thread.start()
+        try:
+            yield planner
+        finally:
+            stop.set()
+            planner.wake.set()
+            thread.join(timeout=10)
+            planner.commands.restore()
+

@@ -1,0 +1,45 @@
+"""What a policy host asks of a planner (`RoundPlanner`) and policy names -> planners."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from bridge.drivers.spark_engine import EnginePlanner
+from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.protocol.messages import LiveEvent, OfferRound, Placement
+from policies.registry import ConfigError, RegistryError
+
+
+class RoundPlanner(Protocol):
+    """Turns one application's offer round into a placement; sees every application's state."""
+
+    name: str
+    settings: Any  # what the planner was built with, comparable with ``settings_for``'s results
+    launch_reports: bool  # wants Spark's launches at once (the plugin then reports them in rounds without a free slot)
+
+    def settings_for(self, params: Mapping[str, str]) -> Any:
+        """The settings ``params`` would give this policy; ValueError naming a bad key or value."""
+
+    def rebuild(self, state: AppState) -> None:
+        """An application's state was rebuilt from a snapshot: drop what was derived from it."""
+
+    def forget(self, app: str) -> None:
+        """An application ended (detached, or its connection is gone): drop all of its state."""
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        """The placement for ``rnd``; ``events`` (already applied to ``cluster``) came with it."""
+
+
+def make_planner(name: str, params: Mapping[str, str] | None = None) -> RoundPlanner:
+    """``spark-fifo`` (no policy engine) or any registered policy, driven by the engine adapter.
+
+    Unknown names and parameters raise ValueError (the registry's errors list what is valid)."""
+    if name == FifoPlanner.name:
+        return FifoPlanner(params)
+    try:
+        return EnginePlanner(name, params)
+    except RegistryError as e:
+        raise ValueError(f"{e}, or {FifoPlanner.name}") from None
+    except ConfigError as e:
+        raise ValueError(str(e)) from None

@@ -1,0 +1,387 @@
+"""A registered policy (``policies.registry``) driven live by the Spark plugin's offer rounds.
+
+Mapping: each (application, executor) is a node of the one cluster state (``bridge.cluster``)
+with ``cores / spark.task.cpus`` slots; each runnable Spark stage attempt is a policy job whose
+tasks are its pending tasks (estimate: the job property ``schedbridge.estimate`` in seconds, else
+``estimate``) and whose successors are the stages after it in its Spark job
+(``bridge.drivers.spark_dag``). The state applies the policy's decisions exactly as in the
+simulator, with zero network delay and the wall clock as its kernel's clock (timers fire in the
+first round at or after their time); a task the state starts becomes a grant
+(``bridge.drivers.spark_slots``), Spark's launch report binds it, Spark's task end finishes it. A
+change in the set of executors, or a snapshot, rebuilds the state and the policy from Spark's;
+stages Spark still needs but the policy no longer owes arrive again as new jobs. Spark cannot
+pause a task: a suspended task runs on to its end while its slot goes to the policy's next task
+(see ``bridge.drivers.spark_slots``), or with the parameter ``kill_on_suspend=true`` it is killed
+(Spark re-runs it).
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.cluster.kernel import Kernel, SimulationError
+from bridge.cluster.slots import Reserved
+from bridge.cluster.state import ClusterState, Pausing
+from bridge.drivers.spark_dag import successors_of
+from bridge.drivers.spark_slots import SparkRunner, SparkSlots, StageKey
+from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
+from policies import registry
+from policies.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
+from workloads.model import Job
+
+log = logging.getLogger(__name__)
+
+ESTIMATE_PROP = "schedbridge.estimate"
+MAX_STEPS = 200_000  # events per round; more means a policy loops
+# The one resource live: task slots (cores / spark.task.cpus); every task needs one.
+SLOT_RESOURCE = ("slots",)
+ONE_SLOT = (1.0,)
+ADAPTER_KEYS = ("estimate", "kill_on_suspend", "seed")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParams:
+    """Adapter parameters, taken out of the policy's parameters (``spark.schedbridge.policy.*``)."""
+
+    seed: int = 0
+    estimate: float = 1.0          # seconds per task when a job sets no schedbridge.estimate
+    kill_on_suspend: bool = False  # Suspend -> kill the Spark task (re-run later) instead of letting it drain
+
+    @classmethod
+    def split(cls, params: Mapping[str, str]) -> tuple[EngineParams, dict[str, str]]:
+        rest = dict(params)
+        kill = rest.pop("kill_on_suspend", "false").lower()
+        if kill not in ("true", "false"):
+            raise ValueError(f"kill_on_suspend must be true or false, got {kill!r}")
+        seed, estimate = rest.pop("seed", "0"), rest.pop("estimate", "1.0")
+        try:
+            mine = cls(int(seed), float(estimate), kill == "true")
+        except ValueError:
+            raise ValueError(f"seed must be an integer and estimate a number of seconds, got seed={seed!r}, "
+                             f"estimate={estimate!r}") from None
+        if not math.isfinite(mine.estimate) or mine.estimate <= 0:
+            raise ValueError(f"estimate must be a positive number of seconds, got {estimate!r}")
+        return mine, rest
+
+
+def engine_settings(name: str, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
+    """The adapter's parameters and policy ``name``'s validated config for ``params``.
+
+    Raises RegistryError (unknown policy) or ConfigError (unknown key, bad value), naming what
+    is valid; the adapter's own keys are named beside the policy's."""
+    mine, rest = EngineParams.split(params)
+    try:
+        return mine, registry.config_for(name, rest)
+    except registry.ConfigError as e:
+        if "unknown parameter" not in str(e):
+            raise
+        raise registry.ConfigError(f"{e}; the live adapter's: {', '.join(ADAPTER_KEYS)}") from None
+
+
+@dataclass(slots=True)
+class _LiveJob:
+    key: StageKey
+    n: int
+    scope: str | None
+    started: int = 0
+    retired: int = 0
+
+    @property
+    def owed(self) -> int:
+        return self.n - self.started - self.retired
+
+
+class World:
+    """One cluster state with its kernel, its Spark runner, and the tasks Spark placed itself."""
+
+    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, pausing: Pausing,
+                 now: float) -> None:
+        self.kernel = Kernel()
+        self.kernel.advance(now)
+        self.runner = runner
+        self.state = ClusterState(policy, spec, self.kernel, runner, pausing=pausing, keep_log=False)
+        self.foreign: dict[int, tuple[int, int]] = {}  # Spark task id -> (node, slot) it holds
+        self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
+
+    def settle(self, now: float, effects: Sequence[BaseEvent] = ()) -> None:
+        """Schedule ``effects`` and dispatch everything due by ``now`` (a policy's cascade of
+        decisions, and its timers that came due)."""
+        k = self.kernel
+        k.advance(now)
+        k.schedule_all(effects)
+        start = k.events
+
+        def guard(events: int, _: float) -> None:
+            if events - start > MAX_STEPS:
+                raise SimulationError(f"more than {MAX_STEPS} events in one round: the policy loops")
+
+        k.run(until=now, tick=guard, tick_every=MAX_STEPS)
+
+    def occupy_foreign(self, node: int, spark_task: int) -> None:
+        slot = self.state.occupy(node, spark_task, ONE_SLOT)
+        if slot >= 0:
+            self.foreign[spark_task] = (node, slot)
+
+
+class EnginePlanner:
+    """Serves a registered policy's decisions as grants, round by round.
+
+    Each application is a cluster of its own: its executors are the nodes (``SparkSlots``) of its
+    own state and policy instance, since its tasks can run nowhere else (a daemon serving many
+    applications keeps one world each). :class:`~bridge.drivers.node_engine.NodePlanner` makes the
+    nodes NodeManagers, shared by every application, whose containers the node agents resize."""
+
+    launch_reports = False  # a launch can wait for the next round that has a free slot
+
+    def __init__(self, name: str, params: Mapping[str, str] | None = None) -> None:
+        self.name = name
+        self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
+        self.settings = (self.params, self._config)
+        self._worlds: dict[str | None, World] = {}      # scope (an application, or None: all) ->
+        self._world: World | None = None                # the world of the last round
+        self._node_keys: dict[str | None, tuple[tuple[str, str], ...]] = {}
+        self._jobs: dict[int, _LiveJob] = {}
+        self._by_stage: dict[StageKey, list[int]] = {}
+        self._job_ids = itertools.count()
+        self._t0_ms: int | None = None
+        self.now = 0.0
+
+    @property
+    def job_specs(self) -> Mapping[int, Job]:
+        """The jobs (stage attempts) the policy still knows."""
+        return {} if self._world is None else self._world.state.job_by_id
+
+    @property
+    def world(self) -> World | None:
+        """The current cluster state, its kernel and runner (None before the first round)."""
+        return self._world
+
+    @property
+    def counters(self) -> Mapping[str, int]:
+        """The cluster state's counters (launches, suspends, kills, ...) since the last rebuild."""
+        return {} if self._world is None else self._world.state.log.counters
+
+    # -- RoundPlanner ----------------------------------------------------------------------------
+    def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
+        return engine_settings(self.name, params)
+
+    def rebuild(self, state: AppState) -> None:
+        self.forget(state.app)
+
+    def forget(self, app: str) -> None:
+        """``app`` ended or its state is rebuilt: its world (or its part of a shared one) goes."""
+        scope = self._scope(app)
+        self._worlds.pop(scope, None)
+        self._node_keys.pop(scope, None)
+        self._drop_jobs(scope)
+        self._world = None
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        self.now = max(self.now, self._clock(rnd))
+        scope = self._scope(rnd.app)
+        ends: list[Any] = []
+        world = self._worlds.get(scope)
+        if world is None or self._stale(scope, cluster):
+            world = self._reset(scope, cluster, rnd.cpus_per_task)
+        else:
+            world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
+            for app in self._apps(scope, cluster):
+                world.runner.register(app.app, app.executors)
+            self._bind_launched(world, rnd)
+            ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev)]
+        self._world = world
+        arrivals = self._sync_stages(world, scope, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
+        # one instant, ordered as in the simulator: task ends, then job arrivals, then due timers
+        world.settle(self.now, ends + arrivals)
+        grants = world.runner.grants(rnd, lambda job: self._jobs[job].key)
+        preempt = world.runner.take_preempt()
+        self._forget_done(world, scope)
+        own = cluster.app(rnd.app) if rnd.app in cluster else None
+        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own))
+
+    @staticmethod
+    def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant], app: AppState | None) -> int:
+        """Free slots of ``rnd.app``'s executors that the state also has free (or reserved) and the
+        policy left ungranted while tasks wait: what its rule holds, as opposed to slots a stale
+        view of Spark's holds (the state still thinks them busy). Spark's free slots are the
+        round's offers, and for executors it did not offer (a task end offers only its own
+        executor) what the application's events leave free."""
+        waiting = sum(d.pending for d in rnd.stages) - sum(g.slots for g in grants)
+        if waiting <= 0:
+            return 0
+        granted = Counter[str]()
+        for g in grants:
+            granted[g.executor] += g.slots
+        free = {s.executor: s.free for s in rnd.slots}
+        if app is not None:
+            busy = Counter(t.executor for t in app.running.values())
+            for e, x in app.executors.items():
+                free.setdefault(e, max(x.cores // max(rnd.cpus_per_task, 1) - busy[e], 0))
+        unused: dict[int, int] = {}
+        held = 0
+        for executor, spare in sorted(free.items()):
+            node = world.runner.node_of_executor(rnd.app, executor)
+            if node is None:
+                continue
+            if node not in unused:  # NodeManagers as nodes: several executors share one node's slots
+                unused[node] = sum(1 for x in world.state.slots[node] if x is None or isinstance(x, Reserved))
+            take = min(max(spare - granted[executor], 0), unused[node])
+            unused[node] -= take
+            held += take
+        return min(held, waiting)
+
+    # -- the world: what differs between executors-as-nodes and NodeManagers-as-nodes --------------
+    def _clock(self, rnd: OfferRound) -> float:
+        """Seconds since the first round, by the plugin's clock."""
+        if self._t0_ms is None:
+            self._t0_ms = rnd.now_ms
+        return (rnd.now_ms - self._t0_ms) / 1000.0
+
+    def _scope(self, app: str) -> str | None:
+        """Which world an application's rounds go to: its own."""
+        return app
+
+    def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
+        """The applications whose executors a world's nodes are, or host."""
+        return [cluster.app(scope)] if scope is not None and scope in cluster else []
+
+    def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
+        """A new set of executors is a new set of nodes."""
+        return self._executors(scope, cluster) != self._node_keys.get(scope)
+
+    def _executors(self, scope: str | None, cluster: LiveCluster) -> tuple[tuple[str, str], ...]:
+        return tuple((app.app, e) for app in self._apps(scope, cluster) for e in app.executors)
+
+    def _new_world(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
+        """The world over the scope's executors, and the slots each node really has."""
+        keys = self._node_keys[scope] = self._executors(scope, cluster)
+        cores = {(a.app, e): x.cores for a in self._apps(scope, cluster) for e, x in a.executors.items()}
+        per_node = [max(cores[key] // cpus_per_task, 0) for key in keys]
+        slots = max(per_node + [1])
+        spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
+                           capacity=(float(slots),), network_delay=0.0)
+        runner = SparkSlots([f"{app}/{e}" for app, e in keys])
+        runner.kill = self.params.kill_on_suspend
+        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
+        pausing = Pausing.KILL if runner.kill else Pausing.SUSPEND
+        return World(policy, spec, runner, pausing, self.now), per_node
+
+    # -- state from Spark --------------------------------------------------------------------------
+    def _reset(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> World:
+        self._drop_jobs(scope)
+        world, per_node = self._new_world(scope, cluster, cpus_per_task)
+        self._worlds[scope] = world
+        slots = world.state.spec.slots_per_node
+        for node, have in enumerate(per_node):
+            for _ in range(slots - have):
+                world.state.occupy(node, None, ONE_SLOT)  # slots this node does not have
+        for app in self._apps(scope, cluster):
+            world.runner.register(app.app, app.executors)
+            for t in app.running.values():
+                at = world.runner.node_of_executor(app.app, t.executor)
+                if at is not None:
+                    world.occupy_foreign(at, t.task)
+        log.info("schedbridge engine: %s rebuilt over %d %s x %d slots, nodes: %s", self.name,
+                 world.state.spec.n_nodes, world.runner.kind, slots, " ".join(world.runner.names))
+        return world
+
+    def _drop_jobs(self, scope: str | None) -> None:
+        for job_id in [j for j, live in self._jobs.items() if live.scope == scope]:
+            self._by_stage.pop(self._jobs.pop(job_id).key, None)
+
+    def _bind_launched(self, world: World, rnd: OfferRound) -> None:
+        for rep in rnd.launched:
+            node = world.runner.node_of_executor(rnd.app, rep.executor)
+            jobs = self._by_stage.get((rnd.app, rep.stage, rep.attempt), [])
+            for spark_task in rep.tasks:
+                job = None if node is None else world.runner.bind(node, jobs, spark_task, rnd.app, rep.executor)
+                if job is not None:
+                    self._jobs[job].started += 1
+                elif node is not None:
+                    world.occupy_foreign(node, spark_task)
+
+    def _on_spark_event(self, world: World, app: str, ev: LiveEvent) -> list[Any]:
+        """The state's effects of one of Spark's events (task ends are scheduled, not applied, so
+        that every end of a round is in before the policy hears of any)."""
+        if isinstance(ev, TaskStart):
+            node = world.runner.node_of_executor(app, ev.executor)
+            if node is not None and not world.runner.knows(ev.task) and ev.task not in world.foreign:
+                world.occupy_foreign(node, ev.task)
+        elif isinstance(ev, TaskEnd):
+            effects = world.runner.end(ev.task, world.state, self.now)
+            if effects is not None:
+                return effects
+            if (where := world.foreign.pop(ev.task, None)) is not None:
+                return world.state.vacate(*where)
+        return []
+
+    def _sync_stages(self, world: World, scope: str | None, rnd: OfferRound,
+                     spark_jobs: Mapping[int, JobStart]) -> list[Any]:
+        """New or grown stages arrive as jobs (returned, to schedule); tasks owed beyond Spark's
+        pending count retire, and so do grants for stages Spark no longer runs (also ones the
+        policy makes later)."""
+        live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
+        for key in [k for k in self._by_stage if k[0] == rnd.app and k not in live]:
+            del self._by_stage[key]
+        self._retire(world, lambda key: key[0] == rnd.app and key not in self._by_stage, None)
+        arrivals: list[Any] = []
+        for key, d in live.items():
+            owed = sum(self._jobs[j].owed for j in self._by_stage.get(key, []))
+            if d.pending > owed:
+                arrivals.append(self._arrive(scope, key, d, d.pending - owed, spark_jobs.get(d.job)))
+            elif d.pending < owed:
+                self._retire(world, key.__eq__, owed - d.pending)
+        return arrivals
+
+    def _arrive(self, scope: str | None, key: StageKey, d: StageDemand, n: int,
+                spark_job: JobStart | None) -> JobArrival:
+        """``spark_job`` (None if its job_start has not arrived yet) gives the stage's successors."""
+        job_id = next(self._job_ids)
+        est = float(d.props.get(ESTIMATE_PROP, self.params.estimate))
+        job = Job(job_id, self.now, (est,) * n, est, demands=(ONE_SLOT,) * n,
+                  name=f"{key[0]}:stage{d.stage}.{d.attempt}",
+                  meta={"app": key[0], "stage": d.stage, "job": d.job, **d.props},
+                  successors=() if spark_job is None else successors_of(spark_job, d.stage, est))
+        self._jobs[job_id] = _LiveJob(key, n, scope)
+        self._by_stage.setdefault(key, []).append(job_id)
+        return JobArrival(self.now, job)
+
+    def _retire(self, world: World, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
+        """Up to ``limit`` unlaunched grants of stages ``of_stage`` selects, which Spark no longer
+        needs: their tasks are finished, as far as the policy knows."""
+        for key, job in world.runner.unlaunched():
+            if limit == 0:
+                return
+            if of_stage(self._jobs[job].key):
+                limit = None if limit is None else limit - 1
+                self._retire_grant(world, key, job)
+
+    def _retire_grant(self, world: World, key: object, job: int) -> None:
+        self._jobs[job].retired += 1
+        world.settle(self.now, world.runner.retire(key, world.state, self.now))
+
+    def _forget_done(self, world: World, scope: str | None) -> None:
+        """Drops jobs the state has finished (every task ended or retired) or rejected and that no
+        node queue or reservation still names (a late-binding probe asks for its job), so a daemon
+        serving applications for weeks keeps only live stages."""
+        state = world.state
+        done = [j for j, live in self._jobs.items() if live.scope == scope and j not in state.launched]
+        if not done:  # the usual round: spare the scan of every queue
+            return
+        held = {rec[0].job_id for q in state.queue for rec in q.values()}
+        held.update(x.probe.job_id for row in state.slots for x in row if isinstance(x, Reserved))
+        for job_id in [j for j in done if j not in held]:
+            key = self._jobs.pop(job_id).key
+            for table in (state.job_by_id, state.remaining, state.log.job_finish, state.log.rejected_jobs):
+                table.pop(job_id, None)
+            ids = self._by_stage.get(key)
+            if ids is not None:
+                ids.remove(job_id)
+                if not ids:
+                    del self._by_stage[key]

@@ -1,0 +1,1 @@
+"""Command-line tools that launch Spark applications on the plugin: submit, the launcher, preflight."""

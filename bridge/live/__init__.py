@@ -1,1 +1,0 @@
-"""Live drivers: the policy engine against a real Spark (and YARN) cluster."""

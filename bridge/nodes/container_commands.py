@@ -1,0 +1,65 @@
+"""The container commands a live node driver wants, sent to the node agents off the decision path.
+
+Decisions only record which command each container needs (the latest wish replaces an unsent
+one); :meth:`ContainerCommands.flush` sends the due ones through a
+:class:`~bridge.nodes.preemption.ContainerPreemptor`, never while the caller's lock is held, so a
+hung agent delays no offer round. A resume that failed (agent unreachable) is retried after
+``retry_s``, then at doubling intervals up to a minute: a container left shrunk would starve its
+task.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
+from policies.api import Code
+
+MAX_RETRY_S = 60.0
+
+
+class ContainerCommands:
+    """An outbox of suspend/resume wishes per container, flushed by whoever holds no lock."""
+
+    def __init__(self, preemptor: ContainerPreemptor, clock: Callable[[], float], lock: threading.RLock,
+                 retry_s: float = 1.0) -> None:
+        self.preemptor, self.clock, self.lock, self.retry_s = preemptor, clock, lock, retry_s
+        self._io = threading.Lock()    # one sender at a time: the preemptor is not thread-safe
+        self.outbox: dict[ContainerRef, tuple[str, float, float]] = {}  # container -> (action, not before, delay)
+
+    def want(self, ref: ContainerRef, action: str) -> None:
+        """Record that ``ref`` should be suspended or resumed (call under ``lock``). A resume that
+        undoes an unsent suspend of a container at full share cancels it: nothing is sent."""
+        unsent = self.outbox.get(ref)
+        if action == "resume" and unsent is not None and unsent[0] == "suspend" \
+                and ref not in self.preemptor.throttled:
+            del self.outbox[ref]
+            return
+        self.outbox[ref] = (action, 0.0, 0.0)
+
+    def flush(self) -> None:
+        """Send every due command; call without holding ``lock``."""
+        with self._io:
+            for ref, action, delay in self._take_due():
+                if action == "suspend":
+                    self.preemptor.suspend(ref)  # a failed suspend leaves the task at full share
+                elif self.preemptor.resume(ref).code is Code.ERROR:
+                    delay = min(max(2 * delay, self.retry_s), MAX_RETRY_S)
+                    with self.lock:  # unless a newer command for it came in meanwhile
+                        self.outbox.setdefault(ref, ("resume", self.clock() + delay, delay))
+
+    def restore(self) -> list[ContainerRef]:
+        """Drop the unsent commands and give every throttled container its full share back (on
+        shutdown); returns those still throttled (their agents did not answer)."""
+        with self._io:
+            with self.lock:
+                self.outbox.clear()
+            return self.preemptor.restore_all()
+
+    def _take_due(self) -> list[tuple[ContainerRef, str, float]]:
+        with self.lock:
+            now = self.clock()
+            due = [(ref, action, delay) for ref, (action, at, delay) in self.outbox.items() if at <= now]
+            for ref, _, _ in due:
+                del self.outbox[ref]
+            return due

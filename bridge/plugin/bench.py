@@ -1,0 +1,172 @@
+"""Spark plugin benchmark: decision latency per offer round and placement throughput.
+
+1. Decision latency (p50/p99): a 1,000-task stage on ``spark-schedbridge://local[64]`` (64 slots),
+   trivial tasks or, with ``--task-ms``, tasks that sleep that long (so the driver is not busy
+   starting tasks back to back); the plugin times every policy round trip (request serialised,
+   py4j call, the policy host's planning, reply parsed) and every whole policy round in the
+   scheduler (batch built, round trip, grants applied through Spark's own resourceOffers); the
+   host times the policy's own decision in each round. The host-side planning time of a
+   synthetic round with exactly 64 free slots and 1,000 pending tasks is reported too.
+2. Placement throughput: many trivial tasks (JVM-only, no Python workers), stock Spark
+   (``local[N]``) vs the bridge (``spark-schedbridge://local[N]``), alternating in one run, with
+   the bridge's count of rounds in which the policy held free slots back while tasks were pending.
+
+Both parts run for each ``--endpoint``: ``inprocess`` (the PySpark driver hosts the policy, a
+py4j callback per round) and ``local`` (the default of spark-submit: a host process beside the
+driver, JSON over loopback TCP), so their costs compare within one run. The policy's own decision
+time is host-timed in-process only (the local host's decisions live in its own process).
+
+Run: ``schedbridge bench spark [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]
+[--endpoint inprocess --endpoint local]`` (``--repeats 0``: the latency part only).
+"""
+from __future__ import annotations
+
+import json
+import time
+from types import SimpleNamespace
+
+import click
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+import sparkplugin
+from bridge.common.metrics import median, percentile
+from bridge.drivers.planners import make_planner
+from bridge.plugin import inprocess as spark_inprocess
+from bridge.plugin.host import PolicyHost
+from bridge.protocol.messages import PROTOCOL_VERSION
+
+BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+
+
+def synthetic_rounds(executors: int = 16, slots: int = 4, stages: int = 10,
+                     pending: int = 1000) -> tuple[str, str]:
+    """A snapshot round announcing ``executors`` x ``slots``, then a round with all those slots free
+    and ``pending`` tasks over ``stages`` new stages (arrivals and placement in one round)."""
+    execs = [{"e": "executor_added", "t": 0, "executor": str(i), "host": f"h{i % 4}", "cores": slots}
+             for i in range(executors)]
+    base = {"v": PROTOCOL_VERSION, "kind": "round", "app": "bench", "now_ms": 1000, "cpus_per_task": 1, "launched": [],
+            "events": [], "slots": [{"executor": str(i), "host": f"h{i % 4}", "free": slots}
+                                    for i in range(executors)]}
+    setup = {**base, "round": 1, "stages": [], "snapshot": {"executors": execs, "running": [], "jobs": []}}
+    timed = {**base, "round": 2, "stages": [
+        {"stage": s, "attempt": 0, "job": s, "tasks": pending // stages, "pending": pending // stages,
+         "running": 0, "locality": {f"h{s % 4}": pending // stages}, "props": {}, "parents": []}
+        for s in range(stages)]}
+    return json.dumps(setup), json.dumps(timed)
+
+
+def host_planning_us(policy: str, repeats: int = 200) -> list[float]:
+    """Host-side time of the synthetic 64-slot / 1,000-task round (a fresh host each repeat)."""
+    setup, timed = synthetic_rounds()
+    out = []
+    for _ in range(repeats):
+        host = PolicyHost(make_planner(policy))
+        host.handle(setup)
+        start = time.perf_counter_ns()
+        reply = host.handle(timed)
+        out.append((time.perf_counter_ns() - start) / 1000)
+    assert sum(g["slots"] for g in json.loads(reply)["assign"]) == 64, reply
+    return out
+
+
+def trivial_job(spark: SparkSession, tasks: int) -> float:
+    """Seconds to run ``tasks`` trivial JVM tasks."""
+    start = time.perf_counter()
+    spark.range(0, tasks, 1, tasks).count()
+    return time.perf_counter() - start
+
+
+def sleeping_job(spark: SparkSession, tasks: int, ms: int) -> None:
+    """``tasks`` tasks that each sleep ``ms`` in the JVM (collected, so the call is not pruned)."""
+    rows = spark.range(0, tasks, 1, tasks).selectExpr(
+        f"reflect('java.lang.Thread', 'sleep', cast({ms} as bigint)) as slept").collect()
+    assert len(rows) == tasks
+
+
+def stock_session(cores: int) -> SparkSession:
+    conf = SparkConf(loadDefaults=False).setAll(list(BASE.items()))
+    return SparkSession.builder.config(conf=conf).master(f"local[{cores}]").getOrCreate()
+
+
+def bridge_session(policy: str, cores: int, endpoint: str) -> tuple[SparkSession, PolicyHost | None]:
+    """A session through the plugin; the in-process host is returned (None for a ``local`` host)."""
+    if endpoint == "inprocess":
+        host = PolicyHost(make_planner(policy))
+        return spark_inprocess.session(f"local[{cores}]", host, conf=BASE), host
+    plugin_conf = sparkplugin.spark_conf(policy, endpoint=endpoint)
+    conf = SparkConf(loadDefaults=False).setAll([*BASE.items(), *plugin_conf.items()])
+    return SparkSession.builder.config(conf=conf).master(sparkplugin.master(f"local[{cores}]")).getOrCreate(), None
+
+
+@click.command("spark")
+@click.option("--policy", default="fifo", show_default=True)
+@click.option("--tasks", type=int, default=4000, show_default=True, help="trivial tasks per throughput run")
+@click.option("--cores", type=int, default=2, show_default=True, help="local[N] for the throughput runs")
+@click.option("--repeats", type=int, default=3, show_default=True,
+              help="throughput runs per kind (0: latency only)")
+@click.option("--task-ms", type=int, default=0, show_default=True, help="latency phase: each task sleeps this long")
+@click.option("--endpoint", "endpoints", multiple=True, type=click.Choice(("inprocess", "local")),
+              help="where the policy is hosted (repeatable; default: both)")
+def spark(**options: object) -> None:
+    """Spark plugin, local mode: decision latency per offer round and placement throughput vs stock."""
+    args = SimpleNamespace(**options)
+    args.endpoints = list(args.endpoints) or ["inprocess", "local"]
+    jar = str(sparkplugin.jar_path())
+    SparkContext._ensure_initialized(conf=SparkConf().setAll([*BASE.items(), ("spark.driver.extraClassPath", jar)]))
+
+    planning = host_planning_us(args.policy)
+    print(f"policy {args.policy}")
+    for endpoint in args.endpoints:
+        latency(args, endpoint)
+    print(f"host planning, synthetic 64 slots / 1,000 pending: p50 {percentile(planning, 50):.0f} us, "
+          f"p99 {percentile(planning, 99):.0f} us")
+    if args.repeats > 0:
+        throughput(args)
+
+
+def latency(args: SimpleNamespace, endpoint: str) -> None:
+    """Round trips on local[64] over 1,000 tasks, after a warm-up job."""
+    spark, host = bridge_session(args.policy, 64, endpoint)
+    trivial_job(spark, 200)  # warm-up
+    warm, warm_decisions = len(spark_inprocess.stats()["call_us"]), len(host.decisions) if host else 0
+    if args.task_ms > 0:
+        sleeping_job(spark, 1000, args.task_ms)
+    else:
+        trivial_job(spark, 1000)
+    stats = spark_inprocess.stats()
+    calls, rounds = stats["call_us"][warm:], stats["round_us"][warm:]
+    decided = "n/a (another process)"
+    if host is not None:
+        decisions = [float(d.micros) for d in list(host.decisions)[warm_decisions:]]
+        decided = f"p50 {percentile(decisions, 50):.0f} us, p99 {percentile(decisions, 99):.0f} us"
+    spark.stop()
+    tasks = f"{args.task_ms} ms tasks" if args.task_ms > 0 else "trivial tasks"
+    print(f"[{endpoint}] round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 {tasks}): "
+          f"p50 {percentile(calls, 50):.0f} us, p99 {percentile(calls, 99):.0f} us; whole round in the scheduler "
+          f"p50 {percentile(rounds, 50):.0f} us, p99 {percentile(rounds, 99):.0f} us; the policy's decision "
+          f"(host-timed) {decided}; fallback rounds {stats['fallback_rounds']}")
+
+
+def throughput(args: SimpleNamespace) -> None:
+    """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
+    kinds = ["stock", *args.endpoints]
+    rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+    counters = {e: {"policy_rounds": 0, "held_rounds": 0, "fallback_rounds": 0} for e in args.endpoints}
+    for _ in range(args.repeats):
+        for kind in kinds:
+            s = stock_session(args.cores) if kind == "stock" else bridge_session(args.policy, args.cores, kind)[0]
+            trivial_job(s, 200)
+            rates[kind].append(args.tasks / trivial_job(s, args.tasks))
+            if kind != "stock":
+                stats = spark_inprocess.stats()
+                counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
+            s.stop()
+    stock = median(rates["stock"])
+    medians = ", ".join(f"bridge [{e}] {median(rates[e]):.0f} tasks/s "
+                        f"({100 * median(rates[e]) / stock:.0f}% of stock)" for e in args.endpoints)
+    print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
+          f"stock {stock:.0f} tasks/s, {medians}")
+    print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}))
+    print("bridge throughput runs (incl. warm-ups):", json.dumps(counters))
+

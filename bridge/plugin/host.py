@@ -1,0 +1,243 @@
+"""The policy host: answers the Spark plugin's offer rounds with a planner's placements.
+
+Transport-free: ``handle`` takes one request string and returns the reply string, so the same
+host serves a PySpark driver in-process (py4j callback), one application from a process beside
+its driver and many applications as a daemon (TCP). Each connection attaches first with the
+application's policy and parameters: a host built with a planner serves only that planner's
+policy and settings and refuses any other (a configuration mistake stops the application); a
+host built without one builds it from the first attach. It keeps every application's state,
+asks for a snapshot when it has none (daemon restarted), turns planner exceptions into error
+replies (the plugin then falls back to Spark for that round) and keeps a bounded log of its
+decisions.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.drivers.planners import RoundPlanner, make_planner
+from bridge.drivers.spark_state import LiveCluster
+from bridge.protocol.messages import (
+    LiveEvent,
+    OfferRound,
+    Placement,
+    PolicyRequest,
+    ProtocolError,
+    decode,
+    encode_attached,
+    encode_detached,
+    encode_error,
+    encode_placement,
+    encode_refused,
+    encode_resync,
+    parse_attach,
+    parse_event,
+    parse_round,
+)
+from policies.registry import RegistryError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """One answered round, for logs, metrics and tests."""
+
+    app: str
+    round: int
+    placement: Placement
+    micros: int
+
+
+def refusal(planner: RoundPlanner, request: PolicyRequest) -> str | None:
+    """Why ``planner`` cannot serve ``request`` (None if it can): the first mistake, named."""
+    if request.policy != planner.name:
+        try:
+            make_planner(request.policy, request.params)
+        except ValueError as e:
+            return str(e)
+        return (f"this policy host serves {planner.name!r}; the application asked for {request.policy!r} "
+                "(point spark.schedbridge.endpoint at a host serving it, or leave the endpoint unset "
+                "to host the policy beside the driver)")
+    try:
+        wanted = planner.settings_for(request.params)
+    except (ValueError, RegistryError) as e:
+        return str(e)
+    if wanted != planner.settings:
+        return (f"this policy host runs {planner.name} with other parameters than the application asked for "
+                f"({'; '.join(_differences(planner.settings, wanted))}): start a host with the application's "
+                "(schedbridge serve --param KEY=VALUE), or drop them from its conf")
+    return None
+
+
+def _differences(host: Any, app: Any, where: str = "") -> list[str]:
+    """``key: host X, application Y`` for each field where two settings values differ."""
+    if dataclasses.is_dataclass(host) and type(host) is type(app):
+        return [d for f in dataclasses.fields(host)
+                for d in _differences(getattr(host, f.name), getattr(app, f.name), f.name)]
+    if isinstance(host, tuple) and isinstance(app, tuple) and len(host) == len(app):
+        return [d for h, a in zip(host, app) for d in _differences(h, a, where)]
+    return [] if host == app else [f"{where or 'settings'}: host {host!r}, application {app!r}"]
+
+
+def _params_text(params: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in sorted(params.items())) + "}" if params else "defaults"
+
+
+class HeldSlots:
+    """Slot-seconds each application's policy held free by its own rule while tasks waited: a
+    round's ``Placement.held`` counts until the application's next round (its next offer)."""
+
+    def __init__(self) -> None:
+        self._apps: dict[str, tuple[float, int, int]] = {}  # app -> (slot-seconds, held now, since ms)
+
+    def record(self, app: str, now_ms: int, held: int) -> None:
+        total, last, since = self._apps.get(app, (0.0, 0, now_ms))
+        self._apps[app] = (total + last * max(now_ms - since, 0) / 1000.0, held, now_ms)
+
+    def total(self, app: str) -> float:
+        """The slot-seconds up to ``app``'s last round."""
+        return self._apps.get(app, (0.0, 0, 0))[0]
+
+    def forget(self, app: str) -> None:
+        self._apps.pop(app, None)
+
+
+class PolicyHost:
+    """Serves offer rounds for any number of applications with one planner (thread-safe).
+
+    Without a planner, the first application to attach chooses it (the host the plugin starts
+    beside one driver); later attaches must ask for the same policy and settings."""
+
+    def __init__(self, planner: RoundPlanner | None = None, history: int = 10_000,
+                 make: Callable[[str, Mapping[str, str]], RoundPlanner] = make_planner) -> None:
+        """``make`` builds the planner from the first attach (a host without ``planner``)."""
+        self.planner = planner
+        self._make = make
+        self.cluster = LiveCluster()
+        self.decisions: deque[DecisionRecord] = deque(maxlen=history)
+        self._lock = threading.Lock()
+        self._failing = False
+        self._owners: dict[str, str] = {}  # application -> the key digest of the client it belongs to
+        self.held = HeldSlots()
+
+    def handle(self, text: str, owner: str | None = None) -> str:
+        """One request in, one reply out; never raises, whatever the input.
+
+        ``owner`` identifies the connection's client (its application key, see ``spark_auth``):
+        an application's first round binds it, and rounds and detaches for it from another owner
+        are refused. None (in-process) is the driver's own, trusted, caller."""
+        try:
+            msg = decode(text)
+            if msg.get("kind") == "attach":
+                return self.attach(*parse_attach(msg))
+            if msg.get("kind") == "detach":
+                return self._detach(str(msg.get("app", "")), owner)
+            rnd = parse_round(msg)
+            events = [parse_event(e) for e in rnd.events]
+        except ProtocolError as e:
+            log.warning("schedbridge host: bad request: %s", e)
+            return encode_error(str(e))
+        if not self._owns(rnd.app, owner):
+            log.warning("schedbridge host: refused a round for %s from a client with another key", rnd.app)
+            return encode_error(f"application {rnd.app} belongs to another client", rnd.round)
+        try:
+            return self._round(rnd, events)
+        except Exception as e:  # noqa: BLE001 - e.g. a malformed snapshot: this round only, never the host
+            log.warning("schedbridge host: %s round %d refused: %s: %s", rnd.app, rnd.round, type(e).__name__, e)
+            return encode_error(f"malformed round: {type(e).__name__}: {e}", rnd.round)
+
+    def _round(self, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
+        with self._lock:
+            if self.planner is None:
+                return encode_error("no policy yet: a connection must attach before its first round", rnd.round)
+            if rnd.snapshot is not None:
+                if rnd.request is not None and (why := refusal(self.planner, rnd.request)) is not None:
+                    return encode_error(why, rnd.round)
+                state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
+                log.info("schedbridge host: %s state rebuilt from snapshot: %d executors, %d running "
+                         "tasks, %d active jobs", rnd.app, len(state.executors), len(state.running),
+                         len(state.jobs))
+                self.planner.rebuild(state)
+            elif rnd.app not in self.cluster:
+                return encode_resync(rnd.round)
+            self.cluster.apply(rnd.app, events)
+            return self._plan(self.planner, rnd, events)
+
+    def _plan(self, planner: RoundPlanner, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
+        start = time.perf_counter_ns()
+        try:
+            placement = planner.plan(rnd, events, self.cluster)
+        except Exception as e:  # noqa: BLE001 - any policy bug must only cost this round
+            if not self._failing:
+                log.warning("schedbridge host: policy %s failed (%s: %s); the plugin falls back to "
+                            "Spark for such rounds", planner.name, type(e).__name__, e)
+            self._failing = True
+            return encode_error(f"{type(e).__name__}: {e}", rnd.round)
+        self._failing = False
+        self.held.record(rnd.app, rnd.now_ms, placement.held)
+        micros = (time.perf_counter_ns() - start) // 1000
+        self.decisions.append(DecisionRecord(rnd.app, rnd.round, placement, micros))
+        if (placement.grants or placement.preempt) and log.isEnabledFor(logging.INFO):  # formatting costs per round
+            log.info("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
+                     " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
+                     f" preempt {list(placement.preempt)}" if placement.preempt else "")
+        return encode_placement(placement, rnd.round)
+
+    def _owns(self, app: str, owner: str | None) -> bool:
+        """True if ``owner`` may act for ``app`` (binding it if nobody has yet)."""
+        if owner is None:
+            return True
+        with self._lock:
+            return self._owners.setdefault(app, owner) == owner
+
+    def _detach(self, app: str, owner: str | None) -> str:
+        """The application ended: its state goes (a daemon keeps only live applications)."""
+        if not self._owns(app, owner):
+            return encode_error(f"application {app} belongs to another client")
+        with self._lock:
+            held = self.held.total(app)
+            self._forget(app)
+        log.info("schedbridge host: %s detached; the policy's own rule held %.2f free slot-s while tasks "
+                 "waited", app, held)
+        return encode_detached()
+
+    def forget_owner(self, owner: str) -> list[str]:
+        """Drops every application bound to ``owner`` (its connections are gone); returns them."""
+        with self._lock:
+            apps = [app for app, o in self._owners.items() if o == owner]
+            for app in apps:
+                self._forget(app)
+        return apps
+
+    def _forget(self, app: str) -> None:
+        self._owners.pop(app, None)
+        self.held.forget(app)
+        self.cluster.forget(app)
+        if self.planner is not None:
+            self.planner.forget(app)
+
+    def attach(self, app: str, request: PolicyRequest) -> str:
+        """Accepts ``app``'s policy request (building the planner if this host has none) or refuses it."""
+        with self._lock:
+            if self.planner is None:
+                try:
+                    self.planner = self._make(request.policy, request.params)
+                except ValueError as e:
+                    return self._refuse(app, str(e))
+            elif (why := refusal(self.planner, request)) is not None:
+                return self._refuse(app, why)
+            log.info("schedbridge host: %s attached: policy %s, parameters %s", app, self.planner.name,
+                     _params_text(request.params))
+            return encode_attached(self.planner.name, self.planner.launch_reports)
+
+    @staticmethod
+    def _refuse(app: str, why: str) -> str:
+        log.warning("schedbridge host: refused %s: %s", app, why)
+        return encode_refused(why)

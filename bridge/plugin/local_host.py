@@ -1,0 +1,58 @@
+"""The policy host the Spark plugin starts beside one application's driver (endpoint ``local``).
+
+``python -m bridge.plugin.local_host``, started by the plugin (``LocalPolicyHost.java``) with
+the token in ``$SCHEDBRIDGE_HOST_TOKEN``: it listens on 127.0.0.1 on a free port, authenticates
+every client with the token both ways (``spark_auth``), prints ``READY tcp://127.0.0.1:PORT`` as its
+first line, and serves the policy the application attaches with (``PolicyHost`` without a planner). It exits when its
+standard input closes: the driver closes it when the application stops, and the operating system
+does when the driver dies, so no host outlives its application. With ``$SCHEDBRIDGE_AGENTS`` (or the
+Spark conf ``spark.schedbridge.agents``, which the plugin hands over as that variable), a preempting
+policy runs on the cluster's node agents (``bridge.plugin.preempting_host``), restored at exit.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from contextlib import ExitStack
+
+from bridge.plugin.daemon import PolicyDaemon
+from bridge.plugin.host import PolicyHost
+from bridge.plugin.preempting_host import host_planners
+
+TOKEN_ENV = "SCHEDBRIDGE_HOST_TOKEN"
+LOG_LEVEL_ENV = "SCHEDBRIDGE_HOST_LOG_LEVEL"
+READY = "READY"
+
+
+def main() -> int:
+    token = os.environ.pop(TOKEN_ENV, "")
+    if not token:
+        print(f"error: {TOKEN_ENV} is not set (this host is started by the Spark plugin)", flush=True)
+        return 2
+    logging.basicConfig(level=os.environ.get(LOG_LEVEL_ENV, "WARNING").upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    signal.signal(signal.SIGTERM, _exit)  # the plugin's stop after 5 s: still restore what a policy changed
+    with ExitStack() as stack:  # a preempting policy's agents, vcores and throttles: restored at exit
+        try:
+            make = host_planners(stack)
+            daemon = PolicyDaemon(("127.0.0.1", 0), PolicyHost(make=make), token)
+        except (ValueError, OSError) as e:
+            print(f"error: {e}", flush=True)
+            return 2
+        with daemon:
+            threading.Thread(target=daemon.serve_forever, name="policy-host", daemon=True).start()
+            print(f"{READY} tcp://127.0.0.1:{daemon.server_address[1]}", flush=True)
+            sys.stdin.buffer.read()  # returns at EOF: the driver stopped or died
+            daemon.shutdown()
+    return 0
+
+
+def _exit(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The wire between the Spark plugin (JVM) and a policy host: message types and the handshake."""
