@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from bridge.common import atomic
 from workloads.model import Job, WorkloadError
 
 
@@ -171,8 +172,6 @@ def read_trace(path: str | os.PathLike[str]) -> list[Job]:
 def write_trace(path: str | os.PathLike[str], jobs: list[Job]) -> None:
     """Write jobs in the thesis format (``repr`` of floats, so a round trip is exact)."""
     p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic.replacing(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for j in jobs:
             fh.write(f"{j.submit!r} {j.n_tasks} {j.estimate!r} {' '.join(map(repr, j.durations))}\n")
-    os.replace(tmp, p)

@@ -11,7 +11,6 @@ import fcntl
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -19,6 +18,7 @@ from typing import Any
 
 from bridge.agent.cgroups import Origin
 from bridge.agent.errors import AgentLocked
+from bridge.common import atomic
 
 log = logging.getLogger(__name__)
 VERSION = 1
@@ -77,14 +77,7 @@ class StateFile:
         payload = {"version": VERSION, "cgroup_parent": self.cgroup_parent,
                    "containers": {cid: asdict(m) for cid, m in sorted(managed.items())}}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w") as handle:
-                json.dump(payload, handle, indent=1)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic.write_text(self.path, json.dumps(payload, indent=1), private=True)
 
 
 class NodeLock:

@@ -24,11 +24,11 @@ import click
 from bridge.apps.simlive.compare import Measured
 from bridge.apps.simlive.measured import JOB_MODELS
 from bridge.apps.simlive.session import Comparison
+from bridge.common import atomic
 from bridge.common.metrics import CLASSES
 from bridge.common.options import OutputPath, renamed_option
 from bridge.common.tables import text as render
 from bridge.replay.policy import check as check_policy
-from bridge.replay.results import write_atomically
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
 from sparkplugin import policy_conf
@@ -238,7 +238,7 @@ def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
             (results / planned.name).mkdir(parents=True, exist_ok=True)
             shown.append(f"{planned.title}: {skip}" if skip else _run(planned, comparison, results / planned.name))
             click.echo(shown[-1] + "\n")
-        write_atomically(results / "summary.txt", "\n\n".join(shown) + "\n")
+        atomic.write_text(results / "summary.txt", "\n\n".join(shown) + "\n")
         _say(f"done in {_minutes(time.monotonic() - started)}; results in {results}")
     except ERRORS as exc:
         raise click.ClickException(str(exc)) from None

@@ -40,7 +40,8 @@ from bridge.nodes.preemption import ContainerPreemptor
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
 from bridge.replay.inputs import prepare_inputs
-from bridge.replay.results import write_atomically, write_frame
+from bridge.common import atomic
+from bridge.replay.results import write_frame
 from bridge.testbed.layout import default_layout
 from bridge.testbed.local_agents import start_local_agents
 from bridge.testbed.spark import spark_defaults, spark_env
@@ -168,5 +169,5 @@ def run(args: SimpleNamespace) -> None:
         if args.policy == "kairos":
             meta["preemption_commands"] = len(preemptor.commands)
             meta["plugin"] = spark_inprocess.stats()
-        write_atomically(args.out / "meta.json", json.dumps(meta, indent=1))
+        atomic.write_text(args.out / "meta.json", json.dumps(meta, indent=1))
 

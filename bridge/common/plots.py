@@ -18,6 +18,8 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 import numpy as np
 
+from bridge.common import atomic
+
 DPI = 110
 
 
@@ -113,9 +115,10 @@ def bars(labels: Sequence[str], values: Sequence[float], path: Path, ylabel: str
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     """Write through a temporary file, so `path` is either the whole image or untouched."""
-    temp = path.with_name(f".{path.name}.tmp.png")
     fig.tight_layout()
-    fig.savefig(temp, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    temp.replace(path)
+    try:
+        with atomic.replacing(path) as temp:
+            fig.savefig(temp, dpi=DPI, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)
     return path

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
+from bridge.common import atomic
 from yarnclient.models import Node
 
 log = logging.getLogger(__name__)
@@ -87,9 +87,7 @@ def load_record(record: Path) -> dict[str, tuple[int, int]]:
 def _write_record(record: Path, capacities: dict[str, tuple[int, int]]) -> None:
     """Atomically (a temporary file renamed), so a kill mid-write leaves the old record or the new one."""
     record.parent.mkdir(parents=True, exist_ok=True)
-    tmp = record.with_name(record.name + ".tmp")
-    tmp.write_text(json.dumps(capacities, sort_keys=True))
-    os.replace(tmp, record)
+    atomic.write_text(record, json.dumps(capacities, sort_keys=True))
 
 
 def restore(rm: NodeResources, record: Path) -> list[str]:

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import threading
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from bridge.common import atomic
 from bridge.replay.eventlog import TaskRecord
 from workloads.spec import Submission, params_to_json
 
@@ -32,19 +31,8 @@ JOB_COLUMNS = ("job_id", "category", "kind", "params", "arrival_s", "submit_s", 
                "end_s", "status", "duration_alone_s", "n_tasks", "app_id", "error")
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-
-
 def write_frame(path: Path, frame: pd.DataFrame) -> None:
-    write_atomically(path, frame.to_csv(index=False))
+    atomic.write_text(path, frame.to_csv(index=False))
 
 
 @dataclass(frozen=True)
@@ -107,7 +95,7 @@ def tasks_frame(tasks: list[TaskRecord], t0: float) -> pd.DataFrame:
 
 
 def write_meta(directory: Path, meta: dict[str, object]) -> None:
-    write_atomically(directory / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    atomic.write_text(directory / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
 PLUGIN_COUNTERS = ("policy_rounds", "fallback_rounds", "failed_reports", "placed_tasks", "fallback_tasks",

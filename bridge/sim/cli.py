@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
+from bridge.common import atomic
 from bridge.common.options import FiniteFloat, OutputPath, output_dir, param_option, renamed_option
 
 OUT_SUFFIXES = (".csv", ".parquet")
@@ -56,20 +55,11 @@ def write_atomic(frame: Any, path: Path) -> None:
 
 def _replace_with(frame: Any, path: Path) -> None:
     """Write to a temporary file next to ``path``, then rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic.replacing(path) as tmp:
         if path.suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

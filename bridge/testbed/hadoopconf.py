@@ -1,12 +1,11 @@
 """Render the Hadoop configuration files from the templates shared with docker-compose."""
 from __future__ import annotations
 
-import os
 import string
-import tempfile
 from importlib import resources
 from pathlib import Path
 
+from bridge.common import atomic
 from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed.jvm import ADD_OPENS
 from bridge.testbed.layout import ClusterLayout, NodeManagerSpec
@@ -60,10 +59,7 @@ def write_conf_dir(target: Path, files: dict[str, str]) -> None:
     """Write a configuration directory; each file is replaced atomically."""
     target.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{name}.")
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.replace(tmp, target / name)
+        atomic.write_text(target / name, text)
 
 
 # The HDFS web UI's static pages ship in Hadoop's tarball, not in the Maven jars; the daemons

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from bridge.common import atomic
 from workloads.model import Job
 
 OPTIONAL = ("demands", "parents", "stage_of", "stage_parents")
@@ -31,8 +32,6 @@ def write_jsonl(path: str | os.PathLike[str], jobs: Iterable[Job]) -> None:
     p = Path(path)
     if p.suffix != ".jsonl":
         raise ValueError(f"{p}: the rich trace format needs the .jsonl extension")
-    tmp = p.with_name(p.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic.replacing(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for job in jobs:
             fh.write(json.dumps(job_record(job)) + "\n")
-    os.replace(tmp, p)

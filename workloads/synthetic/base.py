@@ -6,12 +6,13 @@ text format (`submit_time n_tasks mean_task_duration d1 ... dn`, one job per lin
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from bridge.common import atomic
 from workloads.model import Job
 
 # Written durations are rounded to the millisecond and never reach zero, so that a parser that
@@ -122,12 +123,7 @@ def trace_lines(jobs: Iterable[TraceJob]) -> Iterable[str]:
 
 def write_trace(jobs: Iterable[TraceJob], path: Path) -> None:
     """Write the trace atomically: a failure leaves no partial file behind."""
-    tmp = path.with_name(path.name + ".partial")
-    try:
-        with tmp.open("w", encoding="ascii") as out:
-            for line in trace_lines(jobs):
-                out.write(line)
-                out.write("\n")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic.replacing(path) as tmp, tmp.open("w", encoding="ascii") as out:
+        for line in trace_lines(jobs):
+            out.write(line)
+            out.write("\n")

@@ -6,11 +6,11 @@ The same (size, seed) always gives the same bytes.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from bridge.common import atomic
 
 LINE_CHARS = 100
 _ALPHABET = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz     ", dtype=np.uint8)
@@ -31,14 +31,9 @@ def write_input(path: Path, size_bytes: int, seed: int) -> Path:
     rng = np.random.default_rng(seed)
     remaining = max(1, size_bytes // (LINE_CHARS + 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            while remaining:
-                n = min(remaining, _LINES_PER_CHUNK)
-                out.write(_chunk(rng, n))
-                remaining -= n
-        os.replace(temp, path)
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    with atomic.replacing(path) as temp, temp.open("wb") as out:
+        while remaining:
+            n = min(remaining, _LINES_PER_CHUNK)
+            out.write(_chunk(rng, n))
+            remaining -= n
     return path

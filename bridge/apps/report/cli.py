@@ -8,10 +8,9 @@ import click
 from bridge.apps.report.load import ResultsError, Run, load_runs
 from bridge.apps.report.measures import allocated_vcores, alone_estimates, busy_series, completed, with_ideal
 from bridge.apps.report.table import build
-from bridge.common import plots
+from bridge.common import atomic, plots
 from bridge.common.options import OutputPath, output_dir, require_directory_place
 from bridge.common.tables import text as render_text
-from bridge.replay.results import write_atomically
 
 
 def write_plots(runs: list[Run], out: Path) -> list[Path]:
@@ -61,8 +60,8 @@ def report(results: tuple[Path, ...], out: Path | None) -> None:
     table = build(runs)
     text = render_text(table, index=True)
     with output_dir(target):
-        write_atomically(target / "report.csv", table.to_csv())
-        write_atomically(target / "report.txt", text + "\n")
+        atomic.write_text(target / "report.csv", table.to_csv())
+        atomic.write_text(target / "report.txt", text + "\n")
         plots = write_plots(runs, target)
     click.echo(text)
     for path in plots:

@@ -24,10 +24,10 @@ from bridge.apps.simlive.calibration import Calibration, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured
 from bridge.apps.simlive.measured import JOB_MODELS, measured_jobs
 from bridge.apps.simlive.predict import predict, split_params
+from bridge.common import atomic
 from bridge.common.tables import text as render
 from bridge.drivers.node_engine import live_params, preempting_policies
 from bridge.nodes.node_capacity import RaisedVcores
-from bridge.replay.results import write_atomically
 from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
 from bridge.testbed.target import resolve
@@ -228,10 +228,10 @@ class Comparison:
         return measure(live_dir, nominal, t0, times)
 
     def _write(self, result: Result, out: Path) -> None:
-        write_atomically(out / "table.csv", compare.table(result.runs).to_csv(index=False))
-        write_atomically(out / "spread.csv", compare.spread(result.runs).to_csv(index=False))
-        write_atomically(out / "table.txt", result.text() + "\n")
-        write_atomically(out / "results.json", json.dumps(jsonable(result.as_dict()), indent=1, sort_keys=True))
+        atomic.write_text(out / "table.csv", compare.table(result.runs).to_csv(index=False))
+        atomic.write_text(out / "spread.csv", compare.spread(result.runs).to_csv(index=False))
+        atomic.write_text(out / "table.txt", result.text() + "\n")
+        atomic.write_text(out / "results.json", json.dumps(jsonable(result.as_dict()), indent=1, sort_keys=True))
         pooled = {p: (pd.concat([live for live, _ in pairs]), pd.concat([sim for _, sim in pairs]))
                   for p, pairs in self._curves.items()}
         compare.cdf_plot(pooled, result.cutoff, out / "jct_cdf.png")
