@@ -122,7 +122,7 @@ def restore() -> None:
         click.echo(f"nothing to restore: no vcores record at {record}, no node agent left")
 
 # The docker-compose services' entry points live in their own module, on this same group.
-from bridge.testbed.compose_cli import render_cmd, run_daemon  # noqa: E402
+from bridge.apps.compose_cli import render_cmd, run_daemon  # noqa: E402
 
 testbed.add_command(render_cmd)
 testbed.add_command(run_daemon)

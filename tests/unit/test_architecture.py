@@ -1,0 +1,139 @@
+"""The layout docs/architecture.md describes is the layout of the code.
+
+* Every package of ``bridge/`` imports exactly the packages its line in the "Packages and
+  layers" block names (lazy and type-only imports count: they are dependencies too), and that
+  block has no cycle, so no two packages import each other, however indirectly.
+* Outside ``bridge``, only ``workloads`` imports ``bridge`` and only its ``common`` utilities.
+* No package holds more than 15 modules of its own; ``bridge/`` itself at most 10.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BRIDGE = ROOT / "bridge"
+DOC = ROOT / "docs" / "architecture.md"
+TOP = "(root)"  # bridge/'s own modules (cli.py)
+MAX_MODULES, MAX_TOP_MODULES = 15, 10
+OTHER_PACKAGES = ("policies", "workloads", "yarnclient", "sparkplugin")
+
+
+def documented_layers(text: str) -> dict[str, set[str]]:
+    """Package -> the packages it imports, from the first ``text`` block under "Packages and layers"."""
+    section = text.split("## Packages and layers", 1)[1]
+    block = re.search(r"```text\n(.*?)```", section, re.S)
+    assert block, f"{DOC}: no ```text block under 'Packages and layers'"
+    layers = {}
+    for line in block.group(1).splitlines():
+        name, _, deps = line.partition(":")
+        layers[name.strip()] = set(deps.split())
+    return layers
+
+
+def imported_modules(tree: ast.AST) -> Iterable[str]:
+    """Every module an import statement anywhere in ``tree`` names (``from a import b`` gives
+    ``a`` and ``a.b``: ``b`` may be a module)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+
+
+def bridge_package(module: str) -> str | None:
+    """The package of ``bridge/`` a dotted module name belongs to; None outside ``bridge``."""
+    parts = module.split(".")
+    if parts[0] != "bridge":
+        return None
+    if len(parts) > 1 and (BRIDGE / parts[1] / "__init__.py").is_file():
+        return parts[1]
+    # a module of bridge/ itself; a name no file has is another tree's (sidebyside_child's fallback)
+    return TOP if len(parts) > 1 and (BRIDGE / f"{parts[1]}.py").is_file() else None
+
+
+def package_of(path: Path) -> str:
+    rel = path.relative_to(BRIDGE).parts
+    return rel[0] if len(rel) > 1 else TOP
+
+
+def actual_layers(root: Path = BRIDGE) -> dict[str, set[str]]:
+    """Package -> the other packages of ``bridge/`` its modules import."""
+    layers: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        own = package_of(path)
+        deps = layers.setdefault(own, set())
+        for module in imported_modules(ast.parse(path.read_text(), str(path))):
+            other = bridge_package(module)
+            if other is not None and other != own and module != "bridge":  # bridge/__init__: no layer
+                deps.add(other)
+    return layers
+
+
+def cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
+    """A cycle of ``graph`` as a path of names, or None."""
+    state: dict[str, int] = {}   # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = 2
+        path.pop()
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_each_package_imports_what_the_architecture_doc_says() -> None:
+    documented, actual = documented_layers(DOC.read_text()), actual_layers()
+    assert set(documented) == set(actual), f"{DOC} lists {sorted(documented)}, bridge/ has {sorted(actual)}"
+    differences = [f"{name}: the doc says {sorted(documented[name])}, the code imports {sorted(actual[name])}"
+                   for name in sorted(actual) if documented[name] != actual[name]]
+    assert not differences, "\n".join(differences)
+
+
+def test_the_layers_have_no_cycle() -> None:
+    found = cycle(documented_layers(DOC.read_text()))
+    assert found is None, "packages import each other: " + " -> ".join(found or ())
+
+
+def test_outside_bridge_only_workloads_imports_it_and_only_common() -> None:
+    offenders = []
+    for package in OTHER_PACKAGES:
+        allowed = {"common"} if package == "workloads" else set()
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for module in imported_modules(ast.parse(path.read_text(), str(path))):
+                used = bridge_package(module)
+                if used is not None and used not in allowed and module != "bridge":
+                    offenders.append(f"{path.relative_to(ROOT)}: imports {module}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_no_package_is_a_flat_heap_of_modules() -> None:
+    sizes = {d: len(list(d.glob("*.py"))) for d in [BRIDGE, *BRIDGE.rglob("*")] if (d / "__init__.py").is_file()}
+    over = [f"{d.relative_to(ROOT)}: {n} modules" for d, n in sizes.items()
+            if n > (MAX_TOP_MODULES if d == BRIDGE else MAX_MODULES)]
+    assert not over, "\n".join(over)
+
+
+def test_the_checks_catch_a_cycle_and_an_undocumented_import(tmp_path: Path) -> None:
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b"}, "b": set()}) is None
+    code = "def f():\n    from bridge.replay import runner\nimport bridge.common.metrics as m\n"
+    modules = set(imported_modules(ast.parse(code)))
+    assert {bridge_package(m) for m in modules} == {"replay", "common"}
+    assert bridge_package("bridge.cli") == TOP and bridge_package("bridge.no_such_module") is None
+    doc = "## Packages and layers\n\n```text\ncommon:\nsim:   common cluster\n```\n"
+    assert documented_layers(doc) == {"common": set(), "sim": {"common", "cluster"}}
