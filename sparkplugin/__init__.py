@@ -21,6 +21,8 @@ VALUE_FORMS = {FLAG: "true or false", COUNT: "a positive integer",
                DURATION: "a Spark time string from 1ms to 24d such as 50ms, 2s or 1min (a bare number is ms)"}
 # The plugin's resources, shipped in its jar and read here by path (package data of a wheel).
 RESOURCES = Path(__file__).resolve().parent / "src" / "main" / "resources" / "org" / "schedbridge" / "spark"
+# The JSON Schema of every message between the plugin and a policy host (bridge/live/spark_protocol.py).
+PROTOCOL_SCHEMA = RESOURCES / "protocol.schema.json"
 # The plugin's own keys, the one list of them that BridgeConf.java reads too: see _conf_keys.
 CONF_KEYS = RESOURCES / "conf-keys.json"
 
