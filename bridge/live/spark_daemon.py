@@ -13,7 +13,6 @@ listens on 127.0.0.1 unless told otherwise; idle connections are closed after ``
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import os
 import signal
@@ -32,7 +31,7 @@ from bridge.live.cluster_agents import agents_option
 from bridge.live.node_engine import NodePlanner, preempting_policies
 from bridge.live.preempting_host import host_planners
 from bridge.replay.target import hadoop_conf_dir_option
-from bridge.live.spark_protocol import (MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ProtocolError, decode, encode_error,
+from bridge.live.spark_protocol import (MAX_MESSAGE_BYTES, ProtocolError, decode, encode_challenge, encode_error,
                                         encode_hello_reply)
 
 log = logging.getLogger(__name__)
@@ -85,8 +84,7 @@ class _Connection(socketserver.StreamRequestHandler):
             mine, theirs = new_nonce(), str(hello.get("nonce", ""))
             if not theirs:
                 raise ProtocolError("hello without a nonce (a plugin older than protocol v2?)")
-            self._send(json_line({"v": PROTOCOL_VERSION, "nonce": mine,
-                                  "proof": proof(self.server.token, "host", theirs, mine)}))
+            self._send(encode_challenge(mine, proof(self.server.token, "host", theirs, mine)))
             auth = self._message(peer, "auth")
         except ProtocolError as e:
             self._send(encode_error(str(e)))
@@ -151,10 +149,6 @@ class PolicyDaemon(socketserver.ThreadingTCPServer):
             del self._open[owner]
         for app in self.host.forget_owner(owner):
             log.info("schedbridge serve: %s forgotten (no connection for %.0f s)", app, self._app_timeout_s)
-
-
-def json_line(msg: dict) -> str:
-    return json.dumps(msg, separators=(",", ":"))
 
 
 def _read_token(token_file: Path | None) -> tuple[str, str]:

@@ -24,7 +24,8 @@ from typing import Any, Protocol
 from bridge.live.spark_planners import make_planner
 from bridge.live.spark_protocol import (LiveEvent, OfferRound, Placement, PolicyRequest, ProtocolError, decode,
                                         encode_attached, encode_detached, encode_error, encode_placement,
-                                        encode_refused, encode_resync, parse_attach, parse_event, parse_round)
+                                        encode_refused, encode_resync, parse_attach, parse_detach, parse_event,
+                                        parse_round)
 from bridge.live.spark_state import AppState, LiveCluster
 from policies.registry import RegistryError
 
@@ -144,7 +145,7 @@ class PolicyHost:
             if msg.get("kind") == "attach":
                 return self.attach(*parse_attach(msg))
             if msg.get("kind") == "detach":
-                return self._detach(str(msg.get("app", "")), owner)
+                return self._detach(parse_detach(msg), owner)
             rnd = parse_round(msg)
             events = [parse_event(e) for e in rnd.events]
         except ProtocolError as e:
