@@ -6,6 +6,7 @@ or ``spark://host:port``). ``make setup`` builds it with Maven (``sparkplugin/po
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Mapping
@@ -18,16 +19,22 @@ POLICY_PREFIX = f"{CONF_PREFIX}policy."
 TEXT, FLAG, COUNT, DURATION = "text", "flag", "count", "duration"
 VALUE_FORMS = {FLAG: "true or false", COUNT: "a positive integer",
                DURATION: "a Spark time string from 1ms to 24d such as 50ms, 2s or 1min (a bare number is ms)"}
-# The plugin's own keys (after CONF_PREFIX) and how each is read; BridgeConf.java reads the same.
-# The one list of them in Python: the preflight checks and the refusals below are derived from it.
-PLUGIN_KEYS: dict[str, str] = {
-    "policy": TEXT, "endpoint": TEXT, "token": TEXT, "token.file": TEXT, "python": TEXT, "host.log": TEXT,
-    "agents": TEXT, "stats.file": TEXT, "fallback": FLAG, "max.kills.per.round": COUNT, "max.kills.per.task": COUNT,
-    "deadline": DURATION, "io.timeout": DURATION, "retry.wait": DURATION, "revive.interval": DURATION,
-    "start.timeout": DURATION, "hold.max": DURATION}
-# Integer milliseconds became Spark time strings under new names: the old name -> the new.
-RENAMED_KEYS = {"deadline.ms": "deadline", "io.timeout.ms": "io.timeout", "retry.ms": "retry.wait",
-                "revive.ms": "revive.interval", "start.timeout.ms": "start.timeout", "hold.max.ms": "hold.max"}
+# The plugin's resources, shipped in its jar and read here by path (package data of a wheel).
+RESOURCES = Path(__file__).resolve().parent / "src" / "main" / "resources" / "org" / "schedbridge" / "spark"
+# The JSON Schema of every message between the plugin and a policy host (bridge/protocol/messages.py).
+PROTOCOL_SCHEMA = RESOURCES / "protocol.schema.json"
+# The plugin's own keys, the one list of them that BridgeConf.java reads too: see _conf_keys.
+CONF_KEYS = RESOURCES / "conf-keys.json"
+
+
+def _conf_keys() -> tuple[dict[str, str], dict[str, str]]:
+    """The plugin's keys (after CONF_PREFIX) -> how each is read, and the renamed keys (old -> new), from
+    CONF_KEYS; the preflight checks and the refusals below are derived from them."""
+    listed = json.loads(CONF_KEYS.read_text())
+    return dict(listed["keys"]), dict(listed["renamed"])
+
+
+PLUGIN_KEYS, RENAMED_KEYS = _conf_keys()
 # Spark's time strings (org.apache.spark.network.util.JavaUtils.timeStringAs): the suffix in ms.
 TIME_STRING = re.compile(r"(-?[0-9]+)([a-z]+)?")
 TIME_UNITS_US = {"us": 1, "ms": 10**3, "s": 10**6, "m": 60 * 10**6, "min": 60 * 10**6, "h": 3600 * 10**6,

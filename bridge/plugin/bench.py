@@ -43,8 +43,8 @@ def synthetic_rounds(executors: int = 16, slots: int = 4, stages: int = 10,
                      pending: int = 1000) -> tuple[str, str]:
     """A snapshot round announcing ``executors`` x ``slots``, then a round with all those slots free
     and ``pending`` tasks over ``stages`` new stages (arrivals and placement in one round)."""
-    execs = [{"e": "executor_added", "t": 0, "executor": str(i), "host": f"h{i % 4}", "cores": slots}
-             for i in range(executors)]
+    execs = [{"e": "executor_added", "t": 0, "executor": str(i), "host": f"h{i % 4}", "cores": slots,
+              "container": "", "nm": ""} for i in range(executors)]
     base = {"v": PROTOCOL_VERSION, "kind": "round", "app": "bench", "now_ms": 1000, "cpus_per_task": 1, "launched": [],
             "events": [], "slots": [{"executor": str(i), "host": f"h{i % 4}", "free": slots}
                                     for i in range(executors)]}

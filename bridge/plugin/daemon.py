@@ -1,6 +1,6 @@
 """``schedbridge serve``: one policy host shared by several Spark applications, over TCP.
 
-Transport: one JSON object per line (the messages of ``spark_protocol``), at most
+Transport: one JSON object per line (the messages of ``bridge.protocol.messages``), at most
 ``MAX_MESSAGE_BYTES`` each. Every connection authenticates both ways with the daemon's token
 (``spark_auth``: HMAC proofs over nonces, the token never sent), loopback included; ``serve``
 creates an owner-only token file when given none. Each application is bound to the first
@@ -13,7 +13,6 @@ listens on 127.0.0.1 unless told otherwise; idle connections are closed after ``
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import os
 import signal
@@ -33,9 +32,9 @@ from bridge.plugin.preempting_host import host_planners
 from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file, key_digest, new_nonce, proof
 from bridge.protocol.messages import (
     MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
     ProtocolError,
     decode,
+    encode_challenge,
     encode_error,
     encode_hello_reply,
 )
@@ -91,8 +90,7 @@ class _Connection(socketserver.StreamRequestHandler):
             mine, theirs = new_nonce(), str(hello.get("nonce", ""))
             if not theirs:
                 raise ProtocolError("hello without a nonce (a plugin older than protocol v2?)")
-            self._send(json_line({"v": PROTOCOL_VERSION, "nonce": mine,
-                                  "proof": proof(self.server.token, "host", theirs, mine)}))
+            self._send(encode_challenge(mine, proof(self.server.token, "host", theirs, mine)))
             auth = self._message(peer, "auth")
         except ProtocolError as e:
             self._send(encode_error(str(e)))
@@ -157,10 +155,6 @@ class PolicyDaemon(socketserver.ThreadingTCPServer):
             del self._open[owner]
         for app in self.host.forget_owner(owner):
             log.info("schedbridge serve: %s forgotten (no connection for %.0f s)", app, self._app_timeout_s)
-
-
-def json_line(msg: dict) -> str:
-    return json.dumps(msg, separators=(",", ":"))
 
 
 def _read_token(token_file: Path | None) -> tuple[str, str]:

@@ -37,6 +37,7 @@ from bridge.protocol.messages import (
     encode_refused,
     encode_resync,
     parse_attach,
+    parse_detach,
     parse_event,
     parse_round,
 )
@@ -138,7 +139,7 @@ class PolicyHost:
             if msg.get("kind") == "attach":
                 return self.attach(*parse_attach(msg))
             if msg.get("kind") == "detach":
-                return self._detach(str(msg.get("app", "")), owner)
+                return self._detach(parse_detach(msg), owner)
             rnd = parse_round(msg)
             events = [parse_event(e) for e in rnd.events]
         except ProtocolError as e:

@@ -1,4 +1,4 @@
-"""Messages between the Spark plugin (JVM) and a policy host, version 1.
+"""Messages between the Spark plugin (JVM) and a policy host.
 
 One JSON object per message, primitive fields only. The plugin sends a *round* per offer round:
 free slots, runnable stages, the listener events since the last round (or, after a (re)connect or
@@ -8,22 +8,39 @@ is its answer (``spark_order``), ``resync`` (send a snapshot next time) or ``err
 connection starts with an *attach*: the application's policy and parameters, which the host
 accepts or refuses (a configuration mistake, which stops the application at start). The Java side
 is ``sparkplugin/src/main/java/.../Protocol.java``.
+
+Both sides' messages are defined once, by the JSON Schema ``sparkplugin.PROTOCOL_SCHEMA``, which
+also holds the version and the size bound: each side's tests validate every message it builds
+against it, and the parsers here refuse a field it does not name (a field added on one side only).
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
-PROTOCOL_VERSION = 2
+from sparkplugin import PROTOCOL_SCHEMA
+
+_SCHEMA = json.loads(PROTOCOL_SCHEMA.read_text())
+PROTOCOL_VERSION: int = _SCHEMA["$defs"]["version"]["const"]
 # Largest message either side sends or reads (one JSON line); over it, the connection is closed
-# with an error, never split. The same bound is Protocol.MAX_MESSAGE_BYTES in Java.
-MAX_MESSAGE_BYTES = 16 << 20
+# with an error, never split. The same bound is Protocol.MAX_MESSAGE in Java.
+MAX_MESSAGE_BYTES: int = _SCHEMA["x-max-message-bytes"]
+# The fields each object of the protocol may have ($defs name -> property names).
+_FIELDS = {name: frozenset(d["properties"]) for name, d in _SCHEMA["$defs"].items() if "properties" in d}
 
 
 class ProtocolError(ValueError):
     """A message that does not follow this protocol."""
+
+
+def _known(d: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """``d`` if the schema's ``name`` object has each of its fields, else ProtocolError."""
+    if unknown := d.keys() - _FIELDS[name]:
+        raise ProtocolError(f"a {name} with fields the protocol does not have: {sorted(unknown)}")
+    return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +128,7 @@ class Placement:
 
 
 def _stage(d: Mapping[str, Any]) -> StageDemand:
+    _known(d, "stage")
     return StageDemand(int(d["stage"]), int(d["attempt"]), int(d["job"]), int(d["tasks"]),
                        int(d["pending"]), int(d["running"]),
                        {str(k): int(v) for k, v in d.get("locality", {}).items()},
@@ -131,35 +149,49 @@ def decode(text: str) -> dict[str, Any]:
     return msg
 
 
-def _request(conf: Any) -> PolicyRequest:
+def _request(conf: Any, name: str) -> PolicyRequest:
+    """The policy request of an attach message or of a round's ``conf`` (schema object ``name``)."""
     if not isinstance(conf, Mapping) or not isinstance(conf.get("params", {}), Mapping):
         raise ProtocolError(f"malformed policy request: {conf!r}")
+    _known(conf, name)
     return PolicyRequest(str(conf["policy"]), {str(k): str(v) for k, v in conf.get("params", {}).items()})
 
 
 def parse_attach(msg: Mapping[str, Any]) -> tuple[str, PolicyRequest]:
     """The application and the policy request of an attach message (``kind == "attach"``)."""
     try:
-        return str(msg["app"]), _request(msg)
+        return str(msg["app"]), _request(msg, "attach")
     except KeyError as e:
         raise ProtocolError(f"malformed attach: missing {e}") from None
+
+
+def parse_detach(msg: Mapping[str, Any]) -> str:
+    """The application of a detach message (``kind == "detach"``)."""
+    return str(_known(msg, "detach").get("app", ""))
 
 
 def parse_round(msg: Mapping[str, Any]) -> OfferRound:
     """The round in a decoded message (``kind == "round"``)."""
     if msg.get("kind") != "round":
         raise ProtocolError(f"expected a round, got kind {msg.get('kind')!r}")
+    _known(msg, "round")
     try:
         conf = msg.get("conf")
-        request = None if conf is None else _request(conf)
+        snapshot = msg.get("snapshot")
+        request = None if conf is None else _request(conf, "conf")
         return OfferRound(
             app=str(msg["app"]), round=int(msg["round"]), now_ms=int(msg["now_ms"]),
             cpus_per_task=int(msg["cpus_per_task"]),
-            slots=tuple(Slot(str(s["executor"]), str(s["host"]), int(s["free"])) for s in msg["slots"]),
+            slots=tuple(Slot(str(s["executor"]), str(s["host"]), int(s["free"]))
+                        for s in map(_known, msg["slots"], repeat("slot"))),
             stages=tuple(_stage(s) for s in msg["stages"]),
-            events=tuple(msg.get("events", ())), snapshot=msg.get("snapshot"), request=request,
+            events=tuple(msg.get("events", ())), request=request,
+            snapshot=None if snapshot is None else _known(snapshot, "snapshot"),
             launched=tuple(Launched(int(x["stage"]), int(x["attempt"]), str(x["executor"]),
-                                    tuple(int(t) for t in x["tasks"])) for x in msg.get("launched", ())))
+                                    tuple(int(t) for t in x["tasks"]))
+                           for x in map(_known, msg.get("launched", ()), repeat("launched"))))
+    except ProtocolError:
+        raise
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:
         raise ProtocolError(f"malformed round: {e!r}") from None
 
@@ -197,6 +229,11 @@ def encode_detached() -> str:
 def encode_refused(reason: str) -> str:
     """The host will not serve this application's configuration (the plugin stops at start)."""
     return json.dumps({"v": PROTOCOL_VERSION, "refused": reason})
+
+
+def encode_challenge(nonce: str, proof: str) -> str:
+    """The host's answer to a hello: its nonce and its proof of the token (``spark_auth``)."""
+    return json.dumps({"v": PROTOCOL_VERSION, "nonce": nonce, "proof": proof}, separators=(",", ":"))
 
 
 def encode_hello_reply(ok: bool, error: str = "") -> str:
@@ -274,6 +311,8 @@ class JobEnd:
 
 
 LiveEvent = ExecutorAdded | ExecutorRemoved | TaskStart | TaskEnd | JobStart | JobEnd
+# The listener events' kinds (their "e"), as the schema's event lists them.
+_EVENTS = frozenset(ref["$ref"].rpartition("/")[2] for ref in _SCHEMA["$defs"]["event"]["oneOf"])
 
 
 def _task_fields(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -286,6 +325,8 @@ def parse_event(d: Mapping[str, Any]) -> LiveEvent:
     """One listener event (``{"e": kind, "t": ms, ...}``) as a typed value."""
     try:
         kind = d["e"]
+        if kind in _EVENTS:
+            _known(d, kind)
         if kind == "executor_added":
             return ExecutorAdded(int(d["t"]), str(d["executor"]), str(d["host"]), int(d["cores"]),
                                  str(d.get("container", "")), str(d.get("nm", "")))
@@ -297,7 +338,7 @@ def parse_event(d: Mapping[str, Any]) -> LiveEvent:
             return TaskEnd(**_task_fields(d), duration_ms=int(d["duration_ms"]), reason=str(d["reason"]))
         if kind == "job_start":
             stages = tuple(StageSpec(int(s["stage"]), int(s["tasks"]), tuple(int(p) for p in s["parents"]))
-                           for s in d["stages"])
+                           for s in map(_known, d["stages"], repeat("job_stage")))
             return JobStart(int(d["t"]), int(d["job"]), stages,
                             {str(k): str(v) for k, v in d.get("props", {}).items()})
         if kind == "job_end":

@@ -3,6 +3,7 @@ the refusals that name the key to write instead) and spark-submit's option table
 launcher jar, checked against the installed spark-submit's own help."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -115,3 +116,10 @@ def test_a_launcher_jar_without_the_parser_class_or_with_a_broken_one_is_named(t
         option_tables(empty)
     with pytest.raises(LauncherError, match=f"cannot parse {PARSER_CLASS} from {broken}"):
         option_tables(broken)
+
+
+def test_the_plugin_keys_are_those_of_the_plugins_conf_keys_file_each_of_a_kind_the_check_knows() -> None:
+    """``conf-keys.json`` is the one list (``BridgeConf.java`` reads it from the jar, with the same kinds)."""
+    listed = json.loads(sparkplugin.CONF_KEYS.read_text())
+    assert (sparkplugin.PLUGIN_KEYS, sparkplugin.RENAMED_KEYS) == (listed["keys"], listed["renamed"])
+    assert set(sparkplugin.PLUGIN_KEYS.values()) == {sparkplugin.TEXT, *sparkplugin.VALUE_FORMS}

@@ -1,5 +1,11 @@
 package org.schedbridge.spark;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -11,8 +17,9 @@ import scala.Tuple2;
 /**
  * The {@code spark.schedbridge.*} keys, read once when the scheduler is created. Durations are Spark
  * time strings ({@code 50ms}, {@code 2s}, {@code 1min}; a bare number is milliseconds), read by Spark's
- * own parser; the policy's parameters are {@code spark.schedbridge.policy.<param>}. The same keys are
- * {@code sparkplugin.PLUGIN_KEYS} in Python, whose preflight check gives the same refusals.
+ * own parser; the policy's parameters are {@code spark.schedbridge.policy.<param>}. The keys and their
+ * kinds are listed once, in the resource {@code conf-keys.json}, which {@code sparkplugin.PLUGIN_KEYS}
+ * in Python reads too (its preflight check gives the same refusals).
  */
 public final class BridgeConf {
     public static final String PREFIX = "spark.schedbridge.";
@@ -28,6 +35,16 @@ public final class BridgeConf {
     private static final String COUNT = "a positive integer";
     private static final String DURATION =
             "a Spark time string from 1ms to 24d such as 50ms, 2s or 1min (a bare number is ms)";
+    /** The plugin's own keys (after the prefix) -> how each is read: text, flag, count or duration. */
+    static final Map<String, String> KEYS;
+    /** Keys that were integer milliseconds, old name -> the new one (a Spark time string). */
+    static final Map<String, String> RENAMED;
+
+    static {
+        JsonNode listed = resource("conf-keys.json");
+        KEYS = strings(listed.get("keys"));
+        RENAMED = strings(listed.get("renamed"));
+    }
 
     public final String policy;
     /** Policy parameters, sorted by name so the messages are deterministic. */
@@ -74,19 +91,39 @@ public final class BridgeConf {
         hostLog = keys.text("host.log", "");
         agents = keys.text("agents", "");
         statsFile = keys.text("stats.file", "");
-        deadlineMs = keys.millis("deadline", "deadline.ms", "50ms");
-        ioTimeoutMs = keys.millis("io.timeout", "io.timeout.ms", "2s");
-        retryMs = keys.millis("retry.wait", "retry.ms", "1s");
-        reviveMs = keys.millis("revive.interval", "revive.ms", "100ms");
-        startTimeoutMs = keys.millis("start.timeout", "start.timeout.ms", "60s");
+        deadlineMs = keys.millis("deadline", "50ms");
+        ioTimeoutMs = keys.millis("io.timeout", "2s");
+        retryMs = keys.millis("retry.wait", "1s");
+        reviveMs = keys.millis("revive.interval", "100ms");
+        startTimeoutMs = keys.millis("start.timeout", "60s");
         maxKillsPerRound = keys.count("max.kills.per.round", 16);
         maxKillsPerTask = keys.count("max.kills.per.task", 3);
-        holdMaxMs = keys.millis("hold.max", "hold.max.ms", "30s");
+        holdMaxMs = keys.millis("hold.max", "30s");
         params = keys.policyParams();
     }
 
     public static BridgeConf from(SparkConf conf) {
         return new BridgeConf(conf);
+    }
+
+    /** A JSON resource of this package (in the plugin's jar). */
+    static JsonNode resource(String name) {
+        try (InputStream in = BridgeConf.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("schedbridge: the plugin's resource " + name + " is missing");
+            }
+            return new ObjectMapper().readTree(in);
+        } catch (IOException e) {
+            throw new IllegalStateException("schedbridge: cannot read the plugin's resource " + name + ": " + e, e);
+        }
+    }
+
+    private static Map<String, String> strings(JsonNode object) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : object.properties()) {
+            out.put(e.getKey(), e.getValue().asText());
+        }
+        return Collections.unmodifiableMap(out);
     }
 
     /** The driver's Python as Spark itself chooses it, else {@code python3}. */
@@ -102,15 +139,14 @@ public final class BridgeConf {
     }
 
     /**
-     * The {@code spark.schedbridge.*} entries, read key by key: the keys read are the plugin's own (so
-     * there is no second list of them), and any other key but a policy parameter is refused, since
-     * Spark itself would silently ignore a misspelled or old one.
+     * The {@code spark.schedbridge.*} entries, read key by key, each as its kind in {@link #KEYS}; any
+     * other key but a policy parameter is refused, since Spark itself would silently ignore a
+     * misspelled or old one. A key read as another kind than listed, or listed and never read, is
+     * the plugin's own mistake: every BridgeConf made (each test) would fail on it.
      */
     private static final class Keys {
         private final Map<String, String> all = new TreeMap<>();
-        private final Set<String> known = new TreeSet<>();
-        /** Old name -> new, for the durations that were integer milliseconds in {@code *.ms} keys. */
-        private final Map<String, String> renamed = new TreeMap<>();
+        private final Set<String> read = new TreeSet<>();
 
         Keys(SparkConf conf) {
             for (Tuple2<String, String> kv : conf.getAllWithPrefix(PREFIX)) {
@@ -119,12 +155,20 @@ public final class BridgeConf {
         }
 
         String text(String key, String dflt) {
-            known.add(key);
+            return raw(key, "text", dflt);
+        }
+
+        private String raw(String key, String kind, String dflt) {
+            if (!kind.equals(KEYS.get(key))) {
+                throw new IllegalStateException("schedbridge: " + key + " is read as " + kind + " but conf-keys.json "
+                        + "lists it as " + KEYS.get(key));
+            }
+            read.add(key);
             return all.getOrDefault(key, dflt);
         }
 
         boolean flag(String key) {
-            String raw = text(key, "false").trim();
+            String raw = raw(key, "flag", "false").trim();
             if (raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false")) {
                 return Boolean.parseBoolean(raw);
             }
@@ -132,7 +176,7 @@ public final class BridgeConf {
         }
 
         int count(String key, int dflt) {
-            String raw = text(key, Integer.toString(dflt));
+            String raw = raw(key, "count", Integer.toString(dflt));
             try {
                 int v = Integer.parseInt(raw.trim());
                 if (v > 0) {
@@ -145,9 +189,8 @@ public final class BridgeConf {
         }
 
         /** A Spark time string, read by Spark's own parser, as milliseconds in 1 .. Integer.MAX_VALUE. */
-        int millis(String key, String former, String dflt) {
-            renamed.put(former, key);
-            String raw = text(key, dflt);
+        int millis(String key, String dflt) {
+            String raw = raw(key, "duration", dflt);
             try {
                 long v = JavaUtils.timeStringAsMs(raw);
                 if (v > 0 && v <= Integer.MAX_VALUE) {
@@ -166,12 +209,16 @@ public final class BridgeConf {
 
         /** The policy parameters by name, once every other key was read; an unknown key is refused. */
         Map<String, String> policyParams() {
+            if (!read.equals(KEYS.keySet())) {
+                throw new IllegalStateException("schedbridge: conf-keys.json lists " + KEYS.keySet() + ", the plugin reads "
+                        + read);
+            }
             Map<String, String> params = new TreeMap<>();
             for (Map.Entry<String, String> e : all.entrySet()) {
                 String name = e.getKey();
                 if (name.startsWith(PARAMS)) {
                     params.put(name.substring(PARAMS.length()), e.getValue());
-                } else if (!known.contains(name)) {
+                } else if (!KEYS.containsKey(name)) {
                     throw new IllegalArgumentException("schedbridge: " + unknown(name));
                 }
             }
@@ -180,16 +227,16 @@ public final class BridgeConf {
 
         /** Why {@code spark.schedbridge.<name>} is refused; {@code sparkplugin.unknown_key_message} in Python. */
         private String unknown(String name) {
-            if (renamed.containsKey(name)) {
-                return PREFIX + name + " is now " + PREFIX + renamed.get(name)
+            if (RENAMED.containsKey(name)) {
+                return PREFIX + name + " is now " + PREFIX + RENAMED.get(name)
                         + ", a Spark time string (e.g. 50ms, 2s; a bare number is milliseconds)";
             }
             if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
                 return PREFIX + name + " is not a plugin key; policy parameters are " + POLICY_PREFIX
                         + "<param>: did you mean " + POLICY_PREFIX + name + "?";
             }
-            return "unknown key " + PREFIX + name + ": the plugin's keys are " + String.join(", ", known)
-                    + ", policy parameters are " + POLICY_PREFIX + "<param>";
+            return "unknown key " + PREFIX + name + ": the plugin's keys are "
+                    + String.join(", ", new TreeSet<>(KEYS.keySet())) + ", policy parameters are " + POLICY_PREFIX + "<param>";
         }
     }
 }

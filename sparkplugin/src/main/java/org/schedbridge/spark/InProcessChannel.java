@@ -20,7 +20,7 @@ public final class InProcessChannel implements Transport {
     public long connect() throws IOException {
         if (current == null) {
             throw new IOException("no in-process policy registered (start the session through "
-                    + "bridge.live.inprocess, or set spark.schedbridge.endpoint=tcp://host:port)");
+                    + "bridge.plugin.inprocess, or set spark.schedbridge.endpoint=tcp://host:port)");
         }
         return epoch;
     }

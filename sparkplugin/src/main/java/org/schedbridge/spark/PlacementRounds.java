@@ -3,7 +3,6 @@ package org.schedbridge.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -350,9 +349,7 @@ final class PlacementRounds implements AutoCloseable {
     /** Adds the launches to the next request's {@code launched} report and their starts to the mirror. */
     private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks) {
         int attempt = tsm.taskSet().stageAttemptId();
-        ObjectNode r = launchedReport.addObject().put("stage", tsm.stageId())
-                .put("attempt", attempt).put("executor", executor);
-        ArrayNode ids = r.putArray("tasks");
+        ArrayNode ids = launchEntry(launchedReport, tsm.stageId(), attempt, executor);
         for (TaskDescription t : tasks) {
             ids.add(t.taskId());
             Option<TaskInfo> info = tsm.taskInfos().get(t.taskId());
@@ -360,6 +357,12 @@ final class PlacementRounds implements AutoCloseable {
                 mirror.recordEarlyStart(BridgeListener.taskStart(info.get(), tsm.stageId(), attempt));
             }
         }
+    }
+
+    /** Adds one grant's entry to a {@code launched} report; returns its (empty) list of task ids. */
+    static ArrayNode launchEntry(ArrayNode report, int stage, int attempt, String executor) {
+        return report.addObject().put("stage", stage).put("attempt", attempt).put("executor", executor)
+                .putArray("tasks");
     }
 
     /**

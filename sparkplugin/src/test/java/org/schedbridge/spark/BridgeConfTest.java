@@ -99,6 +99,14 @@ class BridgeConfTest {
     }
 
     @Test
+    void theKeysFileGivesEachKeyAKindAndRenamesOnlyToDurations() {
+        assertEquals(java.util.Set.of("text", "flag", "count", "duration"), java.util.Set.copyOf(BridgeConf.KEYS.values()));
+        for (String now : BridgeConf.RENAMED.values()) {
+            assertEquals("duration", BridgeConf.KEYS.get(now), now);
+        }
+    }
+
+    @Test
     void policyParametersHaveTheirOwnPrefix() {
         BridgeConf c = read("policy", "hawk", "policy.cutoff", "0.5", "policy.seed", "3");
         assertEquals("hawk", c.policy);

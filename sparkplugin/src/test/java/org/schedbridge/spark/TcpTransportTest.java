@@ -119,11 +119,11 @@ class TcpTransportTest {
         return BridgeConf.from(new SparkConf(false));
     }
 
-    private static ServerSocket listen() throws IOException {
+    static ServerSocket listen() throws IOException {
         return new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
     }
 
-    private static String endpoint(ServerSocket server) {
+    static String endpoint(ServerSocket server) {
         return "tcp://127.0.0.1:" + server.getLocalPort();
     }
 
@@ -131,7 +131,7 @@ class TcpTransportTest {
      * A fake host for one connection: answers the hello with a proof under {@code token}, accepts
      * a correct plugin proof, then echoes each request; returns every message it read.
      */
-    private static List<JsonNode> serve(ServerSocket server, String token) {
+    static List<JsonNode> serve(ServerSocket server, String token) {
         List<JsonNode> seen = new ArrayList<>();
         try (Socket s = server.accept()) {
             s.setSoTimeout(10_000);
