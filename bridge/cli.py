@@ -32,7 +32,6 @@ BENCHMARKS: dict[str, str] = {
     "testbed": "bridge.testbed.bench:testbed",
     "spark": "bridge.plugin.bench:spark",
     "spark-tpch": "bridge.apps.tpch_bench:spark_tpch",
-    "kairos-live": "bridge.apps.experiments_kairos_live:kairos_live",
 }
 
 

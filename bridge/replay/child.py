@@ -1,5 +1,5 @@
 """Entry point of a per-job Spark application:
-`spark-submit child.py POLICY APP_NAME JOB_JSON INPUTS_JSON`.
+`spark-submit child.py POLICY APP_NAME JOB_JSON INPUTS_JSON GROUP`.
 
 Exits 0 when the job succeeded; a failure propagates as a non-zero exit with its message on
 stderr, which the replay records.
@@ -16,10 +16,10 @@ from workloads.spec import submission_from_json
 
 def main(argv: list[str]) -> None:
     policy, app_name = argv[1], argv[2]
-    submission, inputs = submission_from_json(argv[3]), json.loads(argv[4])
+    submission, inputs, group = submission_from_json(argv[3]), json.loads(argv[4]), argv[5]
     spark = open_session(policy, {}, app_name)
     try:
-        run_job(spark, submission, inputs)
+        run_job(spark, submission, inputs, group)
     finally:
         spark.stop()
 

@@ -49,7 +49,8 @@ def _results_dir(results: Path | None, workload: str, policy: str, mode: str) ->
 
 def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None,
                conf_dir: Path | None, conf: dict[str, str], preempt: bool = False,
-               agents_file: Path | None = None) -> tuple[ReplayPlan, ResourceManagerClient]:
+               agents_file: Path | None = None,
+               measure_alone: bool = False) -> tuple[ReplayPlan, ResourceManagerClient]:
     """Validate everything (with ``preempt``, every node agent answers) and prepare the inputs;
     nothing is submitted yet."""
     workload = load_workload(workload_path)
@@ -65,7 +66,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
     click.echo(f"replay: preparing {len(workload.inputs)} input(s) in HDFS", err=True)
     inputs = prepare_inputs(workload.inputs, target.webhdfs_url, target.fs_default)
     plan = ReplayPlan(workload.name, workload.seed, policy, mode, submissions, inputs, target,
-                      _results_dir(results, workload.name, policy, mode), conf, agents)
+                      _results_dir(results, workload.name, policy, mode), conf, agents, measure_alone)
     return plan, rm
 
 
@@ -88,14 +89,20 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
                    "them (those of --agents; without it, on the local testbed as root, agents started "
                    "for the run). Shared mode; see docs/replay.md.")
 @agents_option
+@click.option("--measure-alone", is_flag=True,
+              help="Before time 0, run the first job of each category once by itself (shared mode: in the "
+                   "replay's application; per-job: as its own application) and record its runtime as "
+                   "duration_alone_s, the slowdown's denominator, of every job of that category.")
 def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf_dir: Path | None,
-           params: dict[str, str], conf: dict[str, str], preempt: bool, agents: Path | None) -> None:
+           params: dict[str, str], conf: dict[str, str], preempt: bool, agents: Path | None,
+           measure_alone: bool) -> None:
     """Submit every job of WORKLOAD at its arrival time and record what happens."""
     settings = spark_settings(conf, params)
     try:
         if agents is not None and not preempt:
             raise click.BadParameter("the node agents are for --preempt only", param_hint="--agents")
-        plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt, agents)
+        plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt, agents,
+                              measure_alone)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
     try:

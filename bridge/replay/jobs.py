@@ -17,9 +17,12 @@ from workloads.tpch.spark import register_tables, run_query
 from workloads.wordcount import job as wordcount
 
 
-def job_group(job_id: int) -> str:
-    """The Spark job group of a replayed job: how event-log records are traced back to it."""
-    return f"schedbridge-job-{job_id}"
+def job_group(job_id: int, alone: bool = False) -> str:
+    """The Spark job group of a replayed job: how event-log records are traced back to it.
+
+    ``alone``: the group of its run alone (`replay --measure-alone`), which the event-log reader
+    does not trace to any job, so that run stays out of the replay's records."""
+    return f"schedbridge-{'alone' if alone else 'job'}-{job_id}"
 
 
 def _wordcount(spark: SparkSession, params: WordCountJob, inputs: dict[str, str]) -> None:
@@ -46,8 +49,7 @@ _RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], None]] = {
     WordCountJob: _wordcount, TpchJob: _tpch, TasksJob: _tasks}
 
 
-def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str]) -> None:
-    """Run `submission` to completion under its job group, on the calling thread."""
-    spark.sparkContext.setJobGroup(job_group(submission.job_id), submission.category,
-                                   interruptOnCancel=True)
+def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str], group: str) -> None:
+    """Run `submission` to completion under the job group ``group`` (`job_group`), on the calling thread."""
+    spark.sparkContext.setJobGroup(group, submission.category, interruptOnCancel=True)
     _RUNNERS[type(submission.params)](spark, submission.params, inputs)

@@ -2,7 +2,9 @@
 own Spark application. Both run `bridge.replay.jobs.run_job`, so the Spark work is identical.
 
 A launcher's `run` blocks on the calling (replay) thread until the job ends and reports an
-`Outcome`; `cancel_all` makes every running `run` return soon with status "killed".
+`Outcome`; `cancel_all` makes every running `run` return soon with status "killed". With
+``alone=True`` the job runs under its alone group (`jobs.job_group`), outside the replay's
+records: `replay --measure-alone` times it.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Protocol
 
 from bridge.nodes.cluster_agents import NodeAgents
 from bridge.replay import child
-from bridge.replay.jobs import run_job
+from bridge.replay.jobs import job_group, run_job
 from bridge.replay.policy import open_session, submit_command
 from bridge.replay.preemption import PreemptiveSession
 from workloads.spec import Submission, submission_to_json
@@ -33,7 +35,7 @@ class Outcome:
 
 
 class Launcher(Protocol):
-    def run(self, submission: Submission) -> Outcome: ...
+    def run(self, submission: Submission, alone: bool = False) -> Outcome: ...
 
     def cancel_all(self) -> None: ...
 
@@ -76,9 +78,9 @@ class SharedApplication:
         slots = max(sc.defaultParallelism, 1) * 2
         sc.parallelize(range(slots), slots).map(lambda x: x).count()
 
-    def run(self, submission: Submission) -> Outcome:
+    def run(self, submission: Submission, alone: bool = False) -> Outcome:
         try:
-            run_job(self.spark, submission, self._inputs)
+            run_job(self.spark, submission, self._inputs, job_group(submission.job_id, alone))
         except Exception as exc:  # noqa: BLE001 - any job failure is a result, not a crash
             status = "killed" if self._cancelled.is_set() else "failed"
             return Outcome(status, failure_summary(str(exc)))
@@ -95,6 +97,11 @@ class SharedApplication:
             self.spark.stop()
 
 
+def _label(submission: Submission, alone: bool) -> str:
+    """A per-job application's name suffix, counters and log file: ``job-<id>``, ``alone-<id>``."""
+    return f"{'alone' if alone else 'job'}-{submission.job_id}"
+
+
 class PerJobApplications:
     """Each job as its own Spark application, submitted with `spark-submit` (client mode)."""
 
@@ -107,25 +114,27 @@ class PerJobApplications:
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
 
-    def command(self, submission: Submission) -> list[str]:
-        app_name = f"{self._conf['spark.app.name']}-job-{submission.job_id}"
+    def command(self, submission: Submission, alone: bool = False) -> list[str]:
+        """`spark-submit` of the job's application; ``alone``: its run alone, under its own name."""
+        label = _label(submission, alone)
+        app_name = f"{self._conf['spark.app.name']}-{label}"
         conf = {**self._conf, "spark.app.name": app_name}
         if STATS_KEY in conf:  # one counters file per application
-            conf[STATS_KEY] = str(Path(conf[STATS_KEY]).with_name(f"job-{submission.job_id}.json"))
+            conf[STATS_KEY] = str(Path(conf[STATS_KEY]).with_name(f"{label}.json"))
         args = ["--deploy-mode", "client"]
         for key, value in conf.items():
             args += ["--conf", f"{key}={value}"]
         return submit_command(self._policy, [
             *args, child.__file__, self._policy, app_name, submission_to_json(submission),
-            json.dumps(self._inputs)])
+            json.dumps(self._inputs), job_group(submission.job_id, alone)])
 
-    def run(self, submission: Submission) -> Outcome:
-        log_path = self._log_dir / f"job-{submission.job_id}.log"
+    def run(self, submission: Submission, alone: bool = False) -> Outcome:
+        log_path = self._log_dir / f"{_label(submission, alone)}.log"
         with self._lock:
             if self._cancelled.is_set():
                 return Outcome("killed")
             with log_path.open("w") as log:
-                proc = subprocess.Popen(self.command(submission), env=self._env, stdout=log,
+                proc = subprocess.Popen(self.command(submission, alone), env=self._env, stdout=log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
             self._procs[submission.job_id] = proc
         code = proc.wait()

@@ -7,8 +7,9 @@ Files (CSV, each replaced atomically, so a reader never sees half a file):
   Times are seconds since the replay started; start_s is the first task's launch.
 * `tasks.csv`: one row per task attempt (see `eventlog.TaskRecord`), times as above.
 * `utilization.csv`: time_s and the RM's allocated/total vcores and memory, containers, apps.
-* `meta.json`: workload, policy, mode, seed, start time, and `state` (running, complete,
-  interrupted).
+* `meta.json`: workload, policy, mode, seed, start time, `state` (running, complete,
+  interrupted), the policy parameters, the runtimes alone measured (`--measure-alone`), the
+  plugin's counters and, under `--preempt`, how many preemption commands were issued.
 
 `jobs.csv` is rewritten on every job event, so an interrupted replay leaves a readable record.
 """
@@ -114,3 +115,10 @@ def plugin_counters(directory: Path) -> dict[str, object] | None:
     total["applications"] = len(stats)
     total["last_failure"] = next((s["last_failure"] for s in reversed(stats) if s.get("last_failure")), "")
     return total
+
+
+def preemption_commands(directory: Path) -> int | None:
+    """How many preemption commands a ``--preempt`` run issued, failed ones included (its
+    ``preemption.json``, written when its application closes); None for a run without one."""
+    path = directory / "preemption.json"
+    return len(json.loads(path.read_text())) if path.is_file() else None

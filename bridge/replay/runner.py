@@ -18,11 +18,20 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+import sparkplugin
 from bridge.nodes.cluster_agents import NodeAgents
+from bridge.replay.alone import measure, with_alone
 from bridge.replay.eventlog import logging_conf, read_logs
 from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
 from bridge.replay.policy import STOCK
-from bridge.replay.results import Ledger, plugin_counters, tasks_frame, write_frame, write_meta
+from bridge.replay.results import (
+    Ledger,
+    plugin_counters,
+    preemption_commands,
+    tasks_frame,
+    write_frame,
+    write_meta,
+)
 from bridge.replay.sampler import UtilizationSampler
 from bridge.testbed.target import ClusterTarget
 from workloads.spec import Submission
@@ -47,6 +56,7 @@ class ReplayPlan:
     results: Path
     extra_conf: dict[str, str]
     agents: NodeAgents | None = None  # `--preempt`: the policy's node scheduler on real containers, through these
+    measure_alone: bool = False  # `--measure-alone`: time each category alone before time 0 (`bridge.replay.alone`)
 
     @property
     def preempt(self) -> bool:
@@ -131,13 +141,22 @@ class Replay:
         self.ledger = Ledger(plan.results, plan.submissions)
         self._threads: list[threading.Thread] = []
         self._progress: tqdm | None = None
+        self.alone: dict[str, float] | None = None  # category -> seconds alone, once measured
 
     def _meta(self, state: str) -> dict[str, object]:
         p = self.plan
         return {"source": "live", "workload": p.workload, "seed": p.seed, "policy": p.policy,
                 "mode": p.mode, "preempt": p.preempt, "jobs": len(p.submissions), "t0_epoch": self.t0, "state": state,
                 "run_tag": self.run_tag, "rm_url": p.target.rm_url, "inputs": p.inputs,
-                "plugin": plugin_counters(p.results / "plugin")}
+                "params": sparkplugin.policy_params(p.extra_conf), "alone_s": self.alone,
+                "plugin": plugin_counters(p.results / "plugin"),
+                "preemption_commands": preemption_commands(p.results)}
+
+    def _measure_alone(self, launcher: Launcher) -> None:
+        """Every category's runtime alone, into every job's ``duration_alone_s`` (before time 0)."""
+        self.alone = measure(lambda sub: launcher.run(sub, alone=True), self.plan.submissions, tqdm.write)
+        for sub in self.plan.submissions:
+            self.ledger.update(sub.job_id, submission=with_alone(sub, self.alone))
 
     def _run_one(self, launcher: Launcher, submission: Submission) -> None:
         self.ledger.update(submission.job_id, submit_s=time.time() - self.t0, status="running")
@@ -167,6 +186,8 @@ class Replay:
             try:
                 tqdm.write(f"replay: starting Spark ({self.plan.mode} mode, policy {self.plan.policy})")
                 launcher = self._make_launcher(self.plan, spark_conf(self.plan, self.run_tag))
+                if self.plan.measure_alone:
+                    self._measure_alone(launcher)
                 self.t0 = time.time()
                 write_meta(self.plan.results, self._meta("running"))
                 sampler.start(self.t0)

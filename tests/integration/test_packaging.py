@@ -103,7 +103,7 @@ def test_the_core_install_has_no_package_of_an_extra(core: CoreVenv) -> None:
 # the [spark] extra, and their `--help` is the one line that names it. So is `submit --help`: submit
 # hands its options, --help included, to pyspark's spark-submit. Every other command shows its help
 # there: the core's own, and `sim-vs-live`, which imports pyspark only when it runs live.
-NEEDS_SPARK = {"demo", "replay", "tpch", "bench spark", "bench spark-tpch", "bench kairos-live"}
+NEEDS_SPARK = {"demo", "replay", "tpch", "bench spark", "bench spark-tpch"}
 NEEDS_SPARK_FOR_HELP = NEEDS_SPARK | {"submit"}
 ALL_COMMANDS = [*(f"bench {name}" for name in BENCHMARKS), *SUBCOMMANDS]
 

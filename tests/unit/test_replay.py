@@ -52,16 +52,18 @@ class FakeRM:
 
 
 class FakeLauncher:
-    """Jobs whose first duration is negative fail; `block` holds jobs until cancel_all."""
+    """Jobs whose first duration is negative fail; `block` holds jobs until cancel_all. Runs alone
+    are recorded apart, in `ran_alone`."""
 
     def __init__(self, block: bool = False) -> None:
         self.ran: list[int] = []
+        self.ran_alone: list[int] = []
         self.block = block
         self.cancelled = threading.Event()
         self.closed = False
 
-    def run(self, submission: Submission) -> Outcome:
-        self.ran.append(submission.job_id)
+    def run(self, submission: Submission, alone: bool = False) -> Outcome:
+        (self.ran_alone if alone else self.ran).append(submission.job_id)
         if self.block:
             self.cancelled.wait(5)
             return Outcome("killed")
@@ -147,7 +149,7 @@ def test_per_job_command_uses_the_plugin_unless_stock(tmp_path: Path, monkeypatc
     stock = PerJobApplications("stock", conf, {}, {}, tmp_path).command(sub)
     assert stock[stock.index("--master") + 1] == "yarn"
     assert "spark.app.name=schedbridge-w-x-job-3" in stock
-    assert stock[-4:-2] == ["stock", "schedbridge-w-x-job-3"]
+    assert stock[-5:-3] == ["stock", "schedbridge-w-x-job-3"] and stock[-1] == "schedbridge-job-3"
     kairos = PerJobApplications("kairos", conf, {}, {}, tmp_path).command(sub)
     assert kairos[kairos.index("--master") + 1] == "spark-schedbridge://yarn"
     assert "--jars" in kairos and "spark.yarn.isPython=true" in kairos
