@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_SOURCE_ROOT = Path(__file__).resolve().parents[1]
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]  # bridge/common/paths.py -> the checkout
 
 
 def project_home() -> Path:

@@ -137,3 +137,11 @@ def test_the_checks_catch_a_cycle_and_an_undocumented_import(tmp_path: Path) -> 
     assert bridge_package("bridge.cli") == TOP and bridge_package("bridge.no_such_module") is None
     doc = "## Packages and layers\n\n```text\ncommon:\nsim:   common cluster\n```\n"
     assert documented_layers(doc) == {"common": set(), "sim": {"common", "cluster"}}
+
+
+def test_a_source_checkout_keeps_its_caches_beside_the_code(monkeypatch) -> None:
+    """Modules that find the checkout from their own file moved with the packages: they still find it."""
+    from bridge.common import paths
+
+    monkeypatch.delenv("SCHEDBRIDGE_HOME", raising=False)
+    assert paths.project_home() == ROOT
