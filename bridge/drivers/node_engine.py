@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bridge.cluster.state import Pausing
 from bridge.drivers.node_containers import NodeContainers
 from bridge.drivers.spark_engine import SLOT_RESOURCE, EngineParams, EnginePlanner, World
 from bridge.drivers.spark_state import AppState, LiveCluster
@@ -96,11 +95,7 @@ class NodePlanner(EnginePlanner):
         return placement
 
     def forget(self, app: str) -> None:
-        with self.lock:
-            world = self._worlds.get(None)
-            if world is not None:  # the new world starts with every container at full share
-                for ref in sorted(world.runner.shrunk):  # type: ignore[attr-defined]
-                    self.commands.want(ref, "resume")
+        with self.lock:  # the world's containers go back to full share (``NodeContainers.release``)
             super().forget(app)
 
     def tick(self) -> None:
@@ -140,7 +135,7 @@ class NodePlanner(EnginePlanner):
                            capacity=(float(self.cores),), network_delay=0.0)
         policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
         runner = NodeContainers(self.nodes, self.commands)
-        return World(policy, spec, runner, Pausing.SUSPEND, self.now), [self.cores] * len(self.nodes)
+        return World(policy, spec, runner, self.now), [self.cores] * len(self.nodes)
 
 
 @contextmanager

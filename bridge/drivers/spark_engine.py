@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.cluster.kernel import Kernel, SimulationError
-from bridge.cluster.slots import Reserved
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.drivers.spark_dag import successors_of
 from bridge.drivers.spark_slots import SparkRunner, SparkSlots, StageKey
@@ -100,12 +99,11 @@ class _LiveJob:
 class World:
     """One cluster state with its kernel, its Spark runner, and the tasks Spark placed itself."""
 
-    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, pausing: Pausing,
-                 now: float) -> None:
+    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, now: float) -> None:
         self.kernel = Kernel()
         self.kernel.advance(now)
         self.runner = runner
-        self.state = ClusterState(policy, spec, self.kernel, runner, pausing=pausing, keep_log=False)
+        self.state = ClusterState(policy, spec, self.kernel, runner, keep_log=False)
         self.foreign: dict[int, tuple[int, int]] = {}  # Spark task id -> (node, slot) it holds
         self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
@@ -155,7 +153,7 @@ class EnginePlanner:
     @property
     def job_specs(self) -> Mapping[int, Job]:
         """The jobs (stage attempts) the policy still knows."""
-        return {} if self._world is None else self._world.state.job_by_id
+        return {} if self._world is None else self._world.state.known_jobs()
 
     @property
     def world(self) -> World | None:
@@ -177,7 +175,9 @@ class EnginePlanner:
     def forget(self, app: str) -> None:
         """``app`` ended or its state is rebuilt: its world (or its part of a shared one) goes."""
         scope = self._scope(app)
-        self._worlds.pop(scope, None)
+        world = self._worlds.pop(scope, None)
+        if world is not None:
+            world.runner.release()
         self._node_keys.pop(scope, None)
         self._drop_jobs(scope)
         self._world = None
@@ -230,7 +230,7 @@ class EnginePlanner:
             if node is None:
                 continue
             if node not in unused:  # NodeManagers as nodes: several executors share one node's slots
-                unused[node] = sum(1 for x in world.state.slots[node] if x is None or isinstance(x, Reserved))
+                unused[node] = world.state.free_or_reserved(node)
             take = min(max(spare - granted[executor], 0), unused[node])
             unused[node] -= take
             held += take
@@ -266,11 +266,10 @@ class EnginePlanner:
         slots = max(per_node + [1])
         spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
                            capacity=(float(slots),), network_delay=0.0)
-        runner = SparkSlots([f"{app}/{e}" for app, e in keys])
-        runner.kill = self.params.kill_on_suspend
+        pausing = Pausing.KILL if self.params.kill_on_suspend else Pausing.SUSPEND
+        runner = SparkSlots([f"{app}/{e}" for app, e in keys], pausing)
         policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
-        pausing = Pausing.KILL if runner.kill else Pausing.SUSPEND
-        return World(policy, spec, runner, pausing, self.now), per_node
+        return World(policy, spec, runner, self.now), per_node
 
     # -- state from Spark --------------------------------------------------------------------------
     def _reset(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> World:
@@ -367,19 +366,10 @@ class EnginePlanner:
         world.settle(self.now, world.runner.retire(key, world.state, self.now))
 
     def _forget_done(self, world: World, scope: str | None) -> None:
-        """Drops jobs the state has finished (every task ended or retired) or rejected and that no
-        node queue or reservation still names (a late-binding probe asks for its job), so a daemon
-        serving applications for weeks keeps only live stages."""
-        state = world.state
-        done = [j for j, live in self._jobs.items() if live.scope == scope and j not in state.launched]
-        if not done:  # the usual round: spare the scan of every queue
-            return
-        held = {rec[0].job_id for q in state.queue for rec in q.values()}
-        held.update(x.probe.job_id for row in state.slots for x in row if isinstance(x, Reserved))
-        for job_id in [j for j in done if j not in held]:
+        """Drops the scope's jobs the state has finished (every task ended or retired) or rejected
+        and forgotten, so a daemon serving applications for weeks keeps only live stages."""
+        for job_id in world.state.forget_finished([j for j, live in self._jobs.items() if live.scope == scope]):
             key = self._jobs.pop(job_id).key
-            for table in (state.job_by_id, state.remaining, state.log.job_finish, state.log.rejected_jobs):
-                table.pop(job_id, None)
             ids = self._by_stage.get(key)
             if ids is not None:
                 ids.remove(job_id)
