@@ -1,7 +1,8 @@
 """A registered policy (``policies.registry``) driven live by the Spark plugin's offer rounds.
 
-Mapping: each (application, executor) is a node of the one cluster state (``bridge.cluster``)
-with ``cores / spark.task.cpus`` slots; each runnable Spark stage attempt is a policy job whose
+Mapping (the default topology, ``bridge.drivers.topology.ExecutorNodes``): each (application,
+executor) is a node of the one cluster state (``bridge.cluster``) with ``cores / spark.task.cpus``
+slots; each runnable Spark stage attempt is a policy job whose
 tasks are its pending tasks (estimate: the job property ``schedbridge.estimate`` in seconds, else
 ``estimate``) and whose successors are the stages after it in its Spark job
 (``bridge.drivers.spark_dag``). The state applies the policy's decisions exactly as in the
@@ -27,8 +28,9 @@ from typing import Any
 from bridge.cluster.kernel import Kernel, SimulationError
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.drivers.spark_dag import successors_of
-from bridge.drivers.spark_slots import SparkRunner, SparkSlots, StageKey
+from bridge.drivers.spark_slots import SparkRunner, StageKey
 from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
 from policies import registry
 from policies.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
@@ -38,9 +40,7 @@ log = logging.getLogger(__name__)
 
 ESTIMATE_PROP = "schedbridge.estimate"
 MAX_STEPS = 200_000  # events per round; more means a policy loops
-# The one resource live: task slots (cores / spark.task.cpus); every task needs one.
-SLOT_RESOURCE = ("slots",)
-ONE_SLOT = (1.0,)
+ONE_SLOT = (1.0,)  # a task's demand of its node's one resource, task slots
 ADAPTER_KEYS = ("estimate", "kill_on_suspend", "seed")
 
 
@@ -130,24 +130,25 @@ class World:
 class EnginePlanner:
     """Serves a registered policy's decisions as grants, round by round.
 
-    Each application is a cluster of its own: its executors are the nodes (``SparkSlots``) of its
-    own state and policy instance, since its tasks can run nowhere else (a daemon serving many
-    applications keeps one world each). :class:`~bridge.drivers.node_engine.NodePlanner` makes the
-    nodes NodeManagers, shared by every application, whose containers the node agents resize."""
+    Its ``topology`` says what the nodes of its worlds are. By default (:class:`ExecutorNodes`)
+    each application is a cluster of its own: its executors are the nodes of its own state and
+    policy instance, since its tasks can run nowhere else (a daemon serving many applications
+    keeps one world each). The node driver (``bridge.drivers.node_engine``) passes NodeManagers,
+    shared by every application, whose containers the node agents resize."""
 
-    launch_reports = False  # a launch can wait for the next round that has a free slot
-
-    def __init__(self, name: str, params: Mapping[str, str] | None = None) -> None:
+    def __init__(self, name: str, params: Mapping[str, str] | None = None,
+                 topology: Topology | None = None) -> None:
         self.name = name
         self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
         self.settings = (self.params, self._config)
+        self.topology = topology if topology is not None else \
+            ExecutorNodes(Pausing.KILL if self.params.kill_on_suspend else Pausing.SUSPEND)
+        self.launch_reports = self.topology.launch_reports
         self._worlds: dict[str | None, World] = {}      # scope (an application, or None: all) ->
         self._world: World | None = None                # the world of the last round
-        self._node_keys: dict[str | None, tuple[tuple[str, str], ...]] = {}
         self._jobs: dict[int, _LiveJob] = {}
         self._by_stage: dict[StageKey, list[int]] = {}
         self._job_ids = itertools.count()
-        self._t0_ms: int | None = None
         self.now = 0.0
 
     @property
@@ -174,24 +175,23 @@ class EnginePlanner:
 
     def forget(self, app: str) -> None:
         """``app`` ended or its state is rebuilt: its world (or its part of a shared one) goes."""
-        scope = self._scope(app)
+        scope = self.topology.scope(app)
         world = self._worlds.pop(scope, None)
         if world is not None:
             world.runner.release()
-        self._node_keys.pop(scope, None)
         self._drop_jobs(scope)
         self._world = None
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
-        self.now = max(self.now, self._clock(rnd))
-        scope = self._scope(rnd.app)
+        self.now = max(self.now, self.topology.clock(rnd))
+        scope = self.topology.scope(rnd.app)
         ends: list[Any] = []
         world = self._worlds.get(scope)
-        if world is None or self._stale(scope, cluster):
+        if world is None or self.topology.stale(world.runner, scope, cluster):
             world = self._reset(scope, cluster, rnd.cpus_per_task)
         else:
             world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
-            for app in self._apps(scope, cluster):
+            for app in self.topology.apps(scope, cluster):
                 world.runner.register(app.app, app.executors)
             self._bind_launched(world, rnd)
             ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev)]
@@ -236,58 +236,29 @@ class EnginePlanner:
             held += take
         return min(held, waiting)
 
-    # -- the world: what differs between executors-as-nodes and NodeManagers-as-nodes --------------
-    def _clock(self, rnd: OfferRound) -> float:
-        """Seconds since the first round, by the plugin's clock."""
-        if self._t0_ms is None:
-            self._t0_ms = rnd.now_ms
-        return (rnd.now_ms - self._t0_ms) / 1000.0
-
-    def _scope(self, app: str) -> str | None:
-        """Which world an application's rounds go to: its own."""
-        return app
-
-    def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
-        """The applications whose executors a world's nodes are, or host."""
-        return [cluster.app(scope)] if scope is not None and scope in cluster else []
-
-    def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
-        """A new set of executors is a new set of nodes."""
-        return self._executors(scope, cluster) != self._node_keys.get(scope)
-
-    def _executors(self, scope: str | None, cluster: LiveCluster) -> tuple[tuple[str, str], ...]:
-        return tuple((app.app, e) for app in self._apps(scope, cluster) for e in app.executors)
-
-    def _new_world(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
-        """The world over the scope's executors, and the slots each node really has."""
-        keys = self._node_keys[scope] = self._executors(scope, cluster)
-        cores = {(a.app, e): x.cores for a in self._apps(scope, cluster) for e, x in a.executors.items()}
-        per_node = [max(cores[key] // cpus_per_task, 0) for key in keys]
-        slots = max(per_node + [1])
-        spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
-                           capacity=(float(slots),), network_delay=0.0)
-        pausing = Pausing.KILL if self.params.kill_on_suspend else Pausing.SUSPEND
-        runner = SparkSlots([f"{app}/{e}" for app, e in keys], pausing)
-        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
-        return World(policy, spec, runner, self.now), per_node
-
     # -- state from Spark --------------------------------------------------------------------------
     def _reset(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> World:
+        """A new world over the topology's nodes for ``scope``, holding the tasks Spark runs there."""
         self._drop_jobs(scope)
-        world, per_node = self._new_world(scope, cluster, cpus_per_task)
-        self._worlds[scope] = world
-        slots = world.state.spec.slots_per_node
-        for node, have in enumerate(per_node):
-            for _ in range(slots - have):
-                world.state.occupy(node, None, ONE_SLOT)  # slots this node does not have
-        for app in self._apps(scope, cluster):
+        world = self._worlds[scope] = self._new_world(self.topology.nodes(scope, cluster, cpus_per_task))
+        for app in self.topology.apps(scope, cluster):
             world.runner.register(app.app, app.executors)
             for t in app.running.values():
                 at = world.runner.node_of_executor(app.app, t.executor)
                 if at is not None:
                     world.occupy_foreign(at, t.task)
+        spec = world.state.spec
         log.info("schedbridge engine: %s rebuilt over %d %s x %d slots, nodes: %s", self.name,
-                 world.state.spec.n_nodes, world.runner.kind, slots, " ".join(world.runner.names))
+                 spec.n_nodes, world.runner.kind, spec.slots_per_node, " ".join(world.runner.names))
+        return world
+
+    def _new_world(self, nodes: Nodes) -> World:
+        """A world with a new policy instance on ``nodes``; the slots a node does not have are held."""
+        policy = registry.create(self.name, PolicyEnv(nodes.spec, self.params.seed), self._config)
+        world = World(policy, nodes.spec, nodes.runner, self.now)
+        for node, have in enumerate(nodes.slots):
+            for _ in range(nodes.spec.slots_per_node - have):
+                world.state.occupy(node, None, ONE_SLOT)
         return world
 
     def _drop_jobs(self, scope: str | None) -> None:
