@@ -35,8 +35,9 @@ from __future__ import annotations
 import enum
 import math
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd, StealAttempt
@@ -53,10 +54,10 @@ from workloads.model import Job, Readiness
 
 
 class Pausing(enum.Enum):
-    """What ``Suspend`` does to the task: it keeps its attained service and can be resumed
-    (the runner decides how: the simulator stops its clock, the node driver shrinks its container,
-    Spark alone lets it run on to its end), or it is killed and the platform re-runs it as new
-    work (live Spark with ``kill_on_suspend``): it is done as far as the state is concerned."""
+    """What ``Suspend`` did to a task, as its runner reports it (:meth:`TaskRunner.pause`): it keeps
+    its attained service and can be resumed (the simulator stops its clock, the node driver shrinks
+    its container, Spark alone lets it run on to its end), or it was killed and the platform re-runs
+    it as new work (live Spark with ``kill_on_suspend``): it is done as far as the state is concerned."""
 
     SUSPEND = "suspend"
     KILL = "kill"
@@ -69,11 +70,26 @@ class TaskRunner(Protocol):
         """``r`` progresses on ``node``/``slot`` from now; by the job's durations (the truth in the
         simulator, estimates live) this run segment ends at ``until``."""
 
-    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
-        """``r`` stops progressing (suspended, or killed where tasks cannot pause)."""
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
+        """``r`` stops progressing: suspended, or killed where the runner cannot (or is told not
+        to) pause tasks; the runner alone knows which, and says so."""
 
-    # Optional: ``queued(node, probe)``, called when an entry reaches a node's queue (a runner that
-    # must start a bound task's process before the policy runs it: the node driver).
+    def queued(self, node: int, probe: ProbeInfo) -> None:
+        """``probe`` reached ``node``'s queue (a runner that must start a bound task's process
+        before the policy runs it acts here: the node driver; the others do nothing)."""
+
+
+class Queued:
+    """One entry of a node's queue: the ``ProbeInfo`` sent, how many copies of it the node holds,
+    and how many of those arrived behind a long task (the head-of-line flag, reporting only).
+    A native class when compiled: its fields are struct accesses on the hot path."""
+
+    __slots__ = ("entry", "copies", "flagged")
+
+    def __init__(self, entry: ProbeInfo, copies: int, flagged: int) -> None:
+        self.entry = entry
+        self.copies = copies
+        self.flagged = flagged
 
 
 @dataclass
@@ -119,8 +135,7 @@ class ClusterState:
 
     def __init__(self, policy: Any, spec: ClusterSpec, kernel: Kernel, runner: TaskRunner, *,
                  steal_delay: float = 0.0, report_long: Callable[[Job], bool] | None = None,
-                 record: bool = False, switch_cost: float = 0.0, pausing: Pausing = Pausing.SUSPEND,
-                 keep_log: bool = True) -> None:
+                 record: bool = False, switch_cost: float = 0.0, keep_log: bool = True) -> None:
         status = check_policy(policy)
         if not status.ok:
             raise DecisionError(status)
@@ -129,48 +144,47 @@ class ClusterState:
         if switch_cost < 0:
             raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
         self.policy, self.spec, self.kernel, self.runner = policy, spec, kernel, runner
-        self._run_task, self._pause_task = runner.run, runner.pause
-        self._queued = getattr(runner, "queued", None)
-        self.switch_cost, self.pausing, self.keep_log = switch_cost, pausing, keep_log
+        self._run_task, self._pause_task, self._queued = runner.run, runner.pause, runner.queued
+        self.switch_cost, self.keep_log = switch_cost, keep_log
         self.early_start = bool(getattr(policy, "early_start", False))
-        self.blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
+        self._blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
         self.delay = spec.network_delay
         self.steal_delay = steal_delay
-        self.job_by_id: dict[int, Job] = {}
+        self._jobs_by_id: dict[int, Job] = {}
         n, s = spec.n_nodes, spec.slots_per_node
-        self.slots: list[list[Any]] = [[None] * s for _ in range(n)]
-        self.nfree = [s] * n
-        self.queue: list[dict[int, list[Any]]] = [{} for _ in range(n)]
-        self.qlen = [0] * n
-        self.susp: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
+        self._slots: list[list[Any]] = [[None] * s for _ in range(n)]
+        self._nfree = [s] * n
+        self._queues: list[dict[int, Queued]] = [{} for _ in range(n)]  # node -> id(entry) -> record
+        self._qlen = [0] * n
+        self._suspended: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
         # view.running/suspended results per node, dropped whenever the node's tasks change
-        self.run_cache: dict[int, tuple[Any, ...]] = {}
-        self.susp_cache: dict[int, tuple[Any, ...]] = {}
-        self.used: list[list[float]] | None = (
+        self._run_cache: dict[int, tuple[Any, ...]] = {}
+        self._susp_cache: dict[int, tuple[Any, ...]] = {}
+        self._capacity_used: list[list[float]] | None = (
             [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
         self.report_long = report_long
-        self.long_at = [0] * n
-        self.job_long: dict[int, bool] = {}
-        self.launched: dict[int, bytearray] = {}
-        self.remaining: dict[int, int] = {}
-        self.ready: dict[int, Readiness] = {}
+        self._long_at = [0] * n
+        self._job_long: dict[int, bool] = {}
+        self._launched: dict[int, bytearray] = {}
+        self._tasks_left: dict[int, int] = {}
+        self._readiness: dict[int, Readiness] = {}
         self.log = SegmentLog(counters={c: 0 for c in COUNTERS}, records=[] if record else None)
-        self._c = self.log.counters
+        self._counters = self.log.counters
         self._token = 0
         self.view = StateView(self)
-        self._h = {h: getattr(policy, h) for h in hooks_of(policy)}
+        self._hooks = {h: getattr(policy, h) for h in hooks_of(policy)}
         self._records = self.log.records
         lg = self.log
         self._seg_append = (lg.seg_job.append, lg.seg_task.append, lg.seg_node.append, lg.seg_slot.append,
                             lg.seg_start.append, lg.seg_end.append, lg.seg_done.append, lg.seg_idle.append)
-        self._on_probe = self._h.get("on_probe_arrival")
-        self._on_freed = self._h.get("on_slot_freed")
-        self._on_request = self._h.get("on_task_request")
-        self._on_steal = self._h.get("on_steal_request")
-        self._on_sched_timer = self._h.get("on_timer")
-        self._on_node_timer = self._h.get("on_node_timer")
-        self._notify_start = "on_task_started" in self._h
-        self._notify_finish = "on_task_finished" in self._h
+        self._on_probe = self._hooks.get("on_probe_arrival")
+        self._on_freed = self._hooks.get("on_slot_freed")
+        self._on_request = self._hooks.get("on_task_request")
+        self._on_steal = self._hooks.get("on_steal_request")
+        self._on_sched_timer = self._hooks.get("on_timer")
+        self._on_node_timer = self._hooks.get("on_node_timer")
+        self._notify_start = "on_task_started" in self._hooks
+        self._notify_finish = "on_task_finished" in self._hooks
         k = kernel
         k.on(ProbeArrival, self._on_probe_arrival)
         k.on(Deliver, self._on_deliver)
@@ -235,7 +249,7 @@ class ClusterState:
             raise self._fail(f"not a decision: {type(d).__name__}", d)
 
     def _make_dispatch(self, hook: str) -> Callable[[Any], list[Any] | None]:
-        fn = self._h.get(hook)
+        fn = self._hooks.get(hook)
         view = self.view
         apply = self.apply
         if fn is None:
@@ -247,59 +261,58 @@ class ClusterState:
         """A job arrived: its tasks become launchable, and the policy hears of it."""
         job = ev.job
         jid = job.job_id
-        if jid in self.job_by_id:
+        if jid in self._jobs_by_id:
             raise ValueError(f"duplicate job id {jid}")
-        self.job_by_id[jid] = job
-        self.launched[jid] = bytearray(job.n_tasks)
-        self.remaining[jid] = job.n_tasks
+        self._jobs_by_id[jid] = job
+        self._launched[jid] = bytearray(job.n_tasks)
+        self._tasks_left[jid] = job.n_tasks
         if job.has_dag:
-            self.ready[jid] = Readiness(job)
+            self._readiness[jid] = Readiness(job)
         if self.report_long is not None:
-            self.job_long[jid] = bool(self.report_long(job))
-        return self.apply(ev, self._h["on_job_arrival"](ev, self.view), out)
+            self._job_long[jid] = bool(self.report_long(job))
+        return self.apply(ev, self._hooks["on_job_arrival"](ev, self.view), out)
 
     def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any]:
         node, probe = ev.node, ev.probe
-        self._c["entries_arrived"] += 1
+        self._counters["entries_arrived"] += 1
         flag = False
         if self.report_long is not None:
-            if self.job_long[probe.job_id]:
-                self.long_at[node] += 1
-            elif self.long_at[node] > 0:
+            if self._job_long[probe.job_id]:
+                self._long_at[node] += 1
+            elif self._long_at[node] > 0:
                 flag = True
-                self._c["probes_behind_long"] += 1
-        q = self.queue[node]
+                self._counters["probes_behind_long"] += 1
+        q = self._queues[node]
         rec = q.get(id(probe))
         if rec is None:
-            q[id(probe)] = [probe, 1, int(flag)]
+            q[id(probe)] = Queued(probe, 1, int(flag))
         else:
-            rec[1] += 1
-            rec[2] += flag
-        self.qlen[node] += 1
-        if self._queued is not None:
-            self._queued(node, probe)
+            rec.copies += 1
+            rec.flagged += flag
+        self._qlen[node] += 1
+        self._queued(node, probe)
         fn = self._on_probe
         if fn is None:
             raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)
         return self.apply(ev, fn(ev, self.view), [])
 
     def _on_task_request(self, ev: TaskRequest) -> list[Any]:
-        self._c["task_requests"] += 1
+        self._counters["task_requests"] += 1
         fn = self._on_request
         if fn is None:
             raise self._fail("policy runs unbound probes but has no on_task_request hook", ev)
         return self.apply(ev, fn(ev, self.view), [])
 
     def _on_timer(self, ev: Timer) -> list[Any]:
-        self._c["timers"] += 1
+        self._counters["timers"] += 1
         fn = self._on_sched_timer if ev.node is None else self._on_node_timer
         if fn is None:
             raise self._fail("timer fired but the policy has no hook for it", ev)
         return self.apply(ev, fn(ev, self.view), [])
 
     def _on_free_slot(self, ev: FreeSlot) -> list[Any] | None:
-        self.slots[ev.node][ev.slot] = None
-        self.nfree[ev.node] += 1
+        self._slots[ev.node][ev.slot] = None
+        self._nfree[ev.node] += 1
         return self._slot_freed(ev.node, ev.slot, -1, -1, [])
 
     def _slot_freed(self, node: int, slot: int, job_id: int, task: int, out: list[Any]) -> list[Any]:
@@ -311,7 +324,7 @@ class ClusterState:
 
     def _on_segment_end(self, ev: SegmentEnd) -> list[Any] | None:
         """A runner's run segment reached its end, unless a suspension made it stale."""
-        r = self.slots[ev.node][ev.slot]
+        r = self._slots[ev.node][ev.slot]
         if r.__class__ is not Running or r.token != ev.token:
             return None
         return self.finish(ev.node, ev.slot, ev.time)
@@ -319,11 +332,11 @@ class ClusterState:
     def finish(self, node: int, slot: int, now: float) -> list[Any]:
         """The task running on ``node``/``slot`` completed at ``now``: its slot is free, its job
         may be done, its DAG children may become ready, and the policy hears it."""
-        r = self.slots[node][slot]
+        r = self._slots[node][slot]
         self._end_segment(r, node, slot, now, 1)
         jid, task = r.job_id, r.task
         if r.long:
-            self.long_at[node] -= 1
+            self._long_at[node] -= 1
         out: list[Any] = []
         self._count_done(jid, task, now, out)
         if self._notify_finish and (r.probe is None or r.probe.notify):
@@ -344,20 +357,20 @@ class ClusterState:
             a[5](end)
             a[6](done)
             a[7](idle)
-        if r.demand is not None and self.used is not None:
-            u = self.used[node]
+        if r.demand is not None and self._capacity_used is not None:
+            u = self._capacity_used[node]
             for i, x in enumerate(r.demand):
                 u[i] -= x
-        self.slots[node][slot] = None
-        self.nfree[node] += 1
-        self.run_cache.pop(node, None)
+        self._slots[node][slot] = None
+        self._nfree[node] += 1
+        self._run_cache.pop(node, None)
         return idle
 
     def finish_suspended(self, node: int, job_id: int, task: int, now: float) -> list[Any]:
         """A suspended task ended anyway (live: it was killed, or it ran on where tasks cannot
         pause): it leaves the node, and the scheduler side hears it finished."""
-        r = self.susp[node].pop((job_id, task))
-        self.susp_cache.pop(node, None)
+        r = self._suspended[node].pop((job_id, task))
+        self._susp_cache.pop(node, None)
         out: list[Any] = []
         self._count_done(job_id, task, now, out)
         if self._notify_finish and (r.probe is None or r.probe.notify):
@@ -365,14 +378,14 @@ class ClusterState:
         return out
 
     def _count_done(self, jid: int, task: int, now: float, out: list[Any]) -> None:
-        left = self.remaining[jid] - 1
-        self.remaining[jid] = left
+        left = self._tasks_left[jid] - 1
+        self._tasks_left[jid] = left
         if left == 0:
             self.log.job_finish[jid] = now
-            del self.launched[jid]
-            self.ready.pop(jid, None)
-        elif self.ready and jid in self.ready:
-            for t in self.ready[jid].finish(task):
+            del self._launched[jid]
+            self._readiness.pop(jid, None)
+        elif self._readiness and jid in self._readiness:
+            for t in self._readiness[jid].finish(task):
                 self._unblock(jid, t, now, out)
 
     def occupy(self, node: int, ref: object, demand: tuple[float, ...] | None = None) -> int:
@@ -381,22 +394,22 @@ class ClusterState:
         slot = self.view.free_slot(node)
         if slot < 0:
             return -1
-        if demand is not None and self.used is not None:
+        if demand is not None and self._capacity_used is not None:
             free = self.view.free_capacity(node) or ()
             if any(x > f + 1e-9 for x, f in zip(demand, free)):
                 return -1
-            self.used[node] = [u + x for u, x in zip(self.used[node], demand)]
-        self.slots[node][slot] = Foreign(ref, demand)
-        self.nfree[node] -= 1
+            self._capacity_used[node] = [u + x for u, x in zip(self._capacity_used[node], demand)]
+        self._slots[node][slot] = Foreign(ref, demand)
+        self._nfree[node] -= 1
         return slot
 
     def vacate(self, node: int, slot: int) -> list[Any]:
         """A foreign task left ``slot``: the node side hears the slot is free."""
-        f = self.slots[node][slot]
-        if f.demand is not None and self.used is not None:
-            self.used[node] = [u - x for u, x in zip(self.used[node], f.demand)]
-        self.slots[node][slot] = None
-        self.nfree[node] += 1
+        f = self._slots[node][slot]
+        if f.demand is not None and self._capacity_used is not None:
+            self._capacity_used[node] = [u - x for u, x in zip(self._capacity_used[node], f.demand)]
+        self._slots[node][slot] = None
+        self._nfree[node] += 1
         return self._slot_freed(node, slot, -1, -1, [])
 
     def _on_steal_attempt(self, ev: StealAttempt) -> list[Any]:
@@ -417,38 +430,38 @@ class ClusterState:
                     break
             elif records is not None:
                 records.append((req, ()))
-        self._c["steal_requests"] += asked
+        self._counters["steal_requests"] += asked
         return out
 
     # ------------------------------------------------------------------------------- decisions
     def _start(self, node: int, slot: int, jid: int, task: int, probe: ProbeInfo | None, flag: bool,
                now: float, out: list[Any]) -> None:
-        launched = self.launched.get(jid)
+        launched = self._launched.get(jid)
         if launched is None:
             raise self._fail(f"job {jid} is unknown or already finished", (node, slot, jid, task))
         if not 0 <= task < len(launched):
             raise self._fail(f"job {jid} has no task {task}", (node, slot, jid, task))
         if launched[task]:
             raise self._fail(f"task {jid}.{task} was already launched", (node, slot, jid, task))
-        rd = self.ready.get(jid) if self.ready else None
+        rd = self._readiness.get(jid) if self._readiness else None
         early = rd is not None and not rd.is_ready(task)
         if early and not self.early_start:
             raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
-        job = self.job_by_id[jid]
+        job = self._jobs_by_id[jid]
         demand = None
-        if self.used is not None and job.demands is not None:
+        if self._capacity_used is not None and job.demands is not None:
             demand = job.demands[task]
             self._take(node, demand, (node, slot, jid, task))
         launched[task] = 1
         self._token += 1
-        long = self.report_long is not None and self.job_long[jid]
+        long = self.report_long is not None and self._job_long[jid]
         if long:
-            self.long_at[node] += 1
+            self._long_at[node] += 1
         if flag:
-            self._c["short_tasks_after_long"] += 1
-        r = self.slots[node][slot] = Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
-        self.run_cache.pop(node, None)
-        self._c["launches"] += 1
+            self._counters["short_tasks_after_long"] += 1
+        r = self._slots[node][slot] = Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
+        self._run_cache.pop(node, None)
+        self._counters["launches"] += 1
         if early:
             self._block(r, node, slot)
         else:
@@ -460,24 +473,24 @@ class ClusterState:
         """``r`` holds its slot but cannot progress until its DAG parents finish; its first
         start like that is a disorder."""
         r.hold = math.inf
-        self.blocked[(r.job_id, r.task)] = (node, slot)
-        self._c["disorders"] += first
+        self._blocked[(r.job_id, r.task)] = (node, slot)
+        self._counters["disorders"] += first
 
     def _unblock(self, jid: int, task: int, now: float, out: list[Any]) -> None:
         """A task started early became ready: it progresses from now on."""
-        where = self.blocked.pop((jid, task), None)
+        where = self._blocked.pop((jid, task), None)
         if where is None:
             return
-        r = self.slots[where[0]][where[1]]
+        r = self._slots[where[0]][where[1]]
         r.hold = now - r.start
         self._token += 1
         r.token = self._token
-        left = self.job_by_id[jid].durations[task] - r.attained
+        left = self._jobs_by_id[jid].durations[task] - r.attained
         self._run_task(where[0], where[1], r, now + left, out)
 
     def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
-        assert self.used is not None and self.spec.capacity is not None
-        u = self.used[node]
+        assert self._capacity_used is not None and self.spec.capacity is not None
+        u = self._capacity_used[node]
         cap = self.spec.capacity
         for i, x in enumerate(demand):
             if u[i] + x > cap[i] + 1e-9:
@@ -487,52 +500,51 @@ class ClusterState:
 
     def _dequeue(self, node: int, probe: ProbeInfo, d: object) -> bool:
         """Remove one occurrence of ``probe`` from ``node``'s queue; return its HOL flag."""
-        q = self.queue[node]
+        q = self._queues[node]
         rec = q.get(id(probe))
         if rec is None:
             raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        flag: bool = rec[2] > 0
-        if rec[1] == 1:
+        flag = rec.flagged > 0
+        if rec.copies == 1:
             del q[id(probe)]
         else:
-            rec[1] -= 1
+            rec.copies -= 1
             if flag:
-                rec[2] -= 1
-        self.qlen[node] -= 1
-        if self.report_long is not None and self.job_long[probe.job_id]:
-            self.long_at[node] -= 1
+                rec.flagged -= 1
+        self._qlen[node] -= 1
+        if self.report_long is not None and self._job_long[probe.job_id]:
+            self._long_at[node] -= 1
         return flag
 
     def _flag_of(self, node: int, probe: ProbeInfo, d: object) -> bool:
-        rec = self.queue[node].get(id(probe))
+        rec = self._queues[node].get(id(probe))
         if rec is None:
             raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        flag: bool = rec[2] > 0                              # rec: [entry, copies, copies flagged]
-        return flag
+        return rec.flagged > 0
 
     def _run(self, d: Run, now: float, out: list[Any]) -> None:
         node, slot, probe = d.node, d.slot, d.probe
-        row = self.slots[node]
+        row = self._slots[node]
         if not 0 <= slot < len(row) or row[slot] is not None:
             raise self._fail(f"slot {slot} of node {node} is not free", d)
         if d.keep:
             flag = self._flag_of(node, probe, d)
         else:  # self._dequeue(node, probe, d), inlined: one call less per task
-            q = self.queue[node]
+            q = self._queues[node]
             rec = q.get(id(probe))
             if rec is None:
                 raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-            flag = rec[2] > 0
-            if rec[1] == 1:
+            flag = rec.flagged > 0
+            if rec.copies == 1:
                 del q[id(probe)]
             else:
-                rec[1] -= 1
+                rec.copies -= 1
                 if flag:
-                    rec[2] -= 1
-            self.qlen[node] -= 1
-            if self.report_long is not None and self.job_long[probe.job_id]:
-                self.long_at[node] -= 1
-        self.nfree[node] -= 1
+                    rec.flagged -= 1
+            self._qlen[node] -= 1
+            if self.report_long is not None and self._job_long[probe.job_id]:
+                self._long_at[node] -= 1
+        self._nfree[node] -= 1
         if probe.task is not None:
             self._start(node, slot, probe.job_id, probe.task, probe, flag, now, out)
         else:
@@ -540,7 +552,7 @@ class ClusterState:
             out.append(TaskRequest(now + self.delay, node, slot, probe))
 
     def _reservation(self, node: int, slot: int, d: object) -> Reserved:
-        res = self.slots[node][slot]
+        res = self._slots[node][slot]
         if res.__class__ is not Reserved:
             raise self._fail(f"slot {slot} of node {node} has no pending task request", d)
         return res
@@ -555,8 +567,8 @@ class ClusterState:
 
     def _cancel(self, d: Cancel, now: float, out: list[Any]) -> None:
         res = self._reservation(d.node, d.slot, d)
-        self._c["cancels"] += 1
-        if res.keep and id(res.probe) in self.queue[d.node]:
+        self._counters["cancels"] += 1
+        if res.keep and id(res.probe) in self._queues[d.node]:
             self._dequeue(d.node, res.probe, d)
         res.keep = False
         out.append(FreeSlot(now + self.delay, d.node, d.slot))
@@ -570,7 +582,7 @@ class ClusterState:
             out.append(ProbeArrival(now + self.delay, nodes[0], d.probe))
         elif nodes:
             out.append(Deliver(now + self.delay, tuple(nodes), d.probe))
-        self._c["probes_sent"] += len(nodes)
+        self._counters["probes_sent"] += len(nodes)
 
     def _on_deliver(self, ev: Deliver) -> list[Any]:
         """All copies of one Probe decision arrive at once: one ProbeArrival per node, in order."""
@@ -589,48 +601,47 @@ class ClusterState:
 
     def _drop(self, d: Drop, now: float, out: list[Any]) -> None:
         self._dequeue(d.node, d.probe, d)
-        self._c["dropped_entries"] += 1
+        self._counters["dropped_entries"] += 1
 
     def _suspend(self, d: Suspend, now: float, out: list[Any]) -> None:
-        r = self.slots[d.node][d.slot]
+        r = self._slots[d.node][d.slot]
         if r.__class__ is not Running or r.start > now:   # (a launched task starts once the reply arrives)
             raise self._fail(f"slot {d.slot} of node {d.node} runs no task", d)
         idle = self._end_segment(r, d.node, d.slot, now, 0)
         r.attained += now - r.start - idle
         r.token = -1
-        if self.blocked:
-            self.blocked.pop((r.job_id, r.task), None)
-        self.susp[d.node][(r.job_id, r.task)] = r
-        self.susp_cache.pop(d.node, None)
-        self._c["suspends"] += 1
-        self._pause_task(d.node, d.slot, r, now, out)
-        if self.pausing is Pausing.KILL:  # the platform re-runs the task: this one is done
-            self._c["kills"] += 1
+        if self._blocked:
+            self._blocked.pop((r.job_id, r.task), None)
+        self._suspended[d.node][(r.job_id, r.task)] = r
+        self._susp_cache.pop(d.node, None)
+        self._counters["suspends"] += 1
+        if self._pause_task(d.node, d.slot, r, now, out) is Pausing.KILL:  # re-run as new work: this one is done
+            self._counters["kills"] += 1
             out += self.finish_suspended(d.node, r.job_id, r.task, now)
 
     def _resume(self, d: Resume, now: float, out: list[Any]) -> None:
-        r = self.susp[d.node].get((d.job_id, d.task))
+        r = self._suspended[d.node].get((d.job_id, d.task))
         if r is None:
             raise self._fail(f"task {d.job_id}.{d.task} is not suspended on node {d.node}", d)
-        if self.slots[d.node][d.slot] is not None:
+        if self._slots[d.node][d.slot] is not None:
             raise self._fail(f"slot {d.slot} of node {d.node} is not free", d)
         if r.demand is not None:
             self._take(d.node, r.demand, d)
-        del self.susp[d.node][(d.job_id, d.task)]
+        del self._suspended[d.node][(d.job_id, d.task)]
         self._token += 1
         r.token = self._token
         r.start = now
-        self.slots[d.node][d.slot] = r
-        self.run_cache.pop(d.node, None)
-        self.susp_cache.pop(d.node, None)
-        self.nfree[d.node] -= 1
-        self._c["resumes"] += 1
-        rd = self.ready.get(d.job_id) if self.ready else None
+        self._slots[d.node][d.slot] = r
+        self._run_cache.pop(d.node, None)
+        self._susp_cache.pop(d.node, None)
+        self._nfree[d.node] -= 1
+        self._counters["resumes"] += 1
+        rd = self._readiness.get(d.job_id) if self._readiness else None
         if rd is not None and not rd.is_ready(d.task):
             self._block(r, d.node, d.slot, first=False)
             return
         r.hold = self.switch_cost
-        left = self.job_by_id[d.job_id].durations[d.task] - r.attained
+        left = self._jobs_by_id[d.job_id].durations[d.task] - r.attained
         self._run_task(d.node, d.slot, r, now + self.switch_cost + max(left, 0.0), out)
 
     def _steal(self, d: Steal, now: float, out: list[Any]) -> None:
@@ -644,22 +655,22 @@ class ClusterState:
         for p in d.probes:
             self._dequeue(d.victim, p, d)
             out.append(ProbeArrival(t, d.thief, p))
-        self._c["steals"] += 1
-        self._c["stolen_entries"] += len(d.probes)
+        self._counters["steals"] += 1
+        self._counters["stolen_entries"] += len(d.probes)
 
     def _reject(self, d: Reject, now: float, out: list[Any]) -> None:
         if d.probe is None:
-            if d.job_id not in self.launched:
+            if d.job_id not in self._launched:
                 raise self._fail(f"cannot reject job {d.job_id}: unknown or finished", d)
-            if any(self.launched[d.job_id]):
+            if any(self._launched[d.job_id]):
                 raise self._fail(f"cannot reject job {d.job_id}: some of its tasks were launched", d)
             self.log.rejected_jobs[d.job_id] = d.status
-            del self.launched[d.job_id]
+            del self._launched[d.job_id]
             return
         if self._dequeue(d.node, d.probe, d):
             # refused on the spot, it never waited behind the long task (Table 3.2 counts queued ones)
-            self._c["probes_behind_long"] -= 1
-        self._c["rejected_probes"] += 1
+            self._counters["probes_behind_long"] -= 1
+        self._counters["rejected_probes"] += 1
         out.append(ProbeRejected(now + self.delay, d.node, d.probe, d.status, d.payload))
 
     def _set_timer(self, d: SetTimer, now: float, out: list[Any]) -> None:
@@ -672,11 +683,46 @@ class ClusterState:
         out.append(Timer(at, d.node, d.key))
 
     def _send_heartbeat(self, d: SendHeartbeat, now: float, out: list[Any]) -> None:
-        self._c["heartbeats"] += 1
-        if "on_heartbeat" in self._h:
+        self._counters["heartbeats"] += 1
+        if "on_heartbeat" in self._hooks:
             out.append(Heartbeat(now + self.delay, d.node, d.payload))
 
     # ------------------------------------------------------------------------------- queries
     def entries(self, node: int) -> Sequence[ProbeInfo]:
         """The entries queued at ``node`` (one per occurrence), in arrival order."""
-        return [p for p, n, _ in self.queue[node].values() for _ in range(n)]
+        return [rec.entry for rec in self._queues[node].values() for _ in range(rec.copies)]
+
+    def known_jobs(self) -> Mapping[int, Job]:
+        """The jobs the state knows, by id, read-only (a live driver's are those not yet forgotten)."""
+        return MappingProxyType(self._jobs_by_id)
+
+    def token(self, node: int, slot: int) -> int:
+        """The token of the run segment on ``node``/``slot``: a driver that ends the task there
+        schedules a ``SegmentEnd`` with it (stale if the task is suspended first)."""
+        r = self._slots[node][slot]
+        if r.__class__ is not Running:
+            raise ValueError(f"slot {slot} of node {node} runs no task")
+        token: int = r.token
+        return token
+
+    def free_or_reserved(self, node: int) -> int:
+        """How many of ``node``'s slots no task holds: free, or reserved for a late-binding probe
+        whose task request is in flight (the policy can still give them a task of its choice)."""
+        return sum(1 for x in self._slots[node] if x is None or x.__class__ is Reserved)
+
+    def forget_finished(self, job_ids: Iterable[int]) -> list[int]:
+        """Forget those of ``job_ids`` that finished (every task ended) or were rejected and that no
+        queue entry or reservation still names (a late-binding probe asks for its job), so a live
+        state serving for weeks keeps only live jobs; returns the ids forgotten."""
+        done = [j for j in job_ids if j not in self._launched]
+        if not done:  # the usual round: spare the scan of every queue
+            return []
+        held = {rec.entry.job_id for q in self._queues for rec in q.values()}
+        held.update(x.probe.job_id for row in self._slots for x in row if x.__class__ is Reserved)
+        gone = [j for j in done if j not in held]
+        for j in gone:
+            self._jobs_by_id.pop(j, None)
+            self._tasks_left.pop(j, None)
+            self.log.job_finish.pop(j, None)
+            self.log.rejected_jobs.pop(j, None)
+        return gone

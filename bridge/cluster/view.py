@@ -30,13 +30,13 @@ class StateView:
         return self._s.kernel.now
 
     def job(self, job_id: int) -> Job:
-        return self._s.job_by_id[job_id]
+        return self._s._jobs_by_id[job_id]
 
     def free_slot(self, node: int) -> int:
         s = self._s
-        if not s.nfree[node]:
+        if not s._nfree[node]:
             return -1
-        row = s.slots[node]
+        row = s._slots[node]
         if row[0] is None:
             return 0
         for i, x in enumerate(row):
@@ -45,43 +45,43 @@ class StateView:
         return -1  # pragma: no cover
 
     def free_slots(self, node: int) -> int:
-        return self._s.nfree[node]
+        return self._s._nfree[node]
 
     def running(self, node: int) -> tuple[RunningTask, ...]:
-        cache = self._s.run_cache
+        cache = self._s._run_cache
         out = cache.get(node)
         if out is None:
             out = cache[node] = tuple([RunningTask(i, r.job_id, r.task, r.start, r.attained, r.probe)
-                                       for i, r in enumerate(self._s.slots[node]) if r.__class__ is Running])
+                                       for i, r in enumerate(self._s._slots[node]) if r.__class__ is Running])
         return out
 
     def suspended(self, node: int) -> tuple[RunningTask, ...]:
-        cache = self._s.susp_cache
+        cache = self._s._susp_cache
         out = cache.get(node)
         if out is None:
             out = cache[node] = tuple([RunningTask(-1, r.job_id, r.task, r.start, r.attained, r.probe)
-                                       for r in self._s.susp[node].values()])
+                                       for r in self._s._suspended[node].values()])
         return out
 
     def queued(self, node: int) -> int:
-        return self._s.qlen[node]
+        return self._s._qlen[node]
 
     def free_capacity(self, node: int) -> tuple[float, ...] | None:
         s = self._s
-        if s.used is None or s.spec.capacity is None:
+        if s._capacity_used is None or s.spec.capacity is None:
             return None
-        return tuple(c - u for c, u in zip(s.spec.capacity, s.used[node]))
+        return tuple(c - u for c, u in zip(s.spec.capacity, s._capacity_used[node]))
 
     def attained(self, node: int, job_id: int, task: int) -> float:
         s = self._s
-        r = s.susp[node].get((job_id, task))
+        r = s._suspended[node].get((job_id, task))
         if r is not None:
             return r.attained
-        for r in s.slots[node]:
+        for r in s._slots[node]:
             if r.__class__ is Running and r.job_id == job_id and r.task == task:
                 return r.attained + max(0.0, s.kernel.now - r.start - r.hold)
         raise KeyError(f"task {job_id}.{task} is not on node {node}")
 
     def is_ready(self, job_id: int, task: int) -> bool:
-        rd = self._s.ready.get(job_id)
+        rd = self._s._readiness.get(job_id)
         return rd is None or rd.is_ready(task)

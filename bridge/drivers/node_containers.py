@@ -18,7 +18,7 @@ from typing import Any
 
 from bridge.cluster.events import SegmentEnd
 from bridge.cluster.slots import Running
-from bridge.cluster.state import ClusterState
+from bridge.cluster.state import ClusterState, Pausing
 from bridge.drivers.spark_slots import StageKey
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.preemption import ContainerRef
@@ -61,11 +61,13 @@ class NodeContainers:
         elif key in self.spark_of:
             self._want(self.spark_of[key][1], "resume")
 
-    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
+        """Off its slot the task's container shrinks: it keeps its progress and can resume."""
         key = (r.job_id, r.task)
         self.on_slot.pop(key, None)
         if key in self.spark_of:
             self._want(self.spark_of[key][1], "suspend")
+        return Pausing.SUSPEND
 
     # -- SparkRunner ----------------------------------------------------------------------------
     def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
@@ -113,7 +115,7 @@ class NodeContainers:
         if where is None:
             self.ended.add(key)
             return []
-        return [SegmentEnd(now, *where, state.slots[where[0]][where[1]].token)]
+        return [SegmentEnd(now, *where, state.token(*where))]
 
     def unlaunched(self) -> list[tuple[Any, int]]:
         return [((node, key), key[0]) for node, keys in sorted(self.waiting.items()) for key in keys]
@@ -140,6 +142,12 @@ class NodeContainers:
 
     def take_preempt(self) -> tuple[int, ...]:
         return ()  # nothing is killed: containers are resized
+
+    def release(self) -> None:
+        """Every container this runner shrank goes back to full share (the commands are sent by
+        the driver thread)."""
+        for ref in sorted(self.shrunk):
+            self._want(ref, "resume")
 
     def _want(self, ref: ContainerRef, action: str) -> None:
         (self.shrunk.add if action == "suspend" else self.shrunk.discard)(ref)

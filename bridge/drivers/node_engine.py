@@ -20,16 +20,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bridge.cluster.state import Pausing
 from bridge.drivers.node_containers import NodeContainers
-from bridge.drivers.spark_engine import SLOT_RESOURCE, EngineParams, EnginePlanner, World
+from bridge.drivers.spark_engine import EngineParams, EnginePlanner
+from bridge.drivers.spark_slots import SparkRunner
 from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.topology import Nodes, slot_spec
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.node_capacity import NodeResources, RaisedVcores
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement
 from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
 
 log = logging.getLogger(__name__)
 NODE_CORES = "node_cores"  # N, a node's slots: a parameter of the node driver, not of the policy
@@ -63,21 +63,50 @@ def live_params(name: str, params: Mapping[str, str]) -> dict[str, str]:
     return {**preempts(name).live, **params}
 
 
-class NodePlanner(EnginePlanner):
-    """The plugin's `RoundPlanner` for a preempting policy on NodeManagers (thread-safe)."""
+class NodeManagerNodes:
+    """NodeManagers as the nodes of one world that every application shares (a ``Topology``):
+    executors come and go on them, the node agents resize their containers (``NodeContainers``),
+    and the policy's time is the node driver's clock."""
 
     launch_reports = True  # a task queued on a node runs shrunk: its container must be known at once
+
+    def __init__(self, nodes: Sequence[str], cores: int, commands: ContainerCommands,
+                 clock: Callable[[], float]) -> None:
+        self.names, self.cores, self.commands, self.wall = list(nodes), cores, commands, clock
+
+    def clock(self, rnd: OfferRound) -> float:
+        return self.wall()
+
+    def scope(self, app: str) -> str | None:
+        return None  # one world: every application's executors run on the same NodeManagers
+
+    def apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
+        return list(cluster)
+
+    def stale(self, runner: SparkRunner, scope: str | None, cluster: LiveCluster) -> bool:
+        return False  # the nodes are the NodeManagers; executors come and go on them
+
+    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> Nodes:
+        return Nodes(slot_spec(len(self.names), self.cores), [self.cores] * len(self.names),
+                     NodeContainers(self.names, self.commands))
+
+
+class NodePlanner(EnginePlanner):
+    """The plugin's `RoundPlanner` for a preempting policy on NodeManagers (thread-safe): the
+    engine planner on :class:`NodeManagerNodes`, under a lock shared with the driver thread that
+    fires the policy's timers and sends the container commands."""
 
     def __init__(self, name: str, params: Mapping[str, str], nodes: Sequence[str], cores: int,
                  preemptor: ContainerPreemptor, clock: Callable[[], float]) -> None:
         """``nodes``: the NodeManagers' web addresses as YARN reports them; ``cores``: N, the
         slots of each; ``clock``: seconds (the policy's time; timers fire by it). ``params`` are
         taken over the policy's live defaults (``live_params``)."""
-        super().__init__(name, live_params(name, params))
-        self.extra = preempts(name).extra_tasks(self._config)
-        self.nodes, self.cores, self._wall = list(nodes), cores, clock
+        params = live_params(name, params)
         self.lock = threading.RLock()
         self.commands = ContainerCommands(preemptor, clock, self.lock)
+        super().__init__(name, params, NodeManagerNodes(nodes, cores, self.commands, clock))
+        self.extra = preempts(name).extra_tasks(self._config)
+        self.nodes, self.cores, self._wall = list(nodes), cores, clock
         self.wake = threading.Event()
 
     def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
@@ -96,11 +125,7 @@ class NodePlanner(EnginePlanner):
         return placement
 
     def forget(self, app: str) -> None:
-        with self.lock:
-            world = self._worlds.get(None)
-            if world is not None:  # the new world starts with every container at full share
-                for ref in sorted(world.runner.shrunk):  # type: ignore[attr-defined]
-                    self.commands.want(ref, "resume")
+        with self.lock:  # the world's containers go back to full share (``NodeContainers.release``)
             super().forget(app)
 
     def tick(self) -> None:
@@ -121,26 +146,6 @@ class NodePlanner(EnginePlanner):
                 self.tick()
             except Exception:  # a dead driver thread would freeze every quantum
                 log.exception("node driver: a timer or a container command failed")
-
-    # -- the world: NodeManagers as nodes ------------------------------------------------------------
-    def _clock(self, rnd: OfferRound) -> float:
-        return self._wall()
-
-    def _scope(self, app: str) -> str | None:
-        return None  # one world: every application's executors run on the same NodeManagers
-
-    def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
-        return list(cluster)
-
-    def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
-        return False  # the nodes are the NodeManagers; executors come and go on them
-
-    def _new_world(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
-        spec = ClusterSpec(n_nodes=len(self.nodes), slots_per_node=self.cores, resources=SLOT_RESOURCE,
-                           capacity=(float(self.cores),), network_delay=0.0)
-        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
-        runner = NodeContainers(self.nodes, self.commands)
-        return World(policy, spec, runner, Pausing.SUSPEND, self.now), [self.cores] * len(self.nodes)
 
 
 @contextmanager

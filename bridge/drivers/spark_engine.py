@@ -1,7 +1,8 @@
 """A registered policy (``policies.registry``) driven live by the Spark plugin's offer rounds.
 
-Mapping: each (application, executor) is a node of the one cluster state (``bridge.cluster``)
-with ``cores / spark.task.cpus`` slots; each runnable Spark stage attempt is a policy job whose
+Mapping (the default topology, ``bridge.drivers.topology.ExecutorNodes``): each (application,
+executor) is a node of the one cluster state (``bridge.cluster``) with ``cores / spark.task.cpus``
+slots; each runnable Spark stage attempt is a policy job whose
 tasks are its pending tasks (estimate: the job property ``schedbridge.estimate`` in seconds, else
 ``estimate``) and whose successors are the stages after it in its Spark job
 (``bridge.drivers.spark_dag``). The state applies the policy's decisions exactly as in the
@@ -25,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.cluster.kernel import Kernel, SimulationError
-from bridge.cluster.slots import Reserved
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.drivers.spark_dag import successors_of
-from bridge.drivers.spark_slots import SparkRunner, SparkSlots, StageKey
+from bridge.drivers.spark_slots import SparkRunner, StageKey
 from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
 from policies import registry
 from policies.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
@@ -39,9 +40,7 @@ log = logging.getLogger(__name__)
 
 ESTIMATE_PROP = "schedbridge.estimate"
 MAX_STEPS = 200_000  # events per round; more means a policy loops
-# The one resource live: task slots (cores / spark.task.cpus); every task needs one.
-SLOT_RESOURCE = ("slots",)
-ONE_SLOT = (1.0,)
+ONE_SLOT = (1.0,)  # a task's demand of its node's one resource, task slots
 ADAPTER_KEYS = ("estimate", "kill_on_suspend", "seed")
 
 
@@ -100,12 +99,11 @@ class _LiveJob:
 class World:
     """One cluster state with its kernel, its Spark runner, and the tasks Spark placed itself."""
 
-    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, pausing: Pausing,
-                 now: float) -> None:
+    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, now: float) -> None:
         self.kernel = Kernel()
         self.kernel.advance(now)
         self.runner = runner
-        self.state = ClusterState(policy, spec, self.kernel, runner, pausing=pausing, keep_log=False)
+        self.state = ClusterState(policy, spec, self.kernel, runner, keep_log=False)
         self.foreign: dict[int, tuple[int, int]] = {}  # Spark task id -> (node, slot) it holds
         self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
@@ -132,30 +130,31 @@ class World:
 class EnginePlanner:
     """Serves a registered policy's decisions as grants, round by round.
 
-    Each application is a cluster of its own: its executors are the nodes (``SparkSlots``) of its
-    own state and policy instance, since its tasks can run nowhere else (a daemon serving many
-    applications keeps one world each). :class:`~bridge.drivers.node_engine.NodePlanner` makes the
-    nodes NodeManagers, shared by every application, whose containers the node agents resize."""
+    Its ``topology`` says what the nodes of its worlds are. By default (:class:`ExecutorNodes`)
+    each application is a cluster of its own: its executors are the nodes of its own state and
+    policy instance, since its tasks can run nowhere else (a daemon serving many applications
+    keeps one world each). The node driver (``bridge.drivers.node_engine``) passes NodeManagers,
+    shared by every application, whose containers the node agents resize."""
 
-    launch_reports = False  # a launch can wait for the next round that has a free slot
-
-    def __init__(self, name: str, params: Mapping[str, str] | None = None) -> None:
+    def __init__(self, name: str, params: Mapping[str, str] | None = None,
+                 topology: Topology | None = None) -> None:
         self.name = name
         self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
         self.settings = (self.params, self._config)
+        self.topology = topology if topology is not None else \
+            ExecutorNodes(Pausing.KILL if self.params.kill_on_suspend else Pausing.SUSPEND)
+        self.launch_reports = self.topology.launch_reports
         self._worlds: dict[str | None, World] = {}      # scope (an application, or None: all) ->
         self._world: World | None = None                # the world of the last round
-        self._node_keys: dict[str | None, tuple[tuple[str, str], ...]] = {}
         self._jobs: dict[int, _LiveJob] = {}
         self._by_stage: dict[StageKey, list[int]] = {}
         self._job_ids = itertools.count()
-        self._t0_ms: int | None = None
         self.now = 0.0
 
     @property
     def job_specs(self) -> Mapping[int, Job]:
         """The jobs (stage attempts) the policy still knows."""
-        return {} if self._world is None else self._world.state.job_by_id
+        return {} if self._world is None else self._world.state.known_jobs()
 
     @property
     def world(self) -> World | None:
@@ -176,22 +175,23 @@ class EnginePlanner:
 
     def forget(self, app: str) -> None:
         """``app`` ended or its state is rebuilt: its world (or its part of a shared one) goes."""
-        scope = self._scope(app)
-        self._worlds.pop(scope, None)
-        self._node_keys.pop(scope, None)
+        scope = self.topology.scope(app)
+        world = self._worlds.pop(scope, None)
+        if world is not None:
+            world.runner.release()
         self._drop_jobs(scope)
         self._world = None
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
-        self.now = max(self.now, self._clock(rnd))
-        scope = self._scope(rnd.app)
+        self.now = max(self.now, self.topology.clock(rnd))
+        scope = self.topology.scope(rnd.app)
         ends: list[Any] = []
         world = self._worlds.get(scope)
-        if world is None or self._stale(scope, cluster):
+        if world is None or self.topology.stale(world.runner, scope, cluster):
             world = self._reset(scope, cluster, rnd.cpus_per_task)
         else:
             world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
-            for app in self._apps(scope, cluster):
+            for app in self.topology.apps(scope, cluster):
                 world.runner.register(app.app, app.executors)
             self._bind_launched(world, rnd)
             ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev)]
@@ -230,65 +230,35 @@ class EnginePlanner:
             if node is None:
                 continue
             if node not in unused:  # NodeManagers as nodes: several executors share one node's slots
-                unused[node] = sum(1 for x in world.state.slots[node] if x is None or isinstance(x, Reserved))
+                unused[node] = world.state.free_or_reserved(node)
             take = min(max(spare - granted[executor], 0), unused[node])
             unused[node] -= take
             held += take
         return min(held, waiting)
 
-    # -- the world: what differs between executors-as-nodes and NodeManagers-as-nodes --------------
-    def _clock(self, rnd: OfferRound) -> float:
-        """Seconds since the first round, by the plugin's clock."""
-        if self._t0_ms is None:
-            self._t0_ms = rnd.now_ms
-        return (rnd.now_ms - self._t0_ms) / 1000.0
-
-    def _scope(self, app: str) -> str | None:
-        """Which world an application's rounds go to: its own."""
-        return app
-
-    def _apps(self, scope: str | None, cluster: LiveCluster) -> list[AppState]:
-        """The applications whose executors a world's nodes are, or host."""
-        return [cluster.app(scope)] if scope is not None and scope in cluster else []
-
-    def _stale(self, scope: str | None, cluster: LiveCluster) -> bool:
-        """A new set of executors is a new set of nodes."""
-        return self._executors(scope, cluster) != self._node_keys.get(scope)
-
-    def _executors(self, scope: str | None, cluster: LiveCluster) -> tuple[tuple[str, str], ...]:
-        return tuple((app.app, e) for app in self._apps(scope, cluster) for e in app.executors)
-
-    def _new_world(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> tuple[World, list[int]]:
-        """The world over the scope's executors, and the slots each node really has."""
-        keys = self._node_keys[scope] = self._executors(scope, cluster)
-        cores = {(a.app, e): x.cores for a in self._apps(scope, cluster) for e, x in a.executors.items()}
-        per_node = [max(cores[key] // cpus_per_task, 0) for key in keys]
-        slots = max(per_node + [1])
-        spec = ClusterSpec(n_nodes=max(len(keys), 1), slots_per_node=slots, resources=SLOT_RESOURCE,
-                           capacity=(float(slots),), network_delay=0.0)
-        runner = SparkSlots([f"{app}/{e}" for app, e in keys])
-        runner.kill = self.params.kill_on_suspend
-        policy = registry.create(self.name, PolicyEnv(spec, self.params.seed), self._config)
-        pausing = Pausing.KILL if runner.kill else Pausing.SUSPEND
-        return World(policy, spec, runner, pausing, self.now), per_node
-
     # -- state from Spark --------------------------------------------------------------------------
     def _reset(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> World:
+        """A new world over the topology's nodes for ``scope``, holding the tasks Spark runs there."""
         self._drop_jobs(scope)
-        world, per_node = self._new_world(scope, cluster, cpus_per_task)
-        self._worlds[scope] = world
-        slots = world.state.spec.slots_per_node
-        for node, have in enumerate(per_node):
-            for _ in range(slots - have):
-                world.state.occupy(node, None, ONE_SLOT)  # slots this node does not have
-        for app in self._apps(scope, cluster):
+        world = self._worlds[scope] = self._new_world(self.topology.nodes(scope, cluster, cpus_per_task))
+        for app in self.topology.apps(scope, cluster):
             world.runner.register(app.app, app.executors)
             for t in app.running.values():
                 at = world.runner.node_of_executor(app.app, t.executor)
                 if at is not None:
                     world.occupy_foreign(at, t.task)
+        spec = world.state.spec
         log.info("schedbridge engine: %s rebuilt over %d %s x %d slots, nodes: %s", self.name,
-                 world.state.spec.n_nodes, world.runner.kind, slots, " ".join(world.runner.names))
+                 spec.n_nodes, world.runner.kind, spec.slots_per_node, " ".join(world.runner.names))
+        return world
+
+    def _new_world(self, nodes: Nodes) -> World:
+        """A world with a new policy instance on ``nodes``; the slots a node does not have are held."""
+        policy = registry.create(self.name, PolicyEnv(nodes.spec, self.params.seed), self._config)
+        world = World(policy, nodes.spec, nodes.runner, self.now)
+        for node, have in enumerate(nodes.slots):
+            for _ in range(nodes.spec.slots_per_node - have):
+                world.state.occupy(node, None, ONE_SLOT)
         return world
 
     def _drop_jobs(self, scope: str | None) -> None:
@@ -367,19 +337,10 @@ class EnginePlanner:
         world.settle(self.now, world.runner.retire(key, world.state, self.now))
 
     def _forget_done(self, world: World, scope: str | None) -> None:
-        """Drops jobs the state has finished (every task ended or retired) or rejected and that no
-        node queue or reservation still names (a late-binding probe asks for its job), so a daemon
-        serving applications for weeks keeps only live stages."""
-        state = world.state
-        done = [j for j, live in self._jobs.items() if live.scope == scope and j not in state.launched]
-        if not done:  # the usual round: spare the scan of every queue
-            return
-        held = {rec[0].job_id for q in state.queue for rec in q.values()}
-        held.update(x.probe.job_id for row in state.slots for x in row if isinstance(x, Reserved))
-        for job_id in [j for j in done if j not in held]:
+        """Drops the scope's jobs the state has finished (every task ended or retired) or rejected
+        and forgotten, so a daemon serving applications for weeks keeps only live stages."""
+        for job_id in world.state.forget_finished([j for j, live in self._jobs.items() if live.scope == scope]):
             key = self._jobs.pop(job_id).key
-            for table in (state.job_by_id, state.remaining, state.log.job_finish, state.log.rejected_jobs):
-                table.pop(job_id, None)
             ids = self._by_stage.get(key)
             if ids is not None:
                 ids.remove(job_id)

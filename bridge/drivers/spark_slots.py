@@ -10,7 +10,8 @@ Spark cannot pause a task. A suspended task *drains*: it runs on to its end on i
 the state counts it suspended; the slot the policy frees that way is granted to its next task,
 which Spark launches when the executor has a free core, and a resumed draining task takes its new
 slot without a new grant (an executor's grants are a count of cores, not particular cores). With
-``Pausing.KILL`` a suspended task is killed instead (Spark re-runs it): a preemption of its task.
+``Pausing.KILL`` a suspended task is killed instead (Spark re-runs it): a preemption of its task,
+and, as ``pause`` tells the state, the policy's task is done.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from typing import Any, Protocol
 
 from bridge.cluster.events import SegmentEnd
 from bridge.cluster.slots import Running
-from bridge.cluster.state import ClusterState, TaskRunner
+from bridge.cluster.state import ClusterState, Pausing, TaskRunner
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
+from policies.api import ProbeInfo
 
 Where = tuple[int, int]  # (node, slot) of the cluster state
 StageKey = tuple[str, int, int]  # (app, stage, attempt)
@@ -60,16 +62,20 @@ class SparkRunner(TaskRunner, Protocol):
     def knows(self, spark_task: int) -> bool:
         """True if ``spark_task`` runs a policy task (bound to a grant)."""
 
-
     def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
         """The executors ``app`` has now (a runner whose nodes are not executors places them)."""
+
+    def release(self) -> None:
+        """The world is dropped: undo what this runner did to Spark's tasks, since the next world
+        assumes none of it (the node driver's shrunk containers go back to full share)."""
 
 
 class SparkSlots:
     """Executors ``0..n-1`` as nodes; grants waiting for Spark, and Spark tasks on state slots
-    (a :class:`SparkRunner`)."""
+    (a :class:`SparkRunner`). ``pausing`` is what a ``Suspend`` does: the task drains
+    (``Pausing.SUSPEND``) or is killed (``Pausing.KILL``, the parameter ``kill_on_suspend``)."""
 
-    def __init__(self, executors: list[str]) -> None:
+    def __init__(self, executors: list[str], pausing: Pausing = Pausing.SUSPEND) -> None:
         self.executors = self.names = executors       # "app/executor id", in node order
         self.kind = "executors"
         self.node_of = {e: i for i, e in enumerate(executors)}
@@ -77,7 +83,7 @@ class SparkSlots:
         self.bound: dict[int, Where] = {}             # Spark task id -> slot of a policy task
         self.draining: dict[tuple[int, int], tuple[int, int]] = {}  # suspended task -> (Spark task, node)
         self.kills: list[int] = []                    # Spark task ids to preempt this round
-        self.kill = False                             # Pausing.KILL: a suspended task is killed
+        self.pausing = pausing
 
     # -- TaskRunner ---------------------------------------------------------------------------
     def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
@@ -89,18 +95,20 @@ class SparkSlots:
         else:
             self.bound[draining[0]] = (node, slot)
 
-    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
         """Suspend: a grant not launched yet is withdrawn; a running task drains, or is killed."""
-        if self.granted.pop((node, slot), None) is not None:
-            return
-        task = next((t for t, w in self.bound.items() if w == (node, slot)), None)
-        if task is None:
-            return
-        del self.bound[task]
-        if self.kill:
-            self.kills.append(task)
-        else:
-            self.draining[(r.job_id, r.task)] = (task, node)
+        if self.granted.pop((node, slot), None) is None:
+            task = next((t for t, w in self.bound.items() if w == (node, slot)), None)
+            if task is not None:
+                del self.bound[task]
+                if self.pausing is Pausing.KILL:
+                    self.kills.append(task)
+                else:
+                    self.draining[(r.job_id, r.task)] = (task, node)
+        return self.pausing
+
+    def queued(self, node: int, probe: ProbeInfo) -> None:
+        """Nothing to do: Spark starts a task when its grant is launched."""
 
     # -- Spark's side ---------------------------------------------------------------------------
     def node_of_executor(self, app: str, executor: str) -> int | None:
@@ -108,6 +116,9 @@ class SparkSlots:
 
     def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
         """Nothing to do: the executors are the nodes (a new set rebuilds the world)."""
+
+    def release(self) -> None:
+        """Nothing to undo: a draining task runs on, a killed one is gone."""
 
     def bind(self, node: int, jobs: list[int], spark_task: int, app: str, executor: str) -> int | None:
         where = next((w for w, j in sorted(self.granted.items()) if w[0] == node and j in jobs), None)
@@ -118,7 +129,7 @@ class SparkSlots:
 
     def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
         if (where := self.bound.pop(spark_task, None)) is not None:
-            return [SegmentEnd(now, *where, state.slots[where[0]][where[1]].token)]
+            return [SegmentEnd(now, *where, state.token(*where))]
         key = next((k for k, (t, _) in self.draining.items() if t == spark_task), None)
         if key is None:
             return None

@@ -22,8 +22,8 @@ from typing import Any
 from bridge.cluster.events import SegmentEnd
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.slots import Running
-from bridge.cluster.state import ClusterState, SegmentLog
-from policies.api import ClusterSpec, JobArrival
+from bridge.cluster.state import ClusterState, Pausing, SegmentLog
+from policies.api import ClusterSpec, JobArrival, ProbeInfo
 from workloads.model import Job
 from workloads.validate import check_against_cluster
 
@@ -44,8 +44,12 @@ class TimedRunner:
     def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
         out.append(SegmentEnd(until, node, slot, r.token))
 
-    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> None:
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
         """Nothing to do: the segment's end event is stale from now on."""
+        return Pausing.SUSPEND
+
+    def queued(self, node: int, probe: ProbeInfo) -> None:
+        """Nothing to do: a simulated task needs no process before it runs."""
 
 
 @dataclass

@@ -130,13 +130,13 @@ class TraceSpark:
         for g in placement.grants:
             node = world.runner.node_of[f"app/{g.executor}"]
             held = [w for w, j in sorted(world.runner.granted.items())
-                    if w[0] == node and world.state.job_by_id[j].meta["stage"] == g.stage]
+                    if w[0] == node and world.state.view.job(j).meta["stage"] == g.stage]
             assert len(held) >= g.slots <= self.free[g.executor], (g, held, self.free)
             for where in held[:g.slots]:
-                r = world.state.slots[where[0]][where[1]]
+                r = next(r for r in world.state.view.running(where[0]) if r.slot == where[1])
                 duration = self.jobs[g.stage].durations[r.task]
                 task = next(self.ids)
-                self.order[task] = r.token
+                self.order[task] = world.state.token(*where)
                 self.running[task] = (g.stage, g.executor, now + duration)
                 self.free[g.executor] -= 1
                 self.pending[g.stage] -= 1
