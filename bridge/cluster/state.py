@@ -74,6 +74,10 @@ class TaskRunner(Protocol):
         """``r`` stops progressing: suspended, or killed where the runner cannot (or is told not
         to) pause tasks; the runner alone knows which, and says so."""
 
+    @property
+    def notices_queues(self) -> bool:
+        """Whether ``queued`` does anything: the state calls it only then (the simulator's hot path)."""
+
     def queued(self, node: int, probe: ProbeInfo) -> None:
         """``probe`` reached ``node``'s queue (a runner that must start a bound task's process
         before the policy runs it acts here: the node driver; the others do nothing)."""
@@ -144,7 +148,8 @@ class ClusterState:
         if switch_cost < 0:
             raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
         self.policy, self.spec, self.kernel, self.runner = policy, spec, kernel, runner
-        self._run_task, self._pause_task, self._queued = runner.run, runner.pause, runner.queued
+        self._run_task, self._pause_task = runner.run, runner.pause
+        self._queued = runner.queued if runner.notices_queues else None
         self.switch_cost, self.keep_log = switch_cost, keep_log
         self.early_start = bool(getattr(policy, "early_start", False))
         self._blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
@@ -290,7 +295,8 @@ class ClusterState:
             rec.copies += 1
             rec.flagged += flag
         self._qlen[node] += 1
-        self._queued(node, probe)
+        if self._queued is not None:
+            self._queued(node, probe)
         fn = self._on_probe
         if fn is None:
             raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)

@@ -46,6 +46,10 @@ class NodeContainers:
         self.shrunk: set[ContainerRef] = set()               # containers we asked to shrink
 
     # -- TaskRunner ---------------------------------------------------------------------------
+    @property
+    def notices_queues(self) -> bool:
+        return True
+
     def queued(self, node: int, probe: ProbeInfo) -> None:
         """A bound entry reached ``node``: its task gets an executor there (granted each round)."""
         if probe.task is not None:

@@ -107,6 +107,10 @@ class SparkSlots:
                     self.draining[(r.job_id, r.task)] = (task, node)
         return self.pausing
 
+    @property
+    def notices_queues(self) -> bool:
+        return False
+
     def queued(self, node: int, probe: ProbeInfo) -> None:
         """Nothing to do: Spark starts a task when its grant is launched."""
 

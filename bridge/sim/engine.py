@@ -48,6 +48,10 @@ class TimedRunner:
         """Nothing to do: the segment's end event is stale from now on."""
         return Pausing.SUSPEND
 
+    @property
+    def notices_queues(self) -> bool:
+        return False
+
     def queued(self, node: int, probe: ProbeInfo) -> None:
         """Nothing to do: a simulated task needs no process before it runs."""
 
