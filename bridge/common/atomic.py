@@ -4,7 +4,7 @@ one, never half of one. The one way every command and daemon writes a result or 
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,15 +13,13 @@ from pathlib import Path
 @contextmanager
 def replacing(path: Path, *, private: bool = False) -> Iterator[Path]:
     """A temporary path beside ``path`` to write (by name, so pandas or matplotlib can too); on a
-    clean exit it becomes ``path``. Permissions follow the umask, like a plain ``open``, unless
-    ``private`` (owner only: tokens, agents' state)."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    temp = Path(name)
+    clean exit it becomes ``path``. It is created with the umask's permissions, like a plain
+    ``open``, or owner-only if ``private`` (tokens, agents' state); writers that open it by name
+    keep them."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666))
     try:
         yield temp
-        if not private:
-            os.chmod(temp, 0o666 & ~_umask())  # mkstemp creates 0600
         os.replace(temp, path)
     finally:
         temp.unlink(missing_ok=True)
@@ -31,9 +29,3 @@ def write_text(path: Path, text: str, *, private: bool = False) -> None:
     """``path`` holds exactly ``text`` (UTF-8), or is untouched if writing fails."""
     with replacing(path, private=private) as temp:
         temp.write_text(text, encoding="utf-8")
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
