@@ -104,10 +104,20 @@ class NodePlanner(EnginePlanner):
         params = live_params(name, params)
         self.lock = threading.RLock()
         self.commands = ContainerCommands(preemptor, clock, self.lock)
-        super().__init__(name, params, NodeManagerNodes(nodes, cores, self.commands, clock))
+        self.managers = NodeManagerNodes(nodes, cores, self.commands, clock)
+        super().__init__(name, params, self.managers)
         self.extra = preempts(name).extra_tasks(self._config)
-        self.nodes, self.cores, self._wall = list(nodes), cores, clock
         self.wake = threading.Event()
+
+    @property
+    def nodes(self) -> list[str]:
+        """The NodeManagers' web addresses, in node order."""
+        return self.managers.names
+
+    @property
+    def cores(self) -> int:
+        """N: each NodeManager's slots for the policy."""
+        return self.managers.cores
 
     def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
         """An application asking for ``params`` runs with the live defaults under them, as this does;
@@ -133,7 +143,7 @@ class NodePlanner(EnginePlanner):
         with self.lock:
             world = self._worlds.get(None)
             if world is not None:
-                self.now = max(self.now, self._wall())
+                self.now = max(self.now, self.managers.wall())
                 world.settle(self.now)
         self.commands.flush()
 

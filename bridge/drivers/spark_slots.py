@@ -97,15 +97,21 @@ class SparkSlots:
 
     def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
         """Suspend: a grant not launched yet is withdrawn; a running task drains, or is killed."""
-        if self.granted.pop((node, slot), None) is None:
-            task = next((t for t, w in self.bound.items() if w == (node, slot)), None)
-            if task is not None:
-                del self.bound[task]
-                if self.pausing is Pausing.KILL:
-                    self.kills.append(task)
-                else:
-                    self.draining[(r.job_id, r.task)] = (task, node)
+        self._stop(node, slot, r)
         return self.pausing
+
+    def _stop(self, node: int, slot: int, r: Running) -> None:
+        """Withdraw the slot's grant, or drain or kill the Spark task bound to it."""
+        if self.granted.pop((node, slot), None) is not None:
+            return
+        task = next((t for t, w in self.bound.items() if w == (node, slot)), None)
+        if task is None:
+            return
+        del self.bound[task]
+        if self.pausing is Pausing.KILL:
+            self.kills.append(task)
+        else:
+            self.draining[(r.job_id, r.task)] = (task, node)
 
     @property
     def notices_queues(self) -> bool:
