@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
@@ -158,8 +159,11 @@ class _CgroupFs:
             return mount  # a vanished or implausible origin: the hierarchy's root is always valid
         return target
 
-    def _evacuate(self, group: Path, target: Path, attempts: int = 5) -> None:
-        for _ in range(attempts):  # a child forked during the move lands in the group: move again
+    def _evacuate(self, group: Path, target: Path, attempts: int = 8, pause_s: float = 0.01) -> None:
+        """Move the group's processes to ``target`` and remove it. A child forked during the move
+        lands in the group, and an exiting process stays in it until it is reaped (a container
+        YARN is tearing down): so move again after a pause that doubles, 10 ms to 1.3 s in all."""
+        for attempt in range(attempts):
             self._move(target, self._procs(group))
             try:
                 group.rmdir()
@@ -167,6 +171,8 @@ class _CgroupFs:
             except OSError as exc:
                 if exc.errno not in (errno.EBUSY, errno.ENOTEMPTY):
                     raise CgroupError(f"cannot remove cgroup {group}: {exc.strerror}") from exc
+            if attempt + 1 < attempts:
+                time.sleep(pause_s * 2**attempt)
         raise CgroupError(f"cgroup {group} still busy after {attempts} attempts")
 
     def groups(self) -> list[str]:

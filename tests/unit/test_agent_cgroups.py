@@ -136,6 +136,33 @@ def cgroupfs_rmdir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Path, "rmdir", rmdir)
 
 
+def test_release_waits_for_a_group_that_is_busy_for_a_moment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            cgroupfs_rmdir: None) -> None:
+    """An exiting process keeps its group busy until it is reaped: release retries after a pause
+    that doubles, and gives up with a clear error when the group stays busy."""
+    root = v2_root(tmp_path)
+    cg = CgroupV2(root, "sb")
+    pauses: list[float] = []
+    monkeypatch.setattr("bridge.agent.cgroups.time.sleep", pauses.append)
+    real_rmdir, busy = Path.rmdir, [2]
+
+    def rmdir(self: Path) -> None:
+        if self.name in ("c1", "c2") and (busy[0] > 0 or self.name == "c2"):
+            busy[0] -= 1
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(self))
+        real_rmdir(self)
+
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+    cg.create("c1")
+    cg.release("c1", {})
+    assert not (root / "sb" / "c1").exists() and pauses == [0.01, 0.02]
+    pauses.clear()
+    cg.create("c2")
+    with pytest.raises(CgroupError, match="still busy after 8 attempts"):
+        cg.release("c2", {})
+    assert pauses == [0.01 * 2**i for i in range(7)]
+
+
 def test_v2_attach_freeze_and_pids_use_the_one_unified_group(tmp_path: Path) -> None:
     root = v2_root(tmp_path)
     cg = CgroupV2(root, "sb")
