@@ -67,7 +67,8 @@ def test_client_verifies_the_server(tmp_path: Path) -> None:
 
     other = make_cert(tmp_path, "other")
     listener, thread = _serve_once(good.context())
-    with socket.create_connection(listener.getsockname(), timeout=10) as raw, pytest.raises(ssl.SSLCertVerificationError):
+    with socket.create_connection(listener.getsockname(), timeout=10) as raw, \
+            pytest.raises(ssl.SSLCertVerificationError):
         client_context(other.cert).wrap_socket(raw, server_hostname="localhost")
     thread.join(10)
     listener.close()
