@@ -104,9 +104,10 @@ def _open_session(run: SparkRun, app_name: str) -> Any:
     from bridge.testbed.target import announce, resolve
     from yarnclient.errors import YarnError
 
-    # the executors' Python (this one unless given): PySpark's driver reads it from the environment
-    python = run.conf.get("spark.pyspark.python", sys.executable)
-    os.environ["PYSPARK_PYTHON"] = python
+    # the executors' Python: the conf's, else the user's PYSPARK_PYTHON, else this one (PySpark's
+    # driver reads it from the environment, so it is set there only when the user has not)
+    python = run.conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
+    os.environ.setdefault("PYSPARK_PYTHON", python)
     conf = {"spark.pyspark.python": python, "spark.ui.showConsoleProgress": "false", **run.conf}  # our bar only
     try:
         policies.check(run.policy, conf)

@@ -71,16 +71,16 @@ def write_spark_conf(layout: ClusterLayout) -> Path:
 def spark_env(layout: ClusterLayout) -> dict[str, str]:
     """Environment for `spark-submit --master yarn` (and pyspark) against this testbed: the
     two exports `testbed up` prints, plus what makes a child process independent of the caller's
-    shell (pyspark's own Spark, this Python, the testbed's user)."""
+    shell (pyspark's own Spark, this Python unless PYSPARK_PYTHON is set, the testbed's user)."""
     env = dict(os.environ)
     env.update({
         "HADOOP_CONF_DIR": str(layout.conf_dir),
         "YARN_CONF_DIR": str(layout.conf_dir),
         "SPARK_HOME": str(SPARK_HOME),
         "SPARK_CONF_DIR": str(write_spark_conf(layout)),
-        "PYSPARK_PYTHON": sys.executable,
         "HADOOP_USER_NAME": layout.user,
     })
+    env.setdefault("PYSPARK_PYTHON", sys.executable)  # a user's own choice wins, as under spark-submit
     return env
 
 

@@ -4,7 +4,10 @@
 else the local testbed; the command prints which on stderr (`announce`), so that a user who
 exported a variable, or forgot to, sees where the work is going before it goes there. A conf
 dir that is the local testbed's own client configuration is the testbed, with its Spark
-defaults, whichever way it was given.
+defaults, whichever way it was given. The testbed reached by default (no option, no variable)
+must be running: a user who forgot to export HADOOP_CONF_DIR gets an error naming both ways out,
+never a job sent to a cluster they did not mean. A ``PYSPARK_PYTHON`` the user exported reaches
+Spark unchanged (executors on real NodeManagers run that path, not the gateway's interpreter).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Any
 
 import click
 
+from bridge.testbed.cluster import Testbed
 from bridge.testbed.layout import default_layout
 from yarnclient.hadoopconf import HadoopConfError, fs_default, rm_webapp_urls, webhdfs_url
 from yarnclient.resourcemanager import ResourceManagerClient
@@ -81,11 +85,21 @@ def local_testbed() -> ClusterTarget:
                          spark_env(layout))
 
 
+def _check_testbed_running() -> None:
+    """The default target must be up: a stopped testbed means the user meant another cluster."""
+    stopped = sorted(name for name, pid in Testbed(default_layout()).running().items() if pid is None)
+    if stopped:
+        raise HadoopConfError(
+            f"no --hadoop-conf-dir, $HADOOP_CONF_DIR or $YARN_CONF_DIR, and the local testbed is not running "
+            f"({', '.join(stopped)} stopped): point one of them at your cluster's Hadoop configuration, "
+            "or start the testbed with `schedbridge testbed up`")
+
+
 def from_conf_dir(conf_dir: Path, hdfs: bool = True) -> ClusterTarget:
     """Any cluster described by a Hadoop configuration directory; its HDFS only if `hdfs`
     (a replay keeps its inputs there; a plain submission may not use HDFS at all)."""
-    env = dict(os.environ, HADOOP_CONF_DIR=str(conf_dir), YARN_CONF_DIR=str(conf_dir),
-               PYSPARK_PYTHON=sys.executable)
+    env = dict(os.environ, HADOOP_CONF_DIR=str(conf_dir), YARN_CONF_DIR=str(conf_dir))
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
     rm_urls = tuple(rm_webapp_urls(conf_dir))
     nn, fs = (webhdfs_url(conf_dir), fs_default(conf_dir)) if hdfs else ("", "")
     return ClusterTarget(conf_dir, rm_urls[0], nn, fs, env, rm_urls)
@@ -94,6 +108,8 @@ def from_conf_dir(conf_dir: Path, hdfs: bool = True) -> ClusterTarget:
 def resolve(given: Path | None, environ: Mapping[str, str] | None = None, hdfs: bool = True) -> ClusterTarget:
     """The cluster by `choose_conf_dir`'s rule, with its addresses read from its configuration."""
     conf_dir, origin = choose_conf_dir(given, environ)
+    if conf_dir is None:
+        _check_testbed_running()
     if conf_dir is None or _is_testbed(conf_dir):
         return replace(local_testbed(), origin=origin)
     return replace(from_conf_dir(conf_dir, hdfs), origin=origin)

@@ -225,7 +225,11 @@ def test_a_host_without_an_agents_file_builds_the_usual_planner(tmp_path: Path) 
     with ExitStack() as stack:
         assert isinstance(host_planners(stack, None, None, {})("kairos", {}), EnginePlanner)
         path = write(tmp_path, 'token_file = "agent.token"\nurl = "http://{host}:8478"\n')
-        make = host_planners(stack, path, None, {})  # the file is read now; no agent asked yet
+        conf = tmp_path / "conf"
+        conf.mkdir()
+        (conf / "yarn-site.xml").write_text("<configuration><property><name>yarn.resourcemanager.webapp.address"
+                                            "</name><value>rm.example:8088</value></property></configuration>")
+        make = host_planners(stack, path, conf, {})  # the file is read now; no agent or RM asked yet
         planner = make("sparrow", {})  # a policy that does not preempt: no agent is asked
         assert isinstance(planner, EnginePlanner) and not isinstance(planner, NodePlanner)
         with pytest.raises(AgentsConfigError, match="key 'url'"):

@@ -3,6 +3,7 @@ else the local testbed; and the command says which. Nothing here reaches a clust
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
 
 import click
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from bridge.launch.submit import cluster_env, take_own
 from bridge.replay.cli import replay
 from bridge.testbed import hadoopconf as testbed_conf
+from bridge.testbed import cluster as testbed_cluster
 from bridge.testbed.layout import default_layout
 from bridge.testbed.target import resolve
 from yarnclient.hadoopconf import HadoopConfError
@@ -32,7 +34,7 @@ def conf_dir(path: Path, rm: str, nn: str = "nn.example") -> Path:
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No conf dir from the developer's shell; a testbed home of our own (resolving the testbed
     writes its Spark defaults there)."""
-    for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SCHEDBRIDGE_TESTBED_BASE_PORT"):
+    for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SCHEDBRIDGE_TESTBED_BASE_PORT", "PYSPARK_PYTHON"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path / "testbed"))
 
@@ -62,6 +64,8 @@ def test_neither_means_the_local_testbed_and_its_conf_dir_is_the_testbed(tmp_pat
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path / "testbed"))  # never the running testbed's conf
     layout = default_layout()
+    running = {"resourcemanager": 4242, "nodemanager-1": 4243}
+    monkeypatch.setattr(testbed_cluster.Testbed, "running", lambda self: running)
     target = resolve(None)
     assert (target.rm_url, target.origin) == (layout.rm_url, "the local testbed")
     assert target.describe().startswith("cluster from the local testbed: ResourceManager http://127.0.0.1:")
@@ -69,6 +73,25 @@ def test_neither_means_the_local_testbed_and_its_conf_dir_is_the_testbed(tmp_pat
     monkeypatch.setenv("HADOOP_CONF_DIR", str(layout.conf_dir))
     target = resolve(None)
     assert target.origin == "$HADOOP_CONF_DIR" and "SPARK_CONF_DIR" in target.env  # the testbed's Spark defaults
+
+
+def test_a_stopped_testbed_is_never_the_silent_default(tmp_path: Path) -> None:
+    """Nothing given and no testbed running: the user meant another cluster; the error names the
+    stopped daemons and both ways out, and nothing was written."""
+    with pytest.raises(HadoopConfError, match=r"not running \(.*resourcemanager.*\): point one of them at "
+                                              r"your cluster's Hadoop configuration, or start the testbed"):
+        resolve(None)
+    assert not (tmp_path / "testbed").exists()
+
+
+def test_a_users_pyspark_python_reaches_spark_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Executors on real NodeManagers run the user's interpreter path, never the gateway's."""
+    conf = conf_dir(tmp_path / "prod", "rm.example:8088")
+    assert resolve(conf).env["PYSPARK_PYTHON"] == sys.executable  # unset: this Python, as before
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/python3.12/bin/python3")
+    assert resolve(conf).env["PYSPARK_PYTHON"] == "/opt/python3.12/bin/python3"
+    monkeypatch.setattr(testbed_cluster.Testbed, "running", lambda self: {"resourcemanager": 4242})
+    assert resolve(None).env["PYSPARK_PYTHON"] == "/opt/python3.12/bin/python3"
 
 
 def test_a_missing_directory_names_where_it_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
