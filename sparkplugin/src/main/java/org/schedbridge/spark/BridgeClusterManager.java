@@ -30,6 +30,7 @@ public final class BridgeClusterManager implements ExternalClusterManager {
 
     @Override
     public TaskScheduler createTaskScheduler(SparkContext sc, String masterURL) {
+        SparkVersion.check(sc.version());
         MasterUrl url = MasterUrl.parse(masterURL);
         PlacementRounds rounds = newRounds(sc);
         return switch (url.kind) {
