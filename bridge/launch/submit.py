@@ -3,7 +3,7 @@
 spark-submit accepts ``--master spark-schedbridge://...`` (it starts with "spark", so it is
 classified as standalone), but then drops the options and steps it applies only to ``yarn``.
 This wrapper takes spark-submit's own arguments and, for ``spark-schedbridge://yarn``, turns those
-into conf entries: ``--num-executors``, ``--queue``, ``--archives`` and, for Python applications,
+into conf entries: ``--num-executors``, ``--queue``, ``--archives``, ``--files`` and, for Python applications,
 ``spark.yarn.isPython`` (so YARN's client ships pyspark.zip and py4j to the containers). It always
 adds the plugin jar, and this Python as ``spark.schedbridge.python`` (the one the policy host beside
 the driver runs with) unless given. The command runs as an argument list, never through a shell.
@@ -38,6 +38,7 @@ YARN_ONLY: dict[str, str] = {
     "--num-executors": "spark.executor.instances",
     "--queue": "spark.yarn.queue",
     "--archives": "spark.yarn.dist.archives",
+    "--files": "spark.yarn.dist.files",  # YARN's distributed cache: each container's directory, #alias kept
 }
 PYTHON_KEY = f"{sparkplugin.CONF_PREFIX}python"
 CONF_DIR_OPTION = "--hadoop-conf-dir"  # ours, not spark-submit's

@@ -2,12 +2,14 @@
 
 The NodeManagers run on this host, so executors load Spark's jars straight from the pyspark
 installation (`local:` URIs) instead of uploading ~400 MB to HDFS for every application, and
-run the project's own Python. All of it is in one SPARK_CONF_DIR (`spark-defaults.conf` and
-`spark-env.sh`), so a shell needs only HADOOP_CONF_DIR and SPARK_CONF_DIR (`testbed up` prints both).
+run the project's own Python unless the user's PYSPARK_PYTHON says otherwise. All of it is in one
+SPARK_CONF_DIR (`spark-defaults.conf` and `spark-env.sh`), so a shell needs only HADOOP_CONF_DIR
+and SPARK_CONF_DIR (`testbed up` prints both).
 """
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -33,8 +35,6 @@ def spark_defaults(layout: ClusterLayout) -> dict[str, str]:
     """
     return {
         "spark.yarn.jars": f"local:{SPARK_HOME}/jars/*",
-        "spark.pyspark.python": sys.executable,
-        "spark.pyspark.driver.python": sys.executable,
         "spark.driver.memory": "512m",
         "spark.executor.memory": "512m",
         "spark.executor.cores": "1",
@@ -51,13 +51,16 @@ def spark_defaults(layout: ClusterLayout) -> dict[str, str]:
 def spark_env_sh(layout: ClusterLayout) -> str:
     """`spark-env.sh`, which Spark's launch scripts source from SPARK_CONF_DIR.
 
+    Python applications run this Python unless the user exported PYSPARK_PYTHON (a default in the
+    environment, not `spark.pyspark.python` in the defaults, which would win over the user's).
     Where every daemon listens on loopback (the local testbed), the driver binds there too
     (SPARK_LOCAL_IP) instead of on the address Spark guesses from the hostname; with daemons
     bound to every interface (the compose testbed) Spark's own choice is the reachable one.
     """
+    python = f'if [ -z "${{PYSPARK_PYTHON:-}}" ]; then PYSPARK_PYTHON={shlex.quote(sys.executable)}; fi\n'
     if layout.bind_host == "0.0.0.0":
-        return ""
-    return f"SPARK_LOCAL_IP={layout.bind_host}\n"
+        return python
+    return f"{python}SPARK_LOCAL_IP={layout.bind_host}\n"
 
 
 def write_spark_conf(layout: ClusterLayout) -> Path:

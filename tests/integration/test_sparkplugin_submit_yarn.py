@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -76,18 +77,33 @@ def assert_every_task_placed_by_hawk(stats_file: Path, tasks: int) -> None:
     assert failed <= 1 and (failed == 0 or stats["last_failure"]), stats
 
 
+def python_wrapper(folder: Path) -> Path:
+    """A user's own PYSPARK_PYTHON: this Python behind a script that marks the processes it starts."""
+    wrapper = folder / "user-python"
+    wrapper.write_text(f'#!/bin/sh\nPROBE_PYTHON=user-wrapper exec {shlex.quote(sys.executable)} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
 def test_a_pyspark_application_by_schedbridge_submit_is_placed_by_hawk_with_its_own_parameters(
         env, java_app, tmp_path) -> None:
     """cutoff=0 makes every job long for Hawk, so with a 50% general partition every task goes to
-    the executor that is node 1; ignored, the default cutoff (90 s) would probe both executors."""
+    the executor that is node 1; ignored, the default cutoff (90 s) would probe both executors.
+    The same run keeps spark-submit's YARN behaviour: the user's PYSPARK_PYTHON runs the tasks and
+    ``--files F#alias`` reaches every container as ``alias`` (YARN's distributed cache)."""
     out, stats_file, log = tmp_path / "out.txt", tmp_path / "stats.json", tmp_path / "host.log"
+    data, probe_out = tmp_path / "data.txt", tmp_path / "probe.json"
+    data.write_text("shipped by --files\n")
     cmd = [*launcher("schedbridge-submit"), "--conf", "spark.schedbridge.policy=hawk",
            "--conf", "spark.schedbridge.policy.cutoff=0", "--conf", "spark.schedbridge.policy.big_partition=50",
            "--conf", f"spark.schedbridge.host.log={log}", "--conf", f"spark.schedbridge.stats.file={stats_file}",
-           *application("pi.py", "schedbridge-submit", out, java_app)]
-    result = run(cmd, env)
+           "--files", f"{data}#alias",
+           *application("pi.py", "schedbridge-submit", out, java_app),
+           "--probe", "alias", "--probe-out", str(probe_out)]
+    result = run(cmd, {**env, "PYSPARK_PYTHON": str(python_wrapper(tmp_path))})
     assert result.returncode == 0, failure_excerpt(result.stderr)
     assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.05)
+    assert json.loads(probe_out.read_text()) == [{"file": "shipped by --files", "python": "user-wrapper"}] * 4
     assert_every_task_placed_by_hawk(stats_file, PI_PARTITIONS)
     assert "schedbridge: policy hawk (a host beside the driver" in result.stderr  # the summary at the end
     text = log.read_text()

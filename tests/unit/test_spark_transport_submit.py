@@ -164,10 +164,12 @@ def test_a_message_over_the_limit_closes_the_connection_instead_of_being_split(d
 def test_submit_keeps_yarn_only_options_and_adds_the_jar(monkeypatch) -> None:
     monkeypatch.setenv("HADOOP_CONF_DIR", "/etc/hadoop")
     args = rewrite(["--master", "spark-schedbridge://yarn", "--num-executors", "2", "--queue=q",
-                    "--jars", "a.jar", "--executor-memory", "512m", "app.py", "--x", "1"], "/p.jar")
+                    "--jars", "a.jar", "--executor-memory", "512m", "--files", "d.txt#alias", "app.py", "--x", "1"],
+                   "/p.jar")
     assert args[-3:] == ["app.py", "--x", "1"]
     text = " ".join(args)
     assert "--conf spark.executor.instances=2" in text and "--conf spark.yarn.queue=q" in text
+    assert "--conf spark.yarn.dist.files=d.txt#alias" in text and "--files" not in text
     assert "--conf spark.yarn.isPython=true" in text and "--executor-memory 512m" in text
     assert "--jars /p.jar,a.jar" in text and "--driver-class-path /p.jar" in text
     assert "--num-executors" not in text
