@@ -12,6 +12,7 @@ import re
 import shlex
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -90,20 +91,26 @@ def test_a_pyspark_application_by_schedbridge_submit_is_placed_by_hawk_with_its_
     """cutoff=0 makes every job long for Hawk, so with a 50% general partition every task goes to
     the executor that is node 1; ignored, the default cutoff (90 s) would probe both executors.
     The same run keeps spark-submit's YARN behaviour: the user's PYSPARK_PYTHON runs the tasks and
-    ``--files F#alias`` reaches every container as ``alias`` (YARN's distributed cache)."""
+    ``--files F#alias``, ``--archives A#dir`` and ``--py-files`` reach every container by those names."""
     out, stats_file, log = tmp_path / "out.txt", tmp_path / "stats.json", tmp_path / "host.log"
-    data, probe_out = tmp_path / "data.txt", tmp_path / "probe.json"
+    data, probe_out, archive, module = (tmp_path / "data.txt", tmp_path / "probe.json", tmp_path / "bundle.zip",
+                                        tmp_path / "probe_module.py")
     data.write_text("shipped by --files\n")
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("inner.txt", "unpacked from --archives\n")
+    module.write_text('VALUE = "imported from --py-files"\n')
     cmd = [*launcher("schedbridge-submit"), "--conf", "spark.schedbridge.policy=hawk",
            "--conf", "spark.schedbridge.policy.cutoff=0", "--conf", "spark.schedbridge.policy.big_partition=50",
            "--conf", f"spark.schedbridge.host.log={log}", "--conf", f"spark.schedbridge.stats.file={stats_file}",
-           "--files", f"{data}#alias",
+           "--files", f"{data}#alias", "--archives", f"{archive}#unpacked", "--py-files", str(module),
            *application("pi.py", "schedbridge-submit", out, java_app),
-           "--probe", "alias", "--probe-out", str(probe_out)]
+           "--probe", "alias", "unpacked/inner.txt", "probe_module", "--probe-out", str(probe_out)]
     result = run(cmd, {**env, "PYSPARK_PYTHON": str(python_wrapper(tmp_path))})
     assert result.returncode == 0, failure_excerpt(result.stderr)
     assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.05)
-    assert json.loads(probe_out.read_text()) == [{"file": "shipped by --files", "python": "user-wrapper"}] * 4
+    assert json.loads(probe_out.read_text()) == [{"file": "shipped by --files", "python": "user-wrapper",
+                                                  "archive": "unpacked from --archives",
+                                                  "module": "imported from --py-files"}] * 4
     assert_every_task_placed_by_hawk(stats_file, PI_PARTITIONS)
     assert "schedbridge: policy hawk (a host beside the driver" in result.stderr  # the summary at the end
     text = log.read_text()

@@ -1,17 +1,19 @@
 """Monte Carlo estimate of pi, as in Spark's own example ``pi.py`` (pyspark's package ships no
 examples, so this is our copy of the computation):
 ``pi.py [PARTITIONS] [--executors N] [--out F] [--sleep-ms MS] [--times F] [--together DIR]
-[--probe NAME --probe-out F]``.
+[--probe NAME ARCHIVED MODULE --probe-out F]``.
 
 It waits until N executors registered (so a policy sees the whole cluster before the first
 task), prints ``Pi is roughly X`` and writes X to ``--out`` and the job's wall time to ``--times``.
-``--probe`` runs one more job whose tasks report what a task sees of its container: the file NAME
-in its working directory (as ``--files F#NAME`` ships it) and its Python's marker variable
-``PROBE_PYTHON`` (set by a ``PYSPARK_PYTHON`` wrapper), written as JSON to ``--probe-out``.
+``--probe NAME ARCHIVED MODULE`` runs one more job whose tasks report what a task sees of its
+container: the file NAME in its working directory (as ``--files F#NAME`` ships it), the file
+ARCHIVED (inside an ``--archives A#DIR``), MODULE's ``VALUE`` (``--py-files``) and its Python's
+marker variable ``PROBE_PYTHON`` (set by a ``PYSPARK_PYTHON`` wrapper), as JSON to ``--probe-out``.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import random
@@ -35,9 +37,11 @@ def partition(seeds, sleep_s: float):
     return [sum(inside(s) for s in seeds)]
 
 
-def probe(name: str) -> list[dict[str, str]]:
-    """One task's view of its container."""
-    return [{"file": Path(name).read_text().strip(), "python": os.environ.get("PROBE_PYTHON", "")}]
+def probe(name: str, archived: str, module: str) -> list[dict[str, str]]:
+    """One task's view of its container: a shipped file, a file of an unpacked archive and a
+    module shipped by ``--py-files``, each by the name the submission gave it."""
+    return [{"file": Path(name).read_text().strip(), "python": os.environ.get("PROBE_PYTHON", ""),
+             "archive": Path(archived).read_text().strip(), "module": importlib.import_module(module).VALUE}]
 
 
 def wait_for_the_others(directory: Path, me: str, timeout_s: float = 300) -> None:
@@ -61,7 +65,8 @@ def main() -> None:
     ap.add_argument("--times", type=Path, help="write the job's wall time (s) here")
     ap.add_argument("--together", type=Path, metavar="DIR",
                     help="start the job only once every application named in DIR/expected is ready there")
-    ap.add_argument("--probe", help="a file shipped to the containers, read by name in every task")
+    ap.add_argument("--probe", nargs=3, metavar=("NAME", "ARCHIVED", "MODULE"),
+                    help="a shipped file, a file in a shipped archive and a shipped module, seen by every task")
     ap.add_argument("--probe-out", type=Path)
     args = ap.parse_args()
     spark = SparkSession.builder.appName("PythonPi").getOrCreate()
@@ -84,8 +89,8 @@ def main() -> None:
     if args.out is not None:
         args.out.write_text(f"{estimate}\n")
     if args.probe is not None and args.probe_out is not None:
-        name = args.probe
-        seen = spark.sparkContext.parallelize(range(4), 4).mapPartitions(lambda _: probe(name)).collect()
+        names = args.probe
+        seen = spark.sparkContext.parallelize(range(4), 4).mapPartitions(lambda _: probe(*names)).collect()
         args.probe_out.write_text(json.dumps(seen))
     spark.stop()
 
