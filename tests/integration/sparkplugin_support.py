@@ -83,7 +83,7 @@ class DaemonProcess:
         for p in params:
             cmd += ["--param", p]
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
-        self.port = int(self.wait_for(r"on tcp://127\.0\.0\.1:(\d+)").group(1))
+        self.port = int(self.wait_for(r"on (?:tcp|tls)://127\.0\.0\.1:(\d+)").group(1))
 
     @property
     def conf(self) -> dict[str, str]:
