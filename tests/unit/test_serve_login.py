@@ -13,6 +13,7 @@ import pytest
 
 from bridge.common.tls import ServerTls, client_context
 from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.launch import preflight
 from bridge.plugin.daemon import PolicyDaemon
 from bridge.plugin.host import PolicyHost
 from bridge.plugin.login import Limits
@@ -143,6 +144,23 @@ def test_tls_serves_a_client_that_verifies_it_and_refuses_one_in_clear(certs) ->
             f.write(b'{"v": 2, "kind": "hello", "app": "a", "nonce": "00"}\n')
             f.flush()
             assert closed(f)
+    finally:
+        daemon.shutdown()
+        daemon.server_close()
+
+
+def test_preflight_attaches_over_tls_and_names_a_certificate_it_cannot_verify(certs) -> None:
+    server_cert, other = certs
+    daemon = serve(PolicyDaemon(("127.0.0.1", 0), PolicyHost(FifoPlanner()), TOKEN, tls=server_cert.context()))
+    conf = {"spark.schedbridge.endpoint": f"tls://localhost:{daemon.server_address[1]}",
+            "spark.schedbridge.token": TOKEN}
+    try:
+        preflight.check("spark-fifo", {**conf, "spark.schedbridge.tls.ca": str(server_cert.cert)})
+        with pytest.raises(ValueError, match="does not answer .*certificate verify failed"):
+            preflight.check("spark-fifo", {**conf, "spark.schedbridge.tls.ca": str(other.cert)})
+        with pytest.raises(ValueError, match="tls.ca is set but spark.schedbridge.endpoint is 'tcp://"):
+            preflight.check("spark-fifo", {**conf, "spark.schedbridge.endpoint": "tcp://localhost:1",
+                                           "spark.schedbridge.tls.ca": str(server_cert.cert)})
     finally:
         daemon.shutdown()
         daemon.server_close()
