@@ -10,11 +10,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner
 
 from bridge.common.tls import ServerTls, client_context
 from bridge.drivers.spark_fifo import FifoPlanner
 from bridge.launch import preflight
 from bridge.plugin.daemon import PolicyDaemon
+from bridge.plugin.daemon import serve as serve_command
 from bridge.plugin.host import PolicyHost
 from bridge.plugin.login import Limits
 from bridge.protocol.auth import client_handshake, new_nonce
@@ -164,3 +166,10 @@ def test_preflight_attaches_over_tls_and_names_a_certificate_it_cannot_verify(ce
     finally:
         daemon.shutdown()
         daemon.server_close()
+
+
+def test_serve_refuses_a_non_loopback_address_without_tls_or_insecure(tmp_path) -> None:
+    result = CliRunner().invoke(serve_command, ["--policy", "spark-fifo", "--host", "0.0.0.0",
+                                                "--token-file", str(tmp_path / "token")])
+    assert result.exit_code == 1 and "refuses to listen on '0.0.0.0' without TLS" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # one message, no traceback
