@@ -130,7 +130,7 @@ def spark_conf(policy: str, params: Mapping[str, str] | None = None, *,
     """Spark conf entries that put the plugin on the driver's classpath and choose the policy.
 
     ``endpoint`` is ``inprocess`` (the PySpark driver hosts the policy), ``local`` (the plugin
-    starts a policy host process with this Python) or ``tcp://host:port`` (``schedbridge serve``);
+    starts a policy host process with this Python), ``tcp://host:port`` or ``tls://host:port`` (``schedbridge serve``);
     ``params`` become ``spark.schedbridge.policy.<name>``."""
     jar = str(jar_path())
     conf = {"spark.jars": jar, "spark.driver.extraClassPath": jar,

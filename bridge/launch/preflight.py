@@ -10,18 +10,17 @@ endpoint names one.
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import sparkplugin
 from bridge.drivers.planners import make_planner
+from bridge.protocol import endpoint as daemon_endpoint
 from bridge.protocol.auth import DEFAULT_TOKEN_FILE, AuthError, client_handshake, new_nonce
 from bridge.protocol.messages import PROTOCOL_VERSION
 
 PREFIX = sparkplugin.CONF_PREFIX
-ENDPOINT_FORMS = "'local' (a host beside the driver, the default), 'inprocess' or tcp://host:port"
+ENDPOINT_FORMS = "'local' (a host beside the driver, the default), 'inprocess', tcp://host:port or tls://host:port"
 DAEMON_TIMEOUT_S = 10.0
 
 
@@ -34,7 +33,7 @@ def check(policy: str, conf: Mapping[str, str]) -> None:
         raise ValueError(f"{PREFIX}policy={asked} contradicts --policy {policy}; give the policy once")
     params = sparkplugin.policy_params(conf)
     endpoint = conf.get(PREFIX + "endpoint", "local")
-    if endpoint.startswith("tcp:"):
+    if endpoint.startswith(("tcp:", "tls:")):
         _attach_to_daemon(endpoint, conf, policy, params, fallback == "true")
     elif endpoint not in ("local", "inprocess"):
         raise ValueError(f"{PREFIX}endpoint must be {ENDPOINT_FORMS}, got {endpoint!r}")
@@ -45,13 +44,14 @@ def check(policy: str, conf: Mapping[str, str]) -> None:
 def _attach_to_daemon(endpoint: str, conf: Mapping[str, str], policy: str, params: Mapping[str, str],
                       fallback: bool) -> None:
     """Handshake and attach as the plugin does; a refusal or, without fallback, no answer is an error."""
-    parts = urlsplit(endpoint)
     try:
-        address = (parts.hostname, parts.port)
+        daemon_endpoint.address(endpoint)
     except ValueError:
-        address = (None, None)
-    if parts.scheme != "tcp" or address[0] is None or address[1] is None:
-        raise ValueError(f"{PREFIX}endpoint must be {ENDPOINT_FORMS}, got {endpoint!r}")
+        raise ValueError(f"{PREFIX}endpoint must be {ENDPOINT_FORMS}, got {endpoint!r}") from None
+    ca = conf.get(PREFIX + "tls.ca")
+    if ca and not endpoint.startswith("tls:"):
+        raise ValueError(f"{PREFIX}tls.ca is set but {PREFIX}endpoint is {endpoint!r}: use tls://host:port for a "
+                         "daemon serving TLS")
     try:
         token = conf.get(PREFIX + "token") or _token_file(conf).read_text().strip()
     except OSError as e:
@@ -60,7 +60,8 @@ def _attach_to_daemon(endpoint: str, conf: Mapping[str, str], policy: str, param
         raise ValueError(f"no token for the policy daemon at {endpoint}: set {PREFIX}token or {PREFIX}token.file "
                          f"(default {DEFAULT_TOKEN_FILE}, written by schedbridge serve): {e}") from None
     try:
-        with socket.create_connection(address, timeout=DAEMON_TIMEOUT_S) as sock, sock.makefile("rwb") as f:
+        with daemon_endpoint.connect(endpoint, DAEMON_TIMEOUT_S, Path(ca) if ca else None) as sock, \
+                sock.makefile("rwb") as f:
             client_handshake(f, token, "preflight", new_nonce())
             f.write(json.dumps({"v": PROTOCOL_VERSION, "kind": "attach", "app": "preflight", "policy": policy,
                                 "params": dict(params)}).encode() + b"\n")

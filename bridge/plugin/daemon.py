@@ -1,160 +1,148 @@
-"""``schedbridge serve``: one policy host shared by several Spark applications, over TCP.
+"""``schedbridge serve``: one policy host shared by several Spark applications, over TCP or TLS.
 
 Transport: one JSON object per line (the messages of ``bridge.protocol.messages``), at most
-``MAX_MESSAGE_BYTES`` each. Every connection authenticates both ways with the daemon's token
-(``spark_auth``: HMAC proofs over nonces, the token never sent), loopback included; ``serve``
-creates an owner-only token file when given none. Each application is bound to the first
-connection's application key: other connections cannot touch its state. An application asking
-for another policy or other parameters than the daemon serves is refused at its attach
-(``PolicyHost.attach``). An application's state is dropped when it detaches (its SparkContext
-stops) or when no connection with its key has been open for ``--app-timeout`` seconds. The daemon
-listens on 127.0.0.1 unless told otherwise; idle connections are closed after ``IDLE_TIMEOUT_S``.
+``Limits.message_bytes`` each. Every connection authenticates both ways with the daemon's token
+(``bridge.protocol.auth``: HMAC proofs over nonces, the token never sent), loopback included;
+``serve`` creates an owner-only token file when given none. Until a client has logged in it is
+held to the small bounds of ``bridge.plugin.login`` (no thread, a few KiB, a few seconds); once
+in, it gets a thread and each message must arrive whole within ``Limits.idle_timeout_s``. Each
+application's state belongs to its connection's application key (``PolicyHost``). An application
+asking for another policy or other parameters than the daemon serves is refused at its attach.
+An application's state is dropped when it detaches (its SparkContext stops) or when no connection
+with its key has been open for ``--app-timeout`` seconds. The daemon listens on 127.0.0.1 unless
+told otherwise; another address needs TLS (``--tls-cert``/``--tls-key``) or ``--insecure``.
 """
 from __future__ import annotations
 
-import hmac
 import logging
 import os
 import signal
-import socketserver
+import socket
+import ssl
 import threading
-from collections import Counter
+import time
 from contextlib import ExitStack
 from pathlib import Path
+from types import TracebackType
 
 import click
 
 from bridge.common.options import FiniteFloat, param_option
+from bridge.common.tls import check_listen, server_options, server_tls
 from bridge.drivers.node_engine import NodePlanner, preempting_policies
 from bridge.nodes.cluster_agents import agents_option
 from bridge.plugin.host import PolicyHost
+from bridge.plugin.lines import LineSocket, LineTooLong
+from bridge.plugin.login import Limits, LoginGate
 from bridge.plugin.preempting_host import host_planners
-from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file, key_digest, new_nonce, proof
-from bridge.protocol.messages import (
-    MAX_MESSAGE_BYTES,
-    ProtocolError,
-    decode,
-    encode_challenge,
-    encode_error,
-    encode_hello_reply,
-)
+from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file
+from bridge.protocol.messages import encode_error
 from bridge.testbed.target import hadoop_conf_dir_option
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 7787
-IDLE_TIMEOUT_S = 600.0
 APP_TIMEOUT_S = 60.0
+DEFAULT_LIMITS = Limits()
 
 
-class _Connection(socketserver.StreamRequestHandler):
-    """One plugin connection: a hello, then request/reply lines until it closes."""
+class Reaper:
+    """Forgets the applications of an owner (application key) once none of its connections has been
+    open for ``timeout_s``; run from the daemon's loop, no thread or timer per connection."""
 
-    server: PolicyDaemon
-
-    def handle(self) -> None:
-        self.connection.settimeout(IDLE_TIMEOUT_S)
-        peer = self.client_address[0]
-        owner = None
-        try:
-            owner = self._hello(peer)
-            if owner is None:
-                return
-            self.server.opened(owner)
-            while (line := self._read_line(peer)) is not None:
-                self._send(self.server.host.handle(line, owner))
-        except OSError as e:
-            log.info("schedbridge serve: connection from %s closed: %s", peer, e)
-        finally:
-            if owner is not None:
-                self.server.closed(owner)
-
-    def _read_line(self, peer: str) -> str | None:
-        """The next message, or None at the end; one over the size limit closes the connection
-        with an error (answering its pieces would put every later reply off by one)."""
-        raw = self.rfile.readline(MAX_MESSAGE_BYTES + 1)
-        if not raw:
-            return None
-        if len(raw) > MAX_MESSAGE_BYTES and not raw.endswith(b"\n"):
-            log.warning("schedbridge serve: %s sent a message over %d bytes; connection closed", peer,
-                        MAX_MESSAGE_BYTES)
-            self._send(encode_error(f"message over {MAX_MESSAGE_BYTES} bytes; connection closed"))
-            return None
-        return raw.decode("utf-8", "replace")
-
-    def _hello(self, peer: str) -> str | None:
-        """The handshake of ``spark_auth``; the connection's owner (its application key's digest),
-        or None if the client does not prove it knows the token."""
-        try:
-            hello = self._message(peer, "hello")
-            mine, theirs = new_nonce(), str(hello.get("nonce", ""))
-            if not theirs:
-                raise ProtocolError("hello without a nonce (a plugin older than protocol v2?)")
-            self._send(encode_challenge(mine, proof(self.server.token, "host", theirs, mine)))
-            auth = self._message(peer, "auth")
-        except ProtocolError as e:
-            self._send(encode_error(str(e)))
-            return None
-        app_key = str(auth.get("app_key", ""))
-        if not hmac.compare_digest(str(auth.get("proof", "")), proof(self.server.token, "plugin", mine, theirs)) \
-                or len(app_key) < 16:
-            log.warning("schedbridge serve: refused %s (bad token or application key)", peer)
-            self._send(encode_hello_reply(False, "bad token"))
-            return None
-        log.info("schedbridge serve: %s connected from %s", hello.get("app", "?"), peer)
-        self._send(encode_hello_reply(True))
-        return key_digest(app_key)
-
-    def _message(self, peer: str, kind: str) -> dict:
-        line = self._read_line(peer)
-        if line is None:
-            raise ProtocolError(f"connection closed before the {kind}")
-        msg = decode(line)
-        if msg.get("kind") != kind:
-            raise ProtocolError(f"expected a {kind}, got kind {msg.get('kind')!r}")
-        return msg
-
-    def _send(self, text: str) -> None:
-        self.wfile.write(text.encode() + b"\n")
-        self.wfile.flush()
-
-
-class PolicyDaemon(socketserver.ThreadingTCPServer):
-    """A threaded TCP server around one shared :class:`PolicyHost`; every client needs the token."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], host: PolicyHost, token: str,
-                 app_timeout_s: float = APP_TIMEOUT_S) -> None:
-        if len(token) < 16:
-            raise ValueError("a policy daemon needs a token of at least 16 characters")
-        self.host = host
-        self.token = token
-        self._app_timeout_s = app_timeout_s
-        self._open: Counter[str] = Counter()
+    def __init__(self, host: PolicyHost, timeout_s: float) -> None:
+        self.host, self.timeout_s = host, timeout_s
+        self._open: dict[str, int] = {}
+        self._since: dict[str, float] = {}  # owner without connections -> since when
         self._lock = threading.Lock()
-        super().__init__(address, _Connection)
 
     def opened(self, owner: str) -> None:
         with self._lock:
-            self._open[owner] += 1
+            self._open[owner] = self._open.get(owner, 0) + 1
+            self._since.pop(owner, None)
 
     def closed(self, owner: str) -> None:
-        """The last connection of an owner gone: forget its applications unless it reconnects in time."""
         with self._lock:
             self._open[owner] -= 1
-        timer = threading.Timer(self._app_timeout_s, self._expire, (owner,))
-        timer.daemon = True
-        timer.start()
+            if not self._open[owner]:
+                del self._open[owner]
+                self._since[owner] = time.monotonic()
 
-    def _expire(self, owner: str) -> None:
+    def reap(self) -> None:
+        cutoff = time.monotonic() - self.timeout_s
         with self._lock:
-            if self._open[owner] > 0:
-                return
-            del self._open[owner]
-        for app in self.host.forget_owner(owner):
-            log.info("schedbridge serve: %s forgotten (no connection for %.0f s)", app, self._app_timeout_s)
+            gone = [owner for owner, since in self._since.items() if since <= cutoff]
+            for owner in gone:
+                del self._since[owner]
+        for owner in gone:
+            for app in self.host.forget_owner(owner):
+                log.info("schedbridge serve: %s forgotten (no connection for %.0f s)", app, self.timeout_s)
+
+
+class PolicyDaemon:
+    """One shared :class:`PolicyHost` behind a :class:`LoginGate`: every client needs the token, and
+    each logged-in connection gets a thread (``serve_forever``, ``shutdown``, ``server_close`` as
+    in ``socketserver``)."""
+
+    def __init__(self, address: tuple[str, int], host: PolicyHost, token: str,
+                 app_timeout_s: float = APP_TIMEOUT_S, tls: ssl.SSLContext | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
+        if len(token) < 16:
+            raise ValueError("a policy daemon needs a token of at least 16 characters")
+        self.host, self.limits = host, limits
+        self.reaper = Reaper(host, app_timeout_s)
+        family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        listener = socket.create_server(address, family=family, backlog=limits.backlog)
+        self.server_address: tuple[str, int] = listener.getsockname()[:2]
+        self._gate = LoginGate(listener, token, tls, limits, self._admit)
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        self._gate.run(poll_interval, self.reaper.reap)
+
+    def shutdown(self) -> None:
+        """Stops ``serve_forever`` and waits for it."""
+        self._gate.stop()
+
+    def server_close(self) -> None:
+        """Closes the listener and every connection."""
+        self._gate.close()
+        with self._lock:
+            for sock in self._connections:
+                sock.close()
+
+    def __enter__(self) -> PolicyDaemon:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.server_close()
+
+    def _admit(self, sock: socket.socket, peer: str, owner: str, app: str, buffered: bytes) -> None:
+        log.info("schedbridge serve: %s connected from %s", app, peer)
+        with self._lock:
+            self._connections.add(sock)
+        self.reaper.opened(owner)
+        threading.Thread(target=self._serve, args=(LineSocket(sock, buffered), peer, owner),
+                         name=f"serve-{peer}", daemon=True).start()
+
+    def _serve(self, conn: LineSocket, peer: str, owner: str) -> None:
+        """Request/reply lines until the client closes, stays silent too long or oversteps."""
+        limits = self.limits
+        try:
+            while (raw := conn.read_line(limits.message_bytes, time.monotonic() + limits.idle_timeout_s)) is not None:
+                conn.send_line(self.host.handle(raw.decode("utf-8", "replace"), owner), limits.send_timeout_s)
+        except LineTooLong as e:
+            log.warning("schedbridge serve: %s sent %s; connection closed", peer, e)
+            conn.send_line(encode_error(f"{e}; connection closed"), limits.send_timeout_s)
+        except OSError as e:  # TimeoutError included
+            log.info("schedbridge serve: connection from %s closed: %s", peer, e or type(e).__name__)
+        finally:
+            with self._lock:
+                self._connections.discard(conn.sock)
+            conn.sock.close()
+            self.reaper.closed(owner)
+            self._gate.release(peer)
 
 
 def _read_token(token_file: Path | None) -> tuple[str, str]:
@@ -177,11 +165,14 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
                    f"else {DEFAULT_TOKEN_FILE}).")
 @click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0),
               help="Seconds after an application's last connection closes before its state is dropped.")
+@server_options
 @agents_option
 @hadoop_conf_dir_option
 def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file: Path | None,
-          app_timeout: float, agents: Path | None, hadoop_conf_dir: Path | None) -> None:
-    """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT.
+          app_timeout: float, tls_cert: Path | None, tls_key: Path | None, insecure: bool, agents: Path | None,
+          hadoop_conf_dir: Path | None) -> None:
+    """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT
+    (tls://HOST:PORT with --tls-cert and --tls-key; needed on an address other than loopback).
 
     A preempting policy (kairos, bigc, falcon, ...) with an agents file (--agents, $SCHEDBRIDGE_AGENTS)
     suspends and resumes the applications' executor containers through the cluster's node agents;
@@ -190,14 +181,18 @@ def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file:
     signal.signal(signal.SIGTERM, _stop)  # restore the cluster on a service manager's stop too
     with ExitStack() as stack:
         try:
+            tls = server_tls(tls_cert, tls_key)
+            check_listen("schedbridge serve", bind, tls, insecure)
+            context = tls.context() if tls is not None else None
             planner = host_planners(stack, agents, hadoop_conf_dir)(policy, params)
             token, source = _read_token(token_file)
-            daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout)
+            daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout, context)
         except (ValueError, OSError) as e:
             raise click.ClickException(str(e)) from None
         how = (f"preempting on {len(planner.nodes)} NodeManager(s) through their agents, N = {planner.cores}"
                if isinstance(planner, NodePlanner) else "placement only" if policy in preempting_policies() else "")
-        click.echo(f"schedbridge serve: policy {planner.name} on tcp://{bind}:{daemon.server_address[1]} "
+        scheme = "tcp" if context is None else "tls"
+        click.echo(f"schedbridge serve: policy {planner.name} on {scheme}://{bind}:{daemon.server_address[1]} "
                    f"(token from {source}){'; ' + how if how else ''}", err=True)
         with daemon:
             try:

@@ -9,6 +9,11 @@ host built without one builds it from the first attach. It keeps every applicati
 asks for a snapshot when it has none (daemon restarted), turns planner exceptions into error
 replies (the plugin then falls back to Spark for that round) and keeps a bounded log of its
 decisions.
+
+An application's state is keyed by its Spark id *and* its owner, the digest of the application key
+its connections present (``bridge.protocol.auth``): Spark ids are predictable, so a client that
+plays another application's id first only ever creates a state of its own, and the real
+application is served as if it were alone. Logs and decisions name ``<spark id>@<owner prefix>``.
 """
 from __future__ import annotations
 
@@ -110,6 +115,12 @@ class HeldSlots:
         self._apps.pop(app, None)
 
 
+def scoped(app: str, owner: str) -> str:
+    """The key of application ``app`` of ``owner`` (a key digest): the Spark id, then 64 bits of the
+    digest, which a client cannot choose for itself without its owner's application key."""
+    return f"{app}@{owner[:16]}"
+
+
 class PolicyHost:
     """Serves offer rounds for any number of applications with one planner (thread-safe).
 
@@ -125,29 +136,27 @@ class PolicyHost:
         self.decisions: deque[DecisionRecord] = deque(maxlen=history)
         self._lock = threading.Lock()
         self._failing = False
-        self._owners: dict[str, str] = {}  # application -> the key digest of the client it belongs to
+        self._owners: dict[str, str] = {}  # application's key (``scoped``) -> the owner it belongs to
         self.held = HeldSlots()
 
     def handle(self, text: str, owner: str | None = None) -> str:
         """One request in, one reply out; never raises, whatever the input.
 
-        ``owner`` identifies the connection's client (its application key, see ``spark_auth``):
-        an application's first round binds it, and rounds and detaches for it from another owner
-        are refused. None (in-process) is the driver's own, trusted, caller."""
+        ``owner`` identifies the connection's client (its application key's digest): the
+        application ids it names are its own (``scoped``). None (in-process) is the driver's own
+        caller, whose ids are used as they are."""
         try:
             msg = decode(text)
             if msg.get("kind") == "attach":
                 return self.attach(*parse_attach(msg))
             if msg.get("kind") == "detach":
-                return self._detach(parse_detach(msg), owner)
+                return self._detach(self._own(parse_detach(msg), owner))
             rnd = parse_round(msg)
             events = [parse_event(e) for e in rnd.events]
         except ProtocolError as e:
             log.warning("schedbridge host: bad request: %s", e)
             return encode_error(str(e))
-        if not self._owns(rnd.app, owner):
-            log.warning("schedbridge host: refused a round for %s from a client with another key", rnd.app)
-            return encode_error(f"application {rnd.app} belongs to another client", rnd.round)
+        rnd = dataclasses.replace(rnd, app=self._own(rnd.app, owner))
         try:
             return self._round(rnd, events)
         except Exception as e:  # noqa: BLE001 - e.g. a malformed snapshot: this round only, never the host
@@ -191,17 +200,17 @@ class PolicyHost:
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
         return encode_placement(placement, rnd.round)
 
-    def _owns(self, app: str, owner: str | None) -> bool:
-        """True if ``owner`` may act for ``app`` (binding it if nobody has yet)."""
+    def _own(self, app: str, owner: str | None) -> str:
+        """The key of ``owner``'s application ``app`` (``scoped``), noted as ``owner``'s."""
         if owner is None:
-            return True
+            return app
+        key = scoped(app, owner)
         with self._lock:
-            return self._owners.setdefault(app, owner) == owner
+            self._owners[key] = owner
+        return key
 
-    def _detach(self, app: str, owner: str | None) -> str:
+    def _detach(self, app: str) -> str:
         """The application ended: its state goes (a daemon keeps only live applications)."""
-        if not self._owns(app, owner):
-            return encode_error(f"application {app} belongs to another client")
         with self._lock:
             held = self.held.total(app)
             self._forget(app)
@@ -210,7 +219,7 @@ class PolicyHost:
         return encode_detached()
 
     def forget_owner(self, owner: str) -> list[str]:
-        """Drops every application bound to ``owner`` (its connections are gone); returns them."""
+        """Drops every application of ``owner`` (its connections are gone); returns their keys."""
         with self._lock:
             apps = [app for app, o in self._owners.items() if o == owner]
             for app in apps:

@@ -5,9 +5,9 @@ nonce; the host answers with its own nonce and ``proof("host", ...)``, which onl
 token can compute, so a fake host listening on the endpoint is detected before the plugin sends
 anything else (and learns nothing it could use: HMACs over nonces it chose or saw). The plugin then
 answers ``proof("plugin", ...)`` with its *application key*, a random secret of this
-SparkContext: the first round of an application binds it to that key, and the host refuses
-rounds and detaches for that application from any connection presenting another key, so one
-application cannot read or reset another's state even with the host's token.
+SparkContext: the host keys the application's state by its id and that key's digest, so one
+application cannot read or reset another's state even with the host's token (``PolicyHost``).
+TLS, when ``serve`` has it, is beneath this: the endpoint's ``tls://`` (``bridge.protocol.endpoint``).
 The Java side is ``TcpTransport.java``.
 """
 from __future__ import annotations

@@ -142,6 +142,8 @@ def decode(text: str) -> dict[str, Any]:
         msg = json.loads(text)
     except ValueError as e:  # JSONDecodeError, and integers past Python's digit limit
         raise ProtocolError(f"not JSON: {str(e)[:200]}") from None
+    except RecursionError:  # ``[[[[...`` nested deeper than the interpreter's stack
+        raise ProtocolError("not a message: JSON nested too deeply") from None
     if not isinstance(msg, dict):
         raise ProtocolError("a message must be a JSON object")
     if msg.get("v") != PROTOCOL_VERSION:

@@ -1,15 +1,20 @@
 """Shared helpers for the Spark plugin's integration tests: workloads, planners, a daemon process."""
 from __future__ import annotations
 
+import json
 import re
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.common.tls import ServerTls
 from bridge.drivers.spark_state import LiveCluster
+from bridge.protocol.auth import client_handshake, new_nonce
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement, TaskEnd, TaskStart
 
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon")
@@ -74,7 +79,7 @@ class DaemonProcess:
     """``schedbridge serve`` in a subprocess, logging to a file; stopped by its pid."""
 
     def __init__(self, log: Path, port: int = 0, policy: str = "spark-fifo",
-                 params: Sequence[str] = ()) -> None:
+                 params: Sequence[str] = (), tls: ServerTls | None = None) -> None:
         exe = Path(sys.executable).parent / "schedbridge"
         self.log = log
         self.token_file = log.parent / "daemon-token"  # created owner-only by serve; shared by a restart
@@ -82,14 +87,20 @@ class DaemonProcess:
         cmd = [str(exe), "serve", "--policy", policy, "--port", str(port), "--token-file", str(self.token_file)]
         for p in params:
             cmd += ["--param", p]
+        self.tls = tls
+        if tls is not None:
+            cmd += ["--tls-cert", str(tls.cert), "--tls-key", str(tls.key)]
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
-        self.port = int(self.wait_for(r"on tcp://127\.0\.0\.1:(\d+)").group(1))
+        self.port = int(self.wait_for(r"on (?:tcp|tls)://127\.0\.0\.1:(\d+)").group(1))
 
     @property
     def conf(self) -> dict[str, str]:
         """The Spark conf that points an application at this daemon."""
-        return {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{self.port}",
-                "spark.schedbridge.token.file": str(self.token_file)}
+        if self.tls is None:
+            return {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{self.port}",
+                    "spark.schedbridge.token.file": str(self.token_file)}
+        return {"spark.schedbridge.endpoint": f"tls://localhost:{self.port}",
+                "spark.schedbridge.tls.ca": str(self.tls.cert), "spark.schedbridge.token.file": str(self.token_file)}
 
     def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match:
         deadline = time.monotonic() + timeout
@@ -106,3 +117,53 @@ class DaemonProcess:
         self.proc.kill()
         self.proc.wait(timeout=30)
         self._out.close()
+
+
+class Squatter:
+    """A client with the daemon's token that plays, with a snapshot each, every local-mode
+    application id (``local-<ms>``) from its start on, ahead of the clock (at most ``lead_ms``):
+    whichever millisecond a local application then starts in, its id was played first."""
+
+    def __init__(self, address: tuple[str, int], token: str, lead_ms: int = 5000) -> None:
+        self.key, self.lead_ms = new_nonce(), lead_ms
+        self.played: dict[str, float] = {}  # id -> when (time.monotonic())
+        self.reach_ms = 0  # the last id's millisecond
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(address, token), daemon=True)
+        self._thread.start()
+
+    def ahead_ms(self) -> int:
+        """How far into the future its ids reach."""
+        return self.reach_ms - int(time.time() * 1000)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self, address: tuple[str, int], token: str) -> None:
+        with socket.create_connection(address, timeout=10) as s, s.makefile("rwb") as f:
+            client_handshake(f, token, "squatter", self.key)
+            f.write(json.dumps({"v": 2, "kind": "attach", "app": "squatter", "policy": "spark-fifo",
+                                "params": {}}).encode() + b"\n")
+            f.flush()
+            assert json.loads(f.readline())["attached"]
+            ms = self.reach_ms = int(time.time() * 1000)
+            while not self._stop.is_set():
+                if self.ahead_ms() > self.lead_ms:
+                    time.sleep(0.05)
+                    continue
+                batch = [f"local-{ms + i}" for i in range(100)]
+                f.write(b"".join(self._round(app) for app in batch))
+                f.flush()
+                for app in batch:
+                    assert "assign" in json.loads(f.readline())
+                    self.played[app] = time.monotonic()
+                ms += len(batch)
+                self.reach_ms = ms - 1
+
+    @staticmethod
+    def _round(app: str) -> bytes:
+        return json.dumps({"v": 2, "kind": "round", "app": app, "round": 1, "now_ms": 1, "cpus_per_task": 1,
+                           "slots": [{"executor": "driver", "host": "localhost", "free": 2}],
+                           "stages": [{"stage": 0, "attempt": 0, "job": 0, "tasks": 6, "pending": 6, "running": 0}],
+                           "events": [], "snapshot": {"executors": [], "running": [], "jobs": []}}).encode() + b"\n"

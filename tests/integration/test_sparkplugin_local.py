@@ -29,16 +29,19 @@ from bridge.drivers.spark_fifo import FifoPlanner
 from bridge.drivers.spark_state import LiveCluster
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.daemon import PolicyDaemon
-from bridge.plugin.host import PolicyHost
+from bridge.plugin.host import PolicyHost, scoped
+from bridge.protocol.auth import key_digest
 from bridge.protocol.messages import Grant, LiveEvent, OfferRound, Placement
 from tests.integration.sparkplugin_support import (
     DaemonProcess,
     RecordingPlanner,
+    Squatter,
     assert_no_task_lost_or_repeated,
     slow_sum,
     sql_rows,
     wordcount,
 )
+from tests.certs import make_cert
 from workloads.model import Job, Successor
 
 # A generous deadline: the shared 2-core machine can starve the host for tens of ms, and only the
@@ -437,3 +440,62 @@ def test_the_watchdog_gives_a_round_to_spark_when_slots_stay_held_while_tasks_wa
         stats = spark_inprocess.stats()
     assert stats["watchdog_rounds"] >= 1 and stats["placed_tasks"] == 0
     assert stats["fallback_tasks"] >= 4 and "watchdog" in stats["last_failure"]
+
+
+class TimedPlanner(FifoPlanner):
+    """FIFO that notes when it first planned for each application (the host's key: id and owner)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: dict[str, float] = {}
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        self.first.setdefault(rnd.app, time.monotonic())
+        return super().plan(rnd, events, cluster)
+
+
+def test_an_application_id_squatted_before_the_application_starts_is_still_the_application_s(
+        stock: dict[str, list]) -> None:
+    """Another client with the daemon's token plays the id the application will have (every
+    ``local-<ms>`` ahead of the clock) before the application's first round; the application's
+    tasks are placed by the policy all the same, none by Spark's fallback."""
+    planner, token = TimedPlanner(), "squatted-daemon-token-0123"
+    daemon = PolicyDaemon(("127.0.0.1", 0), PolicyHost(planner), token=token)
+    threading.Thread(target=daemon.serve_forever, daemon=True).start()
+    squatter = Squatter(daemon.server_address, token)
+    try:
+        deadline = time.monotonic() + 30
+        while squatter.ahead_ms() < 2000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert squatter.ahead_ms() >= 2000, "the squatter cannot outrun the clock on this machine"
+        with bridge_session(None, **{"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{daemon.server_address[1]}",
+                                     "spark.schedbridge.token": token}) as spark:
+            app = spark.sparkContext.applicationId
+            assert wordcount(spark) == stock["wordcount"]
+            stats = spark_inprocess.stats()
+    finally:
+        squatter.stop()
+        daemon.shutdown()
+        daemon.server_close()
+    squatted = scoped(app, key_digest(squatter.key))
+    own = [key for key in planner.first if key.startswith(app + "@") and key != squatted]
+    assert squatted in planner.first and len(own) == 1, (app, own)
+    assert planner.first[squatted] < planner.first[own[0]]  # the squatter played the id first
+    assert stats["fallback_rounds"] == 0 and stats["warnings"] == 0 and stats["placed_tasks"] >= 12
+
+
+def test_the_plugin_reaches_serve_over_tls_and_a_certificate_it_cannot_verify_stops_it(
+        stock: dict[str, list], tmp_path) -> None:
+    daemon = DaemonProcess(tmp_path / "daemon.log", tls=make_cert(tmp_path))
+    try:
+        with bridge_session(None, **daemon.conf) as spark:
+            assert wordcount(spark) == stock["wordcount"]
+            stats = spark_inprocess.stats()
+        assert stats["endpoint"] == f"the daemon at tls://localhost:{daemon.port}"
+        assert stats["fallback_rounds"] == 0 and stats["warnings"] == 0 and stats["placed_tasks"] >= 12
+        wrong = {**daemon.conf, "spark.schedbridge.tls.ca": str(make_cert(tmp_path, "other").cert)}
+        with pytest.raises(Exception, match=r"did not answer at start: .*TLS handshake failed"):
+            with bridge_session(None, **wrong):
+                pass
+    finally:
+        daemon.kill()

@@ -14,6 +14,7 @@ import pytest
 from bridge.drivers.planners import make_planner
 from bridge.plugin.host import PolicyHost
 from bridge.protocol.auth import AuthError, client_handshake, new_nonce
+from bridge.protocol.messages import ProtocolError, decode
 from tests.unit.test_spark_live_engine import FakeSpark, drive
 
 
@@ -114,7 +115,7 @@ def round_text(**overrides: object) -> str:
 
 
 @pytest.mark.parametrize("text", [
-    "not json", "[1, 2]", json.dumps({"v": 1, "kind": "round"}), "{" * 100_000,
+    "not json", "[1, 2]", json.dumps({"v": 1, "kind": "round"}), "{" * 100_000, "[" * 100_000,
     round_text(round=1e999).replace("Infinity", "1e999"),
     round_text(now_ms=0).replace('"now_ms": 0', '"now_ms": ' + "9" * 5000),
     round_text(snapshot={"executors": [1, 2], "running": "x", "jobs": None}),
@@ -128,3 +129,8 @@ def test_the_host_answers_any_message_with_an_error_and_never_raises(text: str) 
     assert "error" in reply, reply
     spark = FakeSpark({"1": 1}, {1: (1, {})})
     assert json.loads(host.handle(spark.request()))["round"] == 1  # and goes on serving
+
+
+def test_json_nested_past_the_stack_is_one_protocol_error() -> None:
+    with pytest.raises(ProtocolError, match="nested too deeply"):
+        decode('{"v": 2, "kind": "round", "x": ' + "[" * 100_000)

@@ -49,8 +49,10 @@ public final class BridgeConf {
     public final String policy;
     /** Policy parameters, sorted by name so the messages are deterministic. */
     public final Map<String, String> params;
-    /** {@code local} (a host process beside the driver), {@code inprocess} or {@code tcp://host:port}. */
+    /** {@code local} (a host process beside the driver), {@code inprocess}, {@code tcp://host:port} or {@code tls://host:port}. */
     public final String endpoint;
+    /** PEM certificates a {@code tls://} endpoint is verified against; empty: the JVM's trust store. */
+    public final String tlsCa;
     /** The daemon's token: {@code token}, else the first line of {@code token.file}. */
     public final String token;
     public final String tokenFile;
@@ -84,6 +86,7 @@ public final class BridgeConf {
         Keys keys = new Keys(conf);
         policy = keys.text("policy", "fifo");
         endpoint = keys.text("endpoint", LOCAL);
+        tlsCa = keys.text("tls.ca", "");
         token = keys.text("token", "");
         tokenFile = keys.text("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
         fallback = keys.flag("fallback");

@@ -8,7 +8,8 @@ import java.nio.file.Path;
 /**
  * Where the policy is hosted, from {@code spark.schedbridge.endpoint}: {@code local} (default) starts a
  * {@link LocalPolicyHost} beside the driver and talks to it over loopback TCP with its token;
- * {@code inprocess} is the PySpark driver's own host (py4j); {@code tcp://host:port} is a shared
+ * {@code inprocess} is the PySpark driver's own host (py4j); {@code tcp://host:port} (or
+ * {@code tls://host:port}, verified against {@code spark.schedbridge.tls.ca}) is a shared
  * {@code schedbridge serve} daemon. Closing it closes the connection and stops a host it started.
  */
 final class PolicyEndpoint implements AutoCloseable {
@@ -38,10 +39,15 @@ final class PolicyEndpoint implements AutoCloseable {
                 }
                 return new PolicyEndpoint(unreachable(e.getMessage()), "no policy host (it did not start)", null);
             }
-            return new PolicyEndpoint(new TcpTransport(host.endpoint, host.token, app, conf),
+            return new PolicyEndpoint(new TcpTransport(host.endpoint, host.token, app, conf, null),
                     "a host beside the driver (" + host.endpoint + ")", host);
         }
         String where = "the daemon at " + conf.endpoint;
+        boolean tls = conf.endpoint.startsWith("tls:");
+        if (!tls && !conf.tlsCa.isEmpty()) {
+            throw new IllegalArgumentException("schedbridge: " + TlsTrust.KEY + " is set but " + BridgeConf.PREFIX
+                    + "endpoint is '" + conf.endpoint + "': use tls://host:port for a daemon serving TLS");
+        }
         String token;
         try {
             token = conf.token.isEmpty() ? Files.readString(Path.of(conf.tokenFile), StandardCharsets.UTF_8).strip() : conf.token;
@@ -53,7 +59,8 @@ final class PolicyEndpoint implements AutoCloseable {
             }
             return new PolicyEndpoint(unreachable(why), where, null);
         }
-        return new PolicyEndpoint(new TcpTransport(conf.endpoint, token, app, conf), where, null);
+        return new PolicyEndpoint(new TcpTransport(conf.endpoint, token, app, conf,
+                tls ? TlsTrust.factory(conf.tlsCa) : null), where, null);
     }
 
     /** A transport that never connects (fallback=true and the local host would not start). */

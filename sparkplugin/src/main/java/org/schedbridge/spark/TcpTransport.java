@@ -19,12 +19,16 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * A policy host over TCP (the daemon, or the host beside the driver): one JSON object per line,
  * at most {@link Protocol#MAX_MESSAGE} each. A new connection opens with a mutual HMAC handshake
  * on the token; every socket operation has a timeout; a broken connection is dropped and re-opened
- * at most once per retry interval.
+ * at most once per retry interval. A {@code tls://} endpoint is reached over TLS, its certificate
+ * and host name verified ({@link TlsTrust}) before anything is sent.
  */
 final class TcpTransport implements Transport {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -33,6 +37,8 @@ final class TcpTransport implements Transport {
     private final InetSocketAddress address;
     /** {@code host:port} as configured, for messages. */
     private final String where;
+    /** TLS for a {@code tls://} endpoint; null for {@code tcp://}. */
+    private final SSLSocketFactory tls;
     private final String token;
     private final String app;
     /** This SparkContext's own secret: the host binds the application to it at its first round. */
@@ -46,18 +52,21 @@ final class TcpTransport implements Transport {
     private long epoch;
     private long lastAttemptMs = Long.MIN_VALUE / 2;
 
-    TcpTransport(String endpoint, String token, String app, BridgeConf conf) {
+    /** {@code tls}: the sockets a {@code tls://} endpoint needs (null: a {@code tcp://} one). */
+    TcpTransport(String endpoint, String token, String app, BridgeConf conf, SSLSocketFactory tls) {
         URI uri;
         try {
             uri = new URI(endpoint);
         } catch (URISyntaxException e) {
             uri = URI.create("invalid:/");
         }
-        if (!"tcp".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 0) {
+        if (!(tls == null ? "tcp" : "tls").equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() < 0) {
             throw new IllegalArgumentException("schedbridge: " + BridgeConf.PREFIX + "endpoint must be '"
                     + BridgeConf.LOCAL + "' (a policy host beside the driver, the default), '" + BridgeConf.INPROCESS
-                    + "' (the PySpark driver hosts it) or tcp://host:port (schedbridge serve), got '" + endpoint + "'");
+                    + "' (the PySpark driver hosts it), tcp://host:port or tls://host:port (schedbridge serve), got '"
+                    + endpoint + "'");
         }
+        this.tls = tls;
         this.address = InetSocketAddress.createUnresolved(uri.getHost(), uri.getPort());
         this.where = uri.getHost() + ":" + uri.getPort();
         this.token = token;
@@ -83,6 +92,10 @@ final class TcpTransport implements Transport {
             s.connect(new InetSocketAddress(address.getHostString(), address.getPort()), connectTimeoutMs);
             s.setSoTimeout(ioTimeoutMs);
             s.setTcpNoDelay(true);
+            if (tls != null) {
+                s = secure(s);
+                socket = s;
+            }
             in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
             out = new BufferedWriter(new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8));
             hello();
@@ -91,6 +104,22 @@ final class TcpTransport implements Transport {
             throw new IOException(where + ": " + e.getMessage(), e);
         }
         return ++epoch;
+    }
+
+    /** The TLS handshake over {@code plain}, verifying the certificate and that it names the endpoint's host. */
+    private Socket secure(Socket plain) throws IOException {
+        SSLSocket s = (SSLSocket) tls.createSocket(plain, address.getHostString(), address.getPort(), true);
+        SSLParameters params = s.getSSLParameters();
+        params.setEndpointIdentificationAlgorithm("HTTPS");
+        s.setSSLParameters(params);
+        try {
+            s.startHandshake();  // within the socket's read timeout
+        } catch (IOException e) {
+            s.close();
+            throw new IOException("TLS handshake failed (is " + TlsTrust.KEY + " the certificate schedbridge serve "
+                    + "was given, and does it name " + address.getHostString() + "?): " + e.getMessage(), e);
+        }
+        return s;
     }
 
     /**

@@ -113,7 +113,7 @@ class ProtocolSchemaTest {
             CompletableFuture<List<JsonNode>> host =
                     CompletableFuture.supplyAsync(() -> TcpTransportTest.serve(server, TOKEN));
             TcpTransport transport = new TcpTransport(TcpTransportTest.endpoint(server), TOKEN, "my-app",
-                    BridgeConf.from(new SparkConf(false)));
+                    BridgeConf.from(new SparkConf(false)), null);
             transport.connect();
             transport.close();
             SENT.addAll(host.get(10, TimeUnit.SECONDS));

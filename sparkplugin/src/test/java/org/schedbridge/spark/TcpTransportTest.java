@@ -72,7 +72,7 @@ class TcpTransportTest {
     void anEndpointThatIsNotTcpHostPortNamesTheKey() {
         for (String endpoint : new String[] {"tcp://host", "http://host:1", "host:1"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> new TcpTransport(endpoint, TOKEN, "app", conf()));
+                    () -> new TcpTransport(endpoint, TOKEN, "app", conf(), null));
             assertTrue(e.getMessage().startsWith("schedbridge: spark.schedbridge.endpoint must be"), e.getMessage());
             assertTrue(e.getMessage().endsWith("got '" + endpoint + "'"), e.getMessage());
         }
@@ -82,7 +82,7 @@ class TcpTransportTest {
     void handshakeThenOneLinePerCall() throws Exception {
         try (ServerSocket server = listen()) {
             CompletableFuture<List<JsonNode>> host = CompletableFuture.supplyAsync(() -> serve(server, TOKEN));
-            TcpTransport transport = new TcpTransport(endpoint(server), TOKEN, "my-app", conf());
+            TcpTransport transport = new TcpTransport(endpoint(server), TOKEN, "my-app", conf(), null);
             try {
                 assertEquals(1, transport.connect());
                 assertEquals(1, transport.connect());  // still the same connection
@@ -107,7 +107,7 @@ class TcpTransportTest {
         try (ServerSocket server = listen()) {
             CompletableFuture<List<JsonNode>> host =
                     CompletableFuture.supplyAsync(() -> serve(server, "another-token-altogether"));
-            TcpTransport transport = new TcpTransport(endpoint(server), TOKEN, "my-app", conf());
+            TcpTransport transport = new TcpTransport(endpoint(server), TOKEN, "my-app", conf(), null);
             IOException e = assertThrows(IOException.class, transport::connect);
             assertTrue(e.getMessage().contains("could not prove it knows the token"), e.getMessage());
             List<JsonNode> seen = host.get(10, TimeUnit.SECONDS);
@@ -115,7 +115,7 @@ class TcpTransportTest {
         }
     }
 
-    private static BridgeConf conf() {
+    static BridgeConf conf() {
         return BridgeConf.from(new SparkConf(false));
     }
 

@@ -1,0 +1,175 @@
+"""The daemon's login phase and connection limits (``bridge.plugin.login``), and TLS, on an
+in-process ``PolicyDaemon`` with small limits."""
+from __future__ import annotations
+
+import logging
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from click.testing import CliRunner
+
+from bridge.common.tls import ServerTls, client_context
+from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.launch import preflight
+from bridge.plugin.daemon import PolicyDaemon
+from bridge.plugin.daemon import serve as serve_command
+from bridge.plugin.host import PolicyHost
+from bridge.plugin.login import Limits
+from bridge.protocol.auth import client_handshake, new_nonce
+from tests.certs import make_cert
+from tests.unit.test_spark_transport_submit import TOKEN, closed, exchange, round_msg, serve
+
+FAST = Limits(login_timeout_s=0.5, idle_timeout_s=0.5, max_per_peer=3, log_every_s=60)
+ATTACH = {"v": 2, "kind": "attach", "app": "a", "policy": "spark-fifo", "params": {}}
+
+
+@pytest.fixture
+def daemon() -> Iterator[PolicyDaemon]:
+    server = serve(PolicyDaemon(("127.0.0.1", 0), PolicyHost(FifoPlanner()), TOKEN, limits=FAST))
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def dial(daemon: PolicyDaemon) -> socket.socket:
+    return socket.create_connection(daemon.server_address, timeout=5)
+
+
+def log_in(sock: socket.socket, app_key: str = ""):
+    f = sock.makefile("rwb")
+    client_handshake(f, TOKEN, "app", app_key or new_nonce())
+    return f
+
+
+def test_a_client_sending_a_byte_at_a_time_is_dropped_at_the_login_deadline(daemon: PolicyDaemon) -> None:
+    with dial(daemon) as s:
+        start = time.monotonic()
+        s.settimeout(0.1)
+        with pytest.raises((ConnectionError, BrokenPipeError)):
+            while time.monotonic() - start < 5:
+                s.send(b"{")
+                try:
+                    if s.recv(10) == b"":
+                        raise ConnectionError("closed")
+                except TimeoutError:
+                    pass
+        assert time.monotonic() - start < 1.5  # login_timeout_s=0.5, the bytes notwithstanding
+
+
+def test_a_logged_in_client_must_send_each_message_whole_within_the_idle_deadline(daemon: PolicyDaemon) -> None:
+    with dial(daemon) as s, log_in(s) as f:
+        assert exchange(f, ATTACH)["attached"]
+        time.sleep(0.3)
+        assert exchange(f, round_msg("a"))["assign"]  # the deadline is per message, not per connection
+        f.write(b'{"v": 2,')
+        f.flush()
+        time.sleep(0.3)
+        f.write(b' "kind"')  # bytes keep coming, the message does not
+        f.flush()
+        time.sleep(0.4)
+        assert closed(f)
+
+
+def test_login_lines_are_small_and_deeply_nested_json_is_one_log_line(daemon: PolicyDaemon, caplog) -> None:
+    caplog.set_level(logging.INFO)
+    with dial(daemon) as s, s.makefile("rwb") as f:
+        f.write(b"x" * 5000)
+        f.flush()
+        assert "login message over 4096 bytes" in f.readline().decode()
+    with dial(daemon) as s, s.makefile("rwb") as f:
+        f.write(b"[" * 3000 + b"\n")
+        f.flush()
+        assert "nested too deeply" in f.readline().decode()
+        assert closed(f)
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_connections_over_the_per_peer_cap_are_closed_at_once_with_one_log_line(daemon: PolicyDaemon,
+                                                                               caplog) -> None:
+    caplog.set_level(logging.WARNING)
+    held = [dial(daemon) for _ in range(FAST.max_per_peer)]
+    try:
+        time.sleep(0.1)
+        extra = [dial(daemon) for _ in range(3)]
+        for s in extra:
+            with s, s.makefile("rb") as f:
+                assert closed(f)
+    finally:
+        for s in held:
+            s.close()
+    assert len([r for r in caplog.records if "refused a connection" in r.getMessage()]) == 1
+    time.sleep(0.2)  # the closed ones are counted out: an application gets in again
+    with dial(daemon) as s, log_in(s) as f:
+        assert exchange(f, ATTACH)["attached"]
+
+
+def test_an_application_is_forgotten_by_the_reaper_without_a_thread_per_connection() -> None:
+    daemon = serve(PolicyDaemon(("127.0.0.1", 0), PolicyHost(FifoPlanner()), TOKEN, app_timeout_s=0.3))
+    try:
+        key = new_nonce()
+        for _ in range(20):
+            with dial(daemon) as s, log_in(s, key) as f:
+                assert "assign" in exchange(f, round_msg("app-A"))
+        assert not [t for t in threading.enumerate() if isinstance(t, threading.Timer)]
+        deadline = time.monotonic() + 5
+        while daemon.host.cluster and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not list(daemon.host.cluster)
+    finally:
+        daemon.shutdown()
+        daemon.server_close()
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> tuple[ServerTls, ServerTls]:
+    """A server certificate for localhost and another, unrelated one (a wrong CA)."""
+    folder = tmp_path_factory.mktemp("certs")
+    return make_cert(folder), make_cert(folder, "other")
+
+
+def test_tls_serves_a_client_that_verifies_it_and_refuses_one_in_clear(certs) -> None:
+    server_cert, other = certs
+    daemon = serve(PolicyDaemon(("127.0.0.1", 0), PolicyHost(FifoPlanner()), TOKEN,
+                                tls=server_cert.context(), limits=FAST))
+    try:
+        with dial(daemon) as raw, client_context(server_cert.cert).wrap_socket(raw, server_hostname="localhost") as s, \
+                log_in(s) as f:
+            assert exchange(f, ATTACH)["attached"]
+            assert "assign" in exchange(f, round_msg("a"))
+        with dial(daemon) as raw, pytest.raises(ssl.SSLCertVerificationError):
+            client_context(other.cert).wrap_socket(raw, server_hostname="localhost")
+        with dial(daemon) as plain, plain.makefile("rwb") as f:  # a plugin without TLS: dropped, nothing answered
+            f.write(b'{"v": 2, "kind": "hello", "app": "a", "nonce": "00"}\n')
+            f.flush()
+            assert closed(f)
+    finally:
+        daemon.shutdown()
+        daemon.server_close()
+
+
+def test_preflight_attaches_over_tls_and_names_a_certificate_it_cannot_verify(certs) -> None:
+    server_cert, other = certs
+    daemon = serve(PolicyDaemon(("127.0.0.1", 0), PolicyHost(FifoPlanner()), TOKEN, tls=server_cert.context()))
+    conf = {"spark.schedbridge.endpoint": f"tls://localhost:{daemon.server_address[1]}",
+            "spark.schedbridge.token": TOKEN}
+    try:
+        preflight.check("spark-fifo", {**conf, "spark.schedbridge.tls.ca": str(server_cert.cert)})
+        with pytest.raises(ValueError, match="does not answer .*certificate verify failed"):
+            preflight.check("spark-fifo", {**conf, "spark.schedbridge.tls.ca": str(other.cert)})
+        with pytest.raises(ValueError, match="tls.ca is set but spark.schedbridge.endpoint is 'tcp://"):
+            preflight.check("spark-fifo", {**conf, "spark.schedbridge.endpoint": "tcp://localhost:1",
+                                           "spark.schedbridge.tls.ca": str(server_cert.cert)})
+    finally:
+        daemon.shutdown()
+        daemon.server_close()
+
+
+def test_serve_refuses_a_non_loopback_address_without_tls_or_insecure(tmp_path) -> None:
+    result = CliRunner().invoke(serve_command, ["--policy", "spark-fifo", "--host", "0.0.0.0",
+                                                "--token-file", str(tmp_path / "token")])
+    assert result.exit_code == 1 and "refuses to listen on '0.0.0.0' without TLS" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # one message, no traceback
