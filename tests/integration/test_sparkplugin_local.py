@@ -110,6 +110,36 @@ def test_registered_policy_gives_stock_results(stock: dict[str, list], policy: s
     assert stats["fallback_rounds"] == 0
 
 
+def test_placements_reach_the_event_log_and_counters_reach_sparks_metrics_sinks(stock: dict[str, list],
+                                                                                tmp_path) -> None:
+    """Spark's own channels: a placement record per task in the event log (next to Spark's task
+    starts), and the plugin's counters as the `schedbridge` source of the metrics system, here
+    through Spark's CsvSink."""
+    events, csv = tmp_path / "events", tmp_path / "csv"
+    events.mkdir()
+    csv.mkdir()
+    sink = "spark.metrics.conf.*.sink.csv."
+    conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
+            "spark.eventLog.compress": "false",  # Spark 4 compresses it by default (zstd)
+            f"{sink}class": "org.apache.spark.metrics.sink.CsvSink", f"{sink}period": "1",
+            f"{sink}unit": "seconds", f"{sink}directory": str(csv)}
+    with bridge_session(PolicyHost(make_planner("hawk")), **conf) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        app = spark.sparkContext.applicationId
+        stats = spark_inprocess.stats()
+    log = [json.loads(line) for f in events.rglob("*") if f.is_file() and not f.name.startswith(".")
+           for line in f.read_text().splitlines()]  # Spark 4 rolls its event log in a folder of files
+    started = {e["Task Info"]["Task ID"] for e in log if e["Event"] == "SparkListenerTaskStart"}
+    placements = [e for e in log if e["Event"] == "org.schedbridge.spark.PlacementEvent"]
+    assert len(started) >= 12 and {p["taskId"] for p in placements} == started
+    assert len(placements) == stats["placed_tasks"]
+    assert all(p["by"] == "POLICY" and p["policy"] == stats["policy"] and p["round"] >= 1 and p["executor"]
+               for p in placements), placements[:3]
+    metric = csv / f"{app}.driver.schedbridge.placed_tasks.csv"
+    assert (csv / f"{app}.driver.schedbridge.round_latency_us.csv").exists(), sorted(f.name for f in csv.iterdir())
+    assert int(metric.read_text().splitlines()[-1].split(",")[1]) == stats["placed_tasks"]
+
+
 class ArrivalLog:
     """Every job the engine made arrive (the engine forgets finished stages; this keeps them)."""
 

@@ -1,5 +1,7 @@
 package org.schedbridge.spark;
 
+import com.codahale.metrics.ExponentiallyDecayingReservoir;
+import com.codahale.metrics.Histogram;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,7 +13,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * slots back while tasks were pending, rounds left to Spark's order without asking (the policy
  * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
  * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
- * recent policy calls and of whole policy rounds.
+ * recent policy calls and of whole policy rounds. The same counters reach Spark's metrics system
+ * through {@link BridgeMetrics}.
  */
 public final class BridgeStats {
     private static final int WINDOW = 1 << 16;
@@ -26,6 +29,7 @@ public final class BridgeStats {
     private long placedTasks;
     private long fallbackTasks;
     private long unmanagedTasks;
+    private long kills;
     private long killsRefused;
     private long watchdogRounds;
     private String policy = "";
@@ -33,6 +37,9 @@ public final class BridgeStats {
     private String lastFailure = "";
     private final Window calls = new Window();
     private final Window rounds = new Window();
+    /** The same latencies for Spark's metrics system ({@link BridgeMetrics}). */
+    final Histogram callLatency = new Histogram(new ExponentiallyDecayingReservoir());
+    final Histogram roundLatency = new Histogram(new ExponentiallyDecayingReservoir());
 
     /** The last {@link #WINDOW} values of one latency (µs). */
     private static final class Window {
@@ -78,6 +85,11 @@ public final class BridgeStats {
         lastFailure = "free slots held back while tasks waited over " + boundMs + " ms (the watchdog)";
     }
 
+    /** A kill the policy asked for, done. */
+    synchronized void killed() {
+        kills++;
+    }
+
     /** A kill the policy asked for beyond the per-round or per-task bound (not done). */
     synchronized void killRefused() {
         killsRefused++;
@@ -93,11 +105,13 @@ public final class BridgeStats {
     synchronized void policyRound(long micros) {
         policyRounds++;
         calls.add(micros);
+        callLatency.update(micros);
     }
 
     /** A whole policy round took {@code micros} in the scheduler (batch, call, grants applied). */
     synchronized void roundDone(long micros) {
         rounds.add(micros);
+        roundLatency.update(micros);
     }
 
     synchronized void heldBack() {
@@ -146,7 +160,7 @@ public final class BridgeStats {
                 .put("failed_reports", failedReports)
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
-                .put("unmanaged_tasks", unmanagedTasks).put("kills_refused", killsRefused)
+                .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
                 .put("watchdog_rounds", watchdogRounds)
                 .put("last_failure", lastFailure);
     }

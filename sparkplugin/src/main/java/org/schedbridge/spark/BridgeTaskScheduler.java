@@ -42,6 +42,12 @@ public final class BridgeTaskScheduler extends TaskSchedulerImpl {
     }
 
     @Override
+    public void postStartHook() {
+        super.postStartHook();
+        rounds.started();
+    }
+
+    @Override
     public void stop(int exitCode) {
         rounds.close();
         super.stop(exitCode);

@@ -77,6 +77,7 @@ final class PlacementRounds implements AutoCloseable {
     /** Kills asked by the policy so far, per task ({@code stage.index}) over all its attempts. */
     private final Map<String, Integer> kills = new HashMap<>();
     private long round;
+    private final String policy;
     private long lastRoundMs;
     /** Stage keys and executors of the last round whose reply declared Spark's order; null if none. */
     private Set<String> sparkOrderStages;
@@ -95,6 +96,7 @@ final class PlacementRounds implements AutoCloseable {
         this.maxKillsPerRound = conf.maxKillsPerRound;
         this.holdMaxMs = conf.holdMaxMs;
         this.maxKillsPerTask = conf.maxKillsPerTask;
+        this.policy = conf.policy;
     }
 
     /**
@@ -177,7 +179,20 @@ final class PlacementRounds implements AutoCloseable {
 
     private Seq<Seq<TaskDescription>> counted(BridgeStats.Launch by, Seq<Seq<TaskDescription>> launched) {
         stats.launched(by, size(launched));
+        for (Seq<TaskDescription> perOffer : CollectionConverters.asJava(launched)) {
+            for (TaskDescription t : CollectionConverters.asJava(perOffer)) {
+                sc.listenerBus().post(new PlacementEvent(policy, round, by.name(), t.taskId(), t.name(), t.executorId()));
+            }
+        }
         return launched;
+    }
+
+    /**
+     * The scheduler has started (the application has its id, Spark's metrics system runs): the
+     * plugin's counters join it as the {@code schedbridge} source.
+     */
+    void started() {
+        sc.env().metricsSystem().registerSource(new BridgeMetrics(stats));
     }
 
     private static int size(Seq<Seq<TaskDescription>> launched) {
@@ -382,6 +397,7 @@ final class PlacementRounds implements AutoCloseable {
                 continue;
             }
             killed++;
+            stats.killed();
             kills.merge(task, 1, Integer::sum);
             timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
         }
