@@ -35,17 +35,22 @@ class AgentClient:
     def container(self, container_id: str) -> dict[str, Any]:
         return self._call("GET", f"/v1/containers/{container_id}")
 
-    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]:
-        """Shrink the container to the agent's minimum CPU share (or freeze it outright)."""
-        return self._call("POST", f"/v1/containers/{container_id}/suspend", {"freeze": freeze})
+    def suspend(self, container_id: str, freeze: bool = False, lease_s: float | None = None) -> dict[str, Any]:
+        """Shrink the container to the agent's minimum CPU share (or freeze it outright) for
+        ``lease_s`` seconds (None: the agent's default) unless renewed."""
+        return self._call("POST", f"/v1/containers/{container_id}/suspend", _leased({"freeze": freeze}, lease_s))
 
     def resume(self, container_id: str) -> dict[str, Any]:
         """Give the container its full size back."""
         return self._call("POST", f"/v1/containers/{container_id}/resume", {})
 
-    def resize(self, container_id: str, cpus: float) -> dict[str, Any]:
-        """Cap the container at `cpus` cores (at least the agent's minimum share)."""
-        return self._call("POST", f"/v1/containers/{container_id}/resize", {"cpus": cpus})
+    def resize(self, container_id: str, cpus: float, lease_s: float | None = None) -> dict[str, Any]:
+        """Cap the container at `cpus` cores (at least the agent's minimum share), leased as a suspend."""
+        return self._call("POST", f"/v1/containers/{container_id}/resize", _leased({"cpus": cpus}, lease_s))
+
+    def renew(self, container_ids: list[str], lease_s: float | None = None) -> dict[str, Any]:
+        """Extend the leases on ``container_ids``: ``{"renewed": [...], "not_held": [...]}``."""
+        return self._call("POST", "/v1/leases/renew", _leased({"containers": container_ids}, lease_s))
 
     def close(self) -> None:
         self._session.close()
@@ -66,3 +71,7 @@ class AgentClient:
                 error, message = ERRORS_BY_CODE.get(payload.get("error", ""), AgentError), payload.get("message")
             raise error(message or f"{method} {path}: HTTP {response.status_code}")
         return payload
+
+
+def _leased(body: dict[str, Any], lease_s: float | None) -> dict[str, Any]:
+    return body if lease_s is None else {**body, "lease_s": lease_s}

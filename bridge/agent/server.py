@@ -3,9 +3,10 @@
     GET  /v1/node                            node statistics
     GET  /v1/containers                      every running/managed container with its limits and CPU usage
     GET  /v1/containers/{id}                 one container
-    POST /v1/containers/{id}/suspend         {"freeze": false}   shrink to the minimum share (or freeze)
-    POST /v1/containers/{id}/resume          {}                  back to full size
-    POST /v1/containers/{id}/resize          {"cpus": 0.5}       cap at a CPU share
+    POST /v1/containers/{id}/suspend         {"freeze": false, "lease_s": 30}   shrink to the minimum share
+    POST /v1/containers/{id}/resume          {}                                 back to full size
+    POST /v1/containers/{id}/resize          {"cpus": 0.5, "lease_s": 30}       cap at a CPU share
+    POST /v1/leases/renew                    {"containers": [...], "lease_s": 30}   extend the leases held
 
 Errors are JSON `{"error": <code>, "message": <text>}` with the status of the `AgentError` raised.
 
@@ -221,15 +222,17 @@ class AgentServer:
             return agent.node()
         if method == "GET" and path == "/v1/containers":
             return {"containers": agent.containers()}
+        if method == "POST" and path == "/v1/leases/renew":
+            return agent.renew(body.get("containers"), body.get("lease_s"))
         match = CONTAINER_PATH.fullmatch(path)
         if match is None:
             raise NoSuchEndpoint(f"no endpoint {method} {path}")
         container_id, action = match.groups()
         handlers: dict[tuple[str, str | None], Callable[[], dict[str, Any]]] = {
             ("GET", None): lambda: agent.container(container_id),
-            ("POST", "suspend"): lambda: agent.suspend(container_id, freeze=_flag(body, "freeze")),
+            ("POST", "suspend"): lambda: agent.suspend(container_id, _flag(body, "freeze"), body.get("lease_s")),
             ("POST", "resume"): lambda: agent.resume(container_id),
-            ("POST", "resize"): lambda: agent.resize(container_id, body.get("cpus")),
+            ("POST", "resize"): lambda: agent.resize(container_id, body.get("cpus"), body.get("lease_s")),
         }
         handler = handlers.get((method, action))
         if handler is None:
