@@ -26,6 +26,7 @@ from bridge.drivers.spark_slots import SparkRunner
 from bridge.drivers.spark_state import AppState, LiveCluster
 from bridge.drivers.topology import Nodes, slot_spec
 from bridge.nodes.container_commands import ContainerCommands
+from bridge.nodes.leases import LeaseRenewal
 from bridge.nodes.node_capacity import NodeResources, RaisedVcores
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement
@@ -163,7 +164,8 @@ def node_preemption(rm: NodeResources, preemptor: ContainerPreemptor, nodes: Seq
                     name: str, params: Mapping[str, str], vcores_record: Path,
                     tick_s: float = 0.1) -> Iterator[NodePlanner]:
     """Policy ``name`` live on ``nodes`` for the span of the block: they advertise ``cores + extra``
-    vcores, the driver thread runs, and on exit every throttled container and every node is restored.
+    vcores, the driver thread runs, the suspends' leases are renewed, and on exit every throttled
+    container and every node is restored.
 
     ``preemptor.agents`` maps each NodeManager address to its node agent (it may be filled in
     later, before the first task starts)."""
@@ -171,7 +173,7 @@ def node_preemption(rm: NodeResources, preemptor: ContainerPreemptor, nodes: Seq
     planner = NodePlanner(name, params, nodes, cores, preemptor, lambda: time.monotonic() - start)
     stop = threading.Event()
     thread = threading.Thread(target=planner.run, args=(stop, tick_s), name="node-driver", daemon=True)
-    with RaisedVcores(rm, planner.extra, vcores_record):
+    with RaisedVcores(rm, planner.extra, vcores_record), LeaseRenewal(preemptor):
         thread.start()
         try:
             yield planner

@@ -39,7 +39,8 @@ def node_planner(stack: ExitStack, policy: str, params: Mapping[str, str], confi
         settings = dict(params)
         given = settings.pop(NODE_CORES, None)
         cores = advertised_cores(rm, record) if given is None else node_cores(given)
-        return stack.enter_context(node_preemption(rm, ContainerPreemptor(agents), sorted(agents), cores,
+        preemptor = ContainerPreemptor(agents, lease_s=config.lease_s)
+        return stack.enter_context(node_preemption(rm, preemptor, sorted(agents), cores,
                                                    policy, settings, record))
     except YarnError as exc:
         raise ValueError(f"the ResourceManager at {rm_url}: {exc}") from None

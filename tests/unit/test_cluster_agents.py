@@ -19,6 +19,7 @@ from bridge.agent.state import StateFile
 from bridge.drivers.node_engine import NodePlanner
 from bridge.drivers.spark_engine import EnginePlanner
 from bridge.nodes import cluster_agents
+from bridge.agent.leases import DEFAULT_LEASE_S
 from bridge.nodes.cluster_agents import AgentsConfigError, ConfiguredAgents, LocalTestbedAgents, agents_for, load
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.plugin.host import refusal
@@ -63,6 +64,7 @@ def test_a_pattern_and_per_node_entries_map_every_running_nodemanager(tmp_path: 
     config = load(path)
     assert config.token_file == tmp_path / "agent.token"  # relative to the agents file
     assert config.timeout_s == 3.0 and config.vcores_record is None
+    assert config.lease_s == DEFAULT_LEASE_S <= 60 and config.ca is None
     assert config.token() == TOKEN
     nodes = [node("nm1:8042"), node("nm2:8042"), node("nm3:8042"), node("nm4:8042", state="LOST")]
     assert config.urls(nodes) == {"nm1:8042": "http://nm1:8478", "nm2:8042": "http://10.0.0.2:9478",
@@ -82,6 +84,8 @@ def test_a_pattern_and_per_node_entries_map_every_running_nodemanager(tmp_path: 
     ('token_file = "t"\n', r"no agents: give a url pattern"),
     ('token_file = "t"\nurl = "http://{host}:1"\ntimeout_s = 0\n', r"key 'timeout_s': .*\(0, 600\]"),
     ('token_file = "t"\nurl = "http://{host}:1"\ntimeout_s = true\n', r"key 'timeout_s'"),
+    ('token_file = "t"\nurl = "http://{host}:1"\nlease_s = 0\n', r"key 'lease_s': .*\(0, 600\]"),
+    ('token_file = "t"\nurl = "http://{host}:1"\nca = "none.pem"\n', r"key 'ca': cannot load the TLS CA file"),
 ])
 def test_mistakes_in_the_file_are_named(tmp_path: Path, text: str, message: str) -> None:
     path = write(tmp_path, text)
