@@ -23,6 +23,7 @@ from bridge.agent.server import AgentServer, ListenAddress, check_token, listen_
 from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent
 from bridge.agent.state import NodeLock, StateFile
 from bridge.common.options import FiniteFloat
+from bridge.common.secret_file import check_private
 
 log = logging.getLogger("bridge.agent")
 TOKEN_ENV = "SCHEDBRIDGE_AGENT_TOKEN"
@@ -32,9 +33,13 @@ DEFAULT_PORT = 8478
 def _token(token_file: Path | None) -> str:
     source = f"--token-file {token_file}" if token_file is not None else f"${TOKEN_ENV}"
     try:
+        if token_file is not None:
+            check_private(token_file)
         token = token_file.read_text().strip() if token_file is not None else os.environ.get(TOKEN_ENV, "")
     except (OSError, UnicodeError) as exc:
         raise click.UsageError(f"cannot read --token-file {token_file}: {exc}") from exc
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--token-file") from None
     if not token:
         raise click.UsageError(f"no shared token: pass --token-file or set {TOKEN_ENV} "
                                "(never on the command line, where `ps` shows it)")

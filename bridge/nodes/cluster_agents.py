@@ -30,7 +30,6 @@ from __future__ import annotations
 import getpass
 import hashlib
 import os
-import stat
 import string
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +46,7 @@ from bridge.agent.client import AgentClient
 from bridge.agent.errors import AgentError
 from bridge.agent.leases import DEFAULT_LEASE_S, MAX_LEASE_S
 from bridge.agent.server import MIN_TOKEN_LEN
+from bridge.common.secret_file import check_private
 from bridge.common.tls import client_context
 from bridge.testbed.layout import ClusterLayout, default_layout
 from bridge.testbed.local_agents import require_root, start_local_agents
@@ -89,12 +89,12 @@ class AgentsConfig:
         """The agents' shared token; an error naming the token file (and this file) if unusable."""
         where = f"token_file {self.token_file} (agents file {self.path})"
         try:
-            mode = self.token_file.stat().st_mode
+            check_private(self.token_file, "token_file")
             token = self.token_file.read_text().strip()
         except OSError as exc:
             raise AgentsConfigError(f"{where}: {exc.strerror or exc}") from None
-        if mode & (stat.S_IROTH | stat.S_IWOTH):
-            raise AgentsConfigError(f"{where} is readable or writable by every user; chmod o-rw it")
+        except ValueError as exc:
+            raise AgentsConfigError(f"{exc} (agents file {self.path})") from None
         if len(token) < MIN_TOKEN_LEN:
             raise AgentsConfigError(f"{where} holds {len(token)} characters; the agents need at least "
                                     f"{MIN_TOKEN_LEN}")

@@ -35,6 +35,18 @@ def test_missing_token_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no shared token" in result.output
 
 
+@pytest.mark.parametrize("mode", [0o604, 0o602])
+def test_a_token_file_every_user_can_read_or_write_is_refused(tmp_path: Path, mode: int) -> None:
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(mode)
+    result = run(tmp_path, "--token-file", str(token_file), token=None)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"token file {token_file} is readable or writable by every user; chmod o-rw it" in result.output
+    assert "--token-file" in result.output
+    assert not (tmp_path / "s.json").exists()  # refused before anything was touched
+
+
 def test_missing_cgroup_controller_is_named(tmp_path: Path) -> None:
     result = CliRunner().invoke(agent, ["--nm-url", "http://127.0.0.1:9", "--cgroup-root", str(tmp_path / "none"),
                                         "--state-file", str(tmp_path / "s.json")],
