@@ -107,7 +107,7 @@ def test_sigkill_of_serve_mid_run_leaves_no_throttle_and_no_raised_vcores(testbe
         serve = subprocess.Popen([SCHEDBRIDGE, "serve", "--policy", "kairos", "--param", "node_cores=1",
                                   "--param", "w=2", "--port", "0", "--token-file", str(token_file),
                                   "--agents", str(agents_file)],
-                                 env=testbed.spark_env(),
+                                 env={**testbed.spark_env(), "PYTHONPATH": str(ROOT)},  # this checkout's bridge
                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     app = None
     try:
