@@ -1,15 +1,17 @@
 """`schedbridge agent`: run the node agent next to one NodeManager until SIGTERM/SIGINT.
 
-Start-up is ordered so that a mistaken start changes nothing: the listen address and the token are
-checked first, then the node lock is taken (a second agent for the same state file refuses here), then
-the port is bound, and only then are the throttles a crashed predecessor left released. On stop the
-agent releases its own groups the same way.
+Start-up is ordered so that a mistaken start changes nothing: the listen address (and TLS, which a
+non-loopback address needs unless --insecure) and the token are checked first, then the node lock
+is taken (a second agent for the same state file refuses here), then the port is bound, and only
+then are the throttles a crashed predecessor left released. On stop the agent releases its own
+groups the same way.
 """
 from __future__ import annotations
 
 import logging
 import os
 import signal
+import ssl
 import threading
 from pathlib import Path, PurePosixPath
 
@@ -23,6 +25,8 @@ from bridge.agent.server import AgentServer, ListenAddress, check_token, listen_
 from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent
 from bridge.agent.state import NodeLock, StateFile
 from bridge.common.options import FiniteFloat
+from bridge.common.secret_file import check_private
+from bridge.common.tls import check_listen, server_options, server_tls
 
 log = logging.getLogger("bridge.agent")
 TOKEN_ENV = "SCHEDBRIDGE_AGENT_TOKEN"
@@ -32,9 +36,13 @@ DEFAULT_PORT = 8478
 def _token(token_file: Path | None) -> str:
     source = f"--token-file {token_file}" if token_file is not None else f"${TOKEN_ENV}"
     try:
+        if token_file is not None:
+            check_private(token_file)
         token = token_file.read_text().strip() if token_file is not None else os.environ.get(TOKEN_ENV, "")
     except (OSError, UnicodeError) as exc:
         raise click.UsageError(f"cannot read --token-file {token_file}: {exc}") from exc
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--token-file") from None
     if not token:
         raise click.UsageError(f"no shared token: pass --token-file or set {TOKEN_ENV} "
                                "(never on the command line, where `ps` shows it)")
@@ -50,6 +58,22 @@ def _address(host: str, port: int) -> ListenAddress:
         return listen_address(host, port)
     except AgentError as exc:
         raise click.BadParameter(str(exc), param_hint="--host") from exc
+
+
+def _tls(host: str, cert: Path | None, key: Path | None, insecure: bool) -> ssl.SSLContext | None:
+    """The server's TLS context, if given; a non-loopback --host without one needs --insecure."""
+    try:
+        tls = server_tls(cert, key)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        check_listen("schedbridge agent", host, tls, insecure)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--host") from None
+    try:
+        return tls.context() if tls is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--tls-cert/--tls-key") from None
 
 
 @click.command("agent")
@@ -75,15 +99,17 @@ def _address(host: str, port: int) -> ListenAddress:
 @click.option("--restore-only", is_flag=True,
               help="Put every container a previous run touched back to full size, remove its groups, exit")
 @click.option("--proc-root", default="/proc", hidden=True, type=click.Path(path_type=Path))
+@server_options
 @click.option("-v", "--verbose", is_flag=True)
 def agent(nm_url: str | None, host: str, port: int, token_file: Path | None, min_share: float,
           nm_local_dirs: tuple[str, ...], apps: tuple[str, ...], state_file: Path | None, cgroup_root: Path,
-          cgroup_parent: str | None,
-          reconcile_interval: float, nm_timeout: float, restore_only: bool, proc_root: Path, verbose: bool) -> None:
+          cgroup_parent: str | None, reconcile_interval: float, nm_timeout: float, restore_only: bool,
+          proc_root: Path, tls_cert: Path | None, tls_key: Path | None, insecure: bool, verbose: bool) -> None:
     """Resize this host's YARN containers through cgroups on the bridge's command."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     address = _address(host, port)  # first of all: a wildcard must be refused before anything happens
+    tls = None if restore_only else _tls(host, tls_cert, tls_key, insecure)
     token = None if restore_only else _token(token_file)
     if nm_url is None and not restore_only:
         raise click.UsageError("--nm-url is required (only --restore-only runs without a NodeManager)")
@@ -101,7 +127,7 @@ def agent(nm_url: str | None, host: str, port: int, token_file: Path | None, min
             if token is None:
                 _restore(node_agent, cgroups, "left by a previous run")
             else:
-                _serve(node_agent, cgroups, _listen(address, node_agent, token), reconcile_interval)
+                _serve(node_agent, cgroups, _listen(address, node_agent, token, tls), reconcile_interval)
     except (AgentError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -112,9 +138,9 @@ def _cgroup_parent(given: str | None, state: StateFile, port: int, restore_only:
     return given or recorded or f"schedbridge-{port}"
 
 
-def _listen(address: ListenAddress, node_agent: NodeAgent, token: str) -> AgentServer:
+def _listen(address: ListenAddress, node_agent: NodeAgent, token: str, tls: ssl.SSLContext | None) -> AgentServer:
     try:
-        return AgentServer(address, node_agent, token)
+        return AgentServer(address, node_agent, token, tls=tls)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on --host {address.sockaddr[0]} --port {address.sockaddr[1]}: "
                                    f"{exc.strerror}") from exc

@@ -3,16 +3,19 @@
     GET  /v1/node                            node statistics
     GET  /v1/containers                      every running/managed container with its limits and CPU usage
     GET  /v1/containers/{id}                 one container
-    POST /v1/containers/{id}/suspend         {"freeze": false}   shrink to the minimum share (or freeze)
-    POST /v1/containers/{id}/resume          {}                  back to full size
-    POST /v1/containers/{id}/resize          {"cpus": 0.5}       cap at a CPU share
+    POST /v1/containers/{id}/suspend         {"freeze": false, "lease_s": 30}   shrink to the minimum share
+    POST /v1/containers/{id}/resume          {}                                 back to full size
+    POST /v1/containers/{id}/resize          {"cpus": 0.5, "lease_s": 30}       cap at a CPU share
+    POST /v1/leases/renew                    {"containers": [...], "lease_s": 30}   extend the leases held
 
 Errors are JSON `{"error": <code>, "message": <text>}` with the status of the `AgentError` raised.
 
 Connections are read by one asyncio loop, so a client that sends its request slowly (or never finishes
 it) costs a buffer, not a thread, and is dropped after `timeout_s`. The token is checked as soon as
 the headers are in, before any body byte is read. Only authenticated, complete requests reach the
-`WORKERS` threads that run commands, so unauthenticated clients cannot delay an authenticated one.
+`WORKERS` threads that run commands, so unauthenticated clients cannot delay an authenticated one,
+and `admission.Admission` bounds the connections that have not authenticated yet per peer address,
+so that they cannot crowd out one that will. With a TLS context the same API is served over TLS.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import json
 import logging
 import re
 import socket
+import ssl
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
+from bridge.agent.admission import Admission
 from bridge.agent.errors import AgentError, BadRequest, NoSuchEndpoint, PayloadTooLarge, Unauthorized
 from bridge.agent.service import NodeAgent
 
@@ -42,7 +47,6 @@ MAX_HEAD = 16 * 1024  # request line and headers
 MIN_TOKEN_LEN = 16
 REQUEST_TIMEOUT_S = 5.0  # for the headers, the body and the reply, each
 WORKERS = 4  # commands serialise on the agent's lock anyway; more threads would only queue
-MAX_CONNECTIONS = 256  # open at once; beyond this new connections are closed at once
 LINGER_S = 1.0  # after a closing reply, how long unread input is discarded (closing on it would reset)
 CONTAINER_PATH = re.compile(r"/v1/containers/([^/]+)(?:/(suspend|resume|resize))?")
 
@@ -104,14 +108,17 @@ class AgentServer:
     """Serves one NodeAgent on an address checked by `listen_address`; binds on construction."""
 
     def __init__(self, address: ListenAddress, agent: NodeAgent, token: str,
-                 timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+                 timeout_s: float = REQUEST_TIMEOUT_S, tls: ssl.SSLContext | None = None,
+                 admission: Admission[asyncio.Task[Any]] | None = None) -> None:
         check_token(token)
         self.agent = agent
         self.token = token.encode()
         self.timeout_s = timeout_s
+        self.tls = tls
+        self.admission: Admission[asyncio.Task[Any]] = admission or Admission()
         self.socket = _bind(address)
         self.server_address = self.socket.getsockname()
-        self.url = f"http://{address.url_host}:{self.server_address[1]}"
+        self.url = f"{'https' if tls else 'http'}://{address.url_host}:{self.server_address[1]}"
         self._loop = asyncio.new_event_loop()
         self._stop = asyncio.Event()
         self._done = threading.Event()
@@ -136,29 +143,36 @@ class AgentServer:
             self._loop.close()
 
     async def _serve(self) -> None:
-        server = await asyncio.start_server(self._connection, sock=self.socket, limit=MAX_HEAD)
+        server = await asyncio.start_server(self._connection, sock=self.socket, limit=MAX_HEAD, ssl=self.tls,
+                                            ssl_handshake_timeout=self.timeout_s if self.tls else None)
         try:
             await self._stop.wait()
         finally:
             server.close()
-            for task in self._connections:
+            open_ = list(self._connections)
+            for task in open_:
                 task.cancel()
-            await asyncio.gather(*self._connections, return_exceptions=True)
+            await asyncio.gather(*open_, return_exceptions=True)
+            log.info("stopped serving; closed %d open connection(s)", len(open_))  # one line, however many
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if len(self._connections) >= MAX_CONNECTIONS:
-            writer.close()
-            return
         task = asyncio.current_task()
         assert task is not None, "a connection handler runs in a task"
+        peer = str((writer.get_extra_info("peername") or ("?",))[0])
+        displaced = self.admission.admit(task, peer)
+        if displaced is not None:
+            displaced.cancel()  # the oldest unauthenticated connection of this address (or of all)
         self._connections.add(task)
         try:
-            while await self._exchange(reader, writer):
+            while await self._exchange(reader, writer, task):
                 pass
-        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
-            pass  # slow, half-sent or vanished: drop the connection, no thread was ever held
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+            pass  # slow, half-sent, vanished or a failed handshake: drop it, no thread was ever held
+        except asyncio.CancelledError:
+            pass  # displaced by a newer connection, or the agent stops: ended quietly, not logged
         finally:
             self._connections.discard(task)
+            self.admission.leave(task)
             writer.close()
 
     @staticmethod
@@ -171,7 +185,8 @@ class AgentServer:
                 while await reader.read(MAX_BODY):
                     pass
 
-    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        connection: asyncio.Task[Any]) -> bool:
         """Answer one request; whether the connection can carry another."""
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.timeout_s)
@@ -183,9 +198,10 @@ class AgentServer:
         try:
             request = _parse_head(head)
             self._authenticate(request.headers)
+            may_stay = self.admission.authenticated(connection)
             length = _content_length(request.headers)
             raw = await asyncio.wait_for(reader.readexactly(length), self.timeout_s) if length else b""
-            keep_alive = request.keep_alive
+            keep_alive = request.keep_alive and may_stay
             body = _json_body(raw)
             payload = await asyncio.get_running_loop().run_in_executor(
                 self._pool, self._route, request.method, request.path, body)
@@ -221,15 +237,17 @@ class AgentServer:
             return agent.node()
         if method == "GET" and path == "/v1/containers":
             return {"containers": agent.containers()}
+        if method == "POST" and path == "/v1/leases/renew":
+            return agent.renew(body.get("containers"), body.get("lease_s"))
         match = CONTAINER_PATH.fullmatch(path)
         if match is None:
             raise NoSuchEndpoint(f"no endpoint {method} {path}")
         container_id, action = match.groups()
         handlers: dict[tuple[str, str | None], Callable[[], dict[str, Any]]] = {
             ("GET", None): lambda: agent.container(container_id),
-            ("POST", "suspend"): lambda: agent.suspend(container_id, freeze=_flag(body, "freeze")),
+            ("POST", "suspend"): lambda: agent.suspend(container_id, _flag(body, "freeze"), body.get("lease_s")),
             ("POST", "resume"): lambda: agent.resume(container_id),
-            ("POST", "resize"): lambda: agent.resize(container_id, body.get("cpus")),
+            ("POST", "resize"): lambda: agent.resize(container_id, body.get("cpus"), body.get("lease_s")),
         }
         handler = handlers.get((method, action))
         if handler is None:

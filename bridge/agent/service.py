@@ -5,7 +5,8 @@ start; suspend/resize/resume only change the group's limits (children inherit th
 never scan /proc). Reconciliation sweeps stray processes into their groups and releases the group of
 every container that is no longer running, so a throttle never outlives its container. The state file
 records each limit before it takes effect, so a restart after a crash (`release_all`) can put every
-touched container back to full size.
+touched container back to full size. Every throttle holds under a lease (`leases.py`): one whose
+controller stopped renewing it is lifted by the next reconciliation.
 """
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bridge.agent.cgroups import CpuController
 from bridge.agent.errors import (AgentError, BadRequest, ContainerNotRunning, NodeManagerUnavailable,
                                  NoContainerProcesses, UnknownContainer)
+from bridge.agent.leases import Leases, lease_seconds
 from bridge.agent.nodemanager import NmContainer, NodeManagerSource, check_container_id
 from bridge.agent.procfs import ProcTable, TreeFinder
 from bridge.agent.state import Managed, StateFile
@@ -40,12 +43,17 @@ class Limits:
     share: float | None
     frozen: bool = False
 
+    @property
+    def throttled(self) -> bool:
+        return self.share is not None or self.frozen
+
 
 class NodeAgent:
     """Owns the cgroups of one NodeManager's containers; thread-safe (one lock around all changes)."""
 
     def __init__(self, nm: NodeManagerSource, cgroups: CpuController, finder: TreeFinder, state: StateFile,
-                 min_share: float = DEFAULT_MIN_SHARE, proc_root: Path = Path("/proc")) -> None:
+                 min_share: float = DEFAULT_MIN_SHARE, proc_root: Path = Path("/proc"),
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.cpus = os.cpu_count() or 1
         if not 0.01 <= min_share <= self.cpus:
             raise BadRequest(f"min_share must be within [0.01, {self.cpus}] cores, got {min_share}")
@@ -56,23 +64,35 @@ class NodeAgent:
         self.listing: dict[str, NmContainer] = {}
         self.finished: OrderedDict[str, None] = OrderedDict()
         self.nm_reachable = False
+        self.leases = Leases(clock)
         self._lock = threading.Lock()
 
     # -- commands -------------------------------------------------------------------------------
-    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]:
-        return self._apply(container_id, Limits(self.min_share, frozen=freeze))
+    def suspend(self, container_id: str, freeze: bool = False, lease_s: Any = None) -> dict[str, Any]:
+        """Shrink to the minimum share (or freeze) for ``lease_s`` seconds unless renewed."""
+        return self._apply(container_id, Limits(self.min_share, frozen=freeze), lease_seconds(lease_s))
 
     def resume(self, container_id: str) -> dict[str, Any]:
-        return self._apply(container_id, Limits(None))
+        return self._apply(container_id, Limits(None), 0.0)
 
-    def resize(self, container_id: str, cpus: Any) -> dict[str, Any]:
+    def resize(self, container_id: str, cpus: Any, lease_s: Any = None) -> dict[str, Any]:
         if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not math.isfinite(cpus) \
                 or not self.min_share <= cpus <= self.cpus:
             raise BadRequest(f"resize of {container_id}: cpus must be a number within "
                              f"[{self.min_share}, {self.cpus}], got {cpus!r}")
-        return self._apply(container_id, Limits(float(cpus)))
+        return self._apply(container_id, Limits(float(cpus)), lease_seconds(lease_s))
 
-    def _apply(self, container_id: str, limits: Limits) -> dict[str, Any]:
+    def renew(self, container_ids: Any, lease_s: Any = None) -> dict[str, Any]:
+        """Extend the leases on ``container_ids`` (a controller's batch renewal); those this agent
+        holds no lease on (resumed, expired, finished) come back as ``not_held``."""
+        if not isinstance(container_ids, list) or not all(isinstance(c, str) for c in container_ids):
+            raise BadRequest("'containers' must be a list of container ids")
+        seconds = lease_seconds(lease_s)
+        with self._lock:
+            renewed, not_held = self.leases.renew(container_ids, seconds)
+        return {"renewed": renewed, "not_held": not_held, "lease_s": seconds}
+
+    def _apply(self, container_id: str, limits: Limits, lease_s: float) -> dict[str, Any]:
         container = self._require_running(container_id)
         with self._lock:
             if container_id not in self.managed:
@@ -82,6 +102,10 @@ class NodeAgent:
             self.state.save(self.managed)  # recorded before it takes effect: a crash now is still undone
             self.cgroups.set_share(container_id, limits.share)
             self.cgroups.set_frozen(container_id, limits.frozen)
+            if limits.throttled:
+                self.leases.grant(container_id, lease_s)
+            else:
+                self.leases.drop(container_id)
             log.info("container %s: share=%s frozen=%s", container_id, limits.share, limits.frozen)
             return self._status(container_id, container)
 
@@ -126,14 +150,38 @@ class NodeAgent:
         entry = self.managed.get(container_id, Managed())
         self.cgroups.release(container_id, entry.origin)
         self.managed.pop(container_id, None)
+        self.leases.forget(container_id)
         self.finished[container_id] = None
         if len(self.finished) > REMEMBERED_FINISHED:
             self.finished.popitem(last=False)
         log.info("container %s: released (full size, group removed)", container_id)
 
     # -- periodic work ---------------------------------------------------------------------------
+    def expire_leases(self) -> list[str]:
+        """Put every container whose lease ran out back to full size (its controller stopped
+        renewing: it died, or lost the network); returns them."""
+        with self._lock:
+            due = self.leases.due()
+            for cid in due:
+                self._guarded(self._lift, cid)
+            return due
+
+    def _lift(self, container_id: str) -> None:
+        entry = self.managed.get(container_id)
+        self.leases.expire(container_id)
+        if entry is None:
+            return
+        entry.share, entry.frozen = None, False
+        self.state.save(self.managed)
+        self.cgroups.set_share(container_id, None)
+        self.cgroups.set_frozen(container_id, False)
+        log.warning("container %s: lease expired (its controller stopped renewing it): back to full size",
+                    container_id)
+
     def reconcile(self) -> None:
-        """Adopt new running containers, sweep new children in, release groups of finished containers."""
+        """Lift expired leases, adopt new running containers, sweep new children in, release groups
+        of finished containers."""
+        self.expire_leases()  # first: the NodeManager call below may take up to its timeout
         try:
             listing = {c.id: c for c in self.nm.containers()}
             self.nm_reachable = True
@@ -210,6 +258,8 @@ class NodeAgent:
             "share": entry.share if entry else None,
             "frozen": entry.frozen if entry else False,
             "throttled": entry.throttled if entry else False,
+            "lease_s_left": self.leases.left(container_id),
+            "lease_expired_at": self.leases.expired_at.get(container_id),
             "pids": len(self.cgroups.pids(container_id)) if entry else 0,
             "cpu_usage_ns": usage,
             "sampled_at": time.time(),
@@ -229,6 +279,8 @@ class NodeAgent:
                 "managed_containers": len(entries),
                 "throttled_containers": sum(1 for e in entries if e.throttled),
                 "frozen_containers": sum(1 for e in entries if e.frozen),
+                "leases_held": len(self.leases),
+                "leases_expired": self.leases.expired_total,
                 "loadavg": list(os.getloadavg()),
                 "agent_cpu_s": own.ru_utime + own.ru_stime,
                 "sampled_at": time.time(),

@@ -142,7 +142,7 @@ class AgentProcess:
             self.proc = subprocess.Popen(self.args + ["--nm-url", self.nm_url], stdout=subprocess.PIPE, stderr=log,
                                          env=env)
         line = _read_line(self.proc, timeout_s)
-        match = re.search(r"listening on (http://\S+)", line)
+        match = re.search(r"listening on (https?://\S+)", line)
         if match is None:
             self.stop()
             raise AssertionError(f"agent did not start: {line!r} {self.log()[-2000:]}")

@@ -26,7 +26,8 @@ from bridge.drivers.spark_slots import SparkRunner
 from bridge.drivers.spark_state import AppState, LiveCluster
 from bridge.drivers.topology import Nodes, slot_spec
 from bridge.nodes.container_commands import ContainerCommands
-from bridge.nodes.node_capacity import NodeResources, RaisedVcores
+from bridge.nodes.leases import LeaseRenewal
+from bridge.nodes.node_capacity import Guard, NodeResources, RaisedVcores
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement
 from policies import registry
@@ -161,17 +162,19 @@ class NodePlanner(EnginePlanner):
 @contextmanager
 def node_preemption(rm: NodeResources, preemptor: ContainerPreemptor, nodes: Sequence[str], cores: int,
                     name: str, params: Mapping[str, str], vcores_record: Path,
-                    tick_s: float = 0.1) -> Iterator[NodePlanner]:
+                    tick_s: float = 0.1, guard: Callable[[Path], Guard] | None = None) -> Iterator[NodePlanner]:
     """Policy ``name`` live on ``nodes`` for the span of the block: they advertise ``cores + extra``
-    vcores, the driver thread runs, and on exit every throttled container and every node is restored.
+    vcores, the driver thread runs, the suspends' leases are renewed, and on exit every throttled
+    container and every node is restored.
 
     ``preemptor.agents`` maps each NodeManager address to its node agent (it may be filled in
-    later, before the first task starts)."""
+    later, before the first task starts); ``guard`` restores the vcores if this process dies
+    (``RaisedVcores``)."""
     start = time.monotonic()
     planner = NodePlanner(name, params, nodes, cores, preemptor, lambda: time.monotonic() - start)
     stop = threading.Event()
     thread = threading.Thread(target=planner.run, args=(stop, tick_s), name="node-driver", daemon=True)
-    with RaisedVcores(rm, planner.extra, vcores_record):
+    with RaisedVcores(rm, planner.extra, vcores_record, guard), LeaseRenewal(preemptor):
         thread.start()
         try:
             yield planner

@@ -7,6 +7,8 @@ of what operators expect; `docs/node-agent.md`, "Agents of a cluster"):
     token_file = "/etc/schedbridge/agent.token"   # relative paths are from the agents file's directory
     url = "http://{host}:8478"                    # any NodeManager: {host} is its host as the RM lists it
     timeout_s = 10                                # every call to an agent, the preflight's included
+    lease_s = 30                                  # how long a suspend outlives a controller that died
+    ca = "agents-ca.pem"                          # optional: verify https agents against it (else the system's)
     vcores_record = "~/.schedbridge/vcores-prod.json"   # optional; default: one per ResourceManager
 
     [nodes]                                       # optional: one NodeManager's own agent
@@ -28,7 +30,6 @@ from __future__ import annotations
 import getpass
 import hashlib
 import os
-import stat
 import string
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -43,7 +44,10 @@ import click
 
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import AgentError
+from bridge.agent.leases import DEFAULT_LEASE_S, MAX_LEASE_S
 from bridge.agent.server import MIN_TOKEN_LEN
+from bridge.common.secret_file import check_private
+from bridge.common.tls import client_context
 from bridge.testbed.layout import ClusterLayout, default_layout
 from bridge.testbed.local_agents import require_root, start_local_agents
 from yarnclient.models import Node
@@ -55,7 +59,7 @@ OPTION_HELP = (f"Agents file (TOML) naming the cluster's node agents and their t
                f"(default: ${ENV_VAR}); see docs/node-agent.md, 'Agents of a cluster'.")
 DEFAULT_TIMEOUT_S = 10.0  # above the agent's own NodeManager timeout (5 s), as for the testbed's agents
 PLACEHOLDERS = frozenset({"host"})
-KEYS = frozenset({"token_file", "url", "timeout_s", "vcores_record", "nodes"})
+KEYS = frozenset({"token_file", "url", "timeout_s", "lease_s", "ca", "vcores_record", "nodes"})
 
 
 class AgentsConfigError(ValueError):
@@ -78,17 +82,19 @@ class AgentsConfig:
     nodes: Mapping[str, str]        # a NodeManager's web address or host -> its agent's URL
     timeout_s: float
     vcores_record: Path | None      # None: ``default_vcores_record`` of the cluster's RM
+    lease_s: float = DEFAULT_LEASE_S  # each suspend's lease; the controller renews it every third
+    ca: Path | None = None          # the CA that https agents' certificates are verified against
 
     def token(self) -> str:
         """The agents' shared token; an error naming the token file (and this file) if unusable."""
         where = f"token_file {self.token_file} (agents file {self.path})"
         try:
-            mode = self.token_file.stat().st_mode
+            check_private(self.token_file, "token_file")
             token = self.token_file.read_text().strip()
         except OSError as exc:
             raise AgentsConfigError(f"{where}: {exc.strerror or exc}") from None
-        if mode & (stat.S_IROTH | stat.S_IWOTH):
-            raise AgentsConfigError(f"{where} is readable or writable by every user; chmod o-rw it")
+        except ValueError as exc:
+            raise AgentsConfigError(f"{exc} (agents file {self.path})") from None
         if len(token) < MIN_TOKEN_LEN:
             raise AgentsConfigError(f"{where} holds {len(token)} characters; the agents need at least "
                                     f"{MIN_TOKEN_LEN}")
@@ -175,12 +181,24 @@ def _parse(path: Path, data: dict[str, Any]) -> AgentsConfig:
     if url is None and not checked:
         raise AgentsConfigError(f"agents file {path}: no agents: give a url pattern "
                                 "(url = \"http://{host}:8478\") or a [nodes] table")
-    timeout = data.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 600:
-        raise fail("timeout_s", f"must be a number of seconds in (0, 600], got {timeout!r}")
+    timeout = _seconds(data, "timeout_s", DEFAULT_TIMEOUT_S, 600, fail)
+    lease = _seconds(data, "lease_s", DEFAULT_LEASE_S, MAX_LEASE_S, fail)
     record = data.get("vcores_record")
     record_path = None if record is None else _path(path, record, fail("vcores_record", "must be a file name"))
-    return AgentsConfig(path, token_file, url, checked, float(timeout), record_path)
+    ca = None if "ca" not in data else _path(path, data["ca"], fail("ca", "must be a file name (a PEM file)"))
+    if ca is not None:
+        try:
+            client_context(ca)
+        except ValueError as exc:
+            raise fail("ca", str(exc)) from None
+    return AgentsConfig(path, token_file, url, checked, timeout, record_path, lease, ca)
+
+
+def _seconds(data: dict[str, Any], key: str, default: float, most: float, fail: Any) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= most:
+        raise fail(key, f"must be a number of seconds in (0, {most:g}], got {value!r}")
+    return float(value)
 
 
 def _path(config: Path, value: object, error: AgentsConfigError) -> Path:
@@ -229,7 +247,8 @@ def connect(config: AgentsConfig, rm: NodeList) -> dict[str, AgentClient]:
     if not urls:
         raise AgentsConfigError("the ResourceManager lists no RUNNING NodeManager")
     token = config.token()
-    agents = {node: AgentClient(url, token, timeout_s=config.timeout_s) for node, url in sorted(urls.items())}
+    agents = {node: AgentClient(url, token, timeout_s=config.timeout_s, ca=config.ca)
+              for node, url in sorted(urls.items())}
     try:
         preflight(agents, config.path)
     except AgentsConfigError:

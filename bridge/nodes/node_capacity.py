@@ -6,13 +6,15 @@ an N-core node the RM must believe the node has N+Q vcores: ``POST /ws/v1/cluste
 re-registers, so the original capacity is restored on exit, on error, and by ``restore`` from a file
 written before the first change (for a driver that was killed). That record is written once and kept
 until a restore succeeds: a run that finds it (its predecessor was killed) takes the original values
-from it, never the raised values the RM shows, so Q is not added twice.
+from it, never the raised values the RM shows, so Q is not added twice. Given a ``GuardTarget``, a
+guard process (``bridge.nodes.vcores_guard``) restores from that record by itself if the process
+holding the raise dies, SIGKILL included.
 """
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
@@ -32,28 +34,43 @@ class NodeResources(Protocol):
                              overcommit_timeout_s: int = -1) -> dict: ...
 
 
+class Guard(Protocol):
+    """Whatever restores the record if this process dies; released once it has restored itself."""
+
+    def release(self) -> None: ...
+
+
 class RaisedVcores:
     """Context manager: every RUNNING node advertises ``extra`` more vcores while it is open."""
 
-    def __init__(self, rm: NodeResources, extra: int, record: Path) -> None:
+    def __init__(self, rm: NodeResources, extra: int, record: Path,
+                 guard: Callable[[Path], Guard] | None = None) -> None:
+        """``guard``, given the record, starts what restores it if this process dies."""
         if extra < 0:
             raise ValueError(f"extra vcores must be >= 0, got {extra}")
-        self.rm, self.extra, self.record = rm, extra, record
+        self.rm, self.extra, self.record, self.start_guard = rm, extra, record, guard
         self.original: dict[str, tuple[int, int]] = {}
+        self._guard: Guard | None = None
 
     def __enter__(self) -> RaisedVcores:
         self.original = original_capacities(self.rm, self.record)
+        if self.start_guard is not None:  # before any raise: a death from now on is covered
+            self._guard = self.start_guard(self.record)
         try:
             for node_id, (vcores, memory_mb) in sorted(self.original.items()):
                 self.rm.update_node_resource(node_id, vcores=vcores + self.extra, memory_mb=memory_mb)
-        except Exception:
-            self.restore_now()
+        except BaseException:
+            self.__exit__(None, None, None)
             raise
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.restore_now()
+        try:
+            self.restore_now()
+        finally:
+            if self._guard is not None:
+                self._guard.release()
 
     def restore_now(self) -> None:
         """Put back the recorded capacities; the record file goes once all of them are back."""

@@ -2,19 +2,23 @@
 
 A live driver (Kairos' node side, or Big-C's and Falcon's preemption) decides *whom* to pause; this
 module only carries the command to the right node agent, times it, and remembers what it throttled
-so that ``restore_all`` can give every container its full share back when the driver stops. A
+so that ``restore_all`` can give every container its full share back when the driver stops, and
+``held`` can tell the lease renewal (``bridge.nodes.leases``) what to renew: every suspend holds
+for ``lease_s`` seconds at the agent, so a driver that dies leaves no throttle for long. A
 container that has already finished is not an error here: the agent refuses it (404/409) and the
 outcome is ``SKIP``, because a task that ended needs no throttle.
 """
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bridge.agent.errors import AgentError, ContainerNotRunning, UnknownContainer
+from bridge.agent.leases import DEFAULT_LEASE_S
 from policies.api import Code, Status
 
 log = logging.getLogger(__name__)
@@ -23,9 +27,12 @@ log = logging.getLogger(__name__)
 class Agent(Protocol):
     """The part of `bridge.agent.client.AgentClient` this module uses."""
 
-    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]: ...
+    def suspend(self, container_id: str, freeze: bool = False, lease_s: float | None = None) -> dict[str, Any]: ...
 
     def resume(self, container_id: str) -> dict[str, Any]: ...
+
+    def renew(self, container_ids: list[str], lease_s: float | None = None,
+              timeout_s: float | None = None) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, order=True)
@@ -48,29 +55,53 @@ class Command:
 
 
 class ContainerPreemptor:
-    """Applies suspend/resume to containers; thread-compatible (callers serialize, as the drivers do)."""
+    """Applies suspend/resume to containers; thread-compatible (callers serialize, as the drivers do),
+    except ``held`` and ``lapsed``, which the lease renewal calls from its own thread."""
 
     def __init__(self, agents: Mapping[str, Agent], freeze: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, lease_s: float = DEFAULT_LEASE_S) -> None:
         self.agents = dict(agents)
         self.freeze = freeze
         self.clock = clock
+        self.lease_s = lease_s
         self.throttled: set[ContainerRef] = set()
         self.commands: list[Command] = []
+        self._suspends = 0  # numbers each suspend, so a lapse seen late never undoes a newer one
+        self._since: dict[ContainerRef, int] = {}
+        self._lock = threading.Lock()
 
     def suspend(self, ref: ContainerRef) -> Status:
-        """Shrink ``ref`` to its agent's minimum share (or freeze it, if configured)."""
-        status = self._send(ref, "suspend", lambda agent: agent.suspend(ref.container, freeze=self.freeze))
+        """Shrink ``ref`` to its agent's minimum share (or freeze it, if configured) under a lease."""
+        status = self._send(ref, "suspend",
+                            lambda agent: agent.suspend(ref.container, freeze=self.freeze, lease_s=self.lease_s))
         if status.ok:
-            self.throttled.add(ref)
+            with self._lock:
+                self._suspends += 1
+                self.throttled.add(ref)
+                self._since[ref] = self._suspends
         return status
 
     def resume(self, ref: ContainerRef) -> Status:
         """Give ``ref`` its full share back."""
         status = self._send(ref, "resume", lambda agent: agent.resume(ref.container))
         if status.code is not Code.ERROR:
-            self.throttled.discard(ref)
+            with self._lock:
+                self.throttled.discard(ref)
+                self._since.pop(ref, None)
         return status
+
+    def held(self) -> dict[ContainerRef, int]:
+        """Every container held throttled, with the number of the suspend that throttled it."""
+        with self._lock:
+            return dict(self._since)
+
+    def lapsed(self, ref: ContainerRef, since: int) -> None:
+        """The agent holds no lease on ``ref`` any more (it expired, or the container finished): it
+        runs at full share, unless suspended again after ``since``."""
+        with self._lock:
+            if self._since.get(ref) == since:
+                self.throttled.discard(ref)
+                del self._since[ref]
 
     def restore_all(self) -> list[ContainerRef]:
         """Resume every container this preemptor throttled; returns those still throttled (unreachable)."""

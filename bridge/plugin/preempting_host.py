@@ -22,6 +22,7 @@ from bridge.drivers.planners import RoundPlanner, make_planner
 from bridge.nodes.cluster_agents import AgentsConfig, agents_file, connect, default_vcores_record, hadoop_user, load
 from bridge.nodes.node_capacity import load_record
 from bridge.nodes.preemption import ContainerPreemptor
+from bridge.nodes.vcores_guard import GuardTarget
 from bridge.testbed.target import resolve
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient
@@ -39,8 +40,10 @@ def node_planner(stack: ExitStack, policy: str, params: Mapping[str, str], confi
         settings = dict(params)
         given = settings.pop(NODE_CORES, None)
         cores = advertised_cores(rm, record) if given is None else node_cores(given)
-        return stack.enter_context(node_preemption(rm, ContainerPreemptor(agents), sorted(agents), cores,
-                                                   policy, settings, record))
+        preemptor = ContainerPreemptor(agents, lease_s=config.lease_s)
+        guard = GuardTarget((rm_url,), hadoop_user()).start  # vcores back even after a SIGKILL
+        return stack.enter_context(node_preemption(rm, preemptor, sorted(agents), cores,
+                                                   policy, settings, record, guard=guard))
     except YarnError as exc:
         raise ValueError(f"the ResourceManager at {rm_url}: {exc}") from None
 

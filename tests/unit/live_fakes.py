@@ -13,6 +13,7 @@ class FakeAgent:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
+        self.leases: dict[str, float | None] = {}
         self.gone: set[str] = set()
         self.down = False
 
@@ -24,11 +25,21 @@ class FakeAgent:
         self.calls.append((action, container_id))
         return {"id": container_id}
 
-    def suspend(self, container_id: str, freeze: bool = False) -> dict[str, Any]:
+    def suspend(self, container_id: str, freeze: bool = False, lease_s: float | None = None) -> dict[str, Any]:
+        self.leases[container_id] = lease_s
         return self._call("freeze" if freeze else "suspend", container_id)
 
     def resume(self, container_id: str) -> dict[str, Any]:
+        self.leases.pop(container_id, None)
         return self._call("resume", container_id)
+
+    def renew(self, container_ids: list[str], lease_s: float | None = None,
+              timeout_s: float | None = None) -> dict[str, Any]:
+        if self.down:
+            raise AgentUnavailable("agent down")
+        self.calls.append(("renew", ",".join(container_ids)))
+        held = [c for c in container_ids if c in self.leases]
+        return {"renewed": held, "not_held": [c for c in container_ids if c not in held]}
 
 
 class FakeRM:

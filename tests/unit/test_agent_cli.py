@@ -17,6 +17,7 @@ from bridge.agent.client import AgentClient
 from bridge.agent.state import Managed, StateFile
 from bridge.agent.trial import SCHEDBRIDGE, wait_for
 from bridge.agent.trial import FakeNodeManager as TrialNodeManager
+from tests.certs import make_cert
 from tests.unit.agent_fakes import CID, LOCAL, container_tree
 from tests.unit.test_agent_cgroups import v1_root
 
@@ -33,6 +34,30 @@ def run(tmp_path: Path, *args: str, token: str | None = TOKEN):
 def test_missing_token_is_a_usage_error(tmp_path: Path) -> None:
     result = run(tmp_path, token=None)
     assert result.exit_code == 2 and "no shared token" in result.output
+
+
+@pytest.mark.parametrize("mode", [0o604, 0o602])
+def test_a_token_file_every_user_can_read_or_write_is_refused(tmp_path: Path, mode: int) -> None:
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(mode)
+    result = run(tmp_path, "--token-file", str(token_file), token=None)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"token file {token_file} is readable or writable by every user; chmod o-rw it" in result.output
+    assert "--token-file" in result.output
+    assert not (tmp_path / "s.json").exists()  # refused before anything was touched
+
+
+def test_a_non_loopback_listen_needs_tls_or_insecure(tmp_path: Path) -> None:
+    result = run(tmp_path, "--host", "10.255.255.1")
+    assert result.exit_code == 2 and "refuses to listen on '10.255.255.1' without TLS" in result.output
+    assert "--tls-cert and --tls-key" in result.output and not (tmp_path / "s.json").exists()
+    cert = make_cert(tmp_path)
+    result = run(tmp_path, "--tls-cert", str(cert.cert))
+    assert result.exit_code == 2 and "--tls-cert and --tls-key go together" in result.output
+    result = run(tmp_path, "--tls-cert", str(cert.cert), "--tls-key", str(cert.cert))
+    assert result.exit_code == 2 and f"cannot load the TLS certificate {cert.cert}" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_missing_cgroup_controller_is_named(tmp_path: Path) -> None:

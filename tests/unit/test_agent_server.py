@@ -70,6 +70,16 @@ def test_commands_round_trip_through_the_client(served) -> None:
     assert client.node()["cgroup_version"] == 1
 
 
+def test_suspend_carries_a_lease_that_the_batch_endpoint_renews(served) -> None:
+    server, _, _ = served
+    client = AgentClient(url(server), TOKEN)
+    assert 0 < client.suspend(CID, lease_s=5)["lease_s_left"] <= 5
+    assert client.renew([CID, OTHER], lease_s=20) == {"renewed": [CID], "not_held": [OTHER], "lease_s": 20.0}
+    assert 5 < client.container(CID)["lease_s_left"] <= 20
+    with pytest.raises(BadRequest, match="lease_s"):
+        client.renew([CID], lease_s=-1)
+
+
 def test_missing_or_wrong_token_is_rejected(served) -> None:
     server, _, cgroups = served
     with pytest.raises(Unauthorized):

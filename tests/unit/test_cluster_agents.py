@@ -3,6 +3,7 @@ before a run (real HTTP against a real agent server on loopback), within the tim
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +20,8 @@ from bridge.agent.state import StateFile
 from bridge.drivers.node_engine import NodePlanner
 from bridge.drivers.spark_engine import EnginePlanner
 from bridge.nodes import cluster_agents
+from bridge.agent.leases import DEFAULT_LEASE_S
+from tests.certs import make_cert
 from bridge.nodes.cluster_agents import AgentsConfigError, ConfiguredAgents, LocalTestbedAgents, agents_for, load
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.plugin.host import refusal
@@ -63,6 +66,7 @@ def test_a_pattern_and_per_node_entries_map_every_running_nodemanager(tmp_path: 
     config = load(path)
     assert config.token_file == tmp_path / "agent.token"  # relative to the agents file
     assert config.timeout_s == 3.0 and config.vcores_record is None
+    assert config.lease_s == DEFAULT_LEASE_S <= 60 and config.ca is None
     assert config.token() == TOKEN
     nodes = [node("nm1:8042"), node("nm2:8042"), node("nm3:8042"), node("nm4:8042", state="LOST")]
     assert config.urls(nodes) == {"nm1:8042": "http://nm1:8478", "nm2:8042": "http://10.0.0.2:9478",
@@ -82,6 +86,8 @@ def test_a_pattern_and_per_node_entries_map_every_running_nodemanager(tmp_path: 
     ('token_file = "t"\n', r"no agents: give a url pattern"),
     ('token_file = "t"\nurl = "http://{host}:1"\ntimeout_s = 0\n', r"key 'timeout_s': .*\(0, 600\]"),
     ('token_file = "t"\nurl = "http://{host}:1"\ntimeout_s = true\n', r"key 'timeout_s'"),
+    ('token_file = "t"\nurl = "http://{host}:1"\nlease_s = 0\n', r"key 'lease_s': .*\(0, 600\]"),
+    ('token_file = "t"\nurl = "http://{host}:1"\nca = "none.pem"\n', r"key 'ca': cannot load the TLS CA file"),
 ])
 def test_mistakes_in_the_file_are_named(tmp_path: Path, text: str, message: str) -> None:
     path = write(tmp_path, text)
@@ -152,11 +158,23 @@ def test_the_plugin_takes_the_agents_conf_key() -> None:
 @pytest.fixture
 def agent_url(tmp_path: Path) -> Iterator[str]:
     """A real agent server (fake NodeManager and cgroups behind it) on loopback."""
+    yield from _agent_server(tmp_path)
+
+
+@pytest.fixture
+def tls_agent_url(tmp_path: Path) -> Iterator[str]:
+    """The same over TLS, with a self-signed certificate copied to ``agents-ca.pem``."""
+    cert = make_cert(tmp_path)
+    (tmp_path / "agents-ca.pem").write_bytes(cert.cert.read_bytes())
+    yield from _agent_server(tmp_path, cert.context())
+
+
+def _agent_server(tmp_path: Path, tls: ssl.SSLContext | None = None) -> Iterator[str]:
     agent = NodeAgent(FakeNodeManager(), FakeCgroups(), TreeFinder((PurePosixPath("/data/nm-local"),)),
                       StateFile(tmp_path / "state.json"), proc_root=tmp_path / "proc")
     (tmp_path / "proc").mkdir()
     agent.reconcile()  # the NodeManager answered: the agent reports it reachable
-    server = AgentServer(listen_address("127.0.0.1", 0), agent, TOKEN, timeout_s=1.0)
+    server = AgentServer(listen_address("127.0.0.1", 0), agent, TOKEN, timeout_s=1.0, tls=tls)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server.url
@@ -200,6 +218,16 @@ def test_every_unusable_agent_is_named_before_the_run_within_the_timeout(tmp_pat
     message = str(caught.value)
     assert "2 of 3 not usable" in message and "good:8042" not in message
     assert "down:8042: AgentUnavailable" in message and "hung:8042: AgentUnavailable" in message
+
+
+def test_https_agents_are_verified_against_the_files_ca(tmp_path: Path, tls_agent_url: str) -> None:
+    nodes = f'[nodes]\n"nm1:8042" = "{tls_agent_url}"\n'
+    config = load(write(tmp_path, f'token_file = "agent.token"\nca = "agents-ca.pem"\n{nodes}'))
+    assert config.ca == tmp_path / "agents-ca.pem"
+    assert cluster_agents.connect(config, RM(node("nm1:8042")))["nm1:8042"].node()["cgroup_version"] == 1
+    without = load(write(tmp_path, f'token_file = "agent.token"\n{nodes}'))  # the system store: refused
+    with pytest.raises(AgentsConfigError, match="nm1:8042: AgentUnavailable.*CERTIFICATE_VERIFY_FAILED"):
+        cluster_agents.connect(without, RM(node("nm1:8042")))
 
 
 def test_a_wrong_token_is_named(tmp_path: Path, agent_url: str) -> None:
