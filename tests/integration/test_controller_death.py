@@ -33,6 +33,7 @@ SCHEDBRIDGE = str(Path(sys.executable).parent / "schedbridge")
 LEASE_S = 5.0
 SLACK_S = 3.0  # the agents' reconcile interval (1 s) and a loaded host's scheduling
 APP_NAME = "schedbridge-burn"
+KAIROS = ["--policy", "kairos", "--param", "node_cores=1", "--param", "w=2"]  # serve's and submit's alike
 
 
 def leased(agents_file: Path) -> Path:
@@ -67,6 +68,14 @@ def burn_app(args: list[str], out: Path, env: dict[str, str], log: Path) -> subp
     with log.open("w") as err:
         return subprocess.Popen(command, env={**env, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
                                 stderr=err, start_new_session=True)
+
+
+def running(app: subprocess.Popen, folder: Path) -> bool:
+    """True while the application runs; its ending (e.g. refused at start) fails the test at once."""
+    if app.poll() is not None:
+        raise AssertionError(f"the application ended with {app.returncode}: "
+                             f"{(folder / 'app.log').read_text()[-3000:]}")
+    return True
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -104,8 +113,7 @@ def test_sigkill_of_serve_mid_run_leaves_no_throttle_and_no_raised_vcores(testbe
     vcores_before, apps_before = vcores(rm), {a.app_id for a in rm.apps()}
     token_file, serve_log = tmp_path / "serve-token", tmp_path / "serve.log"
     with serve_log.open("w") as log:
-        serve = subprocess.Popen([SCHEDBRIDGE, "serve", "--policy", "kairos", "--param", "node_cores=1",
-                                  "--param", "w=2", "--port", "0", "--token-file", str(token_file),
+        serve = subprocess.Popen([SCHEDBRIDGE, "serve", *KAIROS, "--port", "0", "--token-file", str(token_file),
                                   "--agents", str(agents_file)],
                                  env={**testbed.spark_env(), "PYTHONPATH": str(ROOT)},  # this checkout's bridge
                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -115,10 +123,9 @@ def test_sigkill_of_serve_mid_run_leaves_no_throttle_and_no_raised_vcores(testbe
                           "serve to listen").group(1)  # type: ignore[union-attr]
         assert vcores(rm) == {node: v + 1 for node, v in vcores_before.items()}  # Q = 1 more while it runs
         app = burn_app(["--conf", f"spark.schedbridge.endpoint=tcp://127.0.0.1:{port}",
-                        "--conf", f"spark.schedbridge.token.file={token_file}",
-                        "--conf", "spark.schedbridge.policy=kairos"],
+                        "--conf", f"spark.schedbridge.token.file={token_file}", *KAIROS],
                        tmp_path / "out.json", testbed.spark_env(), tmp_path / "app.log")
-        held = wait_until(lambda: throttled(agents), 600, "Kairos to suspend a container")
+        held = wait_until(lambda: running(app, tmp_path) and throttled(agents), 600, "Kairos to suspend a container")
         os.killpg(serve.pid, signal.SIGKILL)
         killed_at = time.monotonic()
         serve.wait(timeout=30)
@@ -139,12 +146,11 @@ def test_sigkill_of_a_driver_with_kairos_beside_it_leaves_no_throttle_and_no_rai
     leased(agents_file)
     agents, rm = clients(processes), ResourceManagerClient(testbed.rm_url)
     vcores_before, apps_before = vcores(rm), {a.app_id for a in rm.apps()}
-    app = burn_app(["--policy", "kairos", "--param", "node_cores=1", "--param", "w=2",
-                    "--conf", f"spark.schedbridge.agents={agents_file}",
+    app = burn_app([*KAIROS, "--conf", f"spark.schedbridge.agents={agents_file}",
                     "--conf", f"spark.schedbridge.host.log={tmp_path / 'host.log'}"],
                    tmp_path / "out.json", testbed.spark_env(), tmp_path / "app.log")
     try:
-        wait_until(lambda: throttled(agents), 600, "Kairos to suspend a container")
+        wait_until(lambda: running(app, tmp_path) and throttled(agents), 600, "Kairos to suspend a container")
         assert vcores(rm) != vcores_before  # raised while the host runs
         os.killpg(app.pid, signal.SIGKILL)  # the driver and the policy host beside it
         killed_at = time.monotonic()
