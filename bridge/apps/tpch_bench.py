@@ -25,6 +25,7 @@ from types import SimpleNamespace
 
 import click
 
+from bridge.common import atomic
 from bridge.apps.tpch import queries_callback
 from bridge.common.metrics import median, percentile
 
@@ -64,7 +65,7 @@ def child(args: SimpleNamespace) -> None:
             run_query(spark, q)
             seconds[q] = time.perf_counter() - start
         stats = None if args.child == "stock" else spark_inprocess.stats()
-        args.out.write_text(json.dumps({"seconds": seconds, "stats": stats}))
+        atomic.write_text(args.out, json.dumps({"seconds": seconds, "stats": stats}))
     finally:
         spark.stop()
 

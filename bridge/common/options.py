@@ -4,7 +4,8 @@
   false) and, without bounds, infinities too; a simulated delay or a load of NaN runs to the end
   and writes meaningless results.
 * :class:`OutputPath`: a file or directory the command will create is checked when the command
-  line is parsed, so an unwritable place is reported at once, not after the whole run.
+  line is parsed, so an unwritable place (or a special file ``bridge.common.atomic`` refuses) is
+  reported at once, not after the whole run.
 * :func:`require_directory_place`: the same check, for places computed by the command.
 * :func:`output_dir`: creates a results directory and removes it again if the command fails,
   so a failed run leaves no empty or partial directory behind.
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import click
+
+from bridge.common import atomic
 
 
 class FiniteFloat(click.FloatRange):
@@ -60,6 +63,8 @@ def creation_problem(path: Path, *, directory: bool = False) -> str | None:
     elif directory and path.exists():
         return f"{path} is not a directory"
     elif path.exists():
+        if atomic.refusal(path) or atomic.streamed(path):  # written in place, or not at all
+            return atomic.refusal(path)
         where = path.parent  # files are replaced by renaming a temporary file beside them
     else:
         where = next(p for p in path.parents if p.exists())

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import click
 
+from bridge.common import atomic
 from bridge.apps.report.idle_slots import EventLogError, read
 from bridge.common.metrics import median
 from bridge.common.options import OutputPath, renamed_option
@@ -203,7 +204,7 @@ def idle_slots(programs: tuple[str, ...], policies: tuple[str, ...], repeats: in
                 last = runs[-1]
                 click.echo(f"{program} {kind} #{repeat}: " + (f"{last.runtime_s:.1f} s, idle {last.idle_slot_s:.2f} "
                            f"slot-s, {last.stats}" if last.ok else f"FAILED, see {last.log}"), err=True)
-                (out / "runs.json").write_text(json.dumps([asdict(r) for r in runs], indent=1))
+                atomic.write_text(out / "runs.json", json.dumps([asdict(r) for r in runs], indent=1))
     click.echo(f"{len(runs)} runs, {executors} executors x 1 slot, spark.default.parallelism={parallelism}; "
                f"runtime = application start to end (event log); results: {out}")
     for line in table(runs):
