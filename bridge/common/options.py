@@ -12,6 +12,9 @@
 * :func:`param_option`: ``--param KEY=VALUE``, the one spelling of policy parameters in every
   command, and :class:`KeyValue` for any other ``KEY=VALUE`` option (``replay --conf``).
 * :func:`renamed_option`: a hidden old spelling that fails naming the new one.
+* :data:`NODES`, :data:`SLOTS`, :data:`JOBS`, ...: the sizes every command accepts, what a real
+  cluster or study could need, so a slip of the keyboard is one error saying the bound, never an
+  allocation that runs until memory does (the policies' own ranges: ``policies/bounds.py``).
 """
 from __future__ import annotations
 
@@ -27,6 +30,17 @@ from typing import Any, TypeVar, cast
 import click
 
 from bridge.common import atomic
+
+
+MAX_NODES = 1_000_000
+MAX_SLOTS = 1024             # slots (cores) per node
+MAX_TOTAL_SLOTS = 10_000_000  # nodes x slots, what the simulator holds in memory comfortably
+MAX_JOBS = 1_000_000
+MAX_SECONDS = 7 * 86_400.0   # a wait or timeout
+NODES = click.IntRange(1, MAX_NODES)
+SLOTS = click.IntRange(1, MAX_SLOTS)
+JOBS = click.IntRange(1, MAX_JOBS)
+REPEATS = click.IntRange(1, 1000)
 
 
 class FiniteFloat(click.FloatRange):
