@@ -67,12 +67,15 @@ def _replace_with(frame: Any, path: Path) -> None:
 def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
+    from policies.bounds import bounds_of
     from policies.registry import default_registry, describe
 
     reg = default_registry()
     for name in reg.names():
         entry = reg.get(name)
-        params = ", ".join(f"{n}={d}" for n, _t, d in describe(entry.config)) or "(no parameters)"
+        ranges = bounds_of(entry.config)
+        params = ", ".join(f"{n}={d}" + (f" ({ranges[n].describe()})" if n in ranges else "")
+                           for n, _t, d in describe(entry.config)) or "(no parameters)"
         click.echo(f"{name:14} {entry.summary}\n{'':14} {params}")
     ctx.exit(0)
 

@@ -157,3 +157,10 @@ def test_the_bounds_themselves_are_usable(trace: Path, tmp_path: Path) -> None:
     result = invoke("trace", "generate", "yahoo", "--jobs", 1, "--load", 0.001, "--out", tmp_path / "one")
     assert result.exit_code == 0, result.output
     assert "inf" not in result.output and "n/a (one arrival time)" in result.output
+
+
+def test_list_policies_shows_each_range() -> None:
+    result = invoke("simulate", "--list-policies")
+    assert result.exit_code == 0, result.output
+    assert "q=2 (within [0, 1024])" in result.output
+    assert "heartbeat_interval=0.0 (0 (off) or within [0.001, 86400])" in result.output
