@@ -22,7 +22,7 @@ import pandas as pd
 
 import sparkplugin
 from bridge.common import atomic
-from bridge.common.options import FiniteFloat, OutputPath, output_dir, param_option
+from bridge.common.options import MAX_SCALE_FACTOR, FiniteFloat, OutputPath, output_dir, param_option
 from bridge.replay import policy as policies
 from bridge.replay.inputs import local_tpch, prepare_inputs
 from bridge.replay.launchers import failure_summary
@@ -138,7 +138,7 @@ def _out_dir(out: Path | None, scale: float, policy: str) -> Path:
 
 
 @click.command("tpch")
-@click.option("--scale", default=0.01, show_default=True, type=FiniteFloat(min=0, min_open=True),
+@click.option("--scale", default=0.01, show_default=True, type=FiniteFloat(min=0, min_open=True, max=MAX_SCALE_FACTOR),
               help="TPC-H scale factor (1 is about 1 GB of data).")
 @click.option("--policy", required=True,
               help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "

@@ -41,6 +41,8 @@ NODES = click.IntRange(1, MAX_NODES)
 SLOTS = click.IntRange(1, MAX_SLOTS)
 JOBS = click.IntRange(1, MAX_JOBS)
 REPEATS = click.IntRange(1, 1000)
+EXECUTORS = click.IntRange(1, 100_000)   # executors of one application
+MAX_SCALE_FACTOR = 1000.0                 # TPC-H: about 1 TB of data
 
 
 class FiniteFloat(click.FloatRange):

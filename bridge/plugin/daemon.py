@@ -24,7 +24,7 @@ from pathlib import Path
 
 import click
 
-from bridge.common.options import FiniteFloat, param_option
+from bridge.common.options import MAX_SECONDS, FiniteFloat, param_option
 from bridge.drivers.node_engine import NodePlanner, preempting_policies
 from bridge.nodes.cluster_agents import agents_option
 from bridge.plugin.host import PolicyHost
@@ -175,7 +175,7 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Owner-only file holding the token, created if missing (default: $SCHEDBRIDGE_TOKEN, "
                    f"else {DEFAULT_TOKEN_FILE}).")
-@click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0),
+@click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0, max=MAX_SECONDS),
               help="Seconds after an application's last connection closes before its state is dropped.")
 @agents_option
 @hadoop_conf_dir_option

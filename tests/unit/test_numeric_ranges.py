@@ -164,3 +164,22 @@ def test_list_policies_shows_each_range() -> None:
     assert result.exit_code == 0, result.output
     assert "q=2 (within [0, 1024])" in result.output
     assert "heartbeat_interval=0.0 (0 (off) or within [0.001, 86400])" in result.output
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("args,option", [
+    (("bench", "spark", "--tasks", -1), "--tasks"),
+    (("bench", "spark", "--cores", 2**70), "--cores"),
+    (("bench", "spark-tpch", "--scale-factor", "nan"), "--scale-factor"),
+    (("bench", "spark-tpch", "--executors", 10**9), "--executors"),
+    (("bench", "idle-slots", "--executors", 10**9), "--executors"),
+    (("bench", "sim", "--jobs", 10**12), "--jobs"),
+    (("testbed", "up", "--vcores", 2**70), "--vcores"),
+    (("testbed", "up", "--timeout", "1e308"), "--timeout"),
+    (("sim-vs-live", "w.toml", "--policy", "fifo", "--cutoff", "nan"), "--cutoff"),
+    (("sim-vs-live", "w.toml", "--policy", "fifo", "--executors", 10**9), "--executors"),
+    (("tpch", "--policy", "fifo", "--scale", "1e308"), "--scale"),
+    (("experiment", "hawk-vs-sparrow", "--workers", 10**9), "--workers"),
+])
+def test_other_commands_bound_their_numbers(args: tuple, option: str) -> None:
+    assert_clean_error(invoke(*args), option)
