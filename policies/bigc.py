@@ -15,13 +15,13 @@ the victim is still running before suspending it (its TaskFinished may be in fli
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from policies.api import (
     Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
     SlotFreed, Suspend, TaskFinished, TaskStarted,
 )
-from policies.common.partitions import check_cutoff
+from policies.bounds import CUTOFF, FRACTION, check_bounds
 from policies.registry import PolicyEntry, Preempts
 
 _Key = tuple[int, int]  # (job id, task index)
@@ -33,13 +33,11 @@ class BigCConfig:
     Table 4.1 categories 1-3 in the short class, as the thesis does.
     short_share: fraction of the slots guaranteed to short jobs (Big-C default 0.95)."""
 
-    cutoff: float = 270.0
-    short_share: float = 0.95
+    cutoff: float = field(default=270.0, metadata=CUTOFF)
+    short_share: float = field(default=0.95, metadata=FRACTION)
 
     def __post_init__(self) -> None:
-        check_cutoff(self.cutoff)
-        if not 0.0 <= self.short_share <= 1.0:
-            raise ValueError(f"short_share must be within [0, 1], got {self.short_share}")
+        check_bounds(self)
 
 
 class _FreeSlots:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,7 +31,8 @@ from policies.api import (
     SlotFreed, TaskFinished, Timer,
 )
 from policies.common import srpt
-from policies.common.partitions import Partition, check_cutoff, check_percent
+from policies.bounds import CUTOFF, DAY, MS, PERCENT, STARVATION_CAP, check_bounds, within
+from policies.common.partitions import Partition
 from policies.registry import PolicyEntry
 from workloads.model import Job, Readiness
 
@@ -42,24 +43,20 @@ HEARTBEAT = "heartbeat"
 class DlwlConfig:
     """Defaults: Yahoo settings (cutoff 90.5811 s, 2% short-only partition, 7 s heartbeat)."""
 
-    cutoff: float = 90.5811
-    small_partition: float = 100.0
-    big_partition: float = 98.0
-    heartbeat: float = 7.0           # seconds between heartbeats (Google 3, Yahoo 7, Cloudera 12)
+    cutoff: float = field(default=90.5811, metadata=CUTOFF)
+    small_partition: float = field(default=100.0, metadata=PERCENT)
+    big_partition: float = field(default=98.0, metadata=PERCENT)
+    # seconds between heartbeats (Google 3, Yahoo 7, Cloudera 12)
+    heartbeat: float = field(default=7.0, metadata=within(MS, DAY))
     noise: bool = True               # pad advertised waits with U{0..heartbeat}
     srpt: bool = True                # SRPT queue order (False: FIFO)
-    starvation_cap: float = 5.0      # bypass budget, in multiples of the bypassed task's estimate
+    # bypass budget, in multiples of the bypassed task's estimate
+    starvation_cap: float = field(default=5.0, metadata=STARVATION_CAP)
 
     def __post_init__(self) -> None:
-        check_cutoff(self.cutoff)
-        check_percent("small_partition", self.small_partition)
-        check_percent("big_partition", self.big_partition)
+        check_bounds(self)
         if self.small_partition == 0 or self.big_partition == 0:
             raise ValueError("small_partition and big_partition must be > 0")
-        if not self.heartbeat > 0 or math.isinf(self.heartbeat):
-            raise ValueError(f"heartbeat must be a positive number of seconds, got {self.heartbeat}")
-        if self.starvation_cap < 0:
-            raise ValueError(f"starvation_cap must be >= 0, got {self.starvation_cap}")
 
 
 class Dlwl:

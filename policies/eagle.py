@@ -28,7 +28,7 @@ Eagle does no work stealing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -39,7 +39,8 @@ from policies.api import (
 )
 from policies.common import srpt
 from policies.common.lwl import LwlTable, trace_estimate
-from policies.common.partitions import Partition, check_cutoff, check_percent
+from policies.bounds import CUTOFF, MIN_PROBES, PERCENT, PROBE_RATIO, STARVATION_CAP, check_bounds, within
+from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.srpt import QueuedProbe
 from policies.registry import PolicyEntry
@@ -80,30 +81,23 @@ class EagleConfig:
         budget runs, a long one included).
     """
 
-    cutoff: float = 90.5811
-    big_partition: float = 98.0
-    probe_ratio: float = 2.0
-    min_probes: int = 20
+    cutoff: float = field(default=90.5811, metadata=CUTOFF)
+    big_partition: float = field(default=98.0, metadata=PERCENT)
+    probe_ratio: float = field(default=2.0, metadata=PROBE_RATIO)
+    min_probes: int = field(default=20, metadata=MIN_PROBES)
     sss: bool = True
     sbp_srpt: bool = True
-    starvation_cap: float = 5.0
-    rounds: int = 2
+    starvation_cap: float = field(default=5.0, metadata=STARVATION_CAP)
+    rounds: int = field(default=2, metadata=within(1, 100))
     lwl_idle_first: bool = True
     integer_estimates: bool = True
     reject_at: str = "node"
     queue_pick: str = "srpt"
 
     def __post_init__(self) -> None:
-        check_cutoff(self.cutoff)
-        check_percent("big_partition", self.big_partition)
+        check_bounds(self)
         if self.big_partition == 0:
             raise ValueError("big_partition must be > 0: long jobs need a general partition")
-        if not self.probe_ratio > 0:
-            raise ValueError(f"probe_ratio must be > 0, got {self.probe_ratio}")
-        if self.min_probes < 0 or self.rounds < 1:
-            raise ValueError("min_probes must be >= 0 and rounds >= 1")
-        if self.starvation_cap < 0:
-            raise ValueError(f"starvation_cap must be >= 0, got {self.starvation_cap}")
         if self.reject_at not in ("node", "scheduler"):
             raise ValueError(f"reject_at must be 'node' or 'scheduler', got {self.reject_at!r}")
         if self.queue_pick not in ("srpt", "last_fit"):

@@ -22,9 +22,8 @@ Ablations are config fields: ``stealing=false``, ``big_partition=100`` (no parti
 """
 from __future__ import annotations
 
-import math
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from policies.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
@@ -32,7 +31,8 @@ from policies.api import (
 )
 from policies.common.lwl import LwlTable, trace_estimate
 from policies.common.nodefifo import FifoNodes
-from policies.common.partitions import Partition, check_cutoff, check_percent
+from policies.bounds import CUTOFF, PERCENT, PROBE_RATIO, check_bounds, within
+from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.queues import NodeQueues
 from policies.common.stealing import first_short_group_after_long, pick_victims
@@ -44,13 +44,13 @@ from workloads.model import Job
 class HawkConfig:
     """Defaults are the thesis' Yahoo settings ([X] cutoff 90.5811 s, big partition 98%)."""
 
-    cutoff: float = 90.5811          # scheduling cutoff on the estimated task duration (s)
-    probe_ratio: float = 2.0         # probes per task for short jobs
-    small_partition: float = 100.0   # % of nodes, from id 0, where short tasks may go
-    big_partition: float = 98.0      # % of nodes, from the highest id, where long tasks may go
+    cutoff: float = field(default=90.5811, metadata=CUTOFF)  # scheduling cutoff on the estimated task duration (s)
+    probe_ratio: float = field(default=2.0, metadata=PROBE_RATIO)  # probes per task for short jobs
+    small_partition: float = field(default=100.0, metadata=PERCENT)  # % of nodes, from id 0, where short tasks may go
+    big_partition: float = field(default=98.0, metadata=PERCENT)  # % of nodes, from the highest id, for long tasks
     stealing: bool = True
-    steal_attempts: int = 10         # victims contacted per idle event
-    steal_cap: int = 10_000          # most entries taken per steal
+    steal_attempts: int = field(default=10, metadata=within(0, 10_000))  # victims contacted per idle event
+    steal_cap: int = field(default=10_000, metadata=within(1, 10_000_000))  # most entries taken per steal
     centralized: bool = True         # long jobs placed by central LWL (False: probed)
     # LWL takes nodes with no long task queued or running first, lowest id first (the authors'
     # simulator); False: any node whose estimated long work left is zero, free longest first
@@ -62,17 +62,9 @@ class HawkConfig:
     steal_self: bool = True
 
     def __post_init__(self) -> None:
-        check_cutoff(self.cutoff)
-        if not (math.isfinite(self.probe_ratio) and self.probe_ratio > 0):
-            raise ValueError(f"probe_ratio must be a finite number > 0, got {self.probe_ratio}")
-        check_percent("small_partition", self.small_partition)
-        check_percent("big_partition", self.big_partition)
+        check_bounds(self)
         if self.small_partition == 0 or self.big_partition == 0:
             raise ValueError("small_partition and big_partition must be > 0")
-        if self.steal_attempts < 0:
-            raise ValueError(f"steal_attempts must be >= 0, got {self.steal_attempts}")
-        if self.steal_cap < 1:
-            raise ValueError(f"steal_cap must be >= 1, got {self.steal_cap}")
 
 
 class Hawk(FifoNodes):

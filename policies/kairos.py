@@ -32,7 +32,7 @@ from __future__ import annotations
 import enum
 import operator
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from mypy_extensions import mypyc_attr
@@ -41,6 +41,7 @@ from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
+from policies.bounds import DAY, MS, check_bounds, within
 from policies.common.heap import MinHeap, split_versioned, versioned, versioned_tie
 from policies.registry import PolicyEntry, Preempts
 
@@ -70,23 +71,16 @@ class KairosConfig:
     heartbeat_interval: seconds between node heartbeats; 0 = on every change (our reading).
     """
 
-    q: int = 2
-    w: float = 100.0
-    starvation_preemptions: int = 3
-    starvation_quanta: int = 2
+    q: int = field(default=2, metadata=within(0, 1024))
+    w: float = field(default=100.0, metadata=within(MS, 1e7))
+    starvation_preemptions: int = field(default=3, metadata=within(0, 1_000_000))
+    starvation_quanta: int = field(default=2, metadata=within(0, 1_000_000))
     tie_break: TieBreak = TieBreak.VAR
-    swap_margin: float = 0.0
-    heartbeat_interval: float = 0.0
+    swap_margin: float = field(default=0.0, metadata=within(0, 1e6))
+    heartbeat_interval: float = field(default=0.0, metadata=within(MS, DAY, zero_off=True))
 
     def __post_init__(self) -> None:
-        if self.q < 0:
-            raise ValueError(f"q must be >= 0, got {self.q}")
-        if not self.w > 0:
-            raise ValueError(f"w must be > 0, got {self.w}")
-        if self.starvation_preemptions < 0 or self.starvation_quanta < 0:
-            raise ValueError("starvation_preemptions and starvation_quanta must be >= 0")
-        if self.swap_margin < 0 or self.heartbeat_interval < 0:
-            raise ValueError("swap_margin and heartbeat_interval must be >= 0")
+        check_bounds(self)
 
 
 @value

@@ -9,7 +9,7 @@ probes and are bound when they reach a free slot (late binding), as in Hawk.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from policies.api import (
     ClusterView, Decisions, JobArrival, PolicyEnv, Probe, ProbeInfo, TaskFinished, TaskRequest,
@@ -17,7 +17,8 @@ from policies.api import (
 )
 from policies.common.lwl import LwlTable
 from policies.common.nodefifo import FifoNodes
-from policies.common.partitions import Partition, check_percent
+from policies.bounds import LONG, PERCENT, check_bounds, within
+from policies.common.partitions import Partition
 from policies.common.probing import LateBinder
 from policies.common.queues import NodeQueues
 from policies.registry import PolicyEntry
@@ -26,13 +27,14 @@ from workloads.model import Job
 
 @dataclass(frozen=True)
 class LwlConfig:
-    cutoff: float = -1.0             # jobs with estimate > cutoff use the general partition
-    small_partition: float = 100.0   # % of nodes, from id 0, for jobs at or below the cutoff
-    big_partition: float = 100.0     # % of nodes, from the highest id, for jobs above it
+    # jobs with estimate > cutoff use the general partition (-1: every job)
+    cutoff: float = field(default=-1.0, metadata=within(-1, LONG))
+    # % of nodes, from id 0, for jobs at or below the cutoff; from the highest id, for jobs above it
+    small_partition: float = field(default=100.0, metadata=PERCENT)
+    big_partition: float = field(default=100.0, metadata=PERCENT)
 
     def __post_init__(self) -> None:
-        check_percent("small_partition", self.small_partition)
-        check_percent("big_partition", self.big_partition)
+        check_bounds(self)
         if self.small_partition == 0 or self.big_partition == 0:
             raise ValueError("small_partition and big_partition must be > 0")
 

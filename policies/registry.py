@@ -259,12 +259,24 @@ def _convert(tp: Any, text: Any, key: str, policy: str) -> Any:
         try:
             value = tp(text)
         except (TypeError, ValueError):
-            kind = {int: "an integer", float: "a number", str: "a string"}[tp]
-            raise ConfigError(f"{policy}: {key}={text!r} is not {kind}") from None
+            value = _whole(text) if tp is int else None
+            if value is None:
+                kind = {int: "an integer", float: "a number", str: "a string"}[tp]
+                raise ConfigError(f"{policy}: {key}={text!r} is not {kind}") from None
         if tp is float and not math.isfinite(value):  # no parameter means anything by NaN or inf
             raise ConfigError(f"{policy}: {key}={text!r} is not a finite number")
         return value
     return text
+
+
+def _whole(text: Any) -> int | None:
+    """``1e12`` as the integer it spells (counts are written so), so that its range, not its
+    spelling, is what an error names; None if ``text`` is not a whole number."""
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if math.isfinite(number) and number.is_integer() else None
 
 
 def make_config(cls: type, values: dict[str, Any], *, policy: str = "") -> Any:

@@ -7,8 +7,9 @@ task or cancels the probe.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from policies.bounds import MIN_PROBES, PROBE_RATIO, check_bounds
 from policies.api import (
     ClusterView, Decisions, JobArrival, PolicyEnv, Probe, ProbeInfo, TaskFinished, TaskRequest,
 )
@@ -21,14 +22,11 @@ from workloads.model import Job
 
 @dataclass(frozen=True)
 class SparrowConfig:
-    probe_ratio: float = 2.0   # probes per task (d)
-    min_probes: int = 0        # at least this many probes per job
+    probe_ratio: float = field(default=2.0, metadata=PROBE_RATIO)   # probes per task (d)
+    min_probes: int = field(default=0, metadata=MIN_PROBES)          # at least this many probes per job
 
     def __post_init__(self) -> None:
-        if not self.probe_ratio > 0:
-            raise ValueError(f"probe_ratio must be > 0, got {self.probe_ratio}")
-        if self.min_probes < 0:
-            raise ValueError(f"min_probes must be >= 0, got {self.min_probes}")
+        check_bounds(self)
 
 
 class Sparrow(FifoNodes):

@@ -83,7 +83,7 @@ def _tls(host: str, cert: Path | None, key: Path | None, insecure: bool) -> ssl.
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help=f"File holding the shared token (else ${TOKEN_ENV})")
-@click.option("--min-share", default=DEFAULT_MIN_SHARE, show_default=True, type=FiniteFloat(min=0.01),
+@click.option("--min-share", default=DEFAULT_MIN_SHARE, show_default=True, type=FiniteFloat(0.01, 1024),
               help="CPU cores a suspended container keeps (Kairos: 0.1)")
 @click.option("--nm-local-dir", "nm_local_dirs", multiple=True,
               help="yarn.nodemanager.local-dirs entry; containers' work dirs must be under one (repeatable)")

@@ -99,7 +99,7 @@ def _spark_conf(conf: dict[str, str], params: dict[str, str]) -> dict[str, str]:
 @click.option("--scale", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
               help="Size factor for experiments that take one (thesis experiments: nodes, jobs and "
                    "tasks per job; 0.01 runs in seconds).")
-@click.option("--workers", type=click.IntRange(min=1), default=None, show_default="the machine's cores",
+@click.option("--workers", type=click.IntRange(1, 1024), default=None, show_default="the machine's cores",
               help="Worker processes for the experiment's independent runs (1: one after another in this "
                    "process); the results are the same for any number.")
 @click.option("--master", default=None,

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from bridge.apps import sweep
-from bridge.common import plots, tables
+from bridge.common import atomic, plots, tables
 from bridge.sim.measures import mean_queue, measure, queue_at
 from bridge.sim.engine import SimResult, simulate
 from policies import registry
@@ -70,8 +70,8 @@ def run_points(points: Sequence[Point], desc: str) -> list[Any]:
 def write_table(df: pd.DataFrame, out_dir: Path, name: str) -> list[Path]:
     """`name`.csv (full precision) and `name`.md (`bridge.common.tables.markdown`)."""
     csv, md = out_dir / f"{name}.csv", out_dir / f"{name}.md"
-    df.to_csv(csv, index=False)
-    md.write_text(tables.markdown(df))
+    atomic.write_text(csv, df.to_csv(index=False))
+    atomic.write_text(md, tables.markdown(df))
     return [csv, md]
 
 

@@ -22,7 +22,7 @@ import click
 import numpy as np
 
 from bridge.apps import sweep
-from bridge.common import metrics, plots, tables
+from bridge.common import atomic, metrics, plots, tables
 from bridge.sim.engine import SimResult, simulate
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
@@ -178,7 +178,7 @@ def _share_not_worse(run: Summary, base: Summary, long: bool) -> float:
 
 
 def write_csv(rows: Sequence[dict[str, object]], path: Path) -> Path:
-    with path.open("w", newline="") as out:
+    with atomic.replacing(path) as temp, temp.open("w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

@@ -5,7 +5,7 @@ import importlib.util
 
 import click
 
-from bridge.common.options import FiniteFloat
+from bridge.common.options import MAX_SECONDS, SLOTS, FiniteFloat
 from bridge.nodes.node_capacity import load_record
 from bridge.nodes.node_capacity import restore as restore_vcores
 from bridge.testbed.cluster import Testbed, TestbedError
@@ -19,11 +19,11 @@ def _testbed(nodemanagers: int, vcores: int, memory_mb: int) -> Testbed:
 
 
 _shape = [
-    click.option("--nodemanagers", default=2, show_default=True, type=click.IntRange(min=1),
+    click.option("--nodemanagers", default=2, show_default=True, type=click.IntRange(1, 64),
                  help="Number of NodeManagers."),
-    click.option("--vcores", default=4, show_default=True, type=click.IntRange(min=1),
+    click.option("--vcores", default=4, show_default=True, type=SLOTS,
                  help="Virtual cores per NodeManager."),
-    click.option("--memory-mb", default=4096, show_default=True, type=click.IntRange(min=1),
+    click.option("--memory-mb", default=4096, show_default=True, type=click.IntRange(1, 4 * 1024 * 1024),
                  help="Memory per NodeManager (MB)."),
 ]
 
@@ -41,7 +41,7 @@ def testbed() -> None:
 
 @testbed.command()
 @shape_options
-@click.option("--timeout", default=180.0, show_default=True, type=FiniteFloat(min=0, min_open=True),
+@click.option("--timeout", default=180.0, show_default=True, type=FiniteFloat(min=0, min_open=True, max=MAX_SECONDS),
               help="Seconds to wait for readiness.")
 def up(nodemanagers: int, vcores: int, memory_mb: int, timeout: float) -> None:
     """Start NameNode, DataNode, ResourceManager and the NodeManagers; wait until ready."""
@@ -86,7 +86,7 @@ def status(nodemanagers: int, vcores: int, memory_mb: int) -> None:
 @testbed.command()
 @shape_options
 @click.argument("daemon", required=False)
-@click.option("-n", "--lines", default=40, show_default=True, type=click.IntRange(min=0))
+@click.option("-n", "--lines", default=40, show_default=True, type=click.IntRange(0, 1_000_000))
 def logs(nodemanagers: int, vcores: int, memory_mb: int, daemon: str | None, lines: int) -> None:
     """The end of a daemon's log (all daemons if none is named)."""
     bed = _testbed(nodemanagers, vcores, memory_mb)

@@ -21,7 +21,8 @@ import click
 import pandas as pd
 
 import sparkplugin
-from bridge.common.options import FiniteFloat, OutputPath, output_dir, param_option
+from bridge.common import atomic
+from bridge.common.options import MAX_SCALE_FACTOR, FiniteFloat, OutputPath, output_dir, param_option
 from bridge.replay import policy as policies
 from bridge.replay.inputs import local_tpch, prepare_inputs
 from bridge.replay.launchers import failure_summary
@@ -80,10 +81,10 @@ def table(verdicts: list[Verdict]) -> pd.DataFrame:
 
 def write_results(out: Path, runs: list[QueryRun], verdicts: list[Verdict], meta: dict) -> None:
     """`queries.csv` (the table), `answers.json` (Spark's rows) and `meta.json` (what ran where)."""
-    table(verdicts).to_csv(out / "queries.csv", index=False)
+    atomic.write_text(out / "queries.csv", table(verdicts).to_csv(index=False))
     answers = {run.number: [[plain(value) for value in row] for row in run.rows] for run in runs}
-    (out / "answers.json").write_text(json.dumps(answers))
-    (out / "meta.json").write_text(json.dumps(meta, indent=2))
+    atomic.write_text(out / "answers.json", json.dumps(answers))
+    atomic.write_text(out / "meta.json", json.dumps(meta, indent=2))
 
 
 def run_queries(policy: str, conf: dict[str, str], target: ClusterTarget, data: str,
@@ -137,7 +138,7 @@ def _out_dir(out: Path | None, scale: float, policy: str) -> Path:
 
 
 @click.command("tpch")
-@click.option("--scale", default=0.01, show_default=True, type=FiniteFloat(min=0, min_open=True),
+@click.option("--scale", default=0.01, show_default=True, type=FiniteFloat(min=0, min_open=True, max=MAX_SCALE_FACTOR),
               help="TPC-H scale factor (1 is about 1 GB of data).")
 @click.option("--policy", required=True,
               help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "

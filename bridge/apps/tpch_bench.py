@@ -25,6 +25,8 @@ from types import SimpleNamespace
 
 import click
 
+from bridge.common.options import EXECUTORS, MAX_SCALE_FACTOR, REPEATS, FiniteFloat
+from bridge.common import atomic
 from bridge.apps.tpch import queries_callback
 from bridge.common.metrics import median, percentile
 
@@ -64,7 +66,7 @@ def child(args: SimpleNamespace) -> None:
             run_query(spark, q)
             seconds[q] = time.perf_counter() - start
         stats = None if args.child == "stock" else spark_inprocess.stats()
-        args.out.write_text(json.dumps({"seconds": seconds, "stats": stats}))
+        atomic.write_text(args.out, json.dumps({"seconds": seconds, "stats": stats}))
     finally:
         spark.stop()
 
@@ -114,9 +116,10 @@ def report(policy: str, runs: dict[str, list[dict]], args: SimpleNamespace) -> N
 @click.command("spark-tpch")
 @click.option("--master", default="yarn", show_default=True, help="yarn (the testbed) or local[N]")
 @click.option("--policy", default="fifo", show_default=True)
-@click.option("--scale-factor", type=float, default=0.1, show_default=True)
-@click.option("--repeats", type=int, default=3, show_default=True)
-@click.option("--executors", type=int, default=2, show_default=True)
+@click.option("--scale-factor", type=FiniteFloat(min=0, min_open=True, max=MAX_SCALE_FACTOR), default=0.1,
+              show_default=True)
+@click.option("--repeats", type=REPEATS, default=3, show_default=True)
+@click.option("--executors", type=EXECUTORS, default=2, show_default=True)
 @click.option("--queries", callback=queries_callback, help="TPC-H queries, e.g. 1,3,6 (default: all 22)")
 @click.option("--child", hidden=True)
 @click.option("--data", hidden=True)

@@ -1,13 +1,50 @@
 """Files replaced whole: written to a temporary file beside the target, renamed over it on success
 and removed on failure, so a reader (or the next run after a kill) finds the old file or the new
-one, never half of one. The one way every command and daemon writes a result or a record."""
+one, never half of one. The one way every command and daemon writes a result or a record.
+
+The temporary file gets a fresh random name, created exclusively (``O_EXCL``), so nothing planted
+beside the target (a symlink, a file of the same name) is followed or overwritten. Only a regular
+file (or nothing) is replaced: a FIFO or a character device named as the target (``/dev/stdout``,
+a pipe to another program) is written in place, streamed, as the user asked; a directory or any
+other special file is refused, naming it (:func:`refusal`)."""
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def _mode(path: Path) -> int | None:
+    """The mode of what ``path`` names, through symlinks; None if nothing."""
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return None
+
+
+def streamed(path: Path) -> bool:
+    """Whether ``path`` exists as a FIFO or a character device (through symlinks): a stream to
+    write into, never a file to replace."""
+    mode = _mode(path)
+    return mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode))
+
+
+def refusal(path: Path, *, private: bool = False) -> str | None:
+    """Why ``path`` must not be written as an output, or None: it is a directory or a special file
+    other than a stream, or a stream where the file must be renamed into place (``private``: a
+    record read back later, with owner-only permissions)."""
+    mode = _mode(path)
+    if mode is None or stat.S_ISREG(mode):  # nothing (or a dangling symlink, which is replaced)
+        return None
+    if stat.S_ISDIR(mode):
+        return f"{path} is a directory"
+    if streamed(path) and not private:
+        return None
+    return f"{path} is not a regular file" + (" (a record must be renamed into place)" if private else "")
 
 
 @contextmanager
@@ -15,9 +52,16 @@ def replacing(path: Path, *, private: bool = False) -> Iterator[Path]:
     """A temporary path beside ``path`` to write (by name, so pandas or matplotlib can too); on a
     clean exit it becomes ``path``. It is created with the umask's permissions, like a plain
     ``open``, or owner-only if ``private`` (tokens, agents' state); writers that open it by name
-    keep them."""
+    keep them. A FIFO or character device ``path`` is yielded itself, to be written in place;
+    a path :func:`refusal` refuses raises ``OSError`` naming it."""
+    problem = refusal(path, private=private)
+    if problem:
+        raise OSError(errno.EISDIR if path.is_dir() else errno.EINVAL, problem, str(path))
+    if streamed(path):
+        yield path
+        return
     temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666))
+    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600 if private else 0o666))
     try:
         yield temp
         os.replace(temp, path)

@@ -4,13 +4,17 @@
   false) and, without bounds, infinities too; a simulated delay or a load of NaN runs to the end
   and writes meaningless results.
 * :class:`OutputPath`: a file or directory the command will create is checked when the command
-  line is parsed, so an unwritable place is reported at once, not after the whole run.
+  line is parsed, so an unwritable place (or a special file ``bridge.common.atomic`` refuses) is
+  reported at once, not after the whole run.
 * :func:`require_directory_place`: the same check, for places computed by the command.
 * :func:`output_dir`: creates a results directory and removes it again if the command fails,
   so a failed run leaves no empty or partial directory behind.
 * :func:`param_option`: ``--param KEY=VALUE``, the one spelling of policy parameters in every
   command, and :class:`KeyValue` for any other ``KEY=VALUE`` option (``replay --conf``).
 * :func:`renamed_option`: a hidden old spelling that fails naming the new one.
+* :data:`NODES`, :data:`SLOTS`, :data:`JOBS`, ...: the sizes every command accepts, what a real
+  cluster or study could need, so a slip of the keyboard is one error saying the bound, never an
+  allocation that runs until memory does (the policies' own ranges: ``policies/bounds.py``).
 """
 from __future__ import annotations
 
@@ -24,6 +28,21 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import click
+
+from bridge.common import atomic
+
+
+MAX_NODES = 1_000_000
+MAX_SLOTS = 1024             # slots (cores) per node
+MAX_TOTAL_SLOTS = 10_000_000  # nodes x slots, what the simulator holds in memory comfortably
+MAX_JOBS = 1_000_000
+MAX_SECONDS = 7 * 86_400.0   # a wait or timeout
+NODES = click.IntRange(1, MAX_NODES)
+SLOTS = click.IntRange(1, MAX_SLOTS)
+JOBS = click.IntRange(1, MAX_JOBS)
+REPEATS = click.IntRange(1, 1000)
+EXECUTORS = click.IntRange(1, 100_000)   # executors of one application
+MAX_SCALE_FACTOR = 1000.0                 # TPC-H: about 1 TB of data
 
 
 class FiniteFloat(click.FloatRange):
@@ -60,6 +79,8 @@ def creation_problem(path: Path, *, directory: bool = False) -> str | None:
     elif directory and path.exists():
         return f"{path} is not a directory"
     elif path.exists():
+        if atomic.refusal(path) or atomic.streamed(path):  # written in place, or not at all
+            return atomic.refusal(path)
         where = path.parent  # files are replaced by renaming a temporary file beside them
     else:
         where = next(p for p in path.parents if p.exists())

@@ -30,6 +30,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 import sparkplugin
+from bridge.common.options import SLOTS
 from bridge.common.metrics import median, percentile
 from bridge.drivers.planners import make_planner
 from bridge.plugin import inprocess as spark_inprocess
@@ -101,11 +102,13 @@ def bridge_session(policy: str, cores: int, endpoint: str) -> tuple[SparkSession
 
 @click.command("spark")
 @click.option("--policy", default="fifo", show_default=True)
-@click.option("--tasks", type=int, default=4000, show_default=True, help="trivial tasks per throughput run")
-@click.option("--cores", type=int, default=2, show_default=True, help="local[N] for the throughput runs")
-@click.option("--repeats", type=int, default=3, show_default=True,
+@click.option("--tasks", type=click.IntRange(1, 10_000_000), default=4000, show_default=True,
+              help="trivial tasks per throughput run")
+@click.option("--cores", type=SLOTS, default=2, show_default=True, help="local[N] for the throughput runs")
+@click.option("--repeats", type=click.IntRange(0, 1000), default=3, show_default=True,
               help="throughput runs per kind (0: latency only)")
-@click.option("--task-ms", type=int, default=0, show_default=True, help="latency phase: each task sleeps this long")
+@click.option("--task-ms", type=click.IntRange(0, 3_600_000), default=0, show_default=True,
+              help="latency phase: each task sleeps this long")
 @click.option("--endpoint", "endpoints", multiple=True, type=click.Choice(("inprocess", "local")),
               help="where the policy is hosted (repeatable; default: both)")
 def spark(**options: object) -> None:

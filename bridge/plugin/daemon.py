@@ -27,7 +27,7 @@ from types import TracebackType
 
 import click
 
-from bridge.common.options import FiniteFloat, param_option
+from bridge.common.options import MAX_SECONDS, FiniteFloat, param_option
 from bridge.common.tls import check_listen, server_options, server_tls
 from bridge.drivers.node_engine import NodePlanner, preempting_policies
 from bridge.nodes.cluster_agents import agents_option
@@ -163,7 +163,7 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Owner-only file holding the token, created if missing (default: $SCHEDBRIDGE_TOKEN, "
                    f"else {DEFAULT_TOKEN_FILE}).")
-@click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0),
+@click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0, max=MAX_SECONDS),
               help="Seconds after an application's last connection closes before its state is dropped.")
 @server_options
 @agents_option

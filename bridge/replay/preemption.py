@@ -26,6 +26,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import sparkplugin
+from bridge.common import atomic
 from bridge.drivers.node_engine import NODE_CORES, live_params, node_cores, node_preemption
 from bridge.drivers.spark_engine import engine_settings
 from bridge.nodes.cluster_agents import NodeAgents, agents_for, hadoop_user
@@ -108,6 +109,6 @@ class PreemptiveSession:
             commands = [{"container": c.ref.container, "node": c.ref.node, "action": c.action,
                          "status": c.status.code.value, "seconds": c.seconds, "at_epoch": c.at_epoch}
                         for c in self.preemptor.commands]
-            (self._work / "preemption.json").write_text(json.dumps(commands, indent=1))
+            atomic.write_text(self._work / "preemption.json", json.dumps(commands, indent=1))
             if failures := self.preemptor.failures():
                 tqdm.write(f"replay: {failures}; see preemption.json")

@@ -28,7 +28,7 @@ from typing import Any
 
 import click
 
-from bridge.common.options import FiniteFloat
+from bridge.common.options import JOBS, NODES, REPEATS, FiniteFloat
 from workloads.model import Job
 
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "lwl", "dlwl", "eagle", "kairos")
@@ -101,9 +101,9 @@ def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yaho
 @click.command("sim")
 @click.option("--trace", type=click.Choice(TRACES), default="yahoo", show_default=True,
               help="which fixed trace (see the module docstring)")
-@click.option("--jobs", "n_jobs", type=click.IntRange(1), default=None,
+@click.option("--jobs", "n_jobs", type=JOBS, default=None,
               help="number of jobs (default: the full trace, 24,262 yahoo / 506,460 google)")
-@click.option("--nodes", type=click.IntRange(1), default=None,
+@click.option("--nodes", type=NODES, default=None,
               help="cluster size (default: 4,000 yahoo / 15,000 google)")
 @click.option("--load", type=FiniteFloat(0.01, 10), default=0.9, show_default=True,
               help="offered load (yahoo only; google keeps its native arrival rate)")
@@ -112,7 +112,7 @@ def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yaho
 @click.option("--baseline", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="another tree (e.g. `git archive COMMIT | tar -x -C DIR`): run it and this tree side by "
                    "side, alternating, and compare CPU time, peak RSS and the jobs' percentiles")
-@click.option("--repeat", type=click.IntRange(1), default=1, show_default=True,
+@click.option("--repeat", type=REPEATS, default=1, show_default=True,
               help="with --baseline: runs per policy and tree")
 @click.option("--same-policies", is_flag=True,
               help="with --baseline: this tree's engine runs the baseline's policies package (engine-only change)")

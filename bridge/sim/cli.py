@@ -10,7 +10,9 @@ from typing import Any
 import click
 
 from bridge.common import atomic
-from bridge.common.options import FiniteFloat, OutputPath, output_dir, param_option, renamed_option
+from bridge.common.options import (
+    MAX_TOTAL_SLOTS, NODES, SLOTS, FiniteFloat, OutputPath, output_dir, param_option, renamed_option,
+)
 
 OUT_SUFFIXES = (".csv", ".parquet")
 PROGRESS_MIN_TASKS = 200_000
@@ -65,12 +67,15 @@ def _replace_with(frame: Any, path: Path) -> None:
 def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
+    from policies.bounds import bounds_of
     from policies.registry import default_registry, describe
 
     reg = default_registry()
     for name in reg.names():
         entry = reg.get(name)
-        params = ", ".join(f"{n}={d}" for n, _t, d in describe(entry.config)) or "(no parameters)"
+        ranges = bounds_of(entry.config)
+        params = ", ".join(f"{n}={d}" + (f" ({ranges[n].describe()})" if n in ranges else "")
+                           for n, _t, d in describe(entry.config)) or "(no parameters)"
         click.echo(f"{name:14} {entry.summary}\n{'':14} {params}")
     ctx.exit(0)
 
@@ -81,15 +86,15 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
-@click.option("--nodes", required=True, type=click.IntRange(min=1), help="number of nodes")
-@click.option("--slots", "slots", default=1, show_default=True, type=click.IntRange(min=1), help="slots per node")
+@click.option("--nodes", required=True, type=NODES, help="number of nodes")
+@click.option("--slots", "slots", default=1, show_default=True, type=SLOTS, help="slots per node")
 @param_option("policy parameter (repeatable; see --list-policies)")
 @renamed_option("--set", "--param KEY=VALUE")
 @click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
-@click.option("--report-cutoff", type=FiniteFloat(min=0), default=None,
+@click.option("--report-cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
               help="reporting cutoff (s) on the mean task duration for short/long; default: the "
                    "90th percentile of the trace's job mean task durations (top 10% are long)")
-@click.option("--network-delay", default=0.0005, show_default=True, type=FiniteFloat(min=0),
+@click.option("--network-delay", default=0.0005, show_default=True, type=FiniteFloat(min=0, max=60),
               help="one way, seconds")
 @click.option("--out", type=OutputPath(dir_okay=False), default=None,
               help="per-job results, .csv or .parquet")
@@ -109,6 +114,9 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
 
     if out is not None and out.suffix not in OUT_SUFFIXES:
         raise click.BadParameter(f"{out}: use a .csv or .parquet file name", param_hint="--out")
+    if nodes * slots > MAX_TOTAL_SLOTS:
+        raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
+                                 param_hint="--nodes/--slots")
     try:
         config = config_for(policy, params)
         spec = ClusterSpec(nodes, slots_per_node=slots, network_delay=network_delay)
@@ -150,8 +158,13 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
                                "slots_per_node": slots, "seed": seed,
                                "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events,
                                "core": CORE.describe()})
+    per_job = per_job_frame(job_df, cutoff)
+    where = infinite_at(summary) or infinite_at(per_job.select_dtypes("number").to_dict("list"))
+    if where:
+        raise click.ClickException(f"{where} is infinite: the trace's times (with --network-delay) go beyond "
+                                   "what a float holds; nothing written")
     if out is not None:
-        write_atomic(per_job_frame(job_df, cutoff), out)
+        write_atomic(per_job, out)
     if as_json:
         click.echo(json.dumps(jsonable(summary), sort_keys=True))
     else:
@@ -161,6 +174,18 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     if result.unfinished:
         click.echo(f"warning: {len(result.unfinished)} job(s) never finished "
                    f"(first: {result.unfinished[:5]})", err=True)
+
+
+def infinite_at(x: Any, where: str = "") -> str | None:
+    """The key path of the first infinite number in nested dicts and lists ``x``, or None: no
+    output carries an ``Infinity`` (NaN stays: it is how a class without jobs is reported)."""
+    if isinstance(x, dict):
+        items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in x.items())
+    elif isinstance(x, (list, tuple)):
+        items = ((where, v) for v in x)
+    else:
+        return where if isinstance(x, float) and math.isinf(x) else None
+    return next((found for path, v in items if (found := infinite_at(v, path))), None)
 
 
 def jsonable(x: Any) -> Any:

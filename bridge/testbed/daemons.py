@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridge.common import atomic
 from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed.jvm import ADD_OPENS, java_executable
 
@@ -53,7 +54,7 @@ class ProcessTable:
         with open(self.log_path(spec.name), "ab") as log:
             proc = subprocess.Popen(spec.command(self.log_dir), stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        (self.pid_dir / f"{spec.name}.pid").write_text(f"{proc.pid} {_start_time(proc.pid)}\n")
+        atomic.write_text(self.pid_dir / f"{spec.name}.pid", f"{proc.pid} {_start_time(proc.pid)}\n")
         return proc.pid
 
     def pid(self, name: str) -> int | None:

@@ -19,6 +19,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
+from bridge.common import atomic
 from bridge.agent.client import AgentClient
 from bridge.agent.trial import AgentProcess
 from bridge.testbed.layout import ClusterLayout
@@ -59,7 +60,7 @@ def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceMana
         agents[address] = AgentClient(proc.start(), token, timeout_s=10)
         assert proc.proc is not None, "start() launched it"
         record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"pid": proc.proc.pid, "agent": settings}))
+        atomic.write_text(record, json.dumps({"pid": proc.proc.pid, "agent": settings}))
     return agents
 
 

@@ -15,12 +15,6 @@ def check_percent(name: str, value: float) -> None:
         raise ValueError(f"{name} must be a percentage within [0, 100], got {value}")
 
 
-def check_cutoff(value: float) -> None:
-    """A short/long cutoff on estimated task durations: a negative one would make every job long."""
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"cutoff must be a finite number of seconds >= 0, got {value}")
-
-
 @dataclass(frozen=True, slots=True)
 class Partition:
     n: int

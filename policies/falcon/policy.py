@@ -3,8 +3,9 @@ masters, Eq. (2)/(3) priorities, Selective Preemption on the workers, precedence
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from policies.bounds import ESTIMATE_NOISE, FRACTION, MASTERS, check_bounds
 from policies.api import PolicyEnv
 from policies.common.preemptive import TaskKey
 from policies.common.vectors import Vector, normalized
@@ -20,22 +21,19 @@ class FalconConfig:
     """Defaults are the paper's (δ = 0.35, ω1 = ω2 = 0.5) plus our readings (5 masters,
     roulette choice, noiseless estimates). ``packing``/``dag_priority`` are ablations."""
 
-    masters: int = 5
-    delta: float = DEFAULT_DELTA
-    w1: float = 0.5
-    w2: float = 0.5
+    masters: int = field(default=5, metadata=MASTERS)
+    delta: float = field(default=DEFAULT_DELTA, metadata=FRACTION)
+    w1: float = field(default=0.5, metadata=FRACTION)
+    w2: float = field(default=0.5, metadata=FRACTION)
     reading: Reading = Reading.ROULETTE
     packing: bool = True
     dag_priority: bool = True
-    estimate_noise: float = 0.0
+    estimate_noise: float = field(default=0.0, metadata=ESTIMATE_NOISE)
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.delta <= 1.0:
-            raise ValueError(f"delta must be in [0, 1], got {self.delta}")
-        if abs(self.w1 + self.w2 - 1.0) > 1e-9 or min(self.w1, self.w2) < 0:
-            raise ValueError(f"w1 and w2 must be >= 0 and sum to 1, got {self.w1} and {self.w2}")
-        if self.estimate_noise < 0:
-            raise ValueError(f"estimate_noise must be >= 0, got {self.estimate_noise}")
+        check_bounds(self)
+        if abs(self.w1 + self.w2 - 1.0) > 1e-9:
+            raise ValueError(f"w1 and w2 must sum to 1, got {self.w1} and {self.w2}")
 
 
 def complementary_pairs(tasks: Sequence[TaskKey], demand: Callable[[TaskKey], Vector], capacity: Vector,

@@ -18,8 +18,9 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from policies.bounds import ESTIMATE_NOISE, MASTERS, check_bounds
 from policies.api import (Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival,
                           ProbeInfo, SetTimer, SlotFreed, TaskFinished, Timer)
 from policies.common.preemptive import PreemptionRule, PreemptiveWorkers, TaskKey
@@ -145,12 +146,11 @@ class TieredScheduler:
 class ObliviousConfig:
     """Shared by the dependency-oblivious baselines of the Falcon paper."""
 
-    masters: int = 5
-    estimate_noise: float = 0.0
+    masters: int = field(default=5, metadata=MASTERS)
+    estimate_noise: float = field(default=0.0, metadata=ESTIMATE_NOISE)
 
     def __post_init__(self) -> None:
-        if self.estimate_noise < 0:
-            raise ValueError(f"estimate_noise must be >= 0, got {self.estimate_noise}")
+        check_bounds(self)
 
 
 def oblivious(name: str, config: ObliviousConfig, env: PolicyEnv, rule: PreemptionRule, place: Placer,

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, cast
 
+from policies.bounds import DAY, MS, check_bounds, within
 from policies.api import (NONE, Assign, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival,
                           ProbeInfo, Run, SetTimer, TaskFinished, Timer)
 from policies.psychas.algorithms import (ServerMix, bf_js, fifo_first_fit, vqs_bf_fill, vqs_fill)
@@ -35,15 +36,12 @@ TICK = "slot"
 class PackerConfig:
     """Slot length in seconds; J for the VQS partition (ignored by BF-J/S and FIFO-FF)."""
 
-    slot: float = 1.0
-    J: int = 4
+    slot: float = field(default=1.0, metadata=within(MS, DAY))
+    J: int = field(default=4, metadata=within(2, 64))
     strict_hol: bool = False  # VQS: stop a class scan at the first job that does not fit
 
     def __post_init__(self) -> None:
-        if not self.slot > 0:
-            raise ValueError(f"slot must be > 0, got {self.slot}")
-        if self.J < 2:
-            raise ValueError(f"J must be > 1, got {self.J}")
+        check_bounds(self)
 
 
 @dataclass

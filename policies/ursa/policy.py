@@ -20,9 +20,10 @@ paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from policies.bounds import DAY, MS, check_bounds, within
 from policies.api import (NONE, Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv,
                           ProbeArrival, ProbeInfo, Run, SetTimer, SlotFreed, TaskFinished, Timer)
 from policies.common.vectors import fits, normalized, sub
@@ -41,18 +42,13 @@ class UrsaConfig:
     """EPT (s), job order and its weight W (EJF: per second of age; SRJF: times priority),
     and the scheduling interval: how soon to retry while ready tasks remain unplaced."""
 
-    ept: float = 4.0
+    ept: float = field(default=4.0, metadata=within(MS, DAY))
     order: Literal["ejf", "srjf"] = "ejf"
-    weight: float = 0.01
-    interval: float = 0.1
+    weight: float = field(default=0.01, metadata=within(0, 1e6))
+    interval: float = field(default=0.1, metadata=within(MS, DAY))
 
     def __post_init__(self) -> None:
-        if not self.ept > 0:
-            raise ValueError(f"ept must be > 0, got {self.ept}")
-        if self.weight < 0:
-            raise ValueError(f"weight must be >= 0, got {self.weight}")
-        if not self.interval > 0:
-            raise ValueError(f"interval must be > 0, got {self.interval}")
+        check_bounds(self)
 
 
 @dataclass

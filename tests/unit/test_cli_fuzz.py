@@ -76,23 +76,27 @@ def int_at_least(lo: int) -> Callable[[str], bool]:
     return lambda text: (x := _int(text)) is not None and x >= lo
 
 
+def int_within(lo: int, hi: int) -> Callable[[str], bool]:
+    return lambda text: (x := _int(text)) is not None and lo <= x <= hi
+
+
 # (command line before the option, option, which values are valid, the type a valid value parses
 # to). Every command here must refuse a bad value when parsing, before reading a trace or running
 # anything.
 SIMULATE = ("simulate", "--trace", "t.trace", "--policy", "fifo")
 NUMERIC_OPTIONS = [
-    ((*SIMULATE, "--nodes", "2"), "--network-delay", finite_within(0), float),
-    ((*SIMULATE, "--nodes", "2"), "--report-cutoff", finite_within(0), float),
-    (SIMULATE, "--nodes", int_at_least(1), int),
-    ((*SIMULATE, "--nodes", "2"), "--slots", int_at_least(1), int),
+    ((*SIMULATE, "--nodes", "2"), "--network-delay", finite_within(0, 60), float),
+    ((*SIMULATE, "--nodes", "2"), "--report-cutoff", finite_within(0, 1e9), float),
+    (SIMULATE, "--nodes", int_within(1, 10**6), int),
+    ((*SIMULATE, "--nodes", "2"), "--slots", int_within(1, 1024), int),
     ((*SIMULATE, "--nodes", "2"), "--seed", lambda t: _int(t) is not None, int),
     (("experiment", "hawk-vs-sparrow", "--quick"), "--scale", finite_within(0, 1, lo_open=True), float),
-    (("trace", "generate", "yahoo"), "--jobs", int_at_least(1), int),
-    (("trace", "generate", "yahoo", "--jobs", "2"), "--load", finite_within(0, lo_open=True), float),
-    (("trace", "generate", "yahoo", "--jobs", "2"), "--nodes", int_at_least(1), int),
+    (("trace", "generate", "yahoo"), "--jobs", int_within(1, 10**6), int),
+    (("trace", "generate", "yahoo", "--jobs", "2"), "--load", finite_within(0.001, 100), float),
+    (("trace", "generate", "yahoo", "--jobs", "2"), "--nodes", int_within(1, 10**6), int),
     (("trace", "generate", "yahoo", "--jobs", "2"), "--seed", int_at_least(0), int),
-    (("bench", "sim"), "--jobs", int_at_least(1), int),
-    (("bench", "sim"), "--nodes", int_at_least(1), int),
+    (("bench", "sim"), "--jobs", int_within(1, 10**6), int),
+    (("bench", "sim"), "--nodes", int_within(1, 10**6), int),
     (("bench", "sim"), "--load", finite_within(0.01, 10), float),
 ]
 # and, so that valid values come up often enough to be checked too, small numbers near the bounds
@@ -171,17 +175,14 @@ def check_generate(option: str, number: float, result: Result, out: Path) -> Non
 # What a valid value is run with: a cheap run of the real command and a check of its output, or
 # (for commands whose smallest run takes seconds, or values that would start a large run) the
 # command's work replaced, checking only that the value reaches it as parsed.
-# Left to the parse-only check, as they show bugs (reported, not fixed here): a --network-delay
-# above ~1e307 makes times overflow to inf and simulate exits 0 with infinite completion times, and
-# `trace generate --load` below ~1e-304 writes a submit time "inf" that simulate then refuses.
 RUNS: dict[tuple[str, str], tuple[Callable[[float], bool], Callable[[str, float, Result, Path], None]]] = {
-    ("simulate", "--network-delay"): (lambda x: x <= 1e300, check_simulate),
+    ("simulate", "--network-delay"): (lambda x: True, check_simulate),
     ("simulate", "--report-cutoff"): (lambda x: True, check_simulate),
     ("simulate", "--nodes"): (lambda x: x <= 5000, check_simulate),
     ("simulate", "--slots"): (lambda x: x <= 5000, check_simulate),
     ("simulate", "--seed"): (lambda x: True, check_simulate),
     ("trace", "--jobs"): (lambda x: x <= 500, check_generate),
-    ("trace", "--load"): (lambda x: x >= 1e-290, check_generate),
+    ("trace", "--load"): (lambda x: True, check_generate),
     ("trace", "--nodes"): (lambda x: True, check_generate),
     ("trace", "--seed"): (lambda x: True, check_generate),
 }

@@ -2,6 +2,7 @@
 option, file or key, before any work, and nothing left behind."""
 from __future__ import annotations
 
+import re
 import sys
 import types
 from pathlib import Path
@@ -86,7 +87,7 @@ def test_policy_parameters_are_finite(policy: str, setting: str, value: object) 
 
 @pytest.mark.parametrize("policy", ["eagle", "dlwl", "bigc", "hawk"])
 def test_a_negative_cutoff_is_refused(policy: str) -> None:
-    with pytest.raises(ConfigError, match="cutoff must be a finite number of seconds >= 0"):
+    with pytest.raises(ConfigError, match=re.escape("cutoff must be within [0, 1e+09], got -5")):
         config_for(policy, ["cutoff=-5"])
 
 

@@ -89,11 +89,13 @@ def test_the_checker_catches_name_tests():
     assert [s for _, s in _name_tests(ast.parse(code))] == ["hawk", "eagle", "kairos"]
 
 
-# Modules of ``policies`` that bridge/ may import: the contract, the registry, the switch that
-# says which core runs (compiled or pure) and the heap the kernel shares with the policies'
-# tables (a data structure, no policy). Everything else (a concrete policy, its config, its
-# internals) is reached through the registry by name.
-CONTRACT = {"policies", "policies.api", "policies.registry", "policies.compiled", "policies.common.heap"}
+# Modules of ``policies`` that bridge/ may import: the contract, the registry, the parameters'
+# declared ranges (shown by --list-policies), the switch that says which core runs (compiled or
+# pure) and the heap the kernel shares with the policies' tables (a data structure, no policy).
+# Everything else (a concrete policy, its config, its internals) is reached through the registry
+# by name.
+CONTRACT = {"policies", "policies.api", "policies.registry", "policies.bounds", "policies.compiled",
+            "policies.common.heap"}
 
 
 def _policy_imports(tree: ast.AST) -> list[tuple[int, str]]:

@@ -147,3 +147,51 @@ def test_one_cell_rule_for_every_table() -> None:
     assert [cell(v) for v in (3.0, 14.8, 0.264, 1234.5, 0.000123456, float("nan"), None, "fifo", True)] == \
         ["3", "14.8", "0.264", "1230", "0.000123", "-", "-", "fifo", "True"]
     assert text([{"a": 1, "b": 2.5}], ["b", "a", "c"]).splitlines() == ["  b a c", "2.5 1 -"]
+
+
+def stopped_run(path: Path, state: str, statuses: list[str]) -> Path:
+    """A replay of len(statuses) jobs whose meta.json says ``state``; jobs with status succeeded
+    took 10, 20, ... s, the others have no end."""
+    make_run(path, "kairos", [10.0 * (i + 1) for i in range(len(statuses))])
+    jobs = pd.read_csv(path / "jobs.csv")
+    jobs["status"] = statuses
+    jobs.loc[jobs["status"] != "succeeded", "end_s"] = float("nan")
+    jobs.to_csv(path / "jobs.csv", index=False)
+    meta = json.loads((path / "meta.json").read_text())
+    (path / "meta.json").write_text(json.dumps({**meta, "state": state}))
+    return path
+
+
+def test_an_unfinished_replay_is_refused_naming_the_jobs(tmp_path: Path) -> None:
+    run = stopped_run(tmp_path / "r", "running", ["succeeded", "succeeded", "running", "pending"])
+    result = CliRunner().invoke(report, [str(run)])
+    assert result.exit_code == 1
+    assert "the replay did not finish (meta.json state 'running')" in result.output
+    assert "job(s) never finished: 2, 3" in result.output and "2 of 4 job(s) finished" in result.output
+    assert "--partial" in result.output and "Traceback" not in result.output
+    assert not (run / "report").exists()
+
+
+def test_partial_reports_the_finished_jobs_marked(tmp_path: Path) -> None:
+    run = stopped_run(tmp_path / "r", "interrupted", ["succeeded", "killed", "succeeded", "failed"])
+    result = CliRunner().invoke(report, [str(run), "--partial"])
+    assert result.exit_code == 0, result.output
+    assert "kairos shared (live) [partial]" in result.output
+    assert "partial: " in result.output and "job(s) never finished: 1;" in result.output
+    saved = pd.read_csv(run / "report" / "report.csv", index_col=0)
+    assert saved.loc["JCT p50 (s)", "kairos shared (live) [partial]"] == 20.0  # over jobs 0 and 2: 10, 30
+    assert "never finished: 1" in (run / "report" / "report.txt").read_text()
+
+
+def test_a_finished_replay_is_not_marked(two_runs: list[Path]) -> None:
+    meta = json.loads((two_runs[0] / "meta.json").read_text())
+    (two_runs[0] / "meta.json").write_text(json.dumps({**meta, "state": "complete"}))
+    result = CliRunner().invoke(report, [str(p) for p in two_runs])
+    assert result.exit_code == 0, result.output
+    assert "[partial]" not in result.output and "partial:" not in result.output
+
+
+def test_an_unknown_state_is_refused(tmp_path: Path) -> None:
+    run = stopped_run(tmp_path / "r", "paused", ["succeeded"])
+    with pytest.raises(ResultsError, match="state: expected one of complete, running, interrupted"):
+        load_runs([run])

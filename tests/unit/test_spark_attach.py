@@ -27,7 +27,7 @@ def attach(host: PolicyHost, policy: str, params: dict[str, str] | None = None) 
     ("hwak", {}, "unknown policy 'hwak' (did you mean 'hawk'?)"),
     ("hawk", {"cutof": "10"}, "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
     ("hawk", {"cutoff": "abc"}, "cutoff='abc' is not a number"),
-    ("hawk", {"cutoff": "-1"}, "cutoff must be a finite number of seconds >= 0"),
+    ("hawk", {"cutoff": "-1"}, "cutoff must be within [0, 1e+09], got -1"),
     ("hawk", {"estimate": "0"}, "estimate must be a positive number of seconds"),
     ("spark-fifo", {"k": "1"}, "spark-fifo takes no parameters"),
 ])

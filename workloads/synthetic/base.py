@@ -6,6 +6,7 @@ text format (`submit_time n_tasks mean_task_duration d1 ... dn`, one job per lin
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,8 @@ class TraceStats:
         return (
             f"jobs={self.n_jobs} tasks={self.n_tasks} cutoff={self.cutoff:g}s "
             f"long jobs={self.pct_long_jobs:.2f}% long task-seconds={self.pct_long_task_seconds:.2f}% "
-            f"long tasks={self.pct_long_tasks:.2f}% offered load={self.offered_load:.3f}"
+            f"long tasks={self.pct_long_tasks:.2f}% offered load="
+            + (f"{self.offered_load:.3f}" if math.isfinite(self.offered_load) else "n/a (one arrival time)")
         )
 
 
@@ -65,7 +67,8 @@ def trace_stats(jobs: Sequence[TraceJob], cutoff: float, slots: int) -> TraceSta
     """Statistics with the thesis' classification: a job is long iff its mean task duration > cutoff.
 
     The offered load is total task-seconds over (slots x the span from first submission to the
-    last submission plus the mean inter-arrival time), i.e. the arrival-rate load, not utilization.
+    last submission plus the mean inter-arrival time), i.e. the arrival-rate load, not utilization;
+    NaN for a trace whose jobs all arrive at once (no span to offer it over).
     """
     if not jobs:
         raise ValueError("an empty trace has no statistics")
@@ -81,7 +84,7 @@ def trace_stats(jobs: Sequence[TraceJob], cutoff: float, slots: int) -> TraceSta
         pct_long_jobs=100.0 * len(long_jobs) / len(jobs),
         pct_long_task_seconds=100.0 * sum(job.task_seconds for job in long_jobs) / total_seconds,
         pct_long_tasks=100.0 * sum(len(job.durations) for job in long_jobs) / total_tasks,
-        offered_load=total_seconds / (slots * span) if span > 0 else float("inf"),
+        offered_load=total_seconds / (slots * span) if span > 0 else math.nan,
     )
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from bridge.common.options import FiniteFloat, OutputPath, output_dir
+from bridge.common.options import JOBS, NODES, FiniteFloat, OutputPath, output_dir
 from workloads.synthetic import scaling
 from workloads.synthetic.base import write_trace
 from workloads.synthetic.kinds import KINDS, generate
@@ -18,11 +18,11 @@ def trace() -> None:
 
 @trace.command("generate")
 @click.argument("kind", type=click.Choice(sorted(KINDS)), metavar="KIND")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Number of jobs [default: the thesis' size].")
+@click.option("--jobs", type=JOBS, default=None, help="Number of jobs [default: the thesis' size].")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--load", type=FiniteFloat(min=0, min_open=True), default=None,
+@click.option("--load", type=FiniteFloat(min=0.001, max=100), default=None,
               help="Offered load on --nodes single-slot nodes [default: the kind's native arrival rate].")
-@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Cluster size the load refers to.")
+@click.option("--nodes", type=NODES, default=None, help="Cluster size the load refers to.")
 @click.option("--shrink", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
               help="Shrink for a cluster FACTOR times the size: keep ceil(n x FACTOR) tasks of each job and "
                    "stretch arrivals so the load is unchanged (workloads.synthetic.scaling).")
@@ -34,7 +34,10 @@ def generate_command(kind: str, jobs: int | None, seed: int, load: float | None,
     KIND is one of: yahoo, cloudera, facebook, google (synthetic stand-ins calibrated to the
     thesis' Tables 2.1/2.2/3.1), hawk-motivation (Fig 2.1), kairos and kairos-uniform (Table 4.1).
     """
-    generated = generate(kind, jobs=jobs, seed=seed, load=load, nodes=nodes)
+    try:
+        generated = generate(kind, jobs=jobs, seed=seed, load=load, nodes=nodes)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from None
     written = generated.jobs if shrink is None else scaling.shrink(generated.jobs, shrink)
     try:
         with output_dir(out.parent):

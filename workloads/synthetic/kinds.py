@@ -187,6 +187,8 @@ def generate(
     durations = kind.workload.draw(np.random.default_rng(shape_seed), n_jobs)
     interarrival = _interarrival(kind, durations, load, n_nodes)
     submits = poisson_submit_times(np.random.default_rng(arrival_seed), n_jobs, interarrival)
+    if not np.isfinite(submits).all():  # a trace with an infinite time would be written as "inf"
+        raise ValueError(f"--load {load} puts the arrival times beyond what a float holds")
     trace = assemble(submits, durations)
     return GeneratedTrace(kind, trace, trace_stats(trace, kind.cutoff, n_nodes))
 

@@ -1,6 +1,7 @@
 """`schedbridge report RESULTS...`: compare runs side by side, in a table and in plots."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -47,18 +48,29 @@ def _utilization_panel(runs: list[Run]) -> plots.Panel:
 @click.option("--out", type=OutputPath(file_okay=False),
               help="Where to write report.csv, report.txt and the PNG plots "
                    "(default: report/ inside the first results directory).")
-def report(results: tuple[Path, ...], out: Path | None) -> None:
+@click.option("--partial", is_flag=True,
+              help="Report a replay that did not finish (meta.json state running or interrupted) over "
+                   "the jobs that did, its column marked [partial]; without it such a run is refused.")
+def report(results: tuple[Path, ...], out: Path | None, partial: bool) -> None:
     """Side-by-side table and plots for several runs: replay results directories and/or
-    simulator per-job files (`schedbridge simulate --out FILE.csv`)."""
+    simulator per-job files (`schedbridge simulate --out FILE.csv`).
+
+    A replay that did not finish is refused, naming the jobs that never finished: its percentiles
+    would silently leave out the slowest jobs. --partial reports it anyway, marked."""
     try:
         runs = load_runs(list(results))
     except ResultsError as exc:
         raise click.ClickException(str(exc)) from None
+    notes = [run.not_finished() for run in runs if not run.complete]
+    if notes and not partial:
+        raise click.ClickException("\n".join(notes) + "\nrerun it, or pass --partial to report the "
+                                   "jobs that finished")
+    runs = [run if run.complete else replace(run, label=f"{run.label} [partial]") for run in runs]
     first = results[0]
     target = out or (first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report"))
     require_directory_place(target, "the report")
     table = build(runs)
-    text = render_text(table, index=True)
+    text = "\n".join([render_text(table, index=True), *(f"partial: {note}" for note in notes)])
     with output_dir(target):
         atomic.write_text(target / "report.csv", table.to_csv())
         atomic.write_text(target / "report.txt", text + "\n")

@@ -32,9 +32,10 @@ from pathlib import Path
 
 import click
 
+from bridge.common import atomic
 from bridge.apps.report.idle_slots import EventLogError, read
 from bridge.common.metrics import median
-from bridge.common.options import OutputPath, renamed_option
+from bridge.common.options import EXECUTORS, REPEATS, OutputPath, renamed_option
 from bridge.common.tables import text
 
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "eagle", "falcon")
@@ -175,10 +176,10 @@ def testbed_env() -> dict[str, str]:
 @click.option("--program", "programs", type=click.Choice(PROGRAMS), multiple=True,
               help="Spark example to run (repeatable; default both)")
 @click.option("--policy", "policies", multiple=True, help=f"policy (repeatable; default {', '.join(DEFAULT_POLICIES)})")
-@click.option("--repeats", type=click.IntRange(1), default=2, show_default=True, help="interleaved rounds")
-@click.option("--executors", type=click.IntRange(1), default=2, show_default=True,
+@click.option("--repeats", type=REPEATS, default=2, show_default=True, help="interleaved rounds")
+@click.option("--executors", type=EXECUTORS, default=2, show_default=True,
               help="executors per application (1 core each on the testbed)")
-@click.option("--parallelism", type=click.IntRange(1), default=4, show_default=True,
+@click.option("--parallelism", type=click.IntRange(1, 10_000_000), default=4, show_default=True,
               help="spark.default.parallelism (see the module docstring)")
 @click.option("--out", type=OutputPath(file_okay=False), default=None,
               help="where event logs, driver output and runs.json go (default results/idle-slots-TIME)")
@@ -203,7 +204,7 @@ def idle_slots(programs: tuple[str, ...], policies: tuple[str, ...], repeats: in
                 last = runs[-1]
                 click.echo(f"{program} {kind} #{repeat}: " + (f"{last.runtime_s:.1f} s, idle {last.idle_slot_s:.2f} "
                            f"slot-s, {last.stats}" if last.ok else f"FAILED, see {last.log}"), err=True)
-                (out / "runs.json").write_text(json.dumps([asdict(r) for r in runs], indent=1))
+                atomic.write_text(out / "runs.json", json.dumps([asdict(r) for r in runs], indent=1))
     click.echo(f"{len(runs)} runs, {executors} executors x 1 slot, spark.default.parallelism={parallelism}; "
                f"runtime = application start to end (event log); results: {out}")
     for line in table(runs):

@@ -11,6 +11,8 @@ Two sources give the same `Run`:
 `Run.jobs` has bridge.common.metrics' job columns (job_id, submit, finish, n_tasks, mean_duration,
 ideal) plus `status` and `key` (what makes two jobs "the same job" across runs);
 `Run.tasks` has its task columns (job_id, task, node, slot, start, end, done).
+A replay that did not finish (killed, or interrupted: meta.json's `state`) keeps that state and the
+ids of its jobs that neither succeeded nor failed, for `report` to refuse or mark it.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ _SIM_JOB_COLUMNS = ("job_id", "submit", "finish")
 _SIM_NUMERIC_COLUMNS = ("submit", "finish", "completion_time", "slowdown", "n_tasks", "mean_duration",
                         "estimate")
 _ALLOCATION_COLUMNS = ("time_s", "vcores_allocated", "vcores_total")
+STATES = ("complete", "running", "interrupted")  # meta.json's "state" (bridge.replay.runner)
+ENDED = ("succeeded", "failed")  # what a job of a replay that did not finish may have done
+_NAMED_AT_MOST = 20
 
 
 class ResultsError(ValueError):
@@ -45,6 +50,20 @@ class Run:
     allocation: pd.DataFrame | None = None  # time_s, vcores_allocated, vcores_total (live)
     n_slots: int | None = None
     plugin: dict | None = None  # the Spark plugin's counters (meta.json "plugin"; live, not stock)
+    state: str = "complete"  # a replay's meta.json "state": running or interrupted if it did not finish
+    unfinished: tuple[str, ...] = ()  # then, the ids of its jobs that never finished
+
+    @property
+    def complete(self) -> bool:
+        return self.state == "complete"
+
+    def not_finished(self) -> str:
+        """One line saying that this replay did not finish and which jobs never did."""
+        ids = ", ".join(self.unfinished[:_NAMED_AT_MOST])
+        more = f" and {len(self.unfinished) - _NAMED_AT_MOST} more" if len(self.unfinished) > _NAMED_AT_MOST else ""
+        jobs = f"job(s) never finished: {ids}{more}" if self.unfinished else "every job ended"
+        return (f"{self.path}: the replay did not finish (meta.json state {self.state!r}); {jobs}; "
+                f"{len(self.jobs) - len(self.unfinished)} of {len(self.jobs)} job(s) finished")
 
 
 def _read(path: Path, required: tuple[str, ...], numeric: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -136,7 +155,10 @@ def _load_directory(path: Path) -> Run:
                                _read(path / "utilization.csv", _ALLOCATION_COLUMNS, _ALLOCATION_COLUMNS))
     n_slots = int(allocation["vcores_total"].max()) if allocation is not None and len(allocation) else None
     plugin = meta.get("plugin") if isinstance(meta.get("plugin"), dict) else None
-    return Run(_label(meta, path.name), path, _live_jobs(raw, tasks), tasks, allocation, n_slots, plugin)
+    state = meta.get("state", "complete")
+    unfinished = () if state == "complete" else tuple(str(j) for j in raw["job_id"][~raw["status"].isin(ENDED)])
+    return Run(_label(meta, path.name), path, _live_jobs(raw, tasks), tasks, allocation, n_slots, plugin,
+               state, unfinished)
 
 
 def _meta(path: Path) -> dict:
@@ -151,6 +173,8 @@ def _meta(path: Path) -> dict:
         raise ResultsError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(meta, dict):
         raise ResultsError(f"{path}: expected a JSON object, got {type(meta).__name__}")
+    if meta.get("state", "complete") not in STATES:
+        raise ResultsError(f"{path}: state: expected one of {', '.join(STATES)}, got {meta['state']!r}")
     counters = meta.get("plugin")
     for key, value in counters.items() if isinstance(counters, dict) else ():
         if key not in PLUGIN_COUNTERS:

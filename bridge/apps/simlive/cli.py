@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from bridge.common.options import OutputPath, param_option
+from bridge.common.options import EXECUTORS, MAX_SLOTS, REPEATS, SLOTS, FiniteFloat, OutputPath, param_option
 from bridge.testbed.target import hadoop_conf_dir_option
 
 RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
@@ -20,18 +20,18 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 @click.option("--policy", "policies", multiple=True, required=True,
               help="A registered policy, or 'stock' (Spark's own scheduler live, the simulator's fifo); "
                    "repeatable.")
-@click.option("--executors", default=4, show_default=True, type=click.IntRange(min=1),
+@click.option("--executors", default=4, show_default=True, type=EXECUTORS,
               help="Executors of the shared application = the simulator's nodes.")
-@click.option("--executor-cores", default=1, show_default=True, type=click.IntRange(min=1),
+@click.option("--executor-cores", default=1, show_default=True, type=SLOTS,
               help="Cores (task slots) per executor = the simulator's slots per node.")
-@click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1),
+@click.option("--repeats", default=1, show_default=True, type=REPEATS,
               help="Live runs per policy, each simulated with its own calibration.")
 @click.option("--preempt", is_flag=True,
               help="Run each preempting policy's node scheduler on real containers (the replay's --preempt; "
                    "simulated with its live parameters, NodeManagers as nodes); the others run as they are.")
 @click.option("--seed", type=int, default=None,
               help="Policy random seed, live and simulated [default: the workload's seed].")
-@click.option("--cutoff", type=click.FloatRange(min=0), default=None,
+@click.option("--cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
               help="Reporting cutoff (s) on a job's mean task duration for short/long [default: the "
                    "90th percentile of the workload's job means; of the first run's measured jobs for "
                    "workloads without trace durations].")
@@ -40,7 +40,7 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
               help="Workloads without trace durations (WordCount, TPC-H): each job is simulated as one task "
                    "of its live run's measured work, a stage as its longest task (critical-path) or as all "
                    "its tasks' work together (serial), stages in sequence.")
-@click.option("--extra-vcores", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--extra-vcores", default=0, show_default=True, type=click.IntRange(0, MAX_SLOTS),
               help="Every NodeManager advertises this many more vcores during the live runs (sleeping "
                    "tasks hold a slot, not a CPU); local testbed only, restored at the end.")
 @param_option("Policy parameter (repeatable), given to each compared policy that has it.")
