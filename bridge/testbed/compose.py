@@ -94,10 +94,12 @@ def agent_command(layout: ClusterLayout, token_file: Path) -> list[str]:
     """The node agent beside this container's NodeManager, on the compose network only.
 
     Its cgroup parent carries the node's name, so agents never share groups even where the
-    containers share the host's cgroup tree (cgroup v1).
+    containers share the host's cgroup tree (cgroup v1). It listens without TLS (``--insecure``,
+    the token still required): the compose network is the testbed's own bridge, with nothing
+    else on it; an agent on a real cluster's network serves TLS (docs/node-agent.md).
     """
     nm = layout.nodemanagers[0]
-    return [_schedbridge(), "agent", "--nm-url", nm.webapp_url, "--host", nm.host,
+    return [_schedbridge(), "agent", "--nm-url", nm.webapp_url, "--host", nm.host, "--insecure",
             "--port", str(AGENT_PORT), "--token-file", str(token_file),
             "--nm-local-dir", str(layout.nm_dir(nm) / "local"),
             "--cgroup-parent", f"schedbridge-{nm.host}"]
