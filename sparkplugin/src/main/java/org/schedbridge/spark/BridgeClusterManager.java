@@ -9,6 +9,7 @@ import org.apache.spark.scheduler.TaskScheduler;
 import org.apache.spark.scheduler.TaskSchedulerImpl;
 import org.apache.spark.scheduler.cluster.StandaloneSchedulerBackend;
 import org.apache.spark.scheduler.cluster.YarnClientSchedulerBackend;
+import org.apache.spark.scheduler.cluster.YarnClusterSchedulerBackend;
 import org.apache.spark.scheduler.local.LocalSchedulerBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,17 +35,16 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         MasterUrl url = MasterUrl.parse(masterURL);
         PlacementRounds rounds = newRounds(sc);
         return switch (url.kind) {
-            case YARN -> {
-                if (!"client".equals(sc.deployMode())) {
-                    throw new IllegalArgumentException("schedbridge: " + MasterUrl.PREFIX
-                            + "yarn supports only client deploy mode (the policy host lives with the driver)");
-                }
-                yield new BridgeYarnScheduler(sc, rounds);
-            }
+            case YARN -> clusterMode(sc) ? new BridgeYarnClusterScheduler(sc, rounds) : new BridgeYarnScheduler(sc, rounds);
             case LOCAL -> new BridgeTaskScheduler(sc, url.numbers[1], true, rounds);
             case LOCAL_CLUSTER, STANDALONE -> new BridgeTaskScheduler(sc, sc.conf().getInt("spark.task.maxFailures", 4),
                     false, rounds);
         };
+    }
+
+    /** The driver runs in YARN's ApplicationMaster (started there by {@link ClusterDriver}). */
+    private static boolean clusterMode(SparkContext sc) {
+        return "cluster".equals(sc.deployMode());
     }
 
     /**
@@ -90,7 +90,7 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         MasterUrl url = MasterUrl.parse(masterURL);
         TaskSchedulerImpl ts = (TaskSchedulerImpl) scheduler;
         return switch (url.kind) {
-            case YARN -> new YarnClientSchedulerBackend(ts, sc);
+            case YARN -> clusterMode(sc) ? new YarnClusterSchedulerBackend(ts, sc) : new YarnClientSchedulerBackend(ts, sc);
             case LOCAL -> new LocalSchedulerBackend(sc.conf(), ts, url.numbers[0]);
             case STANDALONE -> standalone(ts, sc, url.inner);
             case LOCAL_CLUSTER -> localCluster(ts, sc, url.numbers);

@@ -38,7 +38,9 @@ class PolicyClientTest {
             requests.add(request);
             return replies.removeFirst();
         });
-        SparkConf conf = new SparkConf(false).set(BridgeConf.PREFIX + "endpoint", BridgeConf.INPROCESS);
+        // a generous deadline: a loaded machine (a CI run beside) can hold a 50 ms call past it
+        SparkConf conf = new SparkConf(false).set(BridgeConf.PREFIX + "endpoint", BridgeConf.INPROCESS)
+                .set(BridgeConf.PREFIX + "deadline", "10s");
         BridgeConf bridge = BridgeConf.from(conf);
         stats = BridgeStats.reset(bridge.policy, bridge.endpoint);
         client = new PolicyClient("app", PolicyEndpoint.open(bridge, "app"), new ClusterMirror(), bridge, stats);
