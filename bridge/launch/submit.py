@@ -2,9 +2,10 @@
 
 spark-submit accepts ``--master spark-schedbridge://...`` (it starts with "spark", so it is
 classified as standalone), but then drops the options and steps it applies only to ``yarn``.
-This wrapper takes spark-submit's own arguments and, for ``spark-schedbridge://yarn``, turns those
-into conf entries: ``--num-executors``, ``--queue``, ``--archives``, ``--files`` and, for Python applications,
-``spark.yarn.isPython`` (so YARN's client ships pyspark.zip and py4j to the containers). It always
+This wrapper takes spark-submit's own arguments and, for ``spark-schedbridge://yarn`` in client
+deploy mode, turns those into conf entries: ``--num-executors``, ``--queue``, ``--archives``,
+``--files`` and, for Python applications, ``spark.yarn.isPython`` (so YARN's client ships
+pyspark.zip and py4j to the containers); cluster deploy mode is `bridge.launch.cluster_mode`. It always
 adds the plugin jar, and this Python as ``spark.schedbridge.python`` (the one the policy host beside
 the driver runs with) unless given. The command runs as an argument list, never through a shell.
 
@@ -22,13 +23,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
 
 import sparkplugin
 from bridge.common.options import KeyValue
+from bridge.launch.cluster_mode import cluster_args, is_cluster
 from bridge.launch.launcher import LauncherError, launcher_jar, value_options
 from bridge.testbed.target import announce, resolve
 from yarnclient.errors import YarnError
@@ -85,8 +87,10 @@ def _split(args: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]
     return opts, list(args[i:])
 
 
-def rewrite(args: Sequence[str], jar: str) -> list[str]:
-    """spark-submit arguments with the plugin jar added and YARN-only options kept as conf."""
+def rewrite(args: Sequence[str], jar: str, environ: Mapping[str, str] | None = None) -> list[str]:
+    """spark-submit arguments with the plugin jar added and YARN-only options kept as conf; in
+    cluster deploy mode, Spark on YARN's own submission around the plugin's driver
+    (`bridge.launch.cluster_mode`). ``environ``: spark-submit's environment (default this one)."""
     opts, app = _split(args)
     if not app:
         raise click.UsageError("no application given (a .py file or a jar after the options)")
@@ -94,6 +98,13 @@ def rewrite(args: Sequence[str], jar: str) -> list[str]:
     if master is None or not master.startswith(sparkplugin.MASTER_PREFIX):
         raise click.UsageError(f"--master must be {sparkplugin.MASTER_PREFIX}<yarn|local[N]|spark://...>")
     yarn = master == sparkplugin.master("yarn")
+    if not any(name in ("--conf", "-c") and (value or "").startswith(PYTHON_KEY + "=") for name, value in opts):
+        opts = [*opts, ("--conf", f"{PYTHON_KEY}={sys.executable}")]  # the policy host beside the driver runs here
+    if is_cluster(opts):
+        if not yarn:
+            raise click.UsageError(f"--deploy-mode cluster needs --master {sparkplugin.master('yarn')} (the driver "
+                                   "in YARN's ApplicationMaster)")
+        return cluster_args(opts, app, jar, os.environ if environ is None else environ)
     out: list[str] = []
     jars, class_path = [jar], [jar]
     for name, value in opts:
@@ -107,8 +118,6 @@ def rewrite(args: Sequence[str], jar: str) -> list[str]:
             out += [name] if value is None else [name, value]
     if yarn and app[0].endswith(".py"):
         out += ["--conf", "spark.yarn.isPython=true"]
-    if not any(name in ("--conf", "-c") and (value or "").startswith(PYTHON_KEY + "=") for name, value in opts):
-        out += ["--conf", f"{PYTHON_KEY}={sys.executable}"]  # the policy host beside the driver runs here
     return [*out, "--jars", ",".join(jars), "--driver-class-path", os.pathsep.join(class_path), *app]
 
 
@@ -183,6 +192,6 @@ def submit(ctx: click.Context, args: tuple[str, ...]) -> None:
         jar = str(sparkplugin.jar_path())
     except sparkplugin.PluginJarMissing as e:
         raise click.ClickException(str(e)) from None
-    cmd = [str(home / "bin" / "spark-submit"), *rewrite(spark_args, jar)]
     env = {**cluster_env(spark_args, conf_dir), "SPARK_HOME": str(home)}
+    cmd = [str(home / "bin" / "spark-submit"), *rewrite(spark_args, jar, env)]
     sys.exit(subprocess.run(cmd, env=env, check=False).returncode)

@@ -62,7 +62,8 @@ def test_a_policy_parameter_without_its_prefix_is_refused_naming_the_prefixed_ke
 
 def test_an_unknown_dotted_key_is_refused_listing_the_plugin_keys() -> None:
     with pytest.raises(ValueError,
-                       match=re.escape(f"unknown key {P}token.fle: the plugin's keys are agents, deadline, ")):
+                       match=re.escape(f"unknown key {P}token.fle: the plugin's keys are agents, "
+                                       "cluster.mainClass, cluster.pyFile, deadline, ")):
         sparkplugin.check_conf({P + "token.fle": "/t"})
 
 

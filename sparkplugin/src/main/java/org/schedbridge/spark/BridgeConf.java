@@ -60,6 +60,9 @@ public final class BridgeConf {
     public final boolean fallback;
     /** The Python that runs the {@code local} host (it must have schedbridge installed). */
     public final String python;
+    /** Cluster deploy mode: the application {@link ClusterDriver} runs, a Python file or a JVM main class. */
+    public final String clusterPyFile;
+    public final String clusterMainClass;
     /** Where the {@code local} host logs (at INFO: every placement); empty: a temporary file, WARN only. */
     public final String hostLog;
     /** The cluster's node agents file for the {@code local} host (a preempting policy); empty: $SCHEDBRIDGE_AGENTS. */
@@ -91,6 +94,8 @@ public final class BridgeConf {
         tokenFile = keys.text("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
         fallback = keys.flag("fallback");
         python = keys.text("python", defaultPython(conf));
+        clusterPyFile = keys.text("cluster.pyFile", "");
+        clusterMainClass = keys.text("cluster.mainClass", "");
         hostLog = keys.text("host.log", "");
         agents = keys.text("agents", "");
         statsFile = keys.text("stats.file", "");

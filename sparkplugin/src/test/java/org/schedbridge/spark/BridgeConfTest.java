@@ -123,6 +123,6 @@ class BridgeConfTest {
     void anUnknownDottedKeyIsRefusedListingThePluginKeys() {
         String message = refusal("token.fle", "t");
         assertTrue(message.startsWith("schedbridge: unknown key spark.schedbridge.token.fle: the plugin's keys are "
-                + "agents, deadline, endpoint, fallback, hold.max, host.log, io.timeout, "), message);
+                + "agents, cluster.mainClass, cluster.pyFile, deadline, endpoint, fallback, hold.max, host.log, "), message);
     }
 }
