@@ -99,10 +99,10 @@ def agent_command(layout: ClusterLayout, token_file: Path) -> list[str]:
     else on it; an agent on a real cluster's network serves TLS (docs/node-agent.md).
     """
     nm = layout.nodemanagers[0]
-    return [_schedbridge(), "agent", "--nm-url", nm.webapp_url, "--host", nm.host, "--insecure",
+    return [_schedbridge(), "agent", "--nm-url", nm.webapp_url, "--host", nm.host,
             "--port", str(AGENT_PORT), "--token-file", str(token_file),
             "--nm-local-dir", str(layout.nm_dir(nm) / "local"),
-            "--cgroup-parent", f"schedbridge-{nm.host}"]
+            "--cgroup-parent", f"schedbridge-{nm.host}", "--insecure"]
 
 
 def serve_command(policy: str) -> list[str]:

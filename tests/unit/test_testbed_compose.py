@@ -77,8 +77,8 @@ def test_nodemanager_runs_its_daemon_and_an_agent_under_its_own_name(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nm, agent = _commands("nodemanager", tmp_path, monkeypatch)
     assert nm[-1] == "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
-    options = dict(zip(agent[2::2], agent[3::2]))
-    assert agent[1] == "agent"
+    options = dict(zip(agent[2:-1:2], agent[3:-1:2]))
+    assert agent[1] == "agent" and agent[-1] == "--insecure"  # on the compose network, without TLS
     assert options["--host"] == NM_HOST and options["--nm-url"] == f"http://{NM_HOST}:8042"
     assert options["--cgroup-parent"] == f"schedbridge-{NM_HOST}"  # replicas never share groups
     assert Path(options["--token-file"]).read_text().strip()
