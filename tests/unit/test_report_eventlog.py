@@ -4,7 +4,7 @@ one error line for what it cannot read.
 
 The event lines have the shapes Spark 4.3 wrote with the plugin (hawk, local[2], the policy host
 beside the driver), copied from a real log and cut to the fields a reader may use; unit tests start
-no JVM (the real log is checked in tests/integration/test_sparkplugin_local.py).
+no JVM (test_sparkplugin_local.py reports on a real log in the integration suite).
 """
 from __future__ import annotations
 
