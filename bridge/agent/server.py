@@ -7,6 +7,7 @@
     POST /v1/containers/{id}/resume          {}                                 back to full size
     POST /v1/containers/{id}/resize          {"cpus": 0.5, "lease_s": 30}       cap at a CPU share
     POST /v1/leases/renew                    {"containers": [...], "lease_s": 30}   extend the leases held
+    GET  /metrics                            Prometheus text (`metrics.py`), same token
 
 Errors are JSON `{"error": <code>, "message": <text>}` with the status of the `AgentError` raised.
 
@@ -39,6 +40,7 @@ from typing import Any
 
 from bridge.agent.admission import Admission
 from bridge.agent.errors import AgentError, BadRequest, NoSuchEndpoint, PayloadTooLarge, Unauthorized
+from bridge.agent.metrics import CONTENT_TYPE as METRICS_TYPE
 from bridge.agent.service import NodeAgent
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,7 @@ REQUEST_TIMEOUT_S = 5.0  # for the headers, the body and the reply, each
 WORKERS = 4  # commands serialise on the agent's lock anyway; more threads would only queue
 LINGER_S = 1.0  # after a closing reply, how long unread input is discarded (closing on it would reset)
 CONTAINER_PATH = re.compile(r"/v1/containers/([^/]+)(?:/(suspend|resume|resize))?")
+ENDPOINTS = {"/v1/node", "/v1/containers", "/v1/leases/renew", "/metrics"}
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,7 @@ class AgentServer:
         displaced = self.admission.admit(task, peer)
         if displaced is not None:
             displaced.cancel()  # the oldest unauthenticated connection of this address (or of all)
+            self.agent.metrics.inc("schedbridge_agent_connections_refused_total", reason="displaced")
         self._connections.add(task)
         try:
             while await self._exchange(reader, writer, task):
@@ -195,6 +199,7 @@ class AgentServer:
                                             "message": f"request headers exceed {MAX_HEAD} bytes"}, False)
             return False
         keep_alive = False  # until the whole body has been read
+        request = None
         try:
             request = _parse_head(head)
             self._authenticate(request.headers)
@@ -208,20 +213,25 @@ class AgentServer:
             status = 200
         except AgentError as exc:
             status, payload = exc.status, {"error": exc.code, "message": str(exc)}
+            if isinstance(exc, Unauthorized):
+                self.agent.metrics.inc("schedbridge_agent_connections_refused_total", reason="unauthorized")
         except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
             raise  # the body came too slowly or not at all: drop the connection without a reply
         except Exception:  # the agent must answer, not drop the connection
             log.exception("request failed")
             status, payload = 500, {"error": AgentError.code, "message": "internal agent error; see agent log"}
+        self.agent.metrics.inc("schedbridge_agent_requests_total", **_endpoint(request), status=str(status))
         await self._reply(writer, status, payload, keep_alive)
         if not keep_alive:
             await self._linger(reader, writer)
         return keep_alive
 
-    async def _reply(self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any],
+    async def _reply(self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any] | str,
                      keep_alive: bool) -> None:
-        data = json.dumps(payload).encode()
-        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+        """A JSON object, or text (the metrics page)."""
+        data, kind = (payload.encode(), METRICS_TYPE) if isinstance(payload, str) else \
+            (json.dumps(payload).encode(), "application/json")
+        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {kind}\r\n"
                 f"Content-Length: {len(data)}\r\nConnection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n")
         writer.write(head.encode() + data)
         await asyncio.wait_for(writer.drain(), self.timeout_s)
@@ -231,8 +241,10 @@ class AgentServer:
         if scheme != "Bearer" or not hmac.compare_digest(given.strip().encode("latin-1"), self.token):
             raise Unauthorized("missing or wrong bearer token")
 
-    def _route(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _route(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any] | str:
         agent = self.agent
+        if method == "GET" and path == "/metrics":
+            return agent.prometheus()
         if method == "GET" and path == "/v1/node":
             return agent.node()
         if method == "GET" and path == "/v1/containers":
@@ -253,6 +265,17 @@ class AgentServer:
         if handler is None:
             raise NoSuchEndpoint(f"no endpoint {method} {path}")
         return handler()
+
+
+def _endpoint(request: _Request | None) -> dict[str, str]:
+    """A request's method and path as metric labels: container ids folded into ``{id}``, so a scan of
+    made-up paths cannot grow the series without bound."""
+    if request is None:
+        return {"method": "", "endpoint": "malformed"}
+    match = CONTAINER_PATH.fullmatch(request.path)
+    path = "/v1/containers/{id}" + (f"/{match.group(2)}" if match.group(2) else "") if match else request.path
+    known = request.method in ("GET", "POST") and (match is not None or path in ENDPOINTS)
+    return {"method": request.method if known else "other", "endpoint": path if known else "other"}
 
 
 def _bind(address: ListenAddress) -> socket.socket:

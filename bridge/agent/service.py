@@ -17,7 +17,7 @@ import resource
 import socket
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +27,7 @@ from bridge.agent.cgroups import CpuController
 from bridge.agent.errors import (AgentError, BadRequest, ContainerNotRunning, NodeManagerUnavailable,
                                  NoContainerProcesses, UnknownContainer)
 from bridge.agent.leases import Leases, lease_seconds
+from bridge.agent.metrics import AgentMetrics, Samples
 from bridge.agent.nodemanager import NmContainer, NodeManagerSource, check_container_id
 from bridge.agent.procfs import ProcTable, TreeFinder
 from bridge.agent.state import Managed, StateFile
@@ -65,22 +66,23 @@ class NodeAgent:
         self.finished: OrderedDict[str, None] = OrderedDict()
         self.nm_reachable = False
         self.leases = Leases(clock)
+        self.metrics = AgentMetrics()
         self._lock = threading.Lock()
 
     # -- commands -------------------------------------------------------------------------------
     def suspend(self, container_id: str, freeze: bool = False, lease_s: Any = None) -> dict[str, Any]:
         """Shrink to the minimum share (or freeze) for ``lease_s`` seconds unless renewed."""
-        return self._apply(container_id, Limits(self.min_share, frozen=freeze), lease_seconds(lease_s))
+        return self._apply(container_id, Limits(self.min_share, frozen=freeze), lease_seconds(lease_s), "suspends")
 
     def resume(self, container_id: str) -> dict[str, Any]:
-        return self._apply(container_id, Limits(None), 0.0)
+        return self._apply(container_id, Limits(None), 0.0, "resumes")
 
     def resize(self, container_id: str, cpus: Any, lease_s: Any = None) -> dict[str, Any]:
         if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not math.isfinite(cpus) \
                 or not self.min_share <= cpus <= self.cpus:
             raise BadRequest(f"resize of {container_id}: cpus must be a number within "
                              f"[{self.min_share}, {self.cpus}], got {cpus!r}")
-        return self._apply(container_id, Limits(float(cpus)), lease_seconds(lease_s))
+        return self._apply(container_id, Limits(float(cpus)), lease_seconds(lease_s), "resizes")
 
     def renew(self, container_ids: Any, lease_s: Any = None) -> dict[str, Any]:
         """Extend the leases on ``container_ids`` (a controller's batch renewal); those this agent
@@ -90,9 +92,11 @@ class NodeAgent:
         seconds = lease_seconds(lease_s)
         with self._lock:
             renewed, not_held = self.leases.renew(container_ids, seconds)
+        self.metrics.inc("schedbridge_agent_lease_renewals_total", len(renewed))
         return {"renewed": renewed, "not_held": not_held, "lease_s": seconds}
 
-    def _apply(self, container_id: str, limits: Limits, lease_s: float) -> dict[str, Any]:
+    def _apply(self, container_id: str, limits: Limits, lease_s: float, command: str) -> dict[str, Any]:
+        """Set ``limits`` under a lease of ``lease_s``, counted as ``command`` (suspends, resumes, resizes)."""
         container = self._require_running(container_id)
         with self._lock:
             if container_id not in self.managed:
@@ -107,6 +111,7 @@ class NodeAgent:
             else:
                 self.leases.drop(container_id)
             log.info("container %s: share=%s frozen=%s", container_id, limits.share, limits.frozen)
+            self.metrics.inc(f"schedbridge_agent_{command}_total")
             return self._status(container_id, container)
 
     def _require_running(self, container_id: str) -> NmContainer:
@@ -181,6 +186,13 @@ class NodeAgent:
     def reconcile(self) -> None:
         """Lift expired leases, adopt new running containers, sweep new children in, release groups
         of finished containers."""
+        start = time.perf_counter()
+        try:
+            self._reconcile()
+        finally:
+            self.metrics.observe("schedbridge_agent_reconcile_duration_seconds", time.perf_counter() - start)
+
+    def _reconcile(self) -> None:
         self.expire_leases()  # first: the NodeManager call below may take up to its timeout
         try:
             listing = {c.id: c for c in self.nm.containers()}
@@ -230,8 +242,29 @@ class NodeAgent:
     # -- reports ---------------------------------------------------------------------------------
     def containers(self) -> list[dict[str, Any]]:
         with self._lock:
-            ids = sorted(set(self.managed) | {c.id for c in self.listing.values() if c.running})
-            return [self._status(cid, self.listing.get(cid)) for cid in ids]
+            return [self._status(cid, self.listing.get(cid)) for cid in self._known()]
+
+    def _known(self) -> list[str]:
+        """Every container managed or listed as running (callers hold the lock)."""
+        return sorted(set(self.managed) | {c.id for c in self.listing.values() if c.running})
+
+    def prometheus(self) -> str:
+        """`GET /metrics`: the counters, and the containers by state and the leases as of now."""
+        with self._lock:
+            states = Counter(self._state(self.managed.get(cid)) for cid in self._known())
+            sampled: dict[str, Samples] = {
+                "schedbridge_agent_containers": {(("state", s),): float(states[s])
+                                                 for s in ("running", "suspended", "resized")},
+                "schedbridge_agent_leases_held": {(): float(len(self.leases))},
+                "schedbridge_agent_lease_expiries_total": {(): float(self.leases.expired_total)},
+                "schedbridge_agent_nodemanager_reachable": {(): float(self.nm_reachable)},
+            }
+        return self.metrics.exposition(sampled)
+
+    def _state(self, entry: Managed | None) -> str:
+        if entry is None or not entry.throttled:
+            return "running"
+        return "suspended" if entry.frozen or entry.share == self.min_share else "resized"
 
     def container(self, container_id: str) -> dict[str, Any]:
         container = self.nm.container(check_container_id(container_id))

@@ -42,6 +42,7 @@ from bridge.testbed.target import hadoop_conf_dir_option
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 7787
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 APP_TIMEOUT_S = 60.0
 DEFAULT_LIMITS = Limits()
 
@@ -145,6 +146,12 @@ class PolicyDaemon:
             self._gate.release(peer)
 
 
+def configure_logging(level: str) -> None:
+    """Timestamped lines on stderr at ``level`` (one of LOG_LEVELS); every placement only at DEBUG."""
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger().setLevel(level)
+
+
 def _read_token(token_file: Path | None) -> tuple[str, str]:
     """The token and where it came from: --token-file, $SCHEDBRIDGE_TOKEN, or the default file
     (created, owner-only, if missing)."""
@@ -165,19 +172,22 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
                    f"else {DEFAULT_TOKEN_FILE}).")
 @click.option("--app-timeout", default=APP_TIMEOUT_S, show_default=True, type=FiniteFloat(min=1.0, max=MAX_SECONDS),
               help="Seconds after an application's last connection closes before its state is dropped.")
+@click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="INFO",
+              show_default=True, help="INFO: attaches, detaches, refusals and warnings; DEBUG adds a line "
+                                      "per answered round (every placement).")
 @server_options
 @agents_option
 @hadoop_conf_dir_option
 def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file: Path | None,
-          app_timeout: float, tls_cert: Path | None, tls_key: Path | None, insecure: bool, agents: Path | None,
-          hadoop_conf_dir: Path | None) -> None:
+          app_timeout: float, log_level: str, tls_cert: Path | None, tls_key: Path | None, insecure: bool,
+          agents: Path | None, hadoop_conf_dir: Path | None) -> None:
     """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT
     (tls://HOST:PORT with --tls-cert and --tls-key; needed on an address other than loopback).
 
     A preempting policy (kairos, bigc, falcon, ...) with an agents file (--agents, $SCHEDBRIDGE_AGENTS)
     suspends and resumes the applications' executor containers through the cluster's node agents;
     the NodeManagers' vcores and every container are restored when the daemon stops."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    configure_logging(log_level.upper())
     signal.signal(signal.SIGTERM, _stop)  # restore the cluster on a service manager's stop too
     with ExitStack() as stack:
         try:

@@ -49,6 +49,9 @@ from bridge.protocol.messages import (
 from policies.registry import RegistryError
 
 log = logging.getLogger(__name__)
+# One line per answered round: DEBUG, so a busy daemon's INFO log keeps to attaches, detaches and
+# refusals; the host beside one driver turns it on for its own log (``local_host``).
+placements = logging.getLogger(f"{__name__}.placements")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +197,8 @@ class PolicyHost:
         self.held.record(rnd.app, rnd.now_ms, placement.held)
         micros = (time.perf_counter_ns() - start) // 1000
         self.decisions.append(DecisionRecord(rnd.app, rnd.round, placement, micros))
-        if (placement.grants or placement.preempt) and log.isEnabledFor(logging.INFO):  # formatting costs per round
-            log.info("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
+        if (placement.grants or placement.preempt) and placements.isEnabledFor(logging.DEBUG):  # formatting costs
+            placements.debug("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
                      " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
         return encode_placement(placement, rnd.round)

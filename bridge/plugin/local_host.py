@@ -18,8 +18,8 @@ import sys
 import threading
 from contextlib import ExitStack
 
-from bridge.plugin.daemon import PolicyDaemon
-from bridge.plugin.host import PolicyHost
+from bridge.plugin.daemon import PolicyDaemon, configure_logging
+from bridge.plugin.host import PolicyHost, placements
 from bridge.plugin.preempting_host import host_planners
 
 TOKEN_ENV = "SCHEDBRIDGE_HOST_TOKEN"
@@ -32,8 +32,10 @@ def main() -> int:
     if not token:
         print(f"error: {TOKEN_ENV} is not set (this host is started by the Spark plugin)", flush=True)
         return 2
-    logging.basicConfig(level=os.environ.get(LOG_LEVEL_ENV, "WARNING").upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
+    level = os.environ.get(LOG_LEVEL_ENV, "WARNING").upper()
+    configure_logging(level)
+    if level == "INFO":  # spark.schedbridge.host.log: one application's log, every placement in it
+        placements.setLevel(logging.DEBUG)
     signal.signal(signal.SIGTERM, _exit)  # the plugin's stop after 5 s: still restore what a policy changed
     with ExitStack() as stack:  # a preempting policy's agents, vcores and throttles: restored at exit
         try:

@@ -3,16 +3,27 @@
 Both replay modes write event logs to the results directory (one file per application), and the
 job group set by `bridge.replay.jobs.run_job` ties each Spark job, hence each stage and task,
 back to the replayed job. Logs of interrupted applications (`.inprogress`, possibly cut in the
-middle of a line) are read as far as they go.
+middle of a line) are read as far as they go. `application_events` also reads what Spark 4 writes
+by default elsewhere (`schedbridge report` on any application's log): a rolled log, a folder
+`eventlog_v2_<app>` of `events_<n>_<app>` files; compressed logs are refused, naming the codec.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 _GROUP_PREFIX = "schedbridge-job-"
+ROLLED_PREFIX = "eventlog_v2_"  # Spark's folder of a rolled event log
+_PART = re.compile(r"events_(\d+)_.*")
+CODECS = ("zstd", "lz4", "lzf", "snappy")  # spark.io.compression.codec short names: Spark's file suffixes
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+class EventLogError(ValueError):
+    """An event log this reader cannot read, with the file at fault and what to do."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,47 @@ def events(path: Path) -> Iterator[dict]:
                 yield json.loads(line)
             except json.JSONDecodeError:
                 return  # the tail of a log whose writer was killed
+
+
+def application_events(path: Path) -> Iterator[dict]:
+    """The events of one application's log: a plain file, or a rolled folder read part by part
+    (from its last compacted part on, as Spark's History Server does)."""
+    parts = rolled_parts(path) if path.is_dir() else [path]
+    for part in parts:
+        _refuse_compressed(part)
+    for part in parts:
+        yield from events(part)
+
+
+def rolled_parts(folder: Path) -> list[Path]:
+    """The `events_<n>_<app>` files of a rolled log in order, from the last `.compact` one."""
+    parts = sorted((int(m.group(1)), p) for p in folder.iterdir() if (m := _PART.fullmatch(p.name)))
+    if not parts:
+        raise EventLogError(f"{folder}: no events_<n>_<app> file in it (is this a rolled Spark event log?)")
+    compacted = [i for i, (_, p) in enumerate(parts) if p.name.endswith(".compact")]
+    return [p for _, p in parts[compacted[-1] if compacted else 0:]]
+
+
+def _refuse_compressed(path: Path) -> None:
+    codec = next((c for c in CODECS if f".{c}" in path.suffixes), None)
+    if codec is None and _head(path).startswith(_ZSTD_MAGIC):
+        codec = "zstd"
+    if codec is not None:
+        raise EventLogError(
+            f"{path}: a {codec}-compressed Spark event log, which schedbridge does not read (the "
+            "codec is no dependency of it): run the application with spark.eventLog.compress=false"
+            + (", or decompress the file first (zstd -d FILE)" if codec == "zstd" else ""))
+
+
+def sniff(path: Path) -> bool:
+    """Whether the file starts as Spark's event logs do: its first event, plain or zstd-compressed."""
+    head = _head(path)
+    return head.startswith(_ZSTD_MAGIC) or head.startswith(b'{"Event":"SparkListenerLogStart"')
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as file:
+        return file.read(64)
 
 
 def replayed_job_id(properties: dict | None) -> int | None:

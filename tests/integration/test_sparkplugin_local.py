@@ -24,6 +24,7 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import SparkSession
 
 import sparkplugin
+from bridge.apps.report.load import load_runs
 from bridge.drivers.planners import make_planner
 from bridge.drivers.spark_fifo import FifoPlanner
 from bridge.drivers.spark_state import LiveCluster
@@ -138,6 +139,9 @@ def test_placements_reach_the_event_log_and_counters_reach_sparks_metrics_sinks(
     metric = csv / f"{app}.driver.schedbridge.placed_tasks.csv"
     assert (csv / f"{app}.driver.schedbridge.round_latency_us.csv").exists(), sorted(f.name for f in csv.iterdir())
     assert int(metric.read_text().splitlines()[-1].split(",")[1]) == stats["placed_tasks"]
+    [run] = load_runs([p for p in events.iterdir() if not p.name.startswith(".")])  # report reads it too
+    assert run.plugin == {"placed_tasks": stats["placed_tasks"], "fallback_tasks": 0, "unmanaged_tasks": 0}
+    assert len(run.jobs) >= 1 and set(run.jobs["status"]) == {"succeeded"} and len(run.tasks) == len(started)
 
 
 class ArrivalLog:

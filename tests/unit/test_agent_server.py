@@ -2,6 +2,7 @@
 clients that are slow, unauthenticated or oversized."""
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -167,3 +168,95 @@ def test_short_token_is_refused(tmp_path: Path) -> None:
 def test_unreachable_agent_raises_agent_unavailable() -> None:
     with pytest.raises(AgentUnavailable):
         AgentClient("http://127.0.0.1:9", TOKEN, timeout_s=1.0).node()
+
+
+METRIC_LINE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\})? '
+                         r'(-?[0-9.eE+-]+|NaN|[+-]Inf)')
+
+
+def parse_exposition(text: str) -> dict[tuple[str, frozenset], float]:
+    """Prometheus text format 0.0.4, strictly: every line a HELP, a TYPE of a declared kind, or a
+    sample of a family whose TYPE came first; (name, labels) -> value."""
+    samples, typed = {}, set()
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            continue
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ")
+            assert kind in ("counter", "gauge", "summary", "histogram", "untyped") and name not in typed, line
+            typed.add(name)
+            continue
+        match = METRIC_LINE.fullmatch(line)
+        assert match, f"not a sample line: {line!r}"
+        name, labels, value = match.groups()
+        assert name in typed or name.rsplit("_", 1)[0] in typed, f"{name} has no TYPE"
+        pairs = frozenset(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', labels or ""))
+        assert (name, pairs) not in samples, f"duplicate sample {line!r}"
+        samples[(name, pairs)] = float(value)
+    return samples
+
+
+def scrape(server: AgentServer, token: str = TOKEN) -> requests.Response:
+    return requests.get(f"{url(server)}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=5)
+
+
+def test_metrics_need_the_token(served) -> None:
+    server, _, _ = served
+    assert scrape(server, "wrong-token-0123456789").status_code == 401
+    assert requests.get(f"{url(server)}/metrics", timeout=5).status_code == 401
+
+
+def test_metrics_parse_as_prometheus_text_and_counters_move_with_commands(served) -> None:
+    server, _, _ = served
+    client = AgentClient(url(server), TOKEN)
+    reply = scrape(server)
+    assert reply.status_code == 200 and reply.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    before = parse_exposition(reply.text)
+    assert before[("schedbridge_agent_suspends_total", frozenset())] == 0
+    client.suspend(CID, lease_s=5)
+    client.renew([CID], lease_s=5)
+    during = parse_exposition(scrape(server).text)
+    client.resize(CID, 0.5)
+    client.resume(CID)
+    with pytest.raises(Unauthorized):
+        AgentClient(url(server), "wrong-token-0123456789").node()
+    server.agent.reconcile()
+    after = parse_exposition(scrape(server).text)
+    assert during[("schedbridge_agent_containers", frozenset({("state", "suspended")}))] == 1
+    assert during[("schedbridge_agent_leases_held", frozenset())] == 1
+    assert after[("schedbridge_agent_containers", frozenset({("state", "suspended")}))] == 0
+    assert after[("schedbridge_agent_containers", frozenset({("state", "running")}))] == 1
+    for name in ("suspends", "resumes", "resizes", "lease_renewals"):
+        assert after[(f"schedbridge_agent_{name}_total", frozenset())] == 1, name
+    suspend = frozenset({("method", "POST"), ("endpoint", "/v1/containers/{id}/suspend"), ("status", "200")})
+    assert after[("schedbridge_agent_requests_total", suspend)] == 1
+    assert after[("schedbridge_agent_connections_refused_total", frozenset({("reason", "unauthorized")}))] == 1
+    assert after[("schedbridge_agent_reconcile_duration_seconds_count", frozenset())] == 1
+    assert after[("schedbridge_agent_reconcile_duration_seconds_sum", frozenset())] > 0
+
+
+def test_metrics_fold_container_ids_and_unknown_paths_into_few_series(served) -> None:
+    server, _, _ = served
+    for path in ("/v1/containers/container_1_0001_01_000009", "/v1/containers/container_1_0001_01_000010",
+                 "/x/1", "/x/2"):
+        requests.get(f"{url(server)}{path}", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=5)
+    requests_total = {labels: v for (name, labels), v in parse_exposition(scrape(server).text).items()
+                      if name == "schedbridge_agent_requests_total"}
+    assert requests_total[frozenset({("method", "GET"), ("endpoint", "/v1/containers/{id}"), ("status", "404")})] == 2
+    assert requests_total[frozenset({("method", "other"), ("endpoint", "other"), ("status", "404")})] == 2
+
+
+def test_a_lapsed_lease_is_counted_as_an_expiry(tmp_path: Path) -> None:
+    container_tree(tmp_path / "proc")
+    nm, now = FakeNodeManager(), [0.0]
+    nm.run(CID)
+    agent = NodeAgent(nm, FakeCgroups(), TreeFinder((PurePosixPath("/data/nm-local"),)),
+                      StateFile(tmp_path / "state.json"), proc_root=tmp_path / "proc", clock=lambda: now[0])
+    agent.resize(CID, 0.5, lease_s=5)
+    assert parse_exposition(agent.prometheus())[("schedbridge_agent_containers",
+                                                 frozenset({("state", "resized")}))] == 1
+    now[0] = 6.0
+    agent.reconcile()
+    samples = parse_exposition(agent.prometheus())
+    assert samples[("schedbridge_agent_lease_expiries_total", frozenset())] == 1
+    assert samples[("schedbridge_agent_leases_held", frozenset())] == 0

@@ -2,7 +2,9 @@
 in-process ``PolicyDaemon`` with small limits."""
 from __future__ import annotations
 
+import json
 import logging
+import re
 import socket
 import ssl
 import threading
@@ -173,3 +175,33 @@ def test_serve_refuses_a_non_loopback_address_without_tls_or_insecure(tmp_path) 
                                                 "--token-file", str(tmp_path / "token")])
     assert result.exit_code == 1 and "refuses to listen on '0.0.0.0' without TLS" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)  # one message, no traceback
+
+
+@pytest.mark.parametrize(("given", "level"), [([], logging.INFO), (["--log-level", "debug"], logging.DEBUG),
+                                              (["--log-level", "ERROR"], logging.ERROR)])
+def test_serve_log_level_sets_the_root_level(tmp_path, given: list[str], level: int) -> None:
+    root = logging.getLogger()
+    before = root.level
+    try:  # a refused address stops serve right after it configured its log
+        result = CliRunner().invoke(serve_command, ["--policy", "spark-fifo", "--host", "0.0.0.0", *given,
+                                                    "--token-file", str(tmp_path / "token")])
+        assert result.exit_code == 1 and root.level == level
+    finally:
+        root.setLevel(before)
+
+
+def test_serve_refuses_an_unknown_log_level(tmp_path) -> None:
+    result = CliRunner().invoke(serve_command, ["--policy", "spark-fifo", "--log-level", "LOUD"])
+    assert result.exit_code == 2 and "'--log-level'" in result.output and "LOUD" in result.output
+
+
+def test_a_round_is_logged_at_debug_only_and_an_attach_at_info(caplog) -> None:
+    host = PolicyHost(FifoPlanner())
+    with caplog.at_level(logging.INFO, logger="bridge.plugin.host"):
+        host.handle(json.dumps(ATTACH))
+        host.handle(json.dumps(round_msg("a")))
+    assert "attached" in caplog.text and "round 1" not in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="bridge.plugin.host"):
+        host.handle(json.dumps({**round_msg("a", snapshot=False), "round": 2}))
+    assert re.search(r"a round 2: s0\.0->1x2", caplog.text), caplog.text

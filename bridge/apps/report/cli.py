@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
-from bridge.apps.report.load import ResultsError, Run, load_runs
+from bridge.apps.report.eventlog import is_event_log
+from bridge.apps.report.load import load_runs
 from bridge.apps.report.measures import allocated_vcores, alone_estimates, busy_series, completed, with_ideal
+from bridge.apps.report.run import ResultsError, Run
 from bridge.apps.report.table import build
 from bridge.common import atomic, plots
 from bridge.common.options import OutputPath, output_dir, require_directory_place
@@ -43,17 +45,26 @@ def _utilization_panel(runs: list[Run]) -> plots.Panel:
                        empty="no per-task times in these results")
 
 
+def _default_out(first: Path) -> Path:
+    """Inside a results directory; beside a file; beside an event log under a name Spark's History
+    Server, which may scan that folder, does not take for a log (`eventlog_v2_*`, or a file)."""
+    if is_event_log(first):
+        return first.with_name(f"report-{first.name}")
+    return first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report")
+
+
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=OutputPath(file_okay=False),
-              help="Where to write report.csv, report.txt and the PNG plots "
-                   "(default: report/ inside the first results directory).")
+              help="Where to write report.csv, report.txt and the PNG plots (default: report/ inside "
+                   "the first results directory; beside a first event log or per-job file).")
 @click.option("--partial", is_flag=True,
               help="Report a replay that did not finish (meta.json state running or interrupted) over "
                    "the jobs that did, its column marked [partial]; without it such a run is refused.")
 def report(results: tuple[Path, ...], out: Path | None, partial: bool) -> None:
-    """Side-by-side table and plots for several runs: replay results directories and/or
-    simulator per-job files (`schedbridge simulate --out FILE.csv`).
+    """Side-by-side table and plots for several runs: replay results directories, simulator
+    per-job files (`schedbridge simulate --out FILE.csv`) and/or Spark event logs of applications
+    (a file, or Spark 4's rolled eventlog_v2_* folder; uncompressed: spark.eventLog.compress=false).
 
     A replay that did not finish is refused, naming the jobs that never finished: its percentiles
     would silently leave out the slowest jobs. --partial reports it anyway, marked."""
@@ -66,8 +77,7 @@ def report(results: tuple[Path, ...], out: Path | None, partial: bool) -> None:
         raise click.ClickException("\n".join(notes) + "\nrerun it, or pass --partial to report the "
                                    "jobs that finished")
     runs = [run if run.complete else replace(run, label=f"{run.label} [partial]") for run in runs]
-    first = results[0]
-    target = out or (first / "report" if first.is_dir() else first.with_name(f"{first.stem}-report"))
+    target = out or _default_out(results[0])
     require_directory_place(target, "the report")
     table = build(runs)
     text = "\n".join([render_text(table, index=True), *(f"partial: {note}" for note in notes)])

@@ -1,12 +1,14 @@
 """Reading runs to report on, into the tables `bridge.common.metrics` works on.
 
-Two sources give the same `Run`:
+Three sources give the same `Run`:
 
 * a **replay results directory** (`schedbridge replay`; layout in `bridge.replay.results`):
   `jobs.csv` is required, `tasks.csv`, `utilization.csv` and `meta.json` add task-level and
   allocation measures;
 * a **simulator per-job file** (`schedbridge simulate --out FILE.csv|.parquet`): job_id,
   submit, finish, completion_time, slowdown, n_tasks, mean_duration, ...
+* a **Spark event log** of one application (`bridge.apps.report.eventlog`), told by its name or
+  its first bytes.
 
 `Run.jobs` has bridge.common.metrics' job columns (job_id, submit, finish, n_tasks, mean_duration,
 ideal) plus `status` and `key` (what makes two jobs "the same job" across runs);
@@ -18,15 +20,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bridge.apps.report.eventlog import is_event_log, load_event_log
+from bridge.apps.report.run import TASK_COLUMNS, ResultsError, Run
 from bridge.replay.results import PLUGIN_COUNTERS
 
-TASK_COLUMNS = ("job_id", "task", "node", "slot", "start", "end", "done")
 _LIVE_JOB_COLUMNS = ("job_id", "submit_s", "end_s", "status")
 _SIM_JOB_COLUMNS = ("job_id", "submit", "finish")
 _SIM_NUMERIC_COLUMNS = ("submit", "finish", "completion_time", "slowdown", "n_tasks", "mean_duration",
@@ -34,36 +37,6 @@ _SIM_NUMERIC_COLUMNS = ("submit", "finish", "completion_time", "slowdown", "n_ta
 _ALLOCATION_COLUMNS = ("time_s", "vcores_allocated", "vcores_total")
 STATES = ("complete", "running", "interrupted")  # meta.json's "state" (bridge.replay.runner)
 ENDED = ("succeeded", "failed")  # what a job of a replay that did not finish may have done
-_NAMED_AT_MOST = 20
-
-
-class ResultsError(ValueError):
-    """Something that cannot be reported on, with the file at fault."""
-
-
-@dataclass(frozen=True)
-class Run:
-    label: str
-    path: Path
-    jobs: pd.DataFrame
-    tasks: pd.DataFrame
-    allocation: pd.DataFrame | None = None  # time_s, vcores_allocated, vcores_total (live)
-    n_slots: int | None = None
-    plugin: dict | None = None  # the Spark plugin's counters (meta.json "plugin"; live, not stock)
-    state: str = "complete"  # a replay's meta.json "state": running or interrupted if it did not finish
-    unfinished: tuple[str, ...] = ()  # then, the ids of its jobs that never finished
-
-    @property
-    def complete(self) -> bool:
-        return self.state == "complete"
-
-    def not_finished(self) -> str:
-        """One line saying that this replay did not finish and which jobs never did."""
-        ids = ", ".join(self.unfinished[:_NAMED_AT_MOST])
-        more = f" and {len(self.unfinished) - _NAMED_AT_MOST} more" if len(self.unfinished) > _NAMED_AT_MOST else ""
-        jobs = f"job(s) never finished: {ids}{more}" if self.unfinished else "every job ended"
-        return (f"{self.path}: the replay did not finish (meta.json state {self.state!r}); {jobs}; "
-                f"{len(self.jobs) - len(self.unfinished)} of {len(self.jobs)} job(s) finished")
 
 
 def _read(path: Path, required: tuple[str, ...], numeric: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -198,12 +171,15 @@ def _load_simulator_file(path: Path) -> Run:
 
 
 def load_run(path: Path) -> Run:
-    """A replay results directory or a simulator per-job file."""
+    """A replay results directory, a simulator per-job file or a Spark event log."""
+    if is_event_log(path):
+        return load_event_log(path)
     if path.is_dir():
         return _load_directory(path)
     if path.suffix in (".csv", ".parquet") and path.is_file():
         return _load_simulator_file(path)
-    raise ResultsError(f"{path}: neither a results directory nor a .csv/.parquet per-job file")
+    raise ResultsError(f"{path}: neither a results directory, a .csv/.parquet per-job file nor a Spark "
+                       "event log")
 
 
 def load_runs(paths: list[Path]) -> list[Run]:

@@ -19,7 +19,7 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
-from bridge.apps.report.load import Run
+from bridge.apps.report.run import Run
 from bridge.common import metrics
 
 ALL = math.inf  # a reporting cutoff that puts every job in one class

@@ -5,7 +5,7 @@ import pandas as pd
 
 from bridge.common import metrics
 
-from bridge.apps.report.load import Run
+from bridge.apps.report.run import Run
 from bridge.apps.report.measures import alone_estimates, summary, with_ideal
 
 PERCENTILES = tuple(f"p{p}" for p in metrics.PERCENTILES)  # the row labels
@@ -35,8 +35,11 @@ def build(runs: list[Run]) -> pd.DataFrame:
 
 
 def plugin_rows(run: Run) -> dict[str, float]:
-    """Who placed a live run's tasks: the policy, or Spark in fallback rounds (NaN where no plugin ran)."""
-    counters = run.plugin or {}
-    return {"tasks placed by policy": counters.get("placed_tasks", float("nan")),
-            "fallback rounds": counters.get("fallback_rounds", float("nan"))}
+    """Who placed a live run's tasks: the policy, Spark in fallback rounds, or Spark for tasks the
+    plugin does not manage (NaN where no plugin ran, or where the input does not say)."""
+    counters, nan = run.plugin or {}, float("nan")
+    return {"tasks placed by policy": counters.get("placed_tasks", nan),
+            "tasks placed in fallback": counters.get("fallback_tasks", nan),
+            "tasks not managed": counters.get("unmanaged_tasks", nan),
+            "fallback rounds": counters.get("fallback_rounds", nan)}
 

@@ -1,0 +1,137 @@
+"""A Spark application's own event log as a report input (`schedbridge report EVENTLOG`).
+
+An application run through the plugin needs no replay to be reported on: its event log holds each
+job's submission and completion (SparkListenerJobStart/JobEnd), each task's launch and end, the
+executors' cores, and, from the plugin, one `org.schedbridge.spark.PlacementEvent` per task naming
+who placed it: the policy, Spark in a fallback round, or Spark for a task the plugin did not
+manage. Times are seconds since the application started; a job's key (what makes it "the same
+job" in another run, for slowdown estimates) is its job group, else its Spark job id, so two runs
+of one program line up job by job.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bridge.apps.report.run import TASK_COLUMNS, ResultsError, Run
+from bridge.replay.eventlog import CODECS, ROLLED_PREFIX, EventLogError, application_events, sniff
+
+PLACEMENT = "org.schedbridge.spark.PlacementEvent"
+BY = {"POLICY": "placed_tasks", "FALLBACK": "fallback_tasks", "UNMANAGED": "unmanaged_tasks"}  # -> counter
+_RESULTS = {"JobSucceeded": "succeeded", "JobFailed": "failed"}
+
+
+def is_event_log(path: Path) -> bool:
+    """Spark's names for one (a rolled folder, a compressed file) or a first line Spark writes."""
+    if path.is_dir():
+        return path.name.startswith(ROLLED_PREFIX)
+    return path.is_file() and (any(f".{c}" in path.suffixes for c in CODECS) or sniff(path))
+
+
+@dataclass
+class _Job:
+    submit: float
+    key: str
+    finish: float = math.nan
+    status: str = "unfinished"
+
+
+@dataclass
+class _Reading:
+    """What the events said so far, in milliseconds since the epoch."""
+
+    app: str = ""
+    start_ms: float = math.nan
+    cores: dict[str, int] = field(default_factory=dict)  # executor -> cores
+    jobs: dict[int, _Job] = field(default_factory=dict)
+    stage_job: dict[int, int] = field(default_factory=dict)
+    tasks: list[dict] = field(default_factory=list)
+    placed: Counter[tuple[str, str]] = field(default_factory=Counter)  # (policy, by) -> tasks
+
+    def add(self, event: dict) -> None:
+        kind = event.get("Event")
+        if kind == "SparkListenerApplicationStart":
+            self.app, self.start_ms = str(event.get("App ID", "")), float(event["Timestamp"])
+        elif kind == "SparkListenerExecutorAdded":
+            self.cores[str(event["Executor ID"])] = int((event.get("Executor Info") or {}).get("Total Cores", 0))
+        elif kind == "SparkListenerJobStart":
+            group = (event.get("Properties") or {}).get("spark.jobGroup.id")
+            self.jobs[event["Job ID"]] = _Job(float(event["Submission Time"]), str(group or event["Job ID"]))
+            self.stage_job.update({stage: event["Job ID"] for stage in event.get("Stage IDs", [])})
+        elif kind == "SparkListenerJobEnd" and (job := self.jobs.get(event["Job ID"])) is not None:
+            job.finish = float(event["Completion Time"])
+            job.status = _RESULTS.get((event.get("Job Result") or {}).get("Result", ""), "failed")
+        elif kind == "SparkListenerTaskEnd":
+            self.tasks.append(self._task(event))
+        elif kind == PLACEMENT:
+            self.placed[(str(event.get("policy", "")), str(event.get("by", "")))] += 1
+
+    def _task(self, event: dict) -> dict:
+        info = event["Task Info"]
+        return {"job_id": self.stage_job.get(event["Stage ID"], -1), "task": info["Task ID"],
+                "node": info.get("Host", ""), "slot": str(info.get("Executor ID", "")),
+                "start": float(info["Launch Time"]), "end": float(info["Finish Time"]),
+                "done": (event.get("Task End Reason") or {}).get("Reason") == "Success"}
+
+
+def load_event_log(path: Path) -> Run:
+    """One application's jobs, tasks and placements as a `Run`; a log it cannot read is an error
+    naming the file."""
+    reading = _Reading()
+    try:
+        for event in application_events(path):
+            reading.add(event)
+    except EventLogError as exc:
+        raise ResultsError(str(exc)) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ResultsError(f"{path}: not a Spark event log this report understands: {type(exc).__name__} "
+                           f"{exc} in an event") from None
+    if not reading.jobs:
+        raise ResultsError(f"{path}: no SparkListenerJobStart in it (is this a Spark event log?)")
+    unfinished = tuple(str(j) for j, job in reading.jobs.items() if job.status == "unfinished")
+    tasks = _tasks(reading)
+    return Run(_label(reading), path, _jobs(reading, tasks), tasks, n_slots=sum(reading.cores.values()) or None,
+               plugin=placements(reading.placed), state="running" if unfinished else "complete",
+               unfinished=unfinished, stopped="the event log ends before some jobs did (the application "
+                                              "was killed, or still runs)")
+
+
+def _seconds(reading: _Reading, ms: pd.Series) -> pd.Series:
+    return (ms - reading.start_ms) / 1000.0
+
+
+def _jobs(reading: _Reading, tasks: pd.DataFrame) -> pd.DataFrame:
+    durations = (tasks["end"] - tasks["start"]).groupby(tasks["job_id"])
+    ids = pd.Series(list(reading.jobs), dtype=int)
+    return pd.DataFrame({
+        "job_id": ids,
+        "submit": _seconds(reading, pd.Series([j.submit for j in reading.jobs.values()])),
+        "finish": _seconds(reading, pd.Series([j.finish for j in reading.jobs.values()])),
+        "status": [j.status for j in reading.jobs.values()],
+        "n_tasks": ids.map(durations.size()).fillna(0).astype(int),
+        "mean_duration": ids.map(durations.mean()),
+        "ideal": np.nan, "key": [j.key for j in reading.jobs.values()]})
+
+
+def _tasks(reading: _Reading) -> pd.DataFrame:
+    tasks = pd.DataFrame(reading.tasks, columns=list(TASK_COLUMNS))
+    tasks["start"], tasks["end"] = _seconds(reading, tasks["start"]), _seconds(reading, tasks["end"])
+    return tasks
+
+
+def placements(placed: Counter[tuple[str, str]]) -> dict | None:
+    """The plugin's placement counters from its records (None: no record, not run through the
+    plugin); the policy is in the run's label."""
+    if not placed:
+        return None
+    return {counter: sum(n for (_, by), n in placed.items() if by == name) for name, counter in BY.items()}
+
+
+def _label(reading: _Reading) -> str:
+    policies = sorted({policy for policy, _ in reading.placed})
+    return f"{'+'.join(policies) or 'stock'} ({reading.app or 'event log'})"
