@@ -84,7 +84,8 @@ class DaemonProcess:
         self.log = log
         self.token_file = log.parent / "daemon-token"  # created owner-only by serve; shared by a restart
         self._out = log.open("a")
-        cmd = [str(exe), "serve", "--policy", policy, "--port", str(port), "--token-file", str(self.token_file)]
+        cmd = [str(exe), "serve", "--policy", policy, "--port", str(port), "--token-file", str(self.token_file),
+               "--log-level", "DEBUG"]  # the tests read its per-round placement lines
         for p in params:
             cmd += ["--param", p]
         self.tls = tls

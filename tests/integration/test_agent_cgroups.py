@@ -39,6 +39,18 @@ SUSPENDED_MAX = MIN_SHARE * 1.5  # cores: one CFS period of slack over a 1 s win
 FULL_RATIO = 0.5
 
 
+def assert_full_share(node: Node, read_ns: Callable[[], int] | None = None, windows: int = 5) -> None:
+    """The container runs at full share: in one of a few ~1 s windows it gets at least FULL_RATIO of
+    the control's CPU (one window alone can lose to a burst of other work on a loaded 2-core host;
+    a container still capped at MIN_SHARE stays far below in every window)."""
+    ratios = []
+    for _ in range(windows):
+        ratios.append(node.share_of_control(read_ns))
+        if ratios[-1] >= FULL_RATIO:
+            return
+    raise AssertionError(f"the container never reached {FULL_RATIO} of the control's CPU: {ratios}")
+
+
 @dataclass
 class Node:
     nm: FakeNodeManager
@@ -102,7 +114,7 @@ def test_suspend_drops_to_min_share_and_resume_restores(node: Node) -> None:
     client = node.client()
     spinner = node.container.spinner_pid()
     assert {node.container.proc.pid, spinner} <= node.group_pids()
-    assert node.share_of_control() >= FULL_RATIO
+    assert_full_share(node)
 
     assert client.suspend(CID)["share"] == MIN_SHARE
     assert node.rate() <= SUSPENDED_MAX
@@ -112,7 +124,7 @@ def test_suspend_drops_to_min_share_and_resume_restores(node: Node) -> None:
 
     assert client.resume(CID)["throttled"] is False
     assert (CGROUP_ROOT / "cpu" / node.parent / CID / "cpu.cfs_quota_us").read_text().strip() == "-1"
-    assert node.share_of_control() >= FULL_RATIO
+    assert_full_share(node)
 
 
 def test_children_forked_while_suspended_stay_throttled(node: Node) -> None:
@@ -138,7 +150,7 @@ def test_sigkill_then_restart_restores_every_throttled_container(node: Node) -> 
         assert f"restored 2 container(s) left by a previous run: {CID}, {SECOND}" in node.agent.log()
         assert not any(c["throttled"] for c in node.client().containers())
         wait_for(lambda: node.client().container(CID)["managed"], 10, "re-adoption at full size")
-        assert node.share_of_control() >= FULL_RATIO
+        assert_full_share(node)
     finally:
         second.kill()
 
@@ -149,7 +161,7 @@ def test_restore_only_undoes_a_dead_agents_throttles(node: Node) -> None:
     assert node.agent.restore_only() == 0
     assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
     pids = [node.container.proc.pid, node.container.spinner_pid()]
-    assert node.share_of_control(lambda: proc_cpu_ns(pids)) >= FULL_RATIO
+    assert_full_share(node, lambda: proc_cpu_ns(pids))
 
 
 def test_sigterm_restores_and_removes_every_group(node: Node) -> None:
@@ -158,7 +170,7 @@ def test_sigterm_restores_and_removes_every_group(node: Node) -> None:
     assert node.agent.signal(signal.SIGTERM) == 0
     assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
     assert not (CGROUP_ROOT / "freezer" / node.parent).exists()
-    assert node.share_of_control(lambda: proc_cpu_ns(pids)) >= FULL_RATIO
+    assert_full_share(node, lambda: proc_cpu_ns(pids))
 
 
 def test_unknown_and_finished_containers_are_refused_and_released(node: Node) -> None:
@@ -184,4 +196,4 @@ def test_restore_only_from_the_state_file_alone(node: Node) -> None:
     assert f"restored 1 container(s) left by a previous run: {CID}" in result.stderr
     assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
     pids = [node.container.proc.pid, node.container.spinner_pid()]
-    assert node.share_of_control(lambda: proc_cpu_ns(pids)) >= FULL_RATIO
+    assert_full_share(node, lambda: proc_cpu_ns(pids))

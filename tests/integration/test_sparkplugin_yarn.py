@@ -73,7 +73,7 @@ def test_hawk_through_a_daemon_gives_right_results_and_keeps_long_stages_on_its_
                "--conf", "spark.schedbridge.policy=hawk", "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}",
                *[arg for param in HAWK for arg in ("--conf", f"spark.schedbridge.policy.{param}")]]  # as the daemon's
         got = run_app(cmd, env, tmp_path / "out.json", tpch)
-        daemon.wait_for(rf"{re.escape(got['app'])} round \d+: s")
+        daemon.wait_for(rf"{re.escape(got['app'])}@[0-9a-f]+ round \d+: s")  # the id and its owner's key
     finally:
         daemon.kill()
     assert_right_results(got, reference)
