@@ -101,11 +101,7 @@ class NodeAgent:
         with self._lock:
             if container_id not in self.managed:
                 self._adopt(container_id, ProcTable(self.proc_root), required=True)
-            entry = self.managed[container_id]
-            entry.share, entry.frozen = limits.share, limits.frozen
-            self.state.save(self.managed)  # recorded before it takes effect: a crash now is still undone
-            self.cgroups.set_share(container_id, limits.share)
-            self.cgroups.set_frozen(container_id, limits.frozen)
+            self._set_limits(container_id, self.managed[container_id], limits)
             if limits.throttled:
                 self.leases.grant(container_id, lease_s)
             else:
@@ -113,6 +109,13 @@ class NodeAgent:
             log.info("container %s: share=%s frozen=%s", container_id, limits.share, limits.frozen)
             self.metrics.inc(f"schedbridge_agent_{command}_total")
             return self._status(container_id, container)
+
+    def _set_limits(self, container_id: str, entry: Managed, limits: Limits) -> None:
+        """Record ``limits`` (before they take effect: a crash now is still undone), then apply them."""
+        entry.share, entry.frozen = limits.share, limits.frozen
+        self.state.save(self.managed)
+        self.cgroups.set_share(container_id, limits.share)
+        self.cgroups.set_frozen(container_id, limits.frozen)
 
     def _require_running(self, container_id: str) -> NmContainer:
         check_container_id(container_id)
@@ -176,10 +179,7 @@ class NodeAgent:
         self.leases.expire(container_id)
         if entry is None:
             return
-        entry.share, entry.frozen = None, False
-        self.state.save(self.managed)
-        self.cgroups.set_share(container_id, None)
-        self.cgroups.set_frozen(container_id, False)
+        self._set_limits(container_id, entry, Limits(None))
         log.warning("container %s: lease expired (its controller stopped renewing it): back to full size",
                     container_id)
 

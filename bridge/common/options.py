@@ -79,8 +79,9 @@ def creation_problem(path: Path, *, directory: bool = False) -> str | None:
     elif directory and path.exists():
         return f"{path} is not a directory"
     elif path.exists():
-        if atomic.refusal(path) or atomic.streamed(path):  # written in place, or not at all
-            return atomic.refusal(path)
+        problem = atomic.refusal(path)
+        if problem or atomic.streamed(path):  # not written at all, or written in place
+            return problem
         where = path.parent  # files are replaced by renaming a temporary file beside them
     else:
         where = next(p for p in path.parents if p.exists())

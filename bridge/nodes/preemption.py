@@ -64,10 +64,9 @@ class ContainerPreemptor:
         self.freeze = freeze
         self.clock = clock
         self.lease_s = lease_s
-        self.throttled: set[ContainerRef] = set()
         self.commands: list[Command] = []
         self._suspends = 0  # numbers each suspend, so a lapse seen late never undoes a newer one
-        self._since: dict[ContainerRef, int] = {}
+        self._since: dict[ContainerRef, int] = {}  # every container held throttled -> its suspend's number
         self._lock = threading.Lock()
 
     def suspend(self, ref: ContainerRef) -> Status:
@@ -77,7 +76,6 @@ class ContainerPreemptor:
         if status.ok:
             with self._lock:
                 self._suspends += 1
-                self.throttled.add(ref)
                 self._since[ref] = self._suspends
         return status
 
@@ -86,9 +84,14 @@ class ContainerPreemptor:
         status = self._send(ref, "resume", lambda agent: agent.resume(ref.container))
         if status.code is not Code.ERROR:
             with self._lock:
-                self.throttled.discard(ref)
                 self._since.pop(ref, None)
         return status
+
+    @property
+    def throttled(self) -> frozenset[ContainerRef]:
+        """Every container this preemptor holds throttled."""
+        with self._lock:
+            return frozenset(self._since)
 
     def held(self) -> dict[ContainerRef, int]:
         """Every container held throttled, with the number of the suspend that throttled it."""
@@ -100,7 +103,6 @@ class ContainerPreemptor:
         runs at full share, unless suspended again after ``since``."""
         with self._lock:
             if self._since.get(ref) == since:
-                self.throttled.discard(ref)
                 del self._since[ref]
 
     def restore_all(self) -> list[ContainerRef]:
