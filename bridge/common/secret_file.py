@@ -2,7 +2,7 @@
 
 A token that every local user can read authenticates every local user; one that every user can write
 lets anyone choose it. The agents-file reader and the node agent refuse such a file with this message
-(the daemon's `protocol.auth.ensure_token_file` applies the same rule, group included).
+(the daemon's `protocol.auth.ensure_token_file` is stricter: it refuses group access too).
 """
 from __future__ import annotations
 
