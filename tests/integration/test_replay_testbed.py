@@ -104,11 +104,13 @@ def assert_consistent(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def assert_policy_placed(plugin: dict, recorded_tasks: int) -> None:
     """The plugin's counters in meta.json: every recorded task launched by some path (the warm-up
-    job's are counted too), at least 90% by the policy; a fallback round (a policy call past its
-    50 ms deadline on this loaded 2-core machine) is a fault, counted and named, never silent."""
+    job's are counted too), at least 90% by the policy; a fallback round or a failed report (a policy
+    call past its 50 ms deadline on this loaded 2-core machine) is a fault, counted and named, never
+    silent: the last one is named exactly when one was counted (BridgeStats, replay's own summary)."""
     launched = plugin["placed_tasks"] + plugin["fallback_tasks"]
     assert launched >= recorded_tasks and plugin["placed_tasks"] >= 0.9 * launched, plugin
-    assert (plugin["fallback_rounds"] == 0) == (plugin["last_failure"] == ""), plugin
+    faults = plugin["fallback_rounds"] + plugin["failed_reports"]
+    assert (faults == 0) == (plugin["last_failure"] == ""), plugin
 
 
 def test_a_shared_application_gives_complete_consistent_results(shared_run: Path) -> None:
