@@ -138,8 +138,10 @@ class ClusterSpec:
     n_nodes: int
     slots_per_node: int = 1
     resources: tuple[str, ...] = ()             # names of capacity dimensions, e.g. ("cpu", "mem")
-    capacity: tuple[float, ...] | None = None   # per-node capacity vector (same for all nodes)
+    capacity: tuple[float, ...] | None = None   # every node's capacity vector (the largest, if they differ)
     network_delay: float = 0.0005               # one way, seconds
+    # heterogeneous nodes: node i's capacity vector (then ``capacity`` is their elementwise max)
+    node_capacity: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.n_nodes < 1:
@@ -150,6 +152,16 @@ class ClusterSpec:
             raise ValueError(f"network_delay must be >= 0, got {self.network_delay}")
         if self.capacity is not None and len(self.capacity) != len(self.resources):
             raise ValueError("capacity must have one entry per resource name")
+        if self.node_capacity is not None:
+            if self.capacity is None or len(self.node_capacity) != self.n_nodes:
+                raise ValueError("node_capacity needs a capacity and one vector per node")
+            if any(len(c) != len(self.capacity) or any(x > m for x, m in zip(c, self.capacity))
+                   for c in self.node_capacity):
+                raise ValueError("each node_capacity vector must have capacity's length and be within it")
+
+    def capacity_of(self, node: int) -> tuple[float, ...] | None:
+        """Node ``node``'s capacity vector (None if the cluster has none)."""
+        return self.capacity if self.node_capacity is None else self.node_capacity[node]
 
 
 @value
@@ -194,6 +206,10 @@ class ClusterView(Protocol):
 
     def free_slots(self, node: int) -> int:
         """Number of free slots of ``node``."""
+
+    def free_slot_ids(self, node: int) -> tuple[int, ...]:
+        """The free slots of ``node``, lowest first (a slot that is running, reserved for a task
+        request or held by a task the policy did not place is not free)."""
 
     def running(self, node: int) -> tuple[RunningTask, ...]:
         """Tasks running on ``node`` (reserved-but-not-started slots are not listed)."""

@@ -167,6 +167,8 @@ class ClusterState:
         self._susp_cache: dict[int, tuple[Any, ...]] = {}
         self._capacity_used: list[list[float]] | None = (
             [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
+        self._capacity: list[tuple[float, ...]] = (   # per node (heterogeneous nodes differ)
+            [c for node in range(n) if (c := spec.capacity_of(node)) is not None])
         self.report_long = report_long
         self._long_at = [0] * n
         self._job_long: dict[int, bool] = {}
@@ -495,9 +497,9 @@ class ClusterState:
         self._run_task(where[0], where[1], r, now + left, out)
 
     def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
-        assert self._capacity_used is not None and self.spec.capacity is not None
+        assert self._capacity_used is not None
         u = self._capacity_used[node]
-        cap = self.spec.capacity
+        cap = self._capacity[node]
         for i, x in enumerate(demand):
             if u[i] + x > cap[i] + 1e-9:
                 raise self._fail(f"demand {demand} does not fit node {node} (used {tuple(u)}, capacity {cap})", d)

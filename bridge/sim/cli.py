@@ -86,8 +86,11 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
-@click.option("--nodes", required=True, type=NODES, help="number of nodes")
-@click.option("--slots", "slots", default=1, show_default=True, type=SLOTS, help="slots per node")
+@click.option("--nodes", type=NODES, default=None, help="number of nodes (or --cluster)")
+@click.option("--slots", "slots", default=1, show_default=True, type=SLOTS,
+              help="slots per node: its cores, with 4 GB of memory per core")
+@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="TOML file of heterogeneous nodes instead of --nodes/--slots (docs/workloads.md)")
 @param_option("policy parameter (repeatable; see --list-policies)")
 @renamed_option("--set", "--param KEY=VALUE")
 @click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
@@ -101,35 +104,35 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object on stdout")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr (default: on for runs over 200k tasks)")
-def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict[str, str], seed: int,
-             report_cutoff: float | None, network_delay: float, out: Path | None, as_json: bool,
-             progress: bool | None) -> None:
+def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, cluster_file: Path | None,
+             params: dict[str, str], seed: int, report_cutoff: float | None, network_delay: float,
+             out: Path | None, as_json: bool, progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
     from bridge.common.metrics import percentile, summarize
     from bridge.sim.engine import Simulation
-    from policies.api import ClusterSpec, DecisionError, PolicyEnv
+    from bridge.sim.shape import ClusterFileError
+    from policies.api import DecisionError, PolicyEnv
     from policies.compiled import CORE
     from policies.registry import ConfigError, RegistryError, config_for, create
     from workloads.trace import TraceError, read_trace
 
     if out is not None and out.suffix not in OUT_SUFFIXES:
         raise click.BadParameter(f"{out}: use a .csv or .parquet file name", param_hint="--out")
-    if nodes * slots > MAX_TOTAL_SLOTS:
-        raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
-                                 param_hint="--nodes/--slots")
+    shape = cluster_shape(nodes, slots, cluster_file)
     try:
         config = config_for(policy, params)
-        spec = ClusterSpec(nodes, slots_per_node=slots, network_delay=network_delay)
+        spec = shape.spec(network_delay)
         pol = create(policy, PolicyEnv(spec, seed), config)
-        jobs = read_trace(trace_path)
-    except (RegistryError, ConfigError, TraceError) as e:
+        jobs = shape.with_demands(read_trace(trace_path))
+    except (RegistryError, ConfigError, TraceError, ClusterFileError) as e:
         raise click.ClickException(str(e)) from None
     except ValueError as e:
         raise click.ClickException(f"{policy}: {e}") from None
     if report_cutoff is None:
         report_cutoff = percentile([j.mean_duration for j in jobs], 90)
     cutoff = report_cutoff
-    sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff)
+    sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff, **shape.sim_options())
+    shape.hold_missing_slots(sim.state)
     click.echo(CORE.describe(), err=True)
     n_tasks = sum(j.n_tasks for j in jobs)
     show = progress if progress is not None else n_tasks >= PROGRESS_MIN_TASKS
@@ -153,9 +156,9 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
             bar.n = sim._next_job
             bar.close()
     job_df, task_df = result.job_table(), result.task_table()
-    summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
-                        extra={"policy": policy, "trace": str(trace_path), "nodes": nodes,
-                               "slots_per_node": slots, "seed": seed,
+    summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=shape.total_slots, counters=result.log.counters,
+                        extra={"policy": policy, "trace": str(trace_path), "nodes": shape.n_nodes,
+                               "slots_per_node": spec.slots_per_node, "cluster": shape.describe(), "seed": seed,
                                "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events,
                                "core": CORE.describe()})
     per_job = per_job_frame(job_df, cutoff)
@@ -174,6 +177,26 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     if result.unfinished:
         click.echo(f"warning: {len(result.unfinished)} job(s) never finished "
                    f"(first: {result.unfinished[:5]})", err=True)
+
+
+def cluster_shape(nodes: int | None, slots: int, cluster_file: Path | None) -> Any:
+    """The simulated cluster of ``--nodes/--slots`` or of ``--cluster`` (``bridge.sim.shape``)."""
+    from bridge.sim.shape import ClusterFileError, load, uniform
+
+    if cluster_file is not None:
+        given = click.get_current_context().get_parameter_source("slots") is not click.core.ParameterSource.DEFAULT
+        if nodes is not None or given:
+            raise click.UsageError("--cluster describes the nodes: give it without --nodes/--slots")
+        try:
+            return load(cluster_file, MAX_TOTAL_SLOTS)
+        except ClusterFileError as e:
+            raise click.ClickException(str(e)) from None
+    if nodes is None:
+        raise click.UsageError("give --nodes (with --slots) or --cluster FILE")
+    if nodes * slots > MAX_TOTAL_SLOTS:
+        raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
+                                 param_hint="--nodes/--slots")
+    return uniform(nodes, slots)
 
 
 def infinite_at(x: Any, where: str = "") -> str | None:
