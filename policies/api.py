@@ -23,6 +23,7 @@ Node side (the per-node scheduler; ``ev.node`` says which node)
 
     on_probe_arrival(ev: ProbeArrival, view)    a probe or a bound task reached the node
     on_slot_freed(ev: SlotFreed, view)          a slot became free (task finished, request cancelled)
+    on_queued_task_ended(ev: QueuedTaskEnded, view)  a task queued or suspended there ended off its slot
     on_steal_request(ev: StealRequest, view)    a thief asks this node for work
     on_node_timer(ev: Timer, view)              a SetTimer(node=n) fired
 
@@ -63,7 +64,7 @@ from typing import Any, Protocol, TypeVar, dataclass_transform, runtime_checkabl
 
 from policies.messages import (
     OK, Assign, BaseEvent, Cancel, Code, Drop, Give, Heartbeat, JobArrival, Launch, Probe, ProbeArrival,
-    ProbeInfo, ProbeRejected, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Status,
+    ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Status,
     Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
 )
 from workloads.model import Job
@@ -72,7 +73,8 @@ __all__ = [
     "API_VERSION", "ALL_HOOKS", "NODE_HOOKS", "NONE", "OK", "SCHEDULER_HOOKS", "Assign", "BaseEvent", "Cancel",
     "ClusterSpec", "ClusterView", "Code", "DecisionError", "Decision", "Decisions", "Drop", "Event", "Give",
     "Heartbeat", "HeartbeatHook", "JobArrival", "Launch", "NodeTimerHook", "Policy", "PolicyEnv", "Probe",
-    "ProbeArrival", "ProbeArrivalHook", "ProbeInfo", "ProbeRejected", "ProbeRejectedHook", "Reject", "Resume",
+    "ProbeArrival", "ProbeArrivalHook", "ProbeInfo", "ProbeRejected", "ProbeRejectedHook", "QueuedTaskEnded",
+    "QueuedTaskEndedHook", "Reject", "Resume",
     "Run", "RunningTask", "SendHeartbeat", "SetTimer", "SlotFreed", "SlotFreedHook", "Status", "Steal",
     "StealRequest", "StealRequestHook", "Suspend", "TaskFinished", "TaskFinishedHook", "TaskRequest",
     "TaskRequestHook", "TaskStarted", "TaskStartedHook", "Timer", "TimerHook", "Value", "check_policy",
@@ -176,8 +178,8 @@ class PolicyEnv:
         return random.Random(f"{self.seed}/{stream}")
 
 
-Event = (JobArrival | ProbeArrival | TaskRequest | TaskStarted | TaskFinished | SlotFreed | Heartbeat | Timer
-         | ProbeRejected | StealRequest)
+Event = (JobArrival | ProbeArrival | TaskRequest | TaskStarted | TaskFinished | SlotFreed | QueuedTaskEnded
+         | Heartbeat | Timer | ProbeRejected | StealRequest)
 Decision = (Assign | Probe | Run | Launch | Cancel | Suspend | Resume | Steal | Give | Drop | Reject | SetTimer
             | SendHeartbeat)
 Decisions = Sequence[Decision]
@@ -284,6 +286,11 @@ class SlotFreedHook(Protocol):
 
 
 @runtime_checkable
+class QueuedTaskEndedHook(Protocol):
+    def on_queued_task_ended(self, ev: QueuedTaskEnded, view: ClusterView) -> Decisions: ...
+
+
+@runtime_checkable
 class StealRequestHook(Protocol):
     def on_steal_request(self, ev: StealRequest, view: ClusterView) -> Decisions: ...
 
@@ -306,6 +313,7 @@ SCHEDULER_HOOKS: dict[str, type] = {
 NODE_HOOKS: dict[str, type] = {
     "on_probe_arrival": ProbeArrival,
     "on_slot_freed": SlotFreed,
+    "on_queued_task_ended": QueuedTaskEnded,
     "on_steal_request": StealRequest,
     "on_node_timer": Timer,
 }
