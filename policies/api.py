@@ -64,8 +64,8 @@ from typing import Any, Protocol, TypeVar, dataclass_transform, runtime_checkabl
 
 from policies.messages import (
     OK, Assign, BaseEvent, Cancel, Code, Drop, Give, Heartbeat, JobArrival, Launch, Probe, ProbeArrival,
-    ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Status,
-    Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
+    ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer,
+    SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
 )
 from workloads.model import Job
 

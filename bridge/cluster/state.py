@@ -158,7 +158,8 @@ class ClusterState:
         if not 0 <= offslot_share <= 1:
             raise ValueError(f"offslot_share must be within [0, 1], got {offslot_share}")
         self.offslot_share = offslot_share
-        self._offslot: dict[tuple[int, int], tuple[int, float, int]] = {}  # progressing off slot -> (node, since, token)
+        # tasks progressing off their slot -> (node, since, token)
+        self._offslot: dict[tuple[int, int], tuple[int, float, int]] = {}
         self._offslot_done: dict[tuple[int, int], float] = {}   # work done off slot before ``since``
         self.policy, self.spec, self.kernel, self.runner = policy, spec, kernel, runner
         self._run_task, self._pause_task = runner.run, runner.pause

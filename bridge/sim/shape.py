@@ -83,6 +83,8 @@ class ClusterShape:
     def describe(self) -> str:
         """One line: the file, or the kinds of nodes (``4 x 2 cores 8 GB``)."""
         kinds = ", ".join(f"{k.count} x {k.cores} cores {k.memory_gb:g} GB" for k in self.kinds)
+        if self.offslot_share:
+            kinds += f"; off-slot share {self.offslot_share:g}"
         return f"{self.source}: {kinds}" if self.source else kinds
 
     def sim_options(self) -> dict[str, Any]:

@@ -125,3 +125,15 @@ def test_a_trace_demand_that_fits_no_node_is_refused(tmp_path):
     c.write_text(HETERO)   # 4 cores 16 GB, or 2 cores 4 GB: 20 GB fits neither
     r = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", "tetris", "--cluster", str(c)])
     assert r.exit_code == 1 and "job 0 task 0" in r.output and "fits no node" in r.output
+
+
+def test_a_cluster_file_s_offslot_share_lets_kairos_tasks_end_off_their_slot(tmp_path):
+    """With 0 (the default) an idle task never progresses; with 0.5 some end queued or suspended."""
+    ends = {}
+    for share in (0.0, 0.5):
+        c = tmp_path / f"c{share}.toml"
+        c.write_text(f"offslot_share = {share}\n[[nodes]]\ncount = 2\ncores = 1\n")
+        s = run(tmp_path, "kairos", "--cluster", str(c), "--param", "q=1", "--param", "w=2")
+        assert s["finished_jobs"] == 12
+        ends[share] = s["counters"]["queued_ends"]
+    assert ends[0.0] == 0 < ends[0.5]
