@@ -17,10 +17,12 @@ from tests.unit.test_trace_import import FIXTURE
 
 def test_every_listed_policy_is_ranked_or_says_why_not(tmp_path: Path) -> None:
     trace, out = tmp_path / "six.trace", tmp_path / "rank"
-    assert CliRunner().invoke(main, ["trace", "import", "--from-eventlog", str(FIXTURE), "--out", str(trace)]).exit_code == 0
+    imported = CliRunner().invoke(main, ["trace", "import", "--from-eventlog", str(FIXTURE), "--out", str(trace)])
+    assert imported.exit_code == 0, imported.output
     result = CliRunner().invoke(main, ["rank", str(trace), "--nodes", "2", "--workers", "1", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "6 jobs, 33 tasks" in result.output and "cluster 2 nodes x 1 slots = 2 slots; offered load on it" in result.output
+    assert "6 jobs, 33 tasks" in result.output
+    assert "cluster 2 nodes x 1 slots = 2 slots; offered load on it" in result.output
     table = pd.read_csv(out / "ranking.csv")
     assert sorted(table["policy"]) == sorted(default_registry().names())  # all of them, once each
     ran = table[table["rank"] != "-"]

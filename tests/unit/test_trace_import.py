@@ -150,11 +150,10 @@ APPS = [app("application_1_0001", "FINISHED", "SUCCEEDED", T0, T0 + 10_000, vcor
 @pytest.fixture
 def rm() -> Iterator[dict]:
     """A fake RM on 127.0.0.1: GET /ws/v1/cluster/apps answers ``served["body"]``."""
-    served: dict = {"body": {"apps": {"app": APPS}}, "paths": []}
+    served: dict = {"body": {"apps": {"app": APPS}}}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            served["paths"].append(self.path)
+        def do_GET(self) -> None:
             body = json.dumps(served["body"]).encode()
             self.send_response(200 if self.path.startswith("/ws/v1/cluster/apps") else 404)
             self.send_header("Content-Type", "application/json")
