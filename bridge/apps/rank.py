@@ -218,9 +218,10 @@ def rank(trace_path: Path, nodes: int, slots: int, only: tuple[str, ...], worker
     with sweep.workers(workers or os.cpu_count() or 1):
         outcomes = sweep.run_points(run_point, points, "rank")
     rows = ranked(outcomes)
-    width = max(len(str(row["note"])) for row in rows)
-    shown = [{**row, "note": str(row["note"]).ljust(width)} for row in rows]  # notes read left-aligned
-    text = "\n".join([*head, "", tables.text(shown, COLUMNS)]) + "\n"
+    note = "note".ljust(max(len(str(row["note"])) for row in rows))  # notes (and their header) left-aligned
+    shown = [{**row, note: str(row["note"]).ljust(len(note))} for row in rows]
+    table = [line.rstrip() for line in tables.text(shown, [*COLUMNS[:-1], note]).splitlines()]
+    text = "\n".join([*head, "", *table]) + "\n"
     click.echo(text, nl=False)
     try:
         with output_dir(out_dir):
