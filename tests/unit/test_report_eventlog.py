@@ -102,10 +102,26 @@ def test_a_compacted_rolled_log_is_read_from_its_last_compact_part(tmp_path: Pat
     assert list(run.jobs["job_id"]) == [0, 1]
 
 
+def test_a_zstd_compressed_rolled_log_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """Spark 4's default: each part zstd-compressed (here by pyarrow's zstd, the reader's too; the
+    integration suite reads one Spark compressed), named .zstd or, renamed, told by its magic."""
+    import pyarrow as pa
+
+    folder = rolled(tmp_path, application(TWO_JOBS), parts=2)
+    for n, name in ((1, f"events_1_{APP}.zstd"), (2, f"events_2_{APP}")):
+        plain = folder / f"events_{n}_{APP}"
+        data = plain.read_bytes()
+        plain.unlink()
+        with pa.CompressedOutputStream(str(folder / name), "zstd") as out:
+            out.write(data)
+    [run] = load_runs([folder])
+    assert list(run.jobs["finish"] - run.jobs["submit"]) == pytest.approx([3.0, 1.0]) and len(run.tasks) == 4
+
+
 @pytest.mark.parametrize("name,data,codec", [
-    (f"events_1_{APP}.zstd", b"\x28\xb5\x2f\xfd\x00\x48\xd1\x01\x00{\"Event", "zstd"),  # as Spark 4 writes it
-    (f"events_1_{APP}", b"\x28\xb5\x2f\xfd\x00\x48\xd1\x01\x00{\"Event", "zstd"),  # renamed: told by its magic
     (f"events_1_{APP}.lz4", b"LZ4Block", "lz4"),
+    (f"events_1_{APP}.snappy", b"\x82SNAPPY\x00", "snappy"),
+    (f"events_1_{APP}.lzf", b"ZV", "lzf"),
 ])
 def test_a_compressed_log_is_one_error_naming_the_file_and_the_fix(tmp_path: Path, name: str, data: bytes,
                                                                     codec: str) -> None:

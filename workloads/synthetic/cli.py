@@ -13,7 +13,7 @@ from workloads.synthetic.kinds import KINDS, generate
 
 @click.group()
 def trace() -> None:
-    """Synthetic traces in the thesis format (submit_time n_tasks mean d1 ... dn)."""
+    """Traces for the simulator: synthetic ones (`generate`) and a cluster's own history (`import`)."""
 
 
 @trace.command("generate")
