@@ -61,7 +61,7 @@ def per_task_frame(tasks: Any, jobs: Any) -> Any:
     submit = jobs.set_index("job_id")["submit"]
     out = tasks[["job_id", "task", "node", "slot"]].copy()
     out["queued"] = out["job_id"].map(submit)
-    return out.join(tasks[["start", "end", "done"]])
+    return out.join(tasks[["start", "end", "done"]]).sort_values(["job_id", "task", "start"], kind="stable")
 
 
 def write_atomic(frame: Any, path: Path) -> None:
@@ -152,8 +152,8 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
     origin = cutoff_origin(report_cutoff is not None, stated is not None)
     load = offered_load([j.submit for j in jobs], sum(j.work for j in jobs), nodes * slots)
     if load > 1:
-        click.echo(f"warning: the trace offers load {load:.3g} to {nodes} nodes x {slots} slots (over 1: "
-                   "queues grow for the whole run, and the figures measure an overloaded cluster)", err=True)
+        click.echo(f"warning: the trace offers load {load:.3g} to {nodes} nodes x {slots} slot{'s' * (slots > 1)} "
+                   "(over 1: queues grow for the whole run, and the figures measure an overloaded cluster)", err=True)
     sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff)
     click.echo(CORE.describe(), err=True)
     n_tasks = sum(j.n_tasks for j in jobs)

@@ -45,6 +45,8 @@ def resolve_cutoff(runs: Iterable[Run], given: float | None) -> tuple[float, str
     if recorded:
         return recorded.pop(), "recorded by simulate"
     jobs = pd.concat([run.jobs[["key", "mean_duration"]] for run in runs]).dropna().drop_duplicates("key")
+    if jobs.empty:
+        return math.inf, "no job has a task duration: every job is short"
     return metrics.reporting_cutoff(jobs["mean_duration"]), metrics.cutoff_origin(False, False)
 
 
