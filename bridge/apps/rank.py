@@ -85,11 +85,13 @@ def run_point(point: Point) -> Outcome:
     """Simulate one policy and measure it (module-level: worker processes import it)."""
     from bridge.common.metrics import summarize, with_completion
     from bridge.sim.engine import simulate
+    from bridge.sim.shape import uniform
     from policies.api import ClusterSpec, PolicyEnv
     from policies.registry import ConfigError, RegistryError, config_for, create
 
-    jobs = _jobs(point.trace)
-    spec = ClusterSpec(point.nodes, slots_per_node=point.slots)
+    shape = uniform(point.nodes, point.slots)  # as `simulate --nodes --slots`: cores and memory per node
+    spec = shape.spec(ClusterSpec(1).network_delay)  # the policies' default delay, as `simulate`'s
+    jobs = shape.with_demands(_jobs(point.trace))
     try:
         policy = create(point.policy, PolicyEnv(spec, point.seed), config_for(point.policy, settings_for(
             point.policy, point.cutoff)))
@@ -134,14 +136,6 @@ def ranked(outcomes: Sequence[Outcome]) -> list[dict[str, object]]:
     return rows
 
 
-def offered_load(jobs: Sequence[Job], slots: int) -> float:
-    """Task-seconds over (slots x the arrival span), as `trace generate` states it
-    (`workloads.synthetic.base.trace_stats`); NaN when every job arrives at once."""
-    from workloads.synthetic.base import TraceJob, trace_stats
-
-    return trace_stats([TraceJob(j.submit, j.durations, j.estimate) for j in jobs], math.inf, slots).offered_load
-
-
 def plot_cdfs(outcomes: Sequence[Outcome], path: Path, title: str) -> Path:
     """JCT CDFs of the short and long jobs, one line per policy that ran (marked where it has few
     jobs, so that one job is a visible point), on a log time axis where the times span decades."""
@@ -174,7 +168,8 @@ COLUMNS = ["rank", "policy", *(m for m, _, _ in MEASURES), "score", "note"]
               help="Worker processes running the policies (1: one after another in this process).")
 @click.option("--seed", default=1, show_default=True, type=int, help="Policy random seed, the same for every policy.")
 @click.option("--cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
-              help="Short/long cutoff (s) on a job's mean task duration [default: as simulate's, the 90th "
+              help="Short/long cutoff (s) on a job's mean task duration [default: as simulate's, the trace's "
+                   "stated cutoff, else the 90th "
                    "percentile of the trace's job mean task durations].")
 @click.option("--out", "out_dir", type=OutputPath(file_okay=False), default=None,
               show_default="results/rank-TRACE", help="Directory for ranking.csv, summary.txt and jct_cdf.png.")
@@ -186,9 +181,9 @@ def rank(trace_path: Path, nodes: int, slots: int, only: tuple[str, ...], worker
     makespan and utilization; prints the table with the cluster size and offered load it assumed,
     and writes it with the JCT CDFs under --out."""
     from bridge.common import tables
-    from bridge.common.metrics import percentile
+    from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff
     from policies.registry import default_registry, did_you_mean
-    from workloads.trace import TraceError
+    from workloads.trace import TraceError, stated_cutoff
 
     if nodes * slots > MAX_TOTAL_SLOTS:
         raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
@@ -202,13 +197,15 @@ def rank(trace_path: Path, nodes: int, slots: int, only: tuple[str, ...], worker
         jobs = _jobs(trace_path)
     except TraceError as exc:
         raise click.ClickException(str(exc)) from None
+    stated = stated_cutoff(trace_path)
+    origin = cutoff_origin(cutoff is not None, stated is not None)
     if cutoff is None:
-        cutoff = percentile([j.mean_duration for j in jobs], 90)
+        cutoff = reporting_cutoff([j.mean_duration for j in jobs], stated)
     if out_dir is None:
         out_dir = Path("results") / f"rank-{trace_path.stem}"
-    load = offered_load(jobs, nodes * slots)
+    load = offered_load([j.submit for j in jobs], sum(j.work for j in jobs), nodes * slots)
     head = [f"trace {trace_path}: {len(jobs)} jobs, {sum(j.n_tasks for j in jobs)} tasks; short/long cutoff "
-            f"{cutoff:.4g} s; seed {seed}",
+            f"{cutoff:.4g} s ({origin}); seed {seed}",
             f"cluster {nodes} nodes x {slots} slots = {nodes * slots} slots; offered load on it "
             + (f"{load:.3f}" if math.isfinite(load) else "n/a (every job arrives at once)")]
     if load > 1:
