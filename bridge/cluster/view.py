@@ -77,12 +77,14 @@ class StateView:
 
     def attained(self, node: int, job_id: int, task: int) -> float:
         s = self._s
-        r = s._suspended[node].get((job_id, task))
-        if r is not None:
-            return r.attained
-        for r in s._slots[node]:
-            if r.__class__ is Running and r.job_id == job_id and r.task == task:
-                return r.attained + max(0.0, s.kernel.now - r.start - r.hold)
+        held = s._suspended[node].get((job_id, task))
+        if held is not None:
+            return held.attained
+        # a slot may hold Running, Reserved, Foreign or None: a variable of its own (compiled, a
+        # variable keeps the type of its first assignment, here Running | None)
+        for slot in s._slots[node]:
+            if slot.__class__ is Running and slot.job_id == job_id and slot.task == task:
+                return slot.attained + max(0.0, s.kernel.now - slot.start - slot.hold)
         raise KeyError(f"task {job_id}.{task} is not on node {node}")
 
     def is_ready(self, job_id: int, task: int) -> bool:
