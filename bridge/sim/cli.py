@@ -105,8 +105,9 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
              report_cutoff: float | None, network_delay: float, out: Path | None, as_json: bool,
              progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
-    from bridge.common.metrics import percentile, summarize
+    from bridge.common.metrics import percentile
     from bridge.sim.engine import Simulation
+    from bridge.sim.output import PerJob, summarize
     from policies.api import ClusterSpec, DecisionError, PolicyEnv
     from policies.compiled import CORE
     from policies.registry import ConfigError, RegistryError, config_for, create
@@ -152,19 +153,18 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
         if bar is not None:
             bar.n = sim._next_job
             bar.close()
-    job_df, task_df = result.job_table(), result.task_table()
-    summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
+    per_job = PerJob(result, cutoff)  # the tables of per_job_frame and summarize, without pandas
+    summary = summarize(result, per_job, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
                         extra={"policy": policy, "trace": str(trace_path), "nodes": nodes,
                                "slots_per_node": slots, "seed": seed,
                                "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events,
                                "core": CORE.describe()})
-    per_job = per_job_frame(job_df, cutoff)
-    where = infinite_at(summary) or infinite_at(per_job.select_dtypes("number").to_dict("list"))
+    where = infinite_at(summary) or per_job.infinite_at()
     if where:
         raise click.ClickException(f"{where} is infinite: the trace's times (with --network-delay) go beyond "
                                    "what a float holds; nothing written")
     if out is not None:
-        write_atomic(per_job, out)
+        per_job.write(out)
     if as_json:
         click.echo(json.dumps(jsonable(summary), sort_keys=True))
     else:
