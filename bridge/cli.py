@@ -12,7 +12,7 @@ from bridge.common.extras import MissingExtra, missing_extra
 SUBCOMMANDS: dict[str, str] = {
     "simulate": "bridge.sim.cli:simulate",
     "bench": "bridge.cli:bench",
-    "trace": "workloads.synthetic.cli:trace",
+    "trace": "bridge.apps.traceimport.cli:trace",
     "testbed": "bridge.apps.testbed_cli:testbed",
     "demo": "bridge.apps.demo:demo",
     "agent": "bridge.agent.cli:agent",
@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "submit": "bridge.launch.submit:submit",
     "replay": "bridge.replay.cli:replay",
     "report": "bridge.apps.report.cli:report",
+    "rank": "bridge.apps.rank:rank",
     "sim-vs-live": "bridge.apps.simlive.cli:sim_vs_live",
     "tpch": "bridge.apps.tpch:tpch",
 }

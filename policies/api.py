@@ -23,6 +23,7 @@ Node side (the per-node scheduler; ``ev.node`` says which node)
 
     on_probe_arrival(ev: ProbeArrival, view)    a probe or a bound task reached the node
     on_slot_freed(ev: SlotFreed, view)          a slot became free (task finished, request cancelled)
+    on_queued_task_ended(ev: QueuedTaskEnded, view)  a task queued or suspended there ended off its slot
     on_steal_request(ev: StealRequest, view)    a thief asks this node for work
     on_node_timer(ev: Timer, view)              a SetTimer(node=n) fired
 
@@ -63,8 +64,8 @@ from typing import Any, Protocol, TypeVar, dataclass_transform, runtime_checkabl
 
 from policies.messages import (
     OK, Assign, BaseEvent, Cancel, Code, Drop, Give, Heartbeat, JobArrival, Launch, Probe, ProbeArrival,
-    ProbeInfo, ProbeRejected, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Status,
-    Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
+    ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer,
+    SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
 )
 from workloads.model import Job
 
@@ -72,7 +73,8 @@ __all__ = [
     "API_VERSION", "ALL_HOOKS", "NODE_HOOKS", "NONE", "OK", "SCHEDULER_HOOKS", "Assign", "BaseEvent", "Cancel",
     "ClusterSpec", "ClusterView", "Code", "DecisionError", "Decision", "Decisions", "Drop", "Event", "Give",
     "Heartbeat", "HeartbeatHook", "JobArrival", "Launch", "NodeTimerHook", "Policy", "PolicyEnv", "Probe",
-    "ProbeArrival", "ProbeArrivalHook", "ProbeInfo", "ProbeRejected", "ProbeRejectedHook", "Reject", "Resume",
+    "ProbeArrival", "ProbeArrivalHook", "ProbeInfo", "ProbeRejected", "ProbeRejectedHook", "QueuedTaskEnded",
+    "QueuedTaskEndedHook", "Reject", "Resume",
     "Run", "RunningTask", "SendHeartbeat", "SetTimer", "SlotFreed", "SlotFreedHook", "Status", "Steal",
     "StealRequest", "StealRequestHook", "Suspend", "TaskFinished", "TaskFinishedHook", "TaskRequest",
     "TaskRequestHook", "TaskStarted", "TaskStartedHook", "Timer", "TimerHook", "Value", "check_policy",
@@ -138,8 +140,10 @@ class ClusterSpec:
     n_nodes: int
     slots_per_node: int = 1
     resources: tuple[str, ...] = ()             # names of capacity dimensions, e.g. ("cpu", "mem")
-    capacity: tuple[float, ...] | None = None   # per-node capacity vector (same for all nodes)
+    capacity: tuple[float, ...] | None = None   # every node's capacity vector (the largest, if they differ)
     network_delay: float = 0.0005               # one way, seconds
+    # heterogeneous nodes: node i's capacity vector (then ``capacity`` is their elementwise max)
+    node_capacity: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.n_nodes < 1:
@@ -150,6 +154,16 @@ class ClusterSpec:
             raise ValueError(f"network_delay must be >= 0, got {self.network_delay}")
         if self.capacity is not None and len(self.capacity) != len(self.resources):
             raise ValueError("capacity must have one entry per resource name")
+        if self.node_capacity is not None:
+            if self.capacity is None or len(self.node_capacity) != self.n_nodes:
+                raise ValueError("node_capacity needs a capacity and one vector per node")
+            if any(len(c) != len(self.capacity) or any(x > m for x, m in zip(c, self.capacity))
+                   for c in self.node_capacity):
+                raise ValueError("each node_capacity vector must have capacity's length and be within it")
+
+    def capacity_of(self, node: int) -> tuple[float, ...] | None:
+        """Node ``node``'s capacity vector (None if the cluster has none)."""
+        return self.capacity if self.node_capacity is None else self.node_capacity[node]
 
 
 @value
@@ -164,8 +178,8 @@ class PolicyEnv:
         return random.Random(f"{self.seed}/{stream}")
 
 
-Event = (JobArrival | ProbeArrival | TaskRequest | TaskStarted | TaskFinished | SlotFreed | Heartbeat | Timer
-         | ProbeRejected | StealRequest)
+Event = (JobArrival | ProbeArrival | TaskRequest | TaskStarted | TaskFinished | SlotFreed | QueuedTaskEnded
+         | Heartbeat | Timer | ProbeRejected | StealRequest)
 Decision = (Assign | Probe | Run | Launch | Cancel | Suspend | Resume | Steal | Give | Drop | Reject | SetTimer
             | SendHeartbeat)
 Decisions = Sequence[Decision]
@@ -194,6 +208,10 @@ class ClusterView(Protocol):
 
     def free_slots(self, node: int) -> int:
         """Number of free slots of ``node``."""
+
+    def free_slot_ids(self, node: int) -> tuple[int, ...]:
+        """The free slots of ``node``, lowest first (a slot that is running, reserved for a task
+        request or held by a task the policy did not place is not free)."""
 
     def running(self, node: int) -> tuple[RunningTask, ...]:
         """Tasks running on ``node`` (reserved-but-not-started slots are not listed)."""
@@ -268,6 +286,11 @@ class SlotFreedHook(Protocol):
 
 
 @runtime_checkable
+class QueuedTaskEndedHook(Protocol):
+    def on_queued_task_ended(self, ev: QueuedTaskEnded, view: ClusterView) -> Decisions: ...
+
+
+@runtime_checkable
 class StealRequestHook(Protocol):
     def on_steal_request(self, ev: StealRequest, view: ClusterView) -> Decisions: ...
 
@@ -290,6 +313,7 @@ SCHEDULER_HOOKS: dict[str, type] = {
 NODE_HOOKS: dict[str, type] = {
     "on_probe_arrival": ProbeArrival,
     "on_slot_freed": SlotFreed,
+    "on_queued_task_ended": QueuedTaskEnded,
     "on_steal_request": StealRequest,
     "on_node_timer": Timer,
 }

@@ -38,7 +38,7 @@ from policies.api import (
     Launch, ProbeInfo, ProbeRejected, Reject, Run, SlotFreed, Status, TaskFinished, TaskRequest, TaskStarted,
 )
 from policies.common import srpt
-from policies.common.lwl import LwlTable, trace_estimate
+from policies.common.lwl import TIES, LwlTable, trace_estimate
 from policies.bounds import CUTOFF, MIN_PROBES, PERCENT, PROBE_RATIO, STARVATION_CAP, check_bounds, within
 from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count, sample
@@ -68,6 +68,9 @@ class EagleConfig:
     lwl_idle_first: LWL takes nodes with no long task queued or running first, lowest id first
         (the authors' simulator); False: any node with zero estimated long work left, free longest
         first (our earlier reading).
+    lwl_ties: which of several nodes running past their estimate LWL takes first: "reference" (the
+        order the authors' simulator's floating-point key gives), "least_estimate" or "id" (lowest
+        node id; our previous choice); see policies.common.lwl.
     integer_estimates: the trace's mean truncated to whole seconds for the estimate and the class
         (the authors' simulator); False: the mean as written.
     reject_at: "node" (the thesis: a node holding long work refuses a short probe on arrival and
@@ -90,6 +93,7 @@ class EagleConfig:
     starvation_cap: float = field(default=5.0, metadata=STARVATION_CAP)
     rounds: int = field(default=2, metadata=within(1, 100))
     lwl_idle_first: bool = True
+    lwl_ties: str = "reference"
     integer_estimates: bool = True
     reject_at: str = "node"
     queue_pick: str = "srpt"
@@ -100,6 +104,8 @@ class EagleConfig:
             raise ValueError("big_partition must be > 0: long jobs need a general partition")
         if self.reject_at not in ("node", "scheduler"):
             raise ValueError(f"reject_at must be 'node' or 'scheduler', got {self.reject_at!r}")
+        if self.lwl_ties not in TIES:
+            raise ValueError(f"lwl_ties must be one of {', '.join(TIES)}, got {self.lwl_ties!r}")
         if self.queue_pick not in ("srpt", "last_fit"):
             raise ValueError(f"queue_pick must be 'srpt' or 'last_fit', got {self.queue_pick!r}")
 
@@ -128,8 +134,8 @@ class Snapshot:
 class _LongWork:
     """The central scheduler's view of long work: LWL table plus the SSS bit-vector."""
 
-    def __init__(self, n_nodes: int, partition: Partition, idle_first: bool) -> None:
-        self.lwl = LwlTable(n_nodes, partition.general, idle_first)
+    def __init__(self, n_nodes: int, partition: Partition, idle_first: bool, ties: str, two_delays: float) -> None:
+        self.lwl = LwlTable(n_nodes, partition.general, idle_first, ties, two_delays)
         self.bits = 0
         self.ts = 0
 
@@ -236,7 +242,8 @@ class Eagle:
         self.short_only = self.partition.short_only
         self.rng = env.rng("eagle-probes")
         self.binder = LateBinder()
-        self.long_work = _LongWork(n, self.partition, config.lwl_idle_first)
+        self.long_work = _LongWork(n, self.partition, config.lwl_idle_first, config.lwl_ties,
+                                   2 * env.cluster.network_delay)
         self.long_jobs: dict[int, float] = {}                   # long job -> estimate
         self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy

@@ -7,7 +7,8 @@
   late binding.
 * **Long jobs** go to one centralized scheduler that places each task on the general-partition
   node with the least (long) work left (:class:`~policies.common.lwl.LwlTable`; nodes with no
-  long task at all first, lowest id first, as the authors' simulator). Each long task
+  long task at all first, lowest id first, then nodes running past their estimate in the order
+  the authors' simulator gives them, ``lwl_ties``). Each long task
   travels as a probe and gets its task when it reaches the head of the queue (as in the
   authors' simulator).
 * **Partition**: long tasks may only use the top ``big_partition`` % of the nodes; the rest is
@@ -29,7 +30,7 @@ from policies.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
     Steal, StealRequest, TaskFinished, TaskRequest, TaskStarted,
 )
-from policies.common.lwl import LwlTable, trace_estimate
+from policies.common.lwl import TIES, LwlTable, trace_estimate
 from policies.common.nodefifo import FifoNodes
 from policies.bounds import CUTOFF, PERCENT, PROBE_RATIO, check_bounds, within
 from policies.common.partitions import Partition
@@ -55,6 +56,10 @@ class HawkConfig:
     # LWL takes nodes with no long task queued or running first, lowest id first (the authors'
     # simulator); False: any node whose estimated long work left is zero, free longest first
     lwl_idle_first: bool = True
+    # which of several nodes running past their estimate LWL takes first (policies.common.lwl):
+    # "reference" (the order the authors' simulator's floating-point key gives), "least_estimate"
+    # or "id" (lowest node id; our previous choice)
+    lwl_ties: str = "reference"
     # the trace's mean truncated to whole seconds for the estimate and the class (the authors'
     # simulator); False: the mean as written
     integer_estimates: bool = True
@@ -65,6 +70,8 @@ class HawkConfig:
         check_bounds(self)
         if self.small_partition == 0 or self.big_partition == 0:
             raise ValueError("small_partition and big_partition must be > 0")
+        if self.lwl_ties not in TIES:
+            raise ValueError(f"lwl_ties must be one of {', '.join(TIES)}, got {self.lwl_ties!r}")
 
 
 class Hawk(FifoNodes):
@@ -76,7 +83,8 @@ class Hawk(FifoNodes):
         self.part = Partition.from_percent(n, config.small_partition, config.big_partition)
         self.queues = NodeQueues(n)
         self.binder = LateBinder()
-        self.lwl = LwlTable(n, self.part.general, config.lwl_idle_first) if config.centralized else None
+        self.lwl = (LwlTable(n, self.part.general, config.lwl_idle_first, config.lwl_ties,
+                             2 * env.cluster.network_delay) if config.centralized else None)
         self.probe_rng = env.rng("probes")
         self.steal_rng = env.rng("steal")
         self.steal = config.stealing and config.steal_attempts > 0

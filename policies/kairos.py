@@ -13,6 +13,8 @@ No runtime estimates, no long/short classes, no partitions.
   fewest tasks, never above ``N + Q`` tasks per node (admission control). Ties go to the node
   whose tasks have the lowest attained-service variance ("var"), or a random one ("random"), or
   the one with the lowest attained-service sum ("sum").
+* **A task that ends off its slot** (``QueuedTaskEnded``: live, an idle task runs in a container
+  shrunk to the minimum share and may finish there) leaves its node's count at once, by a heartbeat.
 * **Heartbeats** carry ``(task count, variance, sum, tasks received)``. The central scheduler
   adds the tasks it sent that the node had not yet received, so counts are never stale low
   (thesis gap §6.3: counts must be updated locally on assignment).
@@ -39,7 +41,7 @@ from mypy_extensions import mypyc_attr
 
 from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
-    Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
+    QueuedTaskEnded, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
 from policies.bounds import DAY, MS, check_bounds, within
 from policies.common.heap import MinHeap, split_versioned, versioned, versioned_tie
@@ -249,6 +251,13 @@ class _Node:
         idle_left = len(self.waiting[node]) + len(view.suspended(node)) - resumed
         return out + self._arm_quanta(node, view, now, idle_left > 0, slot)
 
+    def queued_ended(self, ev: QueuedTaskEnded) -> None:
+        """A task idle on ``ev.node`` (never run, or suspended) ended off its slot: it is no longer
+        one of the node's tasks."""
+        if ev.probe is not None:
+            self.waiting[ev.node].remove(ev.probe)
+        self._forget((ev.job_id, ev.task))
+
     def quantum(self, node: int, key: QuantumKey, now: float, view: ClusterView) -> list[Decision]:
         _, slot, epoch = key
         armed = self.armed[node].get(slot)
@@ -411,6 +420,13 @@ class Kairos:
         if ev.job_id < 0:
             return out
         return out + self._report(ev.node, view, ev.time, extra_new=self._unplaced(out))
+
+    def on_queued_task_ended(self, ev: QueuedTaskEnded, view: ClusterView) -> Decisions:
+        """The node's count drops at once (its heartbeat says so), so the central scheduler may
+        send it another task: live, a short task that finished at the minimum share on the node's
+        extra executor no longer holds the node at N + Q until its turn on a slot."""
+        self.nodes.queued_ended(ev)
+        return self._report(ev.node, view, ev.time)
 
     def on_node_timer(self, ev: Timer, view: ClusterView) -> Decisions:
         assert ev.node is not None, "node timers carry their node"

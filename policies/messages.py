@@ -267,6 +267,33 @@ class SlotFreed(BaseEvent):
 
 
 @dataclass(init=False, unsafe_hash=True)
+class QueuedTaskEnded(BaseEvent):
+    """A task of ``node`` that held no slot ended: it made progress off its slot (live, in a
+    container shrunk to the node agent's minimum share; in the simulator, at the cluster's
+    ``offslot_share``). ``probe`` is the bound entry it was queued as (it has left the node's
+    queue), or None if it was suspended (it has left ``view.suspended``). The task is finished:
+    the scheduler side hears a TaskFinished with slot -1. Sent only to a policy with the hook; to
+    any other, such a task finishes at once when the policy next gives it a slot."""
+
+    time: float
+    node: int
+    job_id: int
+    task: int
+    probe: ProbeInfo | None
+
+    def __init__(self, time: float, node: int, job_id: int, task: int, probe: ProbeInfo | None = None) -> None:
+        self.time = time
+        self.node = node
+        self.job_id = job_id
+        self.task = task
+        self.probe = probe
+
+    @property
+    def tier(self) -> int:
+        return 1
+
+
+@dataclass(init=False, unsafe_hash=True)
 class Heartbeat(BaseEvent):
     time: float
     node: int

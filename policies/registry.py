@@ -216,6 +216,20 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
+def param_text(value: Any) -> str:
+    """A parameter value as ``--param KEY=VALUE`` takes it back (``roulette``, ``true``, ``1,2``):
+    the one spelling of values in ``--list-policies`` and in the parser's errors."""
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, (tuple, list)):
+        return ",".join(map(param_text, value))
+    return str(value)
+
+
 def _convert(tp: Any, text: Any, key: str, policy: str) -> Any:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -234,7 +248,7 @@ def _convert(tp: Any, text: Any, key: str, policy: str) -> Any:
         for c in choices:
             if str(c) == str(text):
                 return c
-        raise ConfigError(f"{policy}: {key}={text!r} is not one of {list(choices)}")
+        raise ConfigError(f"{policy}: {key}={text!r} is not one of {', '.join(map(param_text, choices))}")
     if origin in (tuple, list):
         inner = typing.get_args(tp)[0] if typing.get_args(tp) else str
         items = text if isinstance(text, (tuple, list)) else [x for x in str(text).split(",") if x.strip()]
@@ -243,7 +257,7 @@ def _convert(tp: Any, text: Any, key: str, policy: str) -> Any:
         for m in tp:
             if str(text) in (m.name, str(m.value)) or text is m:
                 return m
-        raise ConfigError(f"{policy}: {key}={text!r} is not one of {[m.value for m in tp]}")
+        raise ConfigError(f"{policy}: {key}={text!r} is not one of {', '.join(map(param_text, tp))}")
     if tp is bool:
         if isinstance(text, bool):
             return text

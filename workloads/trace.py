@@ -12,6 +12,11 @@ Two formats, chosen by file extension:
   optionally ``estimate``, ``demands``, ``parents``, ``stage_of``, ``stage_parents``, ``name``,
   ``id``.
 
+A leading comment ``# reporting_cutoff=SECONDS ...`` (``trace generate`` writes its kind's) states
+the trace's short/long reporting cutoff (:func:`stated_cutoff`, used by
+``bridge.common.metrics.reporting_cutoff``). The authors' simulator reads no comments: strip the
+line (``grep -v '^#'``) for it.
+
 Every error is a :class:`TraceError` naming the file, the line and the field.
 """
 from __future__ import annotations
@@ -172,6 +177,34 @@ def iter_trace(path: str | os.PathLike[str]) -> Iterator[Job]:
             last_submit = job.submit
             job_id += 1
             yield job
+
+
+CUTOFF_KEY = "reporting_cutoff"
+
+
+def cutoff_comment(cutoff: float, why: str) -> str:
+    """The header line stating a trace's reporting cutoff (no newline)."""
+    return f"# {CUTOFF_KEY}={cutoff!r} {why}".rstrip()
+
+
+def stated_cutoff(path: str | os.PathLike[str]) -> float | None:
+    """The reporting cutoff a trace's leading comments state (:func:`cutoff_comment`), or None.
+    Only the comments and blank lines before the first job are read."""
+    p = Path(path)
+    try:
+        fh = open(p, "rb")
+    except OSError as e:
+        raise TraceError(p, 0, "file", f"cannot open: {e.strerror}") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            s = _decode(p, lineno, raw).strip()
+            if s and not s.startswith("#"):
+                return None
+            words = s.lstrip("#").split()
+            if words and words[0].startswith(f"{CUTOFF_KEY}="):
+                value = _num(p, lineno, CUTOFF_KEY, words[0].partition("=")[2])
+                return value
+    return None
 
 
 def read_trace(path: str | os.PathLike[str]) -> list[Job]:

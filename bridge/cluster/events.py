@@ -31,6 +31,30 @@ class SegmentEnd(BaseEvent):
 
 
 @dataclass(init=False, unsafe_hash=True)
+class OffSlotEnd(BaseEvent):
+    """Task ``job_id``/``task``, off its slot at ``node`` (queued or suspended), completes its work:
+    simulated at the state's ``offslot_share`` (stale if ``token`` is no longer its own), or seen
+    ending by a live driver (``token`` -1)."""
+
+    time: float
+    node: int
+    job_id: int
+    task: int
+    token: int
+
+    def __init__(self, time: float, node: int, job_id: int, task: int, token: int) -> None:
+        self.time = time
+        self.node = node
+        self.job_id = job_id
+        self.task = task
+        self.token = token
+
+    @property
+    def tier(self) -> int:
+        return 0
+
+
+@dataclass(init=False, unsafe_hash=True)
 class FreeSlot(BaseEvent):
     """A reserved slot is released (Cancel reply reached the node)."""
 

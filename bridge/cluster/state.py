@@ -40,13 +40,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd, StealAttempt
+from bridge.cluster.events import Deliver, FreeSlot, OffSlotEnd, SegmentEnd, StealAttempt
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.slots import Foreign, Reserved, Running
 from bridge.cluster.view import StateView
 from policies.api import (
     Assign, Cancel, ClusterSpec, Code, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
-    Probe, ProbeArrival, ProbeInfo, ProbeRejected, Reject, Resume, Run, SendHeartbeat, SetTimer,
+    Probe, ProbeArrival, ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, SendHeartbeat, SetTimer,
     SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,
     check_policy, hooks_of,
 )
@@ -122,7 +122,7 @@ COUNTERS = (
     "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
     "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
     "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
-    "disorders", "kills",
+    "disorders", "kills", "queued_ends",
 )
 
 
@@ -135,11 +135,19 @@ class ClusterState:
     pays before it progresses. A policy whose attribute ``early_start`` is true may start a DAG
     task before its parents finish (dependency-oblivious baselines): the start counts as a
     *disorder* and the task holds its slot and resources without progress until its parents
-    are done. ``keep_log=False`` records no segments (a long-lived live service)."""
+    are done. ``keep_log=False`` records no segments (a long-lived live service).
+
+    ``offslot_share`` (simulated worlds; 0: the thesis' model) is how fast a task progresses off
+    its slot, as a share of full speed: a bound entry queued at a node, or a suspended task (the
+    live node driver runs both in containers shrunk to the node agent's minimum share). Such a
+    task may end off its slot: :meth:`end_off_slot` finishes it and tells a policy that has the
+    ``on_queued_task_ended`` hook; any other policy gives it a slot first, where it ends at once.
+    Off-slot progress shortens what is left of the task but is not ``attained`` service."""
 
     def __init__(self, policy: Any, spec: ClusterSpec, kernel: Kernel, runner: TaskRunner, *,
                  steal_delay: float = 0.0, report_long: Callable[[Job], bool] | None = None,
-                 record: bool = False, switch_cost: float = 0.0, keep_log: bool = True) -> None:
+                 record: bool = False, switch_cost: float = 0.0, keep_log: bool = True,
+                 offslot_share: float = 0.0) -> None:
         status = check_policy(policy)
         if not status.ok:
             raise DecisionError(status)
@@ -147,6 +155,12 @@ class ClusterState:
             raise ValueError(f"steal_delay must be >= 0, got {steal_delay}")
         if switch_cost < 0:
             raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
+        if not 0 <= offslot_share <= 1:
+            raise ValueError(f"offslot_share must be within [0, 1], got {offslot_share}")
+        self.offslot_share = offslot_share
+        # tasks progressing off their slot -> (node, since, token)
+        self._offslot: dict[tuple[int, int], tuple[int, float, int]] = {}
+        self._offslot_done: dict[tuple[int, int], float] = {}   # work done off slot before ``since``
         self.policy, self.spec, self.kernel, self.runner = policy, spec, kernel, runner
         self._run_task, self._pause_task = runner.run, runner.pause
         self._queued = runner.queued if runner.notices_queues else None
@@ -167,6 +181,8 @@ class ClusterState:
         self._susp_cache: dict[int, tuple[Any, ...]] = {}
         self._capacity_used: list[list[float]] | None = (
             [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
+        self._capacity: list[tuple[float, ...]] = (   # per node (heterogeneous nodes differ)
+            [c for node in range(n) if (c := spec.capacity_of(node)) is not None])
         self.report_long = report_long
         self._long_at = [0] * n
         self._job_long: dict[int, bool] = {}
@@ -188,6 +204,7 @@ class ClusterState:
         self._on_steal = self._hooks.get("on_steal_request")
         self._on_sched_timer = self._hooks.get("on_timer")
         self._on_node_timer = self._hooks.get("on_node_timer")
+        self._on_queued_end = self._hooks.get("on_queued_task_ended")
         self._notify_start = "on_task_started" in self._hooks
         self._notify_finish = "on_task_finished" in self._hooks
         k = kernel
@@ -202,6 +219,7 @@ class ClusterState:
         k.on(Timer, self._on_timer)
         k.on(StealAttempt, self._on_steal_attempt)
         k.on(SegmentEnd, self._on_segment_end)
+        k.on(OffSlotEnd, self._on_offslot_end)
 
     # ------------------------------------------------------------------------------- applying
     def _fail(self, reason: str, decision: object) -> DecisionError:
@@ -300,7 +318,10 @@ class ClusterState:
         fn = self._on_probe
         if fn is None:
             raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)
-        return self.apply(ev, fn(ev, self.view), [])
+        out: list[Any] = []
+        if self.offslot_share and probe.task is not None:
+            self._offslot_start(node, probe.job_id, probe.task, 0.0, ev.time, out)
+        return self.apply(ev, fn(ev, self.view), out)
 
     def _on_task_request(self, ev: TaskRequest) -> list[Any]:
         self._counters["task_requests"] += 1
@@ -343,6 +364,8 @@ class ClusterState:
         jid, task = r.job_id, r.task
         if r.long:
             self._long_at[node] -= 1
+        if self.offslot_share:
+            self._offslot_done.pop((jid, task), None)
         out: list[Any] = []
         self._count_done(jid, task, now, out)
         if self._notify_finish and (r.probe is None or r.probe.notify):
@@ -382,6 +405,82 @@ class ClusterState:
         if self._notify_finish and (r.probe is None or r.probe.notify):
             out.append(TaskFinished(now + self.delay, node, -1, job_id, task, now))
         return out
+
+    # ------------------------------------------------------------------------- off-slot progress
+    def _offslot_start(self, node: int, jid: int, task: int, attained: float, now: float, out: list[Any]) -> None:
+        """The task progresses off its slot at ``node`` from ``now``: its end is scheduled."""
+        key = (jid, task)
+        self._token += 1
+        self._offslot[key] = (node, now, self._token)
+        left = self._jobs_by_id[jid].durations[task] - attained - self._offslot_done.get(key, 0.0)
+        out.append(OffSlotEnd(now + max(left, 0.0) / self.offslot_share, node, jid, task, self._token))
+
+    def _offslot_stop(self, jid: int, task: int, now: float) -> float:
+        """The task stops progressing off its slot (it starts, resumes or leaves its node's
+        queue); returns the work it did off its slot in all."""
+        key = (jid, task)
+        at = self._offslot.pop(key, None)
+        done = self._offslot_done.get(key, 0.0)
+        if at is not None:
+            done = self._offslot_done[key] = done + (now - at[1]) * self.offslot_share
+        return done
+
+    def _on_offslot_end(self, ev: OffSlotEnd) -> list[Any] | None:
+        """A task off its slot completed its work: simulated (unless its token went stale), or
+        reported by a live driver (token -1), which sends it only if :attr:`hears_queued_ends`."""
+        key = (ev.job_id, ev.task)
+        if ev.token >= 0:
+            at = self._offslot.get(key)
+            if at is None or at[2] != ev.token:
+                return None
+            self._offslot_stop(ev.job_id, ev.task, ev.time)
+            self._offslot_done[key] = math.inf    # nothing left: given a slot, it ends at once
+        else:
+            for slot, r in enumerate(self._slots[ev.node]):
+                if r.__class__ is Running and r.job_id == ev.job_id and r.task == ev.task:
+                    return self.finish(ev.node, slot, ev.time)   # given a slot since, the same instant
+        return self.end_off_slot(ev.node, ev.job_id, ev.task, ev.time)
+
+    @property
+    def hears_queued_ends(self) -> bool:
+        """Whether the policy has the ``on_queued_task_ended`` hook (:meth:`end_off_slot`)."""
+        return self._on_queued_end is not None
+
+    def end_off_slot(self, node: int, job_id: int, task: int, now: float) -> list[Any] | None:
+        """Task ``job_id``/``task``, queued at ``node`` as a bound entry or suspended there, ended
+        off its slot. If the policy has the ``on_queued_task_ended`` hook, the task leaves the queue
+        (or the suspended set) finished, the scheduler side hears TaskFinished (slot -1) and the
+        node side QueuedTaskEnded: the effects are returned. Otherwise None: nothing changes, and
+        the driver ends the task when the policy next gives it a slot."""
+        fn = self._on_queued_end
+        if fn is None:
+            return None
+        key = (job_id, task)
+        self._offslot.pop(key, None)
+        self._offslot_done.pop(key, None)
+        r = self._suspended[node].pop(key, None)
+        probe: ProbeInfo | None = None
+        if r is not None:
+            self._susp_cache.pop(node, None)
+            if r.long:
+                self._long_at[node] -= 1
+            notify = r.probe is None or r.probe.notify
+        else:
+            probe = next((q.entry for q in self._queues[node].values()
+                          if q.entry.task == task and q.entry.job_id == job_id), None)
+            launched = self._launched.get(job_id)
+            if probe is None or launched is None or launched[task]:
+                raise ValueError(f"task {job_id}.{task} is neither queued nor suspended at node {node}")
+            self._dequeue(node, probe, key)
+            launched[task] = 1
+            notify = probe.notify
+        self._counters["queued_ends"] += 1
+        out: list[Any] = []
+        self._count_done(job_id, task, now, out)
+        if self._notify_finish and notify:
+            out.append(TaskFinished(now + self.delay, node, -1, job_id, task, now))
+        ev = QueuedTaskEnded(now, node, job_id, task, probe)
+        return self.apply(ev, fn(ev, self.view), out)
 
     def _count_done(self, jid: int, task: int, now: float, out: list[Any]) -> None:
         left = self._tasks_left[jid] - 1
@@ -468,10 +567,11 @@ class ClusterState:
         r = self._slots[node][slot] = Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
         self._run_cache.pop(node, None)
         self._counters["launches"] += 1
+        done = self._offslot_stop(jid, task, now) if self.offslot_share else 0.0
         if early:
             self._block(r, node, slot)
         else:
-            self._run_task(node, slot, r, now + job.durations[task], out)
+            self._run_task(node, slot, r, now + max(job.durations[task] - done, 0.0), out)
         if self._notify_start and (probe is None or probe.notify):
             out.append(TaskStarted(now + self.delay, node, slot, jid, task))
 
@@ -492,12 +592,14 @@ class ClusterState:
         self._token += 1
         r.token = self._token
         left = self._jobs_by_id[jid].durations[task] - r.attained
-        self._run_task(where[0], where[1], r, now + left, out)
+        if self.offslot_share:
+            left -= self._offslot_done.get((jid, task), 0.0)
+        self._run_task(where[0], where[1], r, now + max(left, 0.0), out)
 
     def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
-        assert self._capacity_used is not None and self.spec.capacity is not None
+        assert self._capacity_used is not None
         u = self._capacity_used[node]
-        cap = self.spec.capacity
+        cap = self._capacity[node]
         for i, x in enumerate(demand):
             if u[i] + x > cap[i] + 1e-9:
                 raise self._fail(f"demand {demand} does not fit node {node} (used {tuple(u)}, capacity {cap})", d)
@@ -520,6 +622,8 @@ class ClusterState:
         self._qlen[node] -= 1
         if self.report_long is not None and self._job_long[probe.job_id]:
             self._long_at[node] -= 1
+        if self.offslot_share and probe.task is not None:
+            self._offslot_stop(probe.job_id, probe.task, self.kernel.now)
         return flag
 
     def _flag_of(self, node: int, probe: ProbeInfo, d: object) -> bool:
@@ -624,6 +728,8 @@ class ClusterState:
         if self._pause_task(d.node, d.slot, r, now, out) is Pausing.KILL:  # re-run as new work: this one is done
             self._counters["kills"] += 1
             out += self.finish_suspended(d.node, r.job_id, r.task, now)
+        elif self.offslot_share:
+            self._offslot_start(d.node, r.job_id, r.task, r.attained, now, out)
 
     def _resume(self, d: Resume, now: float, out: list[Any]) -> None:
         r = self._suspended[d.node].get((d.job_id, d.task))
@@ -642,12 +748,13 @@ class ClusterState:
         self._susp_cache.pop(d.node, None)
         self._nfree[d.node] -= 1
         self._counters["resumes"] += 1
+        done = self._offslot_stop(d.job_id, d.task, now) if self.offslot_share else 0.0
         rd = self._readiness.get(d.job_id) if self._readiness else None
         if rd is not None and not rd.is_ready(d.task):
             self._block(r, d.node, d.slot, first=False)
             return
         r.hold = self.switch_cost
-        left = self._jobs_by_id[d.job_id].durations[d.task] - r.attained
+        left = self._jobs_by_id[d.job_id].durations[d.task] - r.attained - done
         self._run_task(d.node, d.slot, r, now + self.switch_cost + max(left, 0.0), out)
 
     def _steal(self, d: Steal, now: float, out: list[Any]) -> None:

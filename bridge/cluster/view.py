@@ -47,6 +47,9 @@ class StateView:
     def free_slots(self, node: int) -> int:
         return self._s._nfree[node]
 
+    def free_slot_ids(self, node: int) -> tuple[int, ...]:
+        return tuple([i for i, x in enumerate(self._s._slots[node]) if x is None])
+
     def running(self, node: int) -> tuple[RunningTask, ...]:
         cache = self._s._run_cache
         out = cache.get(node)
@@ -68,9 +71,9 @@ class StateView:
 
     def free_capacity(self, node: int) -> tuple[float, ...] | None:
         s = self._s
-        if s._capacity_used is None or s.spec.capacity is None:
+        if s._capacity_used is None:
             return None
-        return tuple(c - u for c, u in zip(s.spec.capacity, s._capacity_used[node]))
+        return tuple(c - u for c, u in zip(s._capacity[node], s._capacity_used[node]))
 
     def attained(self, node: int, job_id: int, task: int) -> float:
         s = self._s

@@ -22,7 +22,9 @@ share them:
   suspended).
 
 Short/long is decided by a **reporting** cutoff on the actual mean task duration, separate from
-any scheduling cutoff, so every system is compared on the same job sets.
+any scheduling cutoff, so every system is compared on the same job sets. Its default is
+:func:`reporting_cutoff`, the one rule of ``trace generate``, ``simulate``, ``report`` and
+``sim-vs-live``.
 
 **Multi-resource measures** of one simulation (SE/UE, queues) are in ``bridge.sim.measures``.
 """
@@ -58,6 +60,39 @@ def percentile(values: Iterable[float], p: float) -> float:
 def median(values: Iterable[float]) -> float:
     """The 50th :func:`percentile` (the mean of the two middle values for an even count)."""
     return percentile(values, 50)
+
+
+CUTOFF_PERCENTILE = 90  # the default cutoff of a trace that states none: its top 10% of jobs are long
+
+
+def reporting_cutoff(mean_durations: Iterable[float], stated: float | None = None) -> float:
+    """The default short/long reporting cutoff (seconds, on a job's mean task duration) of a trace.
+
+    The thesis' simulator reports every trace with a fixed cutoff of its own (``CUTOFF_BIG_SMALL``:
+    Yahoo 90.5811 s, Facebook 76.5951, Cloudera-c 272.7830, Google 1129.532; the specs' §0.5), so a
+    trace that states its cutoff (``trace generate`` writes its kind's into the file,
+    ``workloads.trace.stated_cutoff``; ``simulate`` records the one it used in its per-job file) is
+    reported with it. A trace that states none (an imported history, a live run's measured jobs)
+    gets the split the thesis gives for Google, whose cutoff is the top 10% of jobs by mean task
+    duration: the :data:`CUTOFF_PERCENTILE`-th percentile of ``mean_durations``."""
+    return stated if stated is not None else percentile(mean_durations, CUTOFF_PERCENTILE)
+
+
+def cutoff_origin(given: bool, stated: bool) -> str:
+    """How a cutoff from :func:`reporting_cutoff` (or given on the command line) was chosen, in
+    the words every command prints after it."""
+    if given:
+        return "as given"
+    return "stated by the trace" if stated else f"p{CUTOFF_PERCENTILE} of the jobs' mean task durations"
+
+
+def offered_load(submit_times: Sequence[float], task_seconds: float, slots: int) -> float:
+    """Task-seconds over (``slots`` x the span from the first submission to the last plus the
+    mean inter-arrival time): the arrival-rate load, not utilization. NaN when every job arrives
+    at once (no span to offer it over). Above 1 the cluster cannot keep up: queues grow all run."""
+    span = max(submit_times) - min(submit_times) if len(submit_times) else 0.0
+    span += span / max(len(submit_times) - 1, 1)
+    return task_seconds / (slots * span) if span > 0 else math.nan
 
 
 def with_completion(jobs: pd.DataFrame, cutoff: float) -> pd.DataFrame:

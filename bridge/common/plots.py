@@ -52,6 +52,14 @@ class Panel:
     empty: str = "no data"
 
 
+def spans_decades(values: Iterable[float], decades: float = 1.0) -> bool:
+    """Whether the positive values range over at least `decades` powers of ten: an axis that a
+    linear scale would squeeze into a corner (JCTs of seconds and hours, slowdowns 1 to 1000)."""
+    v = np.asarray(list(values), dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return len(v) > 1 and bool(v.max() >= v.min() * 10 ** decades)
+
+
 def cdf(label: str, values: Iterable[float]) -> Series:
     """The empirical CDF of `values` (NaNs left out): the fraction of values <= x."""
     xs = np.sort(np.asarray(list(values), dtype=float))

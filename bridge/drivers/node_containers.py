@@ -6,7 +6,9 @@ executors. An entry bound to a task that reaches a node's queue gets a grant on 
 of that node, so its Spark task starts in a container there; while the policy has not given it a
 slot (queued) or has suspended it, the container is shrunk to the agent's minimum share; on a
 slot it runs at full share. A task that ends off a slot (it still made progress at the minimum
-share) is finished when the policy next gives it a slot: the policy's queues and the state's
+share) is finished as it ends for a policy that hears it (an ``OffSlotEnd`` event, which the
+state applies by ``ClusterState.end_off_slot``: the hook ``on_queued_task_ended``); for any
+other, it is finished when the policy next gives it a slot: the policy's queues and the state's
 stay the same, and the task ends at once.
 """
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from bridge.cluster.events import SegmentEnd
+from bridge.cluster.events import OffSlotEnd, SegmentEnd
 from bridge.cluster.slots import Running
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.drivers.spark_slots import StageKey
@@ -39,7 +41,7 @@ class NodeContainers:
         self.commands = commands
         self.executors: dict[tuple[str, str], tuple[int, ContainerRef]] = {}  # (app, executor) ->
         self.waiting: dict[int, list[TaskKey]] = {}          # node -> tasks queued there, not launched
-        self.spark_of: dict[TaskKey, tuple[int, ContainerRef]] = {}  # launched task -> Spark task, container
+        self.spark_of: dict[TaskKey, tuple[int, ContainerRef, int]] = {}  # launched -> Spark task, container, node
         self.task_of: dict[int, TaskKey] = {}                # Spark task -> policy task
         self.on_slot: dict[TaskKey, tuple[int, int]] = {}    # policy tasks at full share -> (node, slot)
         self.ended: set[TaskKey] = set()                     # ended (or retired) off a slot
@@ -97,7 +99,7 @@ class NodeContainers:
             return None
         ref = self.executors[(app, executor)][1]
         waiting.remove(key)
-        self.spark_of[key] = (spark_task, ref)
+        self.spark_of[key] = (spark_task, ref, node)
         self.task_of[spark_task] = key
         log.info("node driver: Spark task %d runs policy task %s in %s (%s)", spark_task, key, ref.container,
                  "full share" if key in self.on_slot else "waiting: minimum share")
@@ -112,14 +114,16 @@ class NodeContainers:
         key = self.task_of.pop(spark_task, None)
         if key is None:
             return None
-        _, ref = self.spark_of.pop(key)
+        _, ref, node = self.spark_of.pop(key)
         if ref in self.shrunk:  # the executor outlives its task: its next task must not start shrunk
             self._want(ref, "resume")
         where = self.on_slot.pop(key, None)
-        if where is None:
+        if where is not None:
+            return [SegmentEnd(now, *where, state.token(*where))]
+        if not state.hears_queued_ends:   # it ends when the policy next gives it a slot
             self.ended.add(key)
             return []
-        return [SegmentEnd(now, *where, state.token(*where))]
+        return [OffSlotEnd(now, node, *key, -1)]   # the state finishes it (``end_off_slot``)
 
     def unlaunched(self) -> list[tuple[Any, int]]:
         return [((node, key), key[0]) for node, keys in sorted(self.waiting.items()) for key in keys]

@@ -4,21 +4,27 @@ Both replay modes write event logs to the results directory (one file per applic
 job group set by `bridge.replay.jobs.run_job` ties each Spark job, hence each stage and task,
 back to the replayed job. Logs of interrupted applications (`.inprogress`, possibly cut in the
 middle of a line) are read as far as they go. `application_events` also reads what Spark 4 writes
-by default elsewhere (`schedbridge report` on any application's log): a rolled log, a folder
-`eventlog_v2_<app>` of `events_<n>_<app>` files; compressed logs are refused, naming the codec.
+by default elsewhere (`schedbridge report` and `trace import` on any application's log): a rolled
+log, a folder `eventlog_v2_<app>` of `events_<n>_<app>` files, each zstd-compressed (Spark's
+default codec, read through pyarrow's zstd, a core dependency); logs in Spark's other codecs
+(lz4, lzf, snappy: each its own Java framing) are refused, naming the codec. `log_lines` gives
+every line with its file and number, so a reader can say which lines it skipped.
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 _GROUP_PREFIX = "schedbridge-job-"
 ROLLED_PREFIX = "eventlog_v2_"  # Spark's folder of a rolled event log
 _PART = re.compile(r"events_(\d+)_.*")
 CODECS = ("zstd", "lz4", "lzf", "snappy")  # spark.io.compression.codec short names: Spark's file suffixes
+READABLE_CODECS = ("zstd",)  # Spark's default for event logs; the others are refused
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
@@ -45,24 +51,67 @@ class TaskRecord:
     cpu_time_s: float
 
 
-def events(path: Path) -> Iterator[dict]:
-    """The JSON events of one plain (uncompressed, single-file) event log, in log order."""
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                return  # the tail of a log whose writer was killed
+@dataclass(frozen=True)
+class Line:
+    """One line of an event log: its file (a rolled log's part), 1-based number, and the event, or
+    None with the reason it is not one (not JSON, not an object, a compressed stream cut short)."""
+
+    part: Path
+    number: int
+    event: dict | None
+    problem: str = ""
 
 
-def application_events(path: Path) -> Iterator[dict]:
-    """The events of one application's log: a plain file, or a rolled folder read part by part
-    (from its last compacted part on, as Spark's History Server does)."""
+def log_lines(path: Path) -> Iterator[Line]:
+    """Every line of one application's log: a plain or zstd-compressed file, or a rolled folder read
+    part by part (from its last compacted part on, as Spark's History Server does). A log in a
+    codec this reader does not decode raises EventLogError before any line."""
     parts = rolled_parts(path) if path.is_dir() else [path]
     for part in parts:
         _refuse_compressed(part)
     for part in parts:
-        yield from events(part)
+        yield from _part_lines(part)
+
+
+def _part_lines(part: Path) -> Iterator[Line]:
+    number = 0
+    with _open_text(part) as text:
+        try:
+            for number, raw in enumerate(text, start=1):
+                yield _parsed(part, number, raw)
+        except OSError as exc:  # pyarrow's, on a zstd stream cut mid-frame (its writer killed, or still running)
+            yield Line(part, number + 1, None, f"the file cannot be read past here ({exc})")
+
+
+def _parsed(part: Path, number: int, raw: str) -> Line:
+    try:
+        event = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return Line(part, number, None, f"not JSON: {exc.msg} (column {exc.colno})")
+    if not isinstance(event, dict):
+        return Line(part, number, None, f"not a JSON object but {type(event).__name__}")
+    return Line(part, number, event)
+
+
+def _open_text(part: Path) -> IO[str]:
+    """The file's text, decompressed on the fly when Spark compressed it with zstd."""
+    if _codec(part) != "zstd":
+        return part.open(encoding="utf-8", errors="replace")
+    import pyarrow as pa  # lazily: a second or so of imports the plain logs do not need
+
+    stream = pa.CompressedInputStream(pa.OSFile(str(part)), "zstd")
+    return io.TextIOWrapper(io.BufferedReader(stream), encoding="utf-8", errors="replace")
+
+
+def events(path: Path) -> Iterator[dict]:
+    """The JSON events of one single-file event log, in log order; a line that is not an event
+    (the tail of a log whose writer was killed) is left out."""
+    return (line.event for line in _part_lines(path) if line.event is not None)
+
+
+def application_events(path: Path) -> Iterator[dict]:
+    """The events of one application's log (:func:`log_lines`), lines that are not events left out."""
+    return (line.event for line in log_lines(path) if line.event is not None)
 
 
 def rolled_parts(folder: Path) -> list[Path]:
@@ -74,15 +123,19 @@ def rolled_parts(folder: Path) -> list[Path]:
     return [p for _, p in parts[compacted[-1] if compacted else 0:]]
 
 
-def _refuse_compressed(path: Path) -> None:
+def _codec(path: Path) -> str | None:
+    """The codec Spark compressed a log file with: by its suffix, or zstd's magic bytes (a renamed file)."""
     codec = next((c for c in CODECS if f".{c}" in path.suffixes), None)
-    if codec is None and _head(path).startswith(_ZSTD_MAGIC):
-        codec = "zstd"
-    if codec is not None:
+    return "zstd" if codec is None and _head(path).startswith(_ZSTD_MAGIC) else codec
+
+
+def _refuse_compressed(path: Path) -> None:
+    codec = _codec(path)
+    if codec is not None and codec not in READABLE_CODECS:
         raise EventLogError(
-            f"{path}: a {codec}-compressed Spark event log, which schedbridge does not read (the "
-            "codec is no dependency of it): run the application with spark.eventLog.compress=false"
-            + (", or decompress the file first (zstd -d FILE)" if codec == "zstd" else ""))
+            f"{path}: a {codec}-compressed Spark event log, which schedbridge does not read (Spark "
+            f"frames {codec} its own way): run the application with spark.eventLog.compress=false, "
+            "or with spark.eventLog.compression.codec=zstd (Spark's default), which it reads")
 
 
 def sniff(path: Path) -> bool:
@@ -110,11 +163,14 @@ def _executor(event: dict) -> tuple[str, str]:
     return node, attributes.get("CONTAINER_ID", "")
 
 
-def _task(event: dict, job_id: int, app_id: str, executors: dict[str, tuple[str, str]]) -> TaskRecord:
+def task_record(event: dict, job_id: int, app_id: str = "",
+                executors: dict[str, tuple[str, str]] | None = None) -> TaskRecord:
+    """A SparkListenerTaskEnd event as a record, under ``job_id`` (whichever job the caller ties
+    the task's stage to)."""
     info, metrics = event["Task Info"], event.get("Task Metrics") or {}
     reason = (event.get("Task End Reason") or {}).get("Reason", "")
     executor_id = str(info.get("Executor ID", ""))
-    node, container_id = executors.get(executor_id, ("", ""))
+    node, container_id = (executors or {}).get(executor_id, ("", ""))
     return TaskRecord(
         job_id=job_id, app_id=app_id, stage_id=event["Stage ID"],
         stage_attempt=event.get("Stage Attempt ID", 0), task_id=info["Task ID"],
@@ -141,13 +197,13 @@ def read_log(path: Path) -> list[TaskRecord]:
             for stage in event.get("Stage IDs", []):
                 stage_job.setdefault(stage, job_id)
         elif kind == "SparkListenerTaskEnd" and (job := stage_job.get(event.get("Stage ID", -1))) is not None:
-            tasks.append(_task(event, job, app_id, executors))
+            tasks.append(task_record(event, job, app_id, executors))
     return tasks
 
 
 def logging_conf(directory: Path) -> dict[str, str]:
     """Spark settings for plain-JSON, single-file event logs in `directory` (Spark 4 defaults to
-    rolling, zstd-compressed logs, which this reader does not handle)."""
+    rolled, zstd-compressed logs: `read_logs` takes one plain file per application)."""
     return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": directory.resolve().as_uri(),
             "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
 

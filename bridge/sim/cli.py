@@ -23,7 +23,8 @@ def summary_table(summary: dict[str, Any]) -> str:
     from bridge.common.tables import cell, text
 
     lines = [f"policy {summary['policy']}  nodes {summary['nodes']}  slots/node {summary['slots_per_node']}  "
-             f"seed {summary['seed']}  reporting cutoff {summary['reporting_cutoff']:.4g} s",
+             f"seed {summary['seed']}  reporting cutoff {summary['reporting_cutoff']:.6g} s "
+             f"({summary['reporting_cutoff_origin']})",
              f"jobs {summary['jobs']} (finished {summary['finished_jobs']}, unfinished {summary['unfinished_jobs']}, "
              f"rejected {summary['rejected_jobs']})  tasks {summary['tasks']}  events {summary['events']}",
              ""]
@@ -40,12 +41,27 @@ def summary_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def per_job_frame(jobs: Any, cutoff: float) -> Any:
+def per_job_frame(jobs: Any, cutoff: float, slots: int) -> Any:
+    """The per-job file: each job's times and class, plus the run's reporting cutoff and the
+    cluster's task slots (on every row), which `report` reads back to split and to measure
+    utilization as this run did."""
     from bridge.common.metrics import with_completion
 
     j = with_completion(jobs, cutoff)
+    j["reporting_cutoff"], j["cluster_slots"] = cutoff, slots
     return j[["job_id", "submit", "finish", "jct", "slowdown", "cls", "n_tasks", "mean_duration",
-              "estimate", "rejected"]].rename(columns={"jct": "completion_time", "cls": "class"})
+              "estimate", "rejected", "reporting_cutoff", "cluster_slots"]].rename(
+        columns={"jct": "completion_time", "cls": "class"})
+
+
+def per_task_frame(tasks: Any, jobs: Any) -> Any:
+    """The --tasks-out file: one row per run segment (a suspended task has several, ``done`` on
+    the one that completed it); ``queued`` is when the task could first be scheduled, its job's
+    submission (the simulator does not log when an entry reached its node)."""
+    submit = jobs.set_index("job_id")["submit"]
+    out = tasks[["job_id", "task", "node", "slot"]].copy()
+    out["queued"] = out["job_id"].map(submit)
+    return out.join(tasks[["start", "end", "done"]]).sort_values(["job_id", "task", "start"], kind="stable")
 
 
 def write_atomic(frame: Any, path: Path) -> None:
@@ -68,13 +84,13 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     if not value or ctx.resilient_parsing:
         return
     from policies.bounds import bounds_of
-    from policies.registry import default_registry, describe
+    from policies.registry import default_registry, describe, param_text
 
     reg = default_registry()
     for name in reg.names():
         entry = reg.get(name)
         ranges = bounds_of(entry.config)
-        params = ", ".join(f"{n}={d}" + (f" ({ranges[n].describe()})" if n in ranges else "")
+        params = ", ".join(f"{n}={param_text(d)}" + (f" ({ranges[n].describe()})" if n in ranges else "")
                            for n, _t, d in describe(entry.config)) or "(no parameters)"
         click.echo(f"{name:14} {entry.summary}\n{'':14} {params}")
     ctx.exit(0)
@@ -86,51 +102,64 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
-@click.option("--nodes", required=True, type=NODES, help="number of nodes")
-@click.option("--slots", "slots", default=1, show_default=True, type=SLOTS, help="slots per node")
+@click.option("--nodes", type=NODES, default=None, help="number of nodes (or --cluster)")
+@click.option("--slots", "slots", default=1, show_default=True, type=SLOTS,
+              help="slots per node: its cores, with 4 GB of memory per core")
+@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="TOML file of heterogeneous nodes instead of --nodes/--slots (docs/workloads.md)")
 @param_option("policy parameter (repeatable; see --list-policies)")
 @renamed_option("--set", "--param KEY=VALUE")
 @click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
 @click.option("--report-cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
-              help="reporting cutoff (s) on the mean task duration for short/long; default: the "
-                   "90th percentile of the trace's job mean task durations (top 10% are long)")
+              help="reporting cutoff (s) on the mean task duration for short/long; default: the one "
+                   "the trace states (trace generate writes its kind's), else the 90th percentile of "
+                   "the jobs' mean task durations (top 10% are long)")
 @click.option("--network-delay", default=0.0005, show_default=True, type=FiniteFloat(min=0, max=60),
               help="one way, seconds")
 @click.option("--out", type=OutputPath(dir_okay=False), default=None,
               help="per-job results, .csv or .parquet")
+@click.option("--tasks-out", type=OutputPath(dir_okay=False), default=None,
+              help="per-task records (job_id, task, node, slot, queued, start, end, done), .csv or .parquet")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object on stdout")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr (default: on for runs over 200k tasks)")
-def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict[str, str], seed: int,
-             report_cutoff: float | None, network_delay: float, out: Path | None, as_json: bool,
-             progress: bool | None) -> None:
+def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, cluster_file: Path | None,
+             params: dict[str, str], seed: int, report_cutoff: float | None, network_delay: float,
+             out: Path | None, tasks_out: Path | None, as_json: bool, progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
-    from bridge.common.metrics import percentile
+    from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff
     from bridge.sim.engine import Simulation
     from bridge.sim.output import PerJob, summarize
-    from policies.api import ClusterSpec, DecisionError, PolicyEnv
+    from bridge.sim.shape import ClusterFileError
+    from policies.api import DecisionError, PolicyEnv
     from policies.compiled import CORE
     from policies.registry import ConfigError, RegistryError, config_for, create
-    from workloads.trace import TraceError, read_trace
+    from workloads.trace import TraceError, read_trace, stated_cutoff
 
-    if out is not None and out.suffix not in OUT_SUFFIXES:
-        raise click.BadParameter(f"{out}: use a .csv or .parquet file name", param_hint="--out")
-    if nodes * slots > MAX_TOTAL_SLOTS:
-        raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
-                                 param_hint="--nodes/--slots")
+    for path, hint in ((out, "--out"), (tasks_out, "--tasks-out")):
+        if path is not None and path.suffix not in OUT_SUFFIXES:
+            raise click.BadParameter(f"{path}: use a .csv or .parquet file name", param_hint=hint)
+    shape = cluster_shape(nodes, slots, cluster_file)
     try:
         config = config_for(policy, params)
-        spec = ClusterSpec(nodes, slots_per_node=slots, network_delay=network_delay)
+        spec = shape.spec(network_delay)
         pol = create(policy, PolicyEnv(spec, seed), config)
-        jobs = read_trace(trace_path)
-    except (RegistryError, ConfigError, TraceError) as e:
+        jobs = shape.with_demands(read_trace(trace_path))
+        stated = stated_cutoff(trace_path)
+    except (RegistryError, ConfigError, TraceError, ClusterFileError) as e:
         raise click.ClickException(str(e)) from None
     except ValueError as e:
         raise click.ClickException(f"{policy}: {e}") from None
-    if report_cutoff is None:
-        report_cutoff = percentile([j.mean_duration for j in jobs], 90)
-    cutoff = report_cutoff
-    sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff)
+    cutoff = report_cutoff if report_cutoff is not None else \
+        reporting_cutoff([j.mean_duration for j in jobs], stated)
+    origin = cutoff_origin(report_cutoff is not None, stated is not None)
+    load = offered_load([j.submit for j in jobs], sum(j.work for j in jobs), shape.total_slots)
+    if load > 1:
+        cluster = shape.describe() if cluster_file else f"{nodes} nodes x {slots} slot{'s' * (slots > 1)}"
+        click.echo(f"warning: the trace offers load {load:.3g} to {cluster} (over 1: queues grow for the whole "
+                   "run, and the figures measure an overloaded cluster)", err=True)
+    sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff, **shape.sim_options())
+    shape.hold_missing_slots(sim.state)
     click.echo(CORE.describe(), err=True)
     n_tasks = sum(j.n_tasks for j in jobs)
     show = progress if progress is not None else n_tasks >= PROGRESS_MIN_TASKS
@@ -153,27 +182,52 @@ def simulate(trace_path: Path, policy: str, nodes: int, slots: int, params: dict
         if bar is not None:
             bar.n = sim._next_job
             bar.close()
-    per_job = PerJob(result, cutoff)  # the tables of per_job_frame and summarize, without pandas
-    summary = summarize(result, per_job, cutoff=cutoff, n_slots=nodes * slots, counters=result.log.counters,
-                        extra={"policy": policy, "trace": str(trace_path), "nodes": nodes,
-                               "slots_per_node": slots, "seed": seed,
+    per_job = PerJob(result, cutoff, shape.total_slots)  # per_job_frame's table and summarize's, without pandas
+    summary = summarize(result, per_job, cutoff=cutoff, n_slots=shape.total_slots, counters=result.log.counters,
+                        extra={"policy": policy, "trace": str(trace_path), "nodes": shape.n_nodes,
+                               "slots_per_node": spec.slots_per_node, "cluster": shape.describe(), "seed": seed,
                                "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events,
-                               "core": CORE.describe()})
+                               "core": CORE.describe(), "reporting_cutoff_origin": origin,
+                               "offered_load": load})
     where = infinite_at(summary) or per_job.infinite_at()
     if where:
         raise click.ClickException(f"{where} is infinite: the trace's times (with --network-delay) go beyond "
                                    "what a float holds; nothing written")
     if out is not None:
         per_job.write(out)
+    if tasks_out is not None:  # the task table (and pandas) only when asked for
+        write_atomic(per_task_frame(result.task_table(), result.job_table()), tasks_out)
     if as_json:
         click.echo(json.dumps(jsonable(summary), sort_keys=True))
     else:
         click.echo(summary_table(summary))
         if out is not None:
             click.echo(f"per-job results: {out}")
+        if tasks_out is not None:
+            click.echo(f"per-task records: {tasks_out}")
     if result.unfinished:
         click.echo(f"warning: {len(result.unfinished)} job(s) never finished "
                    f"(first: {result.unfinished[:5]})", err=True)
+
+
+def cluster_shape(nodes: int | None, slots: int, cluster_file: Path | None) -> Any:
+    """The simulated cluster of ``--nodes/--slots`` or of ``--cluster`` (``bridge.sim.shape``)."""
+    from bridge.sim.shape import ClusterFileError, load, uniform
+
+    if cluster_file is not None:
+        given = click.get_current_context().get_parameter_source("slots") is not click.core.ParameterSource.DEFAULT
+        if nodes is not None or given:
+            raise click.UsageError("--cluster describes the nodes: give it without --nodes/--slots")
+        try:
+            return load(cluster_file, MAX_TOTAL_SLOTS)
+        except ClusterFileError as e:
+            raise click.ClickException(str(e)) from None
+    if nodes is None:
+        raise click.UsageError("give --nodes (with --slots) or --cluster FILE")
+    if nodes * slots > MAX_TOTAL_SLOTS:
+        raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
+                                 param_hint="--nodes/--slots")
+    return uniform(nodes, slots)
 
 
 def infinite_at(x: Any, where: str = "") -> str | None:

@@ -31,18 +31,19 @@ from bridge.common.metrics import PERCENTILES, class_stats, head_of_line
 from bridge.common.options import output_dir
 
 COLUMNS = ("job_id", "submit", "finish", "completion_time", "slowdown", "class", "n_tasks", "mean_duration",
-           "estimate", "rejected")
+           "estimate", "rejected", "reporting_cutoff", "cluster_slots")
 """The per-job file's columns, in order (those of :func:`bridge.sim.cli.per_job_frame`)."""
-NUMERIC = ("job_id", "submit", "finish", "completion_time", "slowdown", "n_tasks", "mean_duration", "estimate")
+NUMERIC = tuple(c for c in COLUMNS if c not in ("class", "rejected"))
 """The columns pandas' ``select_dtypes("number")`` keeps (not the class label, not the boolean)."""
 ROWS_PER_WRITE = 4096
 
 
 class PerJob:
-    """One run's per-job columns (numpy arrays, one entry per job in submit order) and the
-    arrays the summary needs besides them."""
+    """One run's per-job columns (numpy arrays, one entry per job in submit order; the run's
+    reporting cutoff and the cluster's task slots on every row, as ``per_job_frame`` writes them)
+    and whether each job is long."""
 
-    def __init__(self, result: Any, cutoff: float) -> None:
+    def __init__(self, result: Any, cutoff: float, cluster_slots: int) -> None:
         jobs = result.jobs
         n = len(jobs)
         slots = result.spec.n_nodes * result.spec.slots_per_node
@@ -72,7 +73,10 @@ class PerJob:
             "job_id": job_id, "submit": submit, "finish": finish, "completion_time": jct, "slowdown": slowdown,
             "class": np.where(long, "long", "short"), "n_tasks": n_tasks, "mean_duration": mean,
             "estimate": estimate, "rejected": rejected,
+            "reporting_cutoff": np.full(n, cutoff, dtype=np.float64),
+            "cluster_slots": np.full(n, cluster_slots, dtype=np.int64),
         }
+        assert tuple(self.columns) == COLUMNS
 
     def __len__(self) -> int:
         return len(self.columns["job_id"])

@@ -15,6 +15,20 @@ Which node goes first when several have nothing left, ``idle_first``:
 * ``False`` (our earlier reading of the thesis): any node whose estimated work left is zero,
   overrunning ones included, the one that has been free the longest first.
 
+Which of several nodes *running past their estimate* goes first (all have nothing left by the
+estimate, so their keys tie), ``ties``:
+
+* ``"id"``: the lowest node id.
+* ``"reference"`` (Hawk's and Eagle's default): the order the authors' simulator produces. Its key
+  for such a node, ``2 x delay + qlen - est`` with ``qlen = est``, equals ``2 x delay`` only up to
+  floating-point rounding, and the rounding depends on the running task's estimate: with the
+  simulator's 0.5 ms delay, estimates of 256-2047 s round down, 64-255 s up a little, 2048 s and
+  over up most. So nodes overrunning a task of a very long job (which tend to overrun longest)
+  are taken last. We compute the same key and order by it, then by node id.
+* ``"least_estimate"``: the smallest estimate of the running task first, then the lowest id (our
+  reading of what that rounding amounts to: an overrun tends to last in proportion to the task's
+  estimate).
+
 A table may have several *groups* of nodes (e.g. the short-allowed and the general partition);
 ``place(now, est, group)`` picks within one group while the work per node is shared.
 
@@ -28,7 +42,22 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from policies.common.heap import MinHeap, split_versioned, versioned, versioned_tie
+from policies.common.heap import Entry, MinHeap, split_versioned, versioned_tie
+
+TIES = ("id", "reference", "least_estimate")
+_LOW = (1 << 64) - 1   # a heap tie is ``rank << 64 | versioned_tie(node, version)``
+
+
+def tie_rank(ties: str, est: float, two_delays: float) -> int:
+    """Where a node running a task estimated at ``est`` stands among nodes that all have nothing
+    left by the estimate (lower first; the node id breaks what is still tied). See ``ties``."""
+    if ties == "reference":
+        # the authors' key 2d + qlen - est at qlen = est, as floats round it; exact when scaled
+        # by a power of two, and a positive float's order is its scaled integer's
+        return int(((two_delays + est) - est) * 2.0 ** 70)
+    if ties == "least_estimate":
+        return int(est * 2.0 ** 20)
+    return 0
 
 
 def trace_estimate(estimate: float, truncate: bool) -> float:
@@ -40,10 +69,16 @@ def trace_estimate(estimate: float, truncate: bool) -> float:
 
 class LwlTable:
     __slots__ = ("queued", "running", "_heaps", "_ver", "_groups_of", "members", "_key", "_limit", "_active",
-                 "idle_first", "_idle", "_in_idle", "_ended_early")
+                 "idle_first", "_idle", "_in_idle", "_ended_early", "ties", "two_delays", "_rank")
 
-    def __init__(self, n_nodes: int, nodes: Iterable[int], idle_first: bool = True) -> None:
+    def __init__(self, n_nodes: int, nodes: Iterable[int], idle_first: bool = True, ties: str = "id",
+                 two_delays: float = 0.0) -> None:
+        if ties not in TIES:
+            raise ValueError(f"LWL ties must be one of {', '.join(TIES)}, got {ties!r}")
         self.idle_first = idle_first
+        self.ties = ties
+        self.two_delays = two_delays                      # the reference's 2 x network delay
+        self._rank = [0] * n_nodes                        # tie_rank of each node's running task
         # per group, with idle_first: a heap of node ids that may be idle (checked when popped)
         # and a flag per node saying it is in that heap, so a node is pushed at most once
         self._idle: list[list[int]] = []
@@ -74,7 +109,7 @@ class LwlTable:
         for n in members:
             self._groups_of[n] = self._groups_of[n] + (g,)
         lazy = not any(self._ver)   # nothing pushed yet: every key is 0.0, as a fresh heap would say
-        self._heaps.append(MinHeap([] if lazy else [versioned(0.0, n, self._ver[n]) for n in members]))
+        self._heaps.append(MinHeap([] if lazy else [Entry(0.0, self._tie(n), None) for n in members]))
         self._limit.append(4 * len(members) + 1024)
         self._active.append(not lazy)
         self._idle.append(list(members))                  # sorted: already a heap
@@ -100,7 +135,7 @@ class LwlTable:
                 w += end - now
         key = self._key[node] = now + w
         heaps, limit, active = self._heaps, self._limit, self._active
-        tie = versioned_tie(node, v)
+        tie = (self._rank[node] << 64) | versioned_tie(node, v)
         for g in self._groups_of[node]:
             if not active[g]:
                 continue
@@ -111,8 +146,12 @@ class LwlTable:
 
     def _compact(self, g: int) -> None:
         """Drop stale entries: one entry per node, with its latest key (bounded memory)."""
-        ver, key = self._ver, self._key
-        self._heaps[g] = MinHeap([versioned(key[n], n, ver[n]) for n in self.members[g]])
+        key = self._key
+        self._heaps[g] = MinHeap([Entry(key[n], self._tie(n), None) for n in self.members[g]])
+
+    def _tie(self, node: int) -> int:
+        """``node``'s heap tie at its current version and rank."""
+        return (self._rank[node] << 64) | versioned_tie(node, self._ver[node])
 
     def peek(self, now: float, group: int = 0) -> int:
         """The least-loaded node of ``group`` (without charging it)."""
@@ -131,13 +170,13 @@ class LwlTable:
         ver = self._ver
         while True:
             top = heap.top()
-            node, v = split_versioned(top.tie)
+            node, v = split_versioned(top.tie & _LOW)
             if v != ver[node]:
                 heap.pop()
                 continue
             w = self.work_left(node, now)
             # idle_first: a busy node with nothing left by the estimate (an overrun) is keyed
-            # ``now`` like any other, so such nodes go lowest id first, as in the reference
+            # ``now`` like any other, so such nodes go in ``ties`` order
             if now + w <= top.key + 1e-9 or (w == 0.0 and not self.idle_first):
                 return node
             heap.pop()
@@ -158,11 +197,14 @@ class LwlTable:
             self._ended_early.discard(key)
         else:
             self.running[node][key] = now + est
+            self._rank[node] = tie_rank(self.ties, est, self.two_delays)
         self._freed(node, now)
 
     def finished(self, node: int, key: tuple[int, int], now: float) -> None:
         if self.running[node].pop(key, None) is None and self.queued[node]:
             self._ended_early.add(key)      # placed, not started yet: its start comes next
+        if not self.running[node]:
+            self._rank[node] = 0
         self._freed(node, now)
 
     def _freed(self, node: int, now: float) -> None:

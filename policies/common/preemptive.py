@@ -89,7 +89,7 @@ class PreemptiveWorkers:
         waiting = self._waiting(node, view)
         free: Sequence[float] = view.free_capacity(node) or ()
         running = view.running(node)
-        slots = sorted(set(range(view.spec.slots_per_node)) - {r.slot for r in running})
+        slots = list(view.free_slot_ids(node))
         before = {w.key for w in waiting}
         out, free = self._fill(node, waiting, free, slots, ready_only=False)
         if not waiting:

@@ -89,10 +89,12 @@ def vqs_fill(server: int, config: Configuration, mix: ServerMix, residuals: list
     ``strict_hol`` the scan stops at the first job that does not fit (else it skips it)."""
     if config.reserves_class1 and not mix.has_class1:
         head = vqs.queues[1].head()
-        if head is not None:
+        if head is not None and head.size <= residuals[server] + EPS:   # (a smaller server: it may not)
             vqs.remove(head)
             _place(head, server, residuals, out)
-    room = (1 - RESERVED_FOR_CLASS1 if config.reserves_class1 else 1.0) - mix.others_load
+    # what the configuration leaves the other class, within what the server has left (the same on
+    # the paper's unit servers; less on a server smaller than the largest)
+    room = min((1 - RESERVED_FOR_CLASS1 if config.reserves_class1 else 1.0) - mix.others_load, residuals[server])
     queue = vqs.queues[config.other_class]
     job = queue.head()
     while job is not None and queue.largest_fitting(room) is not None:

@@ -71,6 +71,11 @@ class SlottedPacker:
         self.planner = planner
         self.config = config
         self.capacity = env.cluster.capacity or (1.0,)
+        # a server's size: 1, or on unlike nodes its smallest share of the largest (our reading:
+        # the paper's servers are alike; sizes stay shares of the largest)
+        self.server = [1.0 if (c := env.cluster.capacity_of(n)) is None else
+                       min((x / m for x, m in zip(c, self.capacity) if m > 0), default=1.0)
+                       for n in range(env.cluster.n_nodes)]
         self.partition = partition
         self.n_nodes = env.cluster.n_nodes
         self.size: dict[TaskKey, float] = {}
@@ -119,7 +124,8 @@ class SlottedPacker:
     def on_timer(self, ev: Timer, view: ClusterView) -> Decisions:
         self.tick_at = None
         held = [list(h.values()) for h in self.held]
-        state = PassState([1.0 - sum(h) for h in held], sorted(self.departed), self.arrivals, held)
+        state = PassState([size - sum(h) for size, h in zip(self.server, held)], sorted(self.departed),
+                          self.arrivals, held)
         self.departed, self.arrivals = [], []
         out: list[Assign] = []
         for placed, node in self.planner.plan(state):

@@ -234,17 +234,14 @@ class UrsaScheduler:
     def _fill(self, node: int, view: ClusterView) -> list[Decision]:
         """Start queued monotasks in MO order while they fit (a later one may pass a blocked one)."""
         free = view.free_capacity(node) or self.capacity
-        slots = view.free_slots(node)
-        running = {r.slot for r in view.running(node)}
-        free_slots = [s for s in range(view.spec.slots_per_node) if s not in running]
+        free_slots = list(view.free_slot_ids(node))
         out: list[Decision] = []
         for key in sorted(self.queued[node], key=self._mo_key):
-            if not slots:
+            if not free_slots:
                 break
             if fits(self.demand(key), free):
                 free = sub(free, self.demand(key))
                 out.append(Run(node, free_slots.pop(0), self.queued[node].pop(key)))
-                slots -= 1
         return out
 
     def _mo_key(self, key: TaskKey) -> tuple[float, ...]:

@@ -158,10 +158,11 @@ def check_simulate(option: str, number: float, result: Result, out: Path) -> Non
 
 
 def check_generate(option: str, number: float, result: Result, out: Path) -> None:
-    """A trace of as many jobs as asked, each line `submit n mean d1..dn` (the mean of the durations),
-    finite, in submission order."""
+    """A trace of as many jobs as asked under the header stating its reporting cutoff, each line
+    `submit n mean d1..dn` (the mean of the durations), finite, in submission order."""
     assert result.exit_code == 0, (result.output, result.exception)
-    lines = out.read_text().splitlines()
+    header, *lines = out.read_text().splitlines()
+    assert header.startswith("# reporting_cutoff=90.5811 "), header
     assert len(lines) == (number if option == "--jobs" else 2)
     submits = []
     for line in lines:
@@ -338,8 +339,10 @@ def test_report_inputs(tmp_path: Path, data: st.DataObject) -> None:
         column = table.iloc[:, 0]
         assert (column["jobs"], column["succeeded"], column["failed"]) == \
             (len(jobs), done.sum(), (jobs["status"] == "failed").sum())
-        assert column["mean JCT (s)"] == pytest.approx(jct.mean(), rel=1e-9, nan_ok=True)
-        assert (out / "report.txt").read_text().splitlines()[0].split() == table.columns[0].split()
+        # no task durations: every job is short
+        assert column["short mean JCT (s)"] == pytest.approx(jct.mean(), rel=1e-9, nan_ok=True)
+        assert column["long jobs finished"] == 0
+        assert (out / "report.txt").read_text().splitlines()[1].split() == table.columns[0].split()
     else:
         assert_clean_refusal(result, str(run))
         assert len(result.output.strip().splitlines()) == 1

@@ -155,7 +155,7 @@ def test_trace_generate_creates_missing_directories(tmp_path: Path) -> None:
     out = tmp_path / "new" / "dir" / "y.trace"
     result = invoke("trace", "generate", "yahoo", "--jobs", "3", "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert len(out.read_text().splitlines()) == 3
+    assert len(read_trace(out)) == 3
 
 
 @pytest.mark.parametrize("suffix", [".trace", ".jsonl"])

@@ -14,6 +14,7 @@ from bridge.apps.report.load import ResultsError, load_runs
 from bridge.apps.report.table import build
 from bridge.common.tables import cell, text
 
+ALL_SHORT = 100.0  # a reporting cutoff above every job's mean task duration (1 s)
 JOB_COLUMNS = ["job_id", "category", "params", "submit_s", "start_s", "end_s", "status",
                "duration_alone_s"]
 
@@ -50,35 +51,35 @@ def test_table_says_who_placed_a_live_runs_tasks(two_runs: list[Path]) -> None:
     meta["plugin"] = {"placed_tasks": 40, "fallback_rounds": 3, "fallback_tasks": 2, "applications": 1,
                       "last_failure": "policy call exceeded its 50 ms deadline"}  # as replay writes it
     (two_runs[1] / "meta.json").write_text(json.dumps(meta))
-    table = build(load_runs(two_runs))
+    table = build(load_runs(two_runs), ALL_SHORT)
     assert table["other shared (live)"]["tasks placed by policy"] == 40
     assert table["other shared (live)"]["fallback rounds"] == 3
     assert pd.isna(table["fifo shared (live)"]["fallback rounds"])  # no plugin (stock): shown as "-"
 
 
 def test_table_values(two_runs: list[Path]) -> None:
-    table = build(load_runs(two_runs))
+    table = build(load_runs(two_runs), ALL_SHORT)
     fifo, other = table["fifo shared (live)"], table["other shared (live)"]
     assert (fifo["jobs"], fifo["succeeded"], fifo["failed"]) == (6, 5, 1)
-    assert fifo["JCT p50 (s)"] == 30.0
-    assert fifo["JCT p90 (s)"] == pytest.approx(46.0)
-    assert fifo["mean JCT (s)"] == 30.0
+    assert fifo["short JCT p50 (s)"] == 30.0
+    assert fifo["short JCT p90 (s)"] == pytest.approx(46.0)
+    assert fifo["short mean JCT (s)"] == 30.0
     assert fifo["makespan (s)"] == 90.0            # first submit 0, last end 40 + 50
     assert fifo["SE (vcores)"] == pytest.approx(0.5)
     assert fifo["utilization"] == pytest.approx(5.0 / (4 * 41.0))  # busy 5 s over 4 vcores to the last task end
     assert fifo["UE (vcores)"] == pytest.approx(fifo["utilization"] / 0.5)
-    assert other["JCT p99 (s)"] == 5.0
-    assert other["slowdown p50"] == 1.0            # duration_alone_s given
+    assert other["short JCT p99 (s)"] == 5.0
+    assert other["short slowdown p50"] == 1.0            # duration_alone_s given
     assert other["makespan (s)"] == 45.0
 
 
 def test_slowdown_estimated_from_fastest_same_job(tmp_path: Path) -> None:
     a = make_run(tmp_path / "a", "a", [10.0, 40.0])
     b = make_run(tmp_path / "b", "b", [20.0, 10.0])
-    table = build(load_runs([a, b]))
+    table = build(load_runs([a, b]), ALL_SHORT)
     # job 0 alone ~ 10 (run a), job 1 alone ~ 10 (run b)
-    assert table["a shared (live)"]["slowdown p50"] == pytest.approx(2.5)
-    assert table["b shared (live)"]["slowdown p99"] == pytest.approx(1.99)
+    assert table["a shared (live)"]["short slowdown p50"] == pytest.approx(2.5)
+    assert table["b shared (live)"]["short slowdown p99"] == pytest.approx(1.99)
 
 
 def test_cli_writes_table_and_plots(two_runs: list[Path], tmp_path: Path) -> None:
@@ -96,12 +97,12 @@ def test_run_without_tasks_or_utilization(tmp_path: Path) -> None:
     run = make_run(tmp_path / "r", "p", [3.0])
     (run / "tasks.csv").unlink()
     (run / "utilization.csv").unlink()
-    column = build(load_runs([run]))["p shared (live)"]
-    assert column["JCT p50 (s)"] == 3.0
+    column = build(load_runs([run]), ALL_SHORT)["p shared (live)"]
+    assert column["short JCT p50 (s)"] == 3.0
     assert pd.isna(column["SE (vcores)"]) and pd.isna(column["utilization"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "No artists with labels" from an empty plot
-        plots = write_plots(load_runs([run]), tmp_path / "plots")
+        plots = write_plots(load_runs([run]), tmp_path / "plots", ALL_SHORT)
     assert [p.name for p in plots] == ["jct_cdf.png", "slowdown_cdf.png", "utilization.png"]
 
 
@@ -116,11 +117,11 @@ def test_simulator_per_job_file_beside_a_live_run(two_runs: list[Path], tmp_path
                   "completion_time": [4.0, 8.0, float("nan")], "slowdown": [1.0, 2.0, float("nan")],
                   "n_tasks": [1, 1, 1], "mean_duration": [4.0, 4.0, 4.0], "rejected": [False, False, True]}
                  ).to_csv(sim, index=False)
-    table = build(load_runs([two_runs[0], sim]))
+    table = build(load_runs([two_runs[0], sim]), ALL_SHORT)
     column = table["sim-fifo (sim)"]
     assert (column["jobs"], column["succeeded"]) == (3, 2)
-    assert column["JCT p50 (s)"] == 6.0
-    assert column["slowdown p99"] == pytest.approx(1.99)  # the simulator's own runtime alone
+    assert column["short JCT p50 (s)"] == 6.0
+    assert column["short slowdown p99"] == pytest.approx(1.99)  # the simulator's own runtime alone
     assert column["makespan (s)"] == 9.0
     assert pd.isna(column["utilization"])
     result = CliRunner().invoke(report, [str(two_runs[0]), str(sim)])
@@ -179,7 +180,7 @@ def test_partial_reports_the_finished_jobs_marked(tmp_path: Path) -> None:
     assert "kairos shared (live) [partial]" in result.output
     assert "partial: " in result.output and "job(s) never finished: 1;" in result.output
     saved = pd.read_csv(run / "report" / "report.csv", index_col=0)
-    assert saved.loc["JCT p50 (s)", "kairos shared (live) [partial]"] == 20.0  # over jobs 0 and 2: 10, 30
+    assert saved.loc["short JCT p50 (s)", "kairos shared (live) [partial]"] == 20.0  # over jobs 0 and 2: 10, 30
     assert "never finished: 1" in (run / "report" / "report.txt").read_text()
 
 

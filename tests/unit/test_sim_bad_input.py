@@ -108,17 +108,19 @@ def test_cli_malformed_trace(tmp_path):
     assert not out.exists()
 
 
-def test_cli_no_partial_output_when_the_run_fails(tmp_path):
+def test_cli_no_partial_output_when_the_run_fails(tmp_path, monkeypatch):
     class Broken:
         name = "broken-for-test"
 
         def on_job_arrival(self, ev, view):
             return (Run(0, 0, ProbeInfo(ev.job.job_id, 0)),)  # not queued anywhere: the simulator refuses it
 
-    reg = default_registry()
-    if "broken-for-test" not in reg.names():
-        from dataclasses import make_dataclass
-        reg.register(PolicyEntry("broken-for-test", make_dataclass("BrokenCfg", []), lambda c, e: Broken()))
+    from dataclasses import make_dataclass
+
+    from policies import registry
+
+    monkeypatch.setattr(registry, "_DEFAULT", None)  # a registry of this test's own, dropped after it
+    default_registry().register(PolicyEntry("broken-for-test", make_dataclass("BrokenCfg", []), lambda c, e: Broken()))
     out = tmp_path / "o.parquet"
     r = _cli(tmp_path, "--policy", "broken-for-test", "--nodes", "2", "--out", str(out))
     assert r.exit_code != 0 and "invalid decision" in r.output

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.common import tables
+from bridge.common.metrics import cutoff_origin
 from bridge.common.metrics import summarize as summarize_frames
 from bridge.sim.cli import jsonable, per_job_frame, simulate, write_atomic
 from bridge.sim.engine import Simulation
@@ -40,8 +41,8 @@ def both_ways(result, tmp_path, cutoff=CUTOFF):
     job_df, task_df = result.job_table(), result.task_table()
     old = summarize_frames(job_df, task_df, cutoff=cutoff, n_slots=n_slots, counters=result.log.counters,
                            extra={"policy": "x"})
-    write_atomic(per_job_frame(job_df, cutoff), tmp_path / "old.csv")
-    per_job = PerJob(result, cutoff)
+    write_atomic(per_job_frame(job_df, cutoff, n_slots), tmp_path / "old.csv")
+    per_job = PerJob(result, cutoff, n_slots)
     new = summarize(result, per_job, cutoff=cutoff, n_slots=n_slots, counters=result.log.counters,
                     extra={"policy": "x"})
     per_job.write(tmp_path / "new.csv")
@@ -85,8 +86,8 @@ def test_a_run_without_segments_and_a_parquet_file(tmp_path):
     result.log.job_finish.clear()
     old, new = both_ways(result, tmp_path)
     assert new == old
-    PerJob(result, CUTOFF).write(tmp_path / "new.parquet")
-    write_atomic(per_job_frame(result.job_table(), CUTOFF), tmp_path / "old.parquet")
+    PerJob(result, CUTOFF, 10).write(tmp_path / "new.parquet")
+    write_atomic(per_job_frame(result.job_table(), CUTOFF, 10), tmp_path / "old.parquet")
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "new.parquet"), pd.read_parquet(tmp_path / "old.parquet"))
 
 
@@ -112,23 +113,24 @@ def test_simulate_prints_and_writes_as_before(tmp_path, monkeypatch):
     seen = {}
     real = PerJob.__init__
 
-    def spy(self, result, cutoff):
+    def spy(self, result, cutoff, slots):
         seen["result"], seen["cutoff"] = result, cutoff
-        real(self, result, cutoff)
+        real(self, result, cutoff, slots)
 
     monkeypatch.setattr(PerJob, "__init__", spy)
     res = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", "eagle", "--nodes", "20",
                                         "--out", str(tmp_path / "o.csv")])
     assert res.exit_code == 0, res.output
     job_df = seen["result"].job_table()
-    write_atomic(per_job_frame(job_df, seen["cutoff"]), tmp_path / "old.csv")
+    write_atomic(per_job_frame(job_df, seen["cutoff"], 20), tmp_path / "old.csv")
     assert (tmp_path / "o.csv").read_bytes() == (tmp_path / "old.csv").read_bytes()
     from bridge.sim.cli import summary_table
 
     summary = summarize_frames(job_df, seen["result"].task_table(), cutoff=seen["cutoff"], n_slots=20,
                                counters=seen["result"].log.counters,
                                extra={"policy": "eagle", "nodes": 20, "slots_per_node": 1, "seed": 1,
-                                      "events": seen["result"].events})
+                                      "events": seen["result"].events,
+                                      "reporting_cutoff_origin": cutoff_origin(False, False)})
     with monkeypatch.context() as m:   # the table as pandas laid it out
         m.setattr(tables, "_text_of_rows", lambda rows, columns: None)
         expected = summary_table(summary)

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from workloads.synthetic import generate, trace_lines, write_trace
 from workloads.synthetic.cli import trace
+from workloads.trace import read_trace
 
 # (kind, jobs, published % long jobs, published % long task-seconds, tolerance in points)
 PUBLISHED = [
@@ -81,7 +82,7 @@ def test_cli_prints_statistics_and_refuses_bad_input(tmp_path: Path) -> None:
     ok = runner.invoke(trace, ["generate", "google", "--jobs", "100", "--seed", "1", "--out", str(out)])
     assert ok.exit_code == 0, ok.output
     assert "long jobs=" in ok.output and "long task-seconds=" in ok.output
-    assert len(out.read_text().splitlines()) == 100
+    assert len(read_trace(out)) == 100
     bad = runner.invoke(trace, ["generate", "google", "--load", "0", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "--load" in bad.output
     unknown = runner.invoke(trace, ["generate", "nope", "--out", str(tmp_path / "y")])

@@ -57,6 +57,46 @@ def test_lwl_overrunning_nodes_go_lowest_id_first() -> None:
     assert old.place(500.0, 100.0) == 2              # the earlier reading: oldest estimated end
 
 
+def _overrunning(ties: str, estimates: tuple[float, ...]) -> LwlTable:
+    """One node per estimate, each running one task of that estimate since t=0 (all overrun at
+    t=10,000), under the reference's 1 ms round trip."""
+    n = len(estimates)
+    t = LwlTable(n, range(n), ties=ties, two_delays=0.001)
+    for node, est in enumerate(estimates):
+        assert t.place(0.0, est) == node
+        t.started(node, (node, 0), 0.0, est)
+    return t
+
+
+def test_lwl_overrunning_nodes_in_the_reference_order() -> None:
+    """The authors' key ``2d + est - est`` rounds by the estimate's magnitude: 256-2047 s lowest,
+    then 64-255 s, then 2048 s and over; equal keys by node id."""
+    estimates = (3732.0, 697.0, 150.0, 2048.0, 1000.0)
+    keys = [(0.001 + e) - e for e in estimates]
+    assert len(set(keys)) == 3                         # the rounding differs by magnitude
+    want = sorted(range(len(estimates)), key=lambda n: (keys[n], n))
+    assert want == [1, 4, 2, 0, 3]
+    t = _overrunning("reference", estimates)
+    assert [t.place(10_000.0, 100.0) for _ in estimates] == want
+    t = _overrunning("least_estimate", estimates)
+    assert [t.place(10_000.0, 100.0) for _ in estimates] == [2, 1, 4, 3, 0]
+    t = _overrunning("id", estimates)
+    assert [t.place(10_000.0, 100.0) for _ in estimates] == [0, 1, 2, 3, 4]
+
+
+def test_lwl_ties_leave_real_differences_alone() -> None:
+    """The tie rule orders only nodes with nothing left: a node with work left comes after them."""
+    t = _overrunning("reference", (150.0, 5000.0, 700.0))
+    t.started(2, (2, 1), 9_990.0, 700.0)            # node 2 starts a new task: 690 s left at 10,000
+    assert t.work_left(2, 10_000.0) == pytest.approx(690.0)
+    # the node overrunning a 5,000 s task comes last among overruns, but before node 2's 690 s
+    assert [t.place(10_000.0, 100.0) for _ in range(2)] == [0, 1]
+    with pytest.raises(ValueError, match="ties"):
+        LwlTable(1, range(1), ties="random")
+    with pytest.raises(ConfigError, match="lwl_ties"):
+        config_for("hawk", {"lwl_ties": "random"})
+
+
 def test_lwl_idle_node_is_taken_again_once_its_work_is_done() -> None:
     t = LwlTable(4, range(2, 4))
     assert t.place(0.0, 5.0) == 2

@@ -35,6 +35,10 @@ class FakeView:
     def free_slots(self, node: int) -> int:
         return self.spec.slots_per_node - len(self.running(node))
 
+    def free_slot_ids(self, node: int) -> tuple[int, ...]:
+        busy = {t.slot for t in self.running(node)}
+        return tuple(s for s in range(self.spec.slots_per_node) if s not in busy)
+
     def queued(self, node: int) -> int:
         return self.queue_len.get(node, 0)
 

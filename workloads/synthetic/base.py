@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from bridge.common import atomic
+from bridge.common.metrics import offered_load
 from workloads.model import Job
+from workloads.trace import cutoff_comment
 
 # Written durations are rounded to the millisecond and never reach zero, so that a parser that
 # refuses non-positive durations accepts every generated trace.
@@ -53,30 +55,26 @@ class TraceStats:
     pct_long_task_seconds: float
     pct_long_tasks: float
     offered_load: float
+    slots: int  # the single-slot nodes the offered load is on
 
     def describe(self) -> str:
+        load = (f"{self.offered_load:.3f} at {self.slots} nodes x 1 slot" if math.isfinite(self.offered_load)
+                else "n/a (one arrival time)")
         return (
-            f"jobs={self.n_jobs} tasks={self.n_tasks} cutoff={self.cutoff:g}s "
+            f"jobs={self.n_jobs} tasks={self.n_tasks} reporting cutoff={self.cutoff:g}s "
             f"long jobs={self.pct_long_jobs:.2f}% long task-seconds={self.pct_long_task_seconds:.2f}% "
-            f"long tasks={self.pct_long_tasks:.2f}% offered load="
-            + (f"{self.offered_load:.3f}" if math.isfinite(self.offered_load) else "n/a (one arrival time)")
+            f"long tasks={self.pct_long_tasks:.2f}% offered load={load}"
         )
 
 
 def trace_stats(jobs: Sequence[TraceJob], cutoff: float, slots: int) -> TraceStats:
     """Statistics with the thesis' classification: a job is long iff its mean task duration > cutoff.
-
-    The offered load is total task-seconds over (slots x the span from first submission to the
-    last submission plus the mean inter-arrival time), i.e. the arrival-rate load, not utilization;
-    NaN for a trace whose jobs all arrive at once (no span to offer it over).
-    """
+    The offered load (`bridge.common.metrics.offered_load`) is on `slots` single-slot nodes."""
     if not jobs:
         raise ValueError("an empty trace has no statistics")
     long_jobs = [job for job in jobs if job.mean_duration > cutoff]
     total_seconds = sum(job.task_seconds for job in jobs)
     total_tasks = sum(len(job.durations) for job in jobs)
-    span = jobs[-1].submit_time - jobs[0].submit_time
-    span += span / max(len(jobs) - 1, 1)
     return TraceStats(
         n_jobs=len(jobs),
         n_tasks=total_tasks,
@@ -84,7 +82,8 @@ def trace_stats(jobs: Sequence[TraceJob], cutoff: float, slots: int) -> TraceSta
         pct_long_jobs=100.0 * len(long_jobs) / len(jobs),
         pct_long_task_seconds=100.0 * sum(job.task_seconds for job in long_jobs) / total_seconds,
         pct_long_tasks=100.0 * sum(len(job.durations) for job in long_jobs) / total_tasks,
-        offered_load=total_seconds / (slots * span) if span > 0 else math.nan,
+        offered_load=offered_load([job.submit_time for job in jobs], total_seconds, slots),
+        slots=slots,
     )
 
 
@@ -124,9 +123,12 @@ def trace_lines(jobs: Iterable[TraceJob]) -> Iterable[str]:
         )
 
 
-def write_trace(jobs: Iterable[TraceJob], path: Path) -> None:
-    """Write the trace atomically: a failure leaves no partial file behind."""
+def write_trace(jobs: Iterable[TraceJob], path: Path, cutoff: tuple[float, str] | None = None) -> None:
+    """Write the trace atomically: a failure leaves no partial file behind. `cutoff` (seconds,
+    why) is stated in a header comment (`workloads.trace.cutoff_comment`)."""
     with atomic.replacing(path) as tmp, tmp.open("w", encoding="ascii") as out:
+        if cutoff is not None:
+            out.write(cutoff_comment(*cutoff) + "\n")
         for line in trace_lines(jobs):
             out.write(line)
             out.write("\n")

@@ -13,7 +13,7 @@ from workloads.synthetic.kinds import KINDS, generate
 
 @click.group()
 def trace() -> None:
-    """Synthetic traces in the thesis format (submit_time n_tasks mean d1 ... dn)."""
+    """Traces for the simulator: synthetic ones (`generate`) and a cluster's own history (`import`)."""
 
 
 @trace.command("generate")
@@ -39,14 +39,18 @@ def generate_command(kind: str, jobs: int | None, seed: int, load: float | None,
     except ValueError as err:
         raise click.ClickException(str(err)) from None
     written = generated.jobs if shrink is None else scaling.shrink(generated.jobs, shrink)
+    cutoff = generated.stats.cutoff
     try:
         with output_dir(out.parent):
-            write_trace(written, out)
+            write_trace(written, out, (cutoff, f"(the thesis simulator's for {kind}; schedbridge trace generate)"))
     except OSError as err:
         raise click.ClickException(f"cannot write {out}: {err.strerror}") from err
     click.echo(f"{kind}: {KINDS[kind].description}")
     click.echo(generated.stats.describe())
     if shrink is not None:
         largest = max(len(job.durations) for job in written)
-        click.echo(f"shrunk x{shrink:g}: {sum(len(job.durations) for job in written)} tasks, largest job {largest}")
+        click.echo(f"shrunk x{shrink:g}: {sum(len(job.durations) for job in written)} tasks, largest job {largest}; "
+                   f"the same offered load at {generated.stats.slots * shrink:g} nodes x 1 slot")
+    click.echo(f"reporting cutoff {cutoff:g} s, the thesis simulator's for {kind}, stated in the trace: "
+               "simulate and report split short and long jobs by it")
     click.echo(f"wrote {out}")

@@ -5,28 +5,44 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
+import pandas as pd
 
 from bridge.apps.report.eventlog import is_event_log
 from bridge.apps.report.load import load_runs
-from bridge.apps.report.measures import allocated_vcores, alone_estimates, busy_series, completed, with_ideal
+from bridge.apps.report.measures import (
+    CLASSES, allocated_vcores, alone_estimates, busy_series, completed, resolve_cutoff, with_ideal,
+)
 from bridge.apps.report.run import ResultsError, Run
 from bridge.apps.report.table import build
 from bridge.common import atomic, plots
-from bridge.common.options import OutputPath, output_dir, require_directory_place
+from bridge.common.options import FiniteFloat, OutputPath, output_dir, require_directory_place
 from bridge.common.tables import text as render_text
 
+MEASURES = (("jct", "job completion time", "job completion time (s)"),
+            ("slowdown", "slowdown", "slowdown (JCT / runtime alone)"))
 
-def write_plots(runs: list[Run], out: Path) -> list[Path]:
-    """jct_cdf.png, slowdown_cdf.png and utilization.png in `out` (`bridge.common.plots`)."""
+
+def write_plots(runs: list[Run], out: Path, cutoff: float) -> list[Path]:
+    """jct_cdf.png and slowdown_cdf.png (a CDF panel per class: short, long) and utilization.png
+    in `out` (`bridge.common.plots`)."""
     out.mkdir(parents=True, exist_ok=True)
     estimates = alone_estimates(runs)
-    done = {r.label: completed(with_ideal(r, estimates)) for r in runs}
-    cdfs = [plots.draw([[plots.Panel([plots.cdf(label, jobs[column]) for label, jobs in done.items()],
-                                     f"CDF of {name}", xlabel, "fraction of jobs", ylim=(0, 1.02),
-                                     empty="no completed jobs in these results")]], out / f"{column}_cdf.png")
-            for column, name, xlabel in (("jct", "job completion time", "job completion time (s)"),
-                                         ("slowdown", "slowdown", "slowdown (JCT / runtime alone)"))]
+    done = {r.label: completed(with_ideal(r, estimates), cutoff) for r in runs}
+    cdfs = [plots.draw([[cdf_panel(done, column, cls, xlabel, cutoff) for cls in CLASSES]], out / f"{column}_cdf.png",
+                       title=f"CDF of {name}: jobs long iff their mean task duration is above {cutoff:.4g} s")
+            for column, name, xlabel in MEASURES]
     return [*cdfs, plots.draw([[_utilization_panel(runs)]], out / "utilization.png", panel_size=(7, 3.5))]
+
+
+def cdf_panel(done: dict[str, pd.DataFrame], column: str, cls: str, xlabel: str, cutoff: float) -> plots.Panel:
+    """One class's CDF of `column` for every run, its x axis logarithmic where the values span
+    a decade or more (`bridge.common.plots.spans_decades`)."""
+    values = {label: jobs.loc[jobs["cls"] == cls, column] for label, jobs in done.items()}
+    pooled = [v for series in values.values() for v in series]
+    return plots.Panel([plots.cdf(label, series) for label, series in values.items()],
+                       f"{cls} jobs (mean task duration {'<=' if cls == 'short' else '>'} {cutoff:.4g} s)",
+                       xlabel, "fraction of jobs", ylim=(0, 1.02), logx=plots.spans_decades(pooled),
+                       empty=f"no completed {cls} jobs in these results")
 
 
 def _utilization_panel(runs: list[Run]) -> plots.Panel:
@@ -58,18 +74,25 @@ def _default_out(first: Path) -> Path:
 @click.option("--out", type=OutputPath(file_okay=False),
               help="Where to write report.csv, report.txt and the PNG plots (default: report/ inside "
                    "the first results directory; beside a first event log or per-job file).")
+@click.option("--cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
+              help="Reporting cutoff (s) on a job's mean task duration: above it a job is long "
+                   "[default: the one the simulator's per-job files recorded, else every command's "
+                   "rule: the 90th percentile of the jobs' mean task durations].")
 @click.option("--partial", is_flag=True,
               help="Report a replay that did not finish (meta.json state running or interrupted) over "
                    "the jobs that did, its column marked [partial]; without it such a run is refused.")
-def report(results: tuple[Path, ...], out: Path | None, partial: bool) -> None:
+def report(results: tuple[Path, ...], out: Path | None, cutoff: float | None, partial: bool) -> None:
     """Side-by-side table and plots for several runs: replay results directories, simulator
     per-job files (`schedbridge simulate --out FILE.csv`) and/or Spark event logs of applications
     (a file, or Spark 4's rolled eventlog_v2_* folder; uncompressed: spark.eventLog.compress=false).
 
     A replay that did not finish is refused, naming the jobs that never finished: its percentiles
-    would silently leave out the slowest jobs. --partial reports it anyway, marked."""
+    would silently leave out the slowest jobs. --partial reports it anyway, marked.
+
+    Short and long jobs are reported apart, split as `simulate` splits them (--cutoff)."""
     try:
         runs = load_runs(list(results))
+        cutoff, origin = resolve_cutoff(runs, cutoff)
     except ResultsError as exc:
         raise click.ClickException(str(exc)) from None
     notes = [run.not_finished() for run in runs if not run.complete]
@@ -79,12 +102,14 @@ def report(results: tuple[Path, ...], out: Path | None, partial: bool) -> None:
     runs = [run if run.complete else replace(run, label=f"{run.label} [partial]") for run in runs]
     target = out or _default_out(results[0])
     require_directory_place(target, "the report")
-    table = build(runs)
-    text = "\n".join([render_text(table, index=True), *(f"partial: {note}" for note in notes)])
+    table = build(runs, cutoff)
+    text = "\n".join([f"reporting cutoff {cutoff:.6g} s ({origin}): a job is long iff its mean task "
+                      "duration is above it", render_text(table, index=True),
+                      *(f"partial: {note}" for note in notes)])
     with output_dir(target):
         atomic.write_text(target / "report.csv", table.to_csv())
         atomic.write_text(target / "report.txt", text + "\n")
-        plots = write_plots(runs, target)
+        plots = write_plots(runs, target, cutoff)
     click.echo(text)
     for path in plots:
         click.echo(f"plot: {path}")

@@ -6,7 +6,8 @@ Three sources give the same `Run`:
   `jobs.csv` is required, `tasks.csv`, `utilization.csv` and `meta.json` add task-level and
   allocation measures;
 * a **simulator per-job file** (`schedbridge simulate --out FILE.csv|.parquet`): job_id,
-  submit, finish, completion_time, slowdown, n_tasks, mean_duration, ...
+  submit, finish, completion_time, slowdown, n_tasks, mean_duration, ..., and the run's
+  reporting_cutoff and cluster_slots (the same on every row; older files lack them);
 * a **Spark event log** of one application (`bridge.apps.report.eventlog`), told by its name or
   its first bytes.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,7 +35,8 @@ from bridge.replay.results import PLUGIN_COUNTERS
 _LIVE_JOB_COLUMNS = ("job_id", "submit_s", "end_s", "status")
 _SIM_JOB_COLUMNS = ("job_id", "submit", "finish")
 _SIM_NUMERIC_COLUMNS = ("submit", "finish", "completion_time", "slowdown", "n_tasks", "mean_duration",
-                        "estimate")
+                        "estimate", "reporting_cutoff", "cluster_slots")
+_SIM_RUN_COLUMNS = ("reporting_cutoff", "cluster_slots")  # one value per run, repeated on each row
 _ALLOCATION_COLUMNS = ("time_s", "vcores_allocated", "vcores_total")
 STATES = ("complete", "running", "interrupted")  # meta.json's "state" (bridge.replay.runner)
 ENDED = ("succeeded", "failed")  # what a job of a replay that did not finish may have done
@@ -167,7 +170,22 @@ def _load_simulator_file(path: Path) -> Run:
     jobs["status"] = np.where(jobs["finish"].notna(), "succeeded",
                               np.where(rejected, "rejected", "unfinished"))
     jobs["key"] = jobs["job_id"].astype(str)
-    return Run(f"{path.stem} (sim)", path, jobs, pd.DataFrame(columns=list(TASK_COLUMNS)))
+    cutoff, slots = (_one_value(path, raw, column) for column in _SIM_RUN_COLUMNS)
+    if slots is not None and not (slots >= 1 and slots.is_integer()):
+        raise ResultsError(f"{path}: column cluster_slots: expected a whole number of slots, got {slots:g}")
+    return Run(f"{path.stem} (sim)", path, jobs, pd.DataFrame(columns=list(TASK_COLUMNS)),
+               n_slots=None if slots is None else int(slots), cutoff=cutoff)
+
+
+def _one_value(path: Path, frame: pd.DataFrame, column: str) -> float | None:
+    """The value a run-wide `column` holds on every row, or None where the file has no such column."""
+    if column not in frame or frame.empty:
+        return None
+    values = frame[column].unique()
+    if len(values) != 1 or pd.isna(values[0]):
+        raise ResultsError(f"{path}: column {column}: expected one value on every row, got "
+                           f"{', '.join(f'{v:g}' for v in values[:3])}")
+    return float(values[0])
 
 
 def load_run(path: Path) -> Run:
@@ -183,8 +201,28 @@ def load_run(path: Path) -> Run:
 
 
 def load_runs(paths: list[Path]) -> list[Run]:
-    """Several runs, labels made unique by appending the file name where they clash."""
+    """Several runs; where labels clash (`a/run.csv b/run.csv`, two results directories of one
+    policy), each is told apart by the shortest end of its path that no other clashing run's
+    path shares (`[a]`, `[b]`; the file name left out when all of them have it)."""
     runs = [load_run(p) for p in paths]
     labels = [r.label for r in runs]
-    return [replace(r, label=f"{r.label} [{r.path.name}]") if labels.count(r.label) > 1 else r
-            for r in runs]
+    for label in set(labels):
+        clashing = [i for i, other in enumerate(labels) if other == label]
+        if len(clashing) > 1:
+            for i, suffix in zip(clashing, distinguishing_suffixes([runs[i].path for i in clashing])):
+                runs[i] = replace(runs[i], label=f"{label} [{suffix}]")
+    return runs
+
+
+def distinguishing_suffixes(paths: list[Path]) -> list[str]:
+    """For each path, its last few parts, as few as make them all differ; without the last part
+    when every path ends in the same one. The same path given twice is numbered (#1, #2)."""
+    parts = [Path(os.path.abspath(p)).parts for p in paths]
+    if len(set(parts)) < len(parts):
+        return [f"#{i}" for i in range(1, len(paths) + 1)]
+    same_name = len({p[-1] for p in parts}) == 1
+    for k in range(1, max(map(len, parts)) + 1):
+        ends = [p[-k:] for p in parts]
+        if len(set(ends)) == len(ends):
+            return [str(Path(*(end[:-1] if same_name else end))) for end in ends]
+    raise AssertionError("distinct paths always differ in some suffix")  # pragma: no cover

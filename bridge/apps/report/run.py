@@ -26,6 +26,7 @@ class Run:
     state: str = "complete"  # a replay's meta.json "state": running or interrupted if it did not finish
     unfinished: tuple[str, ...] = ()  # then, the ids of its jobs that never finished
     stopped: str = ""  # then, why in words (default: a replay's meta.json state)
+    cutoff: float | None = None  # the reporting cutoff the input recorded (a simulator per-job file)
 
     @property
     def complete(self) -> bool:

@@ -32,9 +32,10 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 @click.option("--seed", type=int, default=None,
               help="Policy random seed, live and simulated [default: the workload's seed].")
 @click.option("--cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
-              help="Reporting cutoff (s) on a job's mean task duration for short/long [default: the "
-                   "90th percentile of the workload's job means; of the first run's measured jobs for "
-                   "workloads without trace durations].")
+              help="Reporting cutoff (s) on a job's mean task duration for short/long [default: every "
+                   "command's rule for jobs whose trace states no cutoff: the 90th percentile of the "
+                   "workload's job means; of the first run's measured jobs for workloads without trace "
+                   "durations].")
 @click.option("--job-model", type=click.Choice(["critical-path", "serial"]), default="critical-path",
               show_default=True,
               help="Workloads without trace durations (WordCount, TPC-H): each job is simulated as one task "

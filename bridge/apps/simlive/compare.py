@@ -51,9 +51,10 @@ def trace_jobs(submissions: Sequence[Submission], workload: str) -> list[Job]:
 
 
 def default_cutoff(jobs: Sequence[Job]) -> float:
-    """The reporting cutoff `schedbridge simulate` uses: the 90th percentile of the jobs' mean task
-    durations (the top 10% are long)."""
-    return metrics.percentile([j.mean_duration for j in jobs], 90)
+    """The default reporting cutoff of every command (`bridge.common.metrics.reporting_cutoff`) over
+    the played jobs: measured or time-scaled work states no cutoff of its own, so the 90th
+    percentile of their mean task durations (the top 10% are long)."""
+    return metrics.reporting_cutoff([j.mean_duration for j in jobs])
 
 
 def live_jobs(results: Path, nominal: Mapping[int, Job]) -> pd.DataFrame:

@@ -57,5 +57,5 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
         raise CompareError(f"{name}: {len(result.unfinished)} job(s) never finished in the simulation "
                            f"(first: {result.unfinished[:5]})")
     frame = calibrated_jobs(result.job_table(), nominal or {j.job_id: j for j in jobs}, calibration)
-    write_atomic(per_job_frame(frame, cutoff), out)
+    write_atomic(per_job_frame(frame, cutoff, executors * cores), out)
     return frame

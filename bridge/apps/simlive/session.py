@@ -24,7 +24,7 @@ from bridge.apps.simlive.calibration import Calibration, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured
 from bridge.apps.simlive.measured import JOB_MODELS, measured_jobs
 from bridge.apps.simlive.predict import predict, split_params
-from bridge.common import atomic
+from bridge.common import atomic, metrics
 from bridge.common.tables import text as render
 from bridge.drivers.node_engine import live_params, preempting_policies
 from bridge.nodes.node_capacity import RaisedVcores
@@ -69,6 +69,7 @@ class Result:
     cutoff: float
     runs: list[Measured]
     durations: str = TRACE_DURATIONS  # what the simulator played as task durations
+    cutoff_origin: str = "as given"  # how the cutoff was chosen (`bridge.common.metrics.cutoff_origin`)
 
     def as_dict(self) -> dict[str, object]:
         """The one JSON object of ``--json`` (and results.json)."""
@@ -80,7 +81,7 @@ class Result:
         """The table, headed by the shape and cutoff, followed by each run's calibration (the
         delays the simulation used), and the spread over repeats when there are several."""
         lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores, live and simulated; "
-                 f"short/long cutoff {self.cutoff:.4g} s (mean task duration)",
+                 f"short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
                  f"simulated durations: {self.durations}", "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
         lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}" for r in self.runs]
@@ -100,10 +101,12 @@ class Comparison:
     def __init__(self, workload: Path, name: str, jobs: list[Job], policies: list[str],
                  params: dict[str, dict[str, str]], shape: tuple[int, int], seed: int, cutoff: float | None,
                  preempt: bool, conf_dir: Path | None, submissions: Sequence[Submission] = (),
-                 job_model: str | None = None) -> None:
-        """``jobs``: the trace's, or empty with ``job_model`` (jobs measured from each run)."""
+                 job_model: str | None = None, cutoff_given: bool = True) -> None:
+        """``jobs``: the trace's, or empty with ``job_model`` (jobs measured from each run);
+        ``cutoff_given``: whether ``cutoff`` came from the command line, not the default rule."""
         self.workload, self.name, self.jobs, self.policies = workload, name, jobs, policies
         self.params, self.shape, self.seed, self.cutoff = params, shape, seed, cutoff
+        self.cutoff_origin = metrics.cutoff_origin(cutoff_given, False)
         self.preempt, self.conf_dir = preempt, conf_dir
         self.submissions, self.job_model = list(submissions), job_model
         self._curves: dict[str, list[tuple[pd.DataFrame, pd.DataFrame]]] = {}  # policy -> (live, sim) per repeat
@@ -124,9 +127,10 @@ class Comparison:
         if all(isinstance(s.params, TasksJob) for s in submissions):
             jobs = compare.trace_jobs(submissions, spec.name)
             return cls(workload, spec.name, jobs, policies, split, (executors, cores), seed,
-                       compare.default_cutoff(jobs) if cutoff is None else cutoff, preempt, conf_dir)
+                       compare.default_cutoff(jobs) if cutoff is None else cutoff, preempt, conf_dir,
+                       cutoff_given=cutoff is not None)
         return cls(workload, spec.name, [], policies, split, (executors, cores), seed, cutoff, preempt, conf_dir,
-                   submissions, job_model)
+                   submissions, job_model, cutoff_given=cutoff is not None)
 
     @property
     def durations(self) -> str:
@@ -154,7 +158,7 @@ class Comparison:
         runs = [self._one(policy, repeat, out / policy / f"repeat-{repeat}")
                 for policy in self.policies for repeat in range(1, repeats + 1)]
         assert self.cutoff is not None  # set by the first run when the jobs are measured
-        result = Result(self.name, *self.shape, self.cutoff, runs, self.durations)
+        result = Result(self.name, *self.shape, self.cutoff, runs, self.durations, self.cutoff_origin)
         self._write(result, out)
         return result
 

@@ -1,0 +1,41 @@
+"""`trace import --from-rm` against the testbed's real ResourceManager: two distributed-shell
+applications (one succeeds, one fails) and whatever ran before them become a YARN-level trace,
+one job per successful application, that `simulate` plays."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bridge.cli import main
+from bridge.common.paths import hadoop_lib_dir
+from bridge.testbed import dshell
+from workloads.trace import read_trace
+from yarnclient import ResourceManagerClient
+from yarnclient.hdfs import hdfs_client
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_testbeds_applications_import_as_a_yarn_level_trace(testbed, tmp_path: Path) -> None:
+    rm = ResourceManagerClient(testbed.rm_url, user=testbed.layout.user)
+    hdfs = hdfs_client(testbed.hdfs_url, user=testbed.layout.user)
+    submitted = {status: dshell.submit(rm, dshell.distributed_shell(
+                     hdfs, testbed.fs_default, testbed.conf_dir, hadoop_lib_dir(), ["sh", "-c", command]))
+                 for status, command in (("SUCCEEDED", "sleep 1"), ("FAILED", "exit 3"))}  # side by side
+    apps = {status: dshell.wait_until_done(rm, app_id, timeout_s=180) for status, app_id in submitted.items()}
+    assert {status: app.final_status for status, app in apps.items()} == {s: s for s in apps}
+    out = tmp_path / "yarn.jsonl"
+    result = CliRunner().invoke(main, ["trace", "import", "--from-rm", testbed.rm_url, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"read {testbed.rm_url}/ws/v1/cluster/apps: " in result.output and "failed applications" in result.output
+    jobs = read_trace(out)
+    [mine] = [j for j in jobs if j.name.startswith(apps["SUCCEEDED"].app_id + " ")]
+    ok = apps["SUCCEEDED"]
+    assert set(mine.durations) == {(ok.finished_ms - ok.started_ms) / 1000}
+    assert not any(j.name.startswith(apps["FAILED"].app_id + " ") for j in jobs)
+    played = CliRunner().invoke(main, ["simulate", "--trace", str(out), "--policy", "fifo", "--nodes", "4", "--json"])
+    assert played.exit_code == 0, played.output
+    assert json.loads(played.stdout.splitlines()[-1])["finished_jobs"] == len(jobs)

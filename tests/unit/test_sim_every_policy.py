@@ -1,0 +1,139 @@
+"""What ``simulate --list-policies`` lists, ``simulate`` runs: every policy on ``--nodes/--slots``
+alone and on a ``--cluster`` file of unlike nodes, each finishing every job of a busy trace."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bridge.common.options import MAX_TOTAL_SLOTS
+from bridge.sim.cli import simulate
+from bridge.sim.engine import Simulation
+from bridge.sim.shape import ClusterFileError, load
+from policies.api import PolicyEnv
+from policies.registry import create
+from workloads.trace import read_trace
+
+# 12 jobs of 1-5 tasks arriving faster than 3 x 2 slots serve them: tasks queue, preempting
+# policies preempt; a few-second run for all policies together
+TRACE = "\n".join(f"{t} {n} {d} {' '.join([str(d)] * n)}" for t, n, d in
+                  [(0, 4, 6), (0.5, 2, 1), (1, 5, 9), (1.5, 1, 2), (2, 3, 4), (3, 2, 12),
+                   (3.2, 1, 1), (4, 5, 3), (5, 2, 7), (5.5, 1, 1), (6, 4, 2), (8, 3, 5)]) + "\n"
+HETERO = """# two big nodes, one small memory-lean one
+[[nodes]]
+count = 2
+cores = 4
+memory_gb = 16
+
+[[nodes]]
+count = 1
+cores = 2
+memory_gb = 4
+"""
+
+
+def listed() -> list[str]:
+    out = CliRunner().invoke(simulate, ["--list-policies"]).output
+    return [line.split()[0] for line in out.splitlines() if line and not line.startswith(" ")]
+
+
+def run(tmp_path: Path, policy: str, *cluster: str) -> dict:
+    trace = tmp_path / "busy.trace"
+    trace.write_text(TRACE)
+    r = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", policy, *cluster, "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_every_listed_policy_finishes_every_job_on_nodes_and_slots_alone_and_on_unlike_nodes(tmp_path):
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(HETERO)
+    names = listed()
+    assert len(names) >= 22 and {"falcon", "tetris", "ursa", "kairos", "hawk"} <= set(names)
+    for name in names:
+        for shape in (["--nodes", "3", "--slots", "2"], ["--cluster", str(cluster)]):
+            s = run(tmp_path, name, *shape)
+            assert (s["finished_jobs"], s["unfinished_jobs"], s["rejected_jobs"]) == (12, 0, 0), (name, shape)
+
+
+def test_a_small_node_runs_no_more_tasks_than_its_cores(tmp_path):
+    """Node 2 has 2 cores of the spec's 4 slots: a slot policy and a packing policy both keep
+    it within them, and the busy big nodes run 4 at once."""
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(HETERO)
+    trace = tmp_path / "busy.trace"
+    trace.write_text(TRACE)
+    shape = load(cluster, MAX_TOTAL_SLOTS)
+    spec = shape.spec(0.0005)
+    for policy in ("sparrow", "tetris"):
+        sim = Simulation(shape.with_demands(read_trace(trace)), create(policy, PolicyEnv(spec, 1)), spec)
+        shape.hold_missing_slots(sim.state)
+        tasks = sim.run().task_table()
+        peak = {n: max(((tasks.node == n) & (tasks.start <= t) & (tasks.end > t)).sum() for t in tasks.start)
+                for n in range(3)}
+        assert peak[2] <= 2 and max(peak[0], peak[1]) > 2, (policy, peak)
+
+
+def test_cluster_file_gives_memory_per_core_by_default_and_the_leanest_node_sets_a_task_s_memory(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text("[[nodes]]\ncount = 2\ncores = 4\n\n[[nodes]]\ncount = 1\ncores = 2\nmemory_gb = 4\n")
+    shape = load(p, MAX_TOTAL_SLOTS)
+    assert shape.cores == [4, 4, 2] and shape.total_slots == 10
+    spec = shape.spec(0.0)
+    assert spec.capacity == (4.0, 16.0) and spec.node_capacity == ((4.0, 16.0), (4.0, 16.0), (2.0, 4.0))
+    assert shape.memory_per_task == 2.0
+
+
+@pytest.mark.parametrize("text, where", [
+    ("[[nodes]]\ncount = 2\ncores = 0\n", "line 3: cores"),
+    ("[[nodes]]\ncount = 2\ncores = 4\n\n[[nodes]]\ncount = 1\ncores = 2\nmemory_gb = -1\n", "line 8: memory_gb"),
+    ("[[nodes]]\ncount = 2\ncores = 4\ncpus = 3\n", "line 4: cpus: unknown key"),
+    ("[[nodes]]\ncount = 2\n", "line 1: cores: missing"),
+    ("offslot_share = 2\n[[nodes]]\ncount = 1\ncores = 1\n", "line 1: offslot_share"),
+    ("nodes = 3\n", "line 1: nodes"),
+    ("[[nodes]\ncount = 1\n", "not valid TOML"),
+    ("[[nodes]]\ncount = 1000000\ncores = 100\n", "more than"),
+])
+def test_a_bad_cluster_file_is_refused_naming_file_line_and_key(tmp_path, text, where):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(ClusterFileError) as e:
+        load(p, MAX_TOTAL_SLOTS)
+    assert str(e.value).startswith(str(p)) and where in str(e.value)
+    trace = tmp_path / "t.trace"
+    trace.write_text(TRACE)
+    r = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", "fifo", "--cluster", str(p)])
+    assert r.exit_code == 1 and where in r.output and "Traceback" not in r.output
+
+
+def test_cluster_and_nodes_together_or_neither_is_a_usage_error(tmp_path):
+    trace = tmp_path / "t.trace"
+    trace.write_text(TRACE)
+    c = tmp_path / "c.toml"
+    c.write_text(HETERO)
+    for args in (["--cluster", str(c), "--nodes", "2"], ["--cluster", str(c), "--slots", "2"], []):
+        r = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", "fifo", *args])
+        assert r.exit_code == 2 and ("--cluster" in r.output), r.output
+
+
+def test_a_trace_demand_that_fits_no_node_is_refused(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"id": 0, "submit": 0, "durations": [1], "demands": [[3, 20]]}\n')
+    c = tmp_path / "c.toml"
+    c.write_text(HETERO)   # 4 cores 16 GB, or 2 cores 4 GB: 20 GB fits neither
+    r = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", "tetris", "--cluster", str(c)])
+    assert r.exit_code == 1 and "job 0 task 0" in r.output and "fits no node" in r.output
+
+
+def test_a_cluster_file_s_offslot_share_lets_kairos_tasks_end_off_their_slot(tmp_path):
+    """With 0 (the default) an idle task never progresses; with 0.5 some end queued or suspended."""
+    ends = {}
+    for share in (0.0, 0.5):
+        c = tmp_path / f"c{share}.toml"
+        c.write_text(f"offslot_share = {share}\n[[nodes]]\ncount = 2\ncores = 1\n")
+        s = run(tmp_path, "kairos", "--cluster", str(c), "--param", "q=1", "--param", "w=2")
+        assert s["finished_jobs"] == 12
+        ends[share] = s["counters"]["queued_ends"]
+    assert ends[0.0] == 0 < ends[0.5]
