@@ -5,7 +5,7 @@ The command's per-job table and summary are the ones :func:`bridge.sim.cli.per_j
 ``task_table()``, value for value and byte for byte in the CSV file, but computed from numpy
 columns: pandas alone (imported, plus the frames it builds) took ~75 MB of the ~290 MB the
 command peaked at on a 12,000-job trace, and the task table (one row per run segment, every
-column widened to 64 bits) another ~60 MB at its peak, though the summary needs three sums of
+column widened to 64 bits) another ~90 MB at its peak, though the summary needs three sums of
 it. pandas is imported only to write a ``.parquet`` file (:meth:`PerJob.frame`).
 
 The equivalence is pinned by ``tests/unit/test_sim_output.py``, which makes both from the same
