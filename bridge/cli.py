@@ -93,3 +93,7 @@ def main() -> None:
 @click.group(cls=LazyGroup, targets=BENCHMARKS)
 def bench() -> None:
     """Benchmarks (reported, never asserted)."""
+
+
+if __name__ == "__main__":  # `python -m bridge.cli ...`, as the installed `schedbridge`
+    main()

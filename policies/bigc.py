@@ -10,11 +10,14 @@ when a slot there frees and no short task is waiting.
 
 Our reading where the thesis is silent: the victim is the most recently started long task (YARN
 preempts the youngest containers of the over-capacity queue), and the central scheduler checks
-the victim is still running before suspending it (its TaskFinished may be in flight).
+the victim is still running before suspending it (its TaskFinished may be in flight). A DAG job
+(Spark stages) queues a task only once its parents have finished, at the tail of its class's
+queue, as YARN sees a stage's container requests only when Spark submits the stage.
 """
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from policies.api import (
@@ -23,6 +26,7 @@ from policies.api import (
 )
 from policies.bounds import CUTOFF, FRACTION, check_bounds
 from policies.registry import PolicyEntry, Preempts
+from workloads.model import Job, Readiness
 
 _Key = tuple[int, int]  # (job id, task index)
 
@@ -79,14 +83,23 @@ class BigC:
         self.long_running: dict[_Key, tuple[int, int]] = {}      # -> (node, slot), in start order
         self.suspended: dict[int, deque[_Key]] = {}               # node -> suspended long tasks
         self.local: dict[int, deque[ProbeInfo]] = {}              # node-side overflow queue
+        self.dags: dict[int, Readiness] = {}                      # unfinished DAG jobs
 
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
+        if job.has_dag:
+            rd = self.dags[job.job_id] = Readiness(job)
+            self._enqueue(job, sorted(rd.ready or ()))
+        else:
+            self._enqueue(job, range(job.n_tasks))
+        return self._dispatch(view)
+
+    def _enqueue(self, job: Job, tasks: Iterable[int]) -> None:
+        """Queue ``tasks`` of ``job`` in its class's queue."""
         long = job.estimate > self.config.cutoff
         queue = self.long_queue if long else self.short_queue
-        queue.extend(ProbeInfo(job.job_id, task, job.estimate, long) for task in range(job.n_tasks))
-        return self._dispatch(view)
+        queue.extend(ProbeInfo(job.job_id, task, job.estimate, long) for task in tasks)
 
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
         if view.job(ev.job_id).estimate > self.config.cutoff:
@@ -96,6 +109,11 @@ class BigC:
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         self.long_running.pop((ev.job_id, ev.task), None)
         self.free.release(ev.node)
+        rd = self.dags.get(ev.job_id)
+        if rd is not None:
+            self._enqueue(rd.job, rd.finish(ev.task))
+            if not rd.ready:        # nothing ready and unfinished: the job is done
+                del self.dags[ev.job_id]
         return self._dispatch(view)
 
     def _dispatch(self, view: ClusterView) -> list[Decision]:

@@ -44,6 +44,7 @@ from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.srpt import QueuedProbe
 from policies.registry import PolicyEntry
+from workloads.model import Job
 
 Remaining = Callable[[ProbeInfo], float]            # estimated remaining work of a probe's job
 Eligible = Callable[[QueuedProbe], bool] | None      # None: every entry may run
@@ -268,13 +269,19 @@ class Eagle:
     # -- scheduler side ------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        self.binder.add(job)
         self.tasks_left[job.job_id] = job.n_tasks
+        return self._schedule(ev.time, job, self.binder.add(job))
+
+    def _schedule(self, now: float, job: Job, available: int) -> Decisions:
+        """Long-task placements or short probes for ``available`` tasks of ``job``: all of them on
+        arrival; a DAG job's as they become ready, each batch scheduled as a job is (our reading)."""
+        if not available:
+            return ()
         est = trace_estimate(job.estimate, self.config.integer_estimates)
         if est > self.config.cutoff:
             self.long_jobs[job.job_id] = est
-            return [self._place_long(ev.time, job.job_id, est) for _ in range(job.n_tasks)]
-        count = probe_count(job.n_tasks, self.config.probe_ratio, self.config.min_probes)
+            return [self._place_long(now, job.job_id, est) for _ in range(available)]
+        count = probe_count(available, self.config.probe_ratio, self.config.min_probes)
         targets = sample(self.rng, count, 0, self.n)
         if self.rounds_at_scheduler:
             return self._probe_rounds(job.job_id, est, targets)
@@ -330,7 +337,8 @@ class Eagle:
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         if ev.job_id in self.long_jobs:
             self.long_work.finished(ev.node, (ev.job_id, ev.task), ev.time)
-        return ()
+        job = view.job(ev.job_id)
+        return self._schedule(ev.time, job, self.binder.finished(job, ev.task)) if job.has_dag else ()
 
     def on_probe_rejected(self, ev: ProbeRejected, view: ClusterView) -> Decisions:
         probe, copy = ev.probe, ev.payload

@@ -22,6 +22,9 @@ No runtime estimates, no long/short classes, no partitions.
 Our reading where the thesis is silent: heartbeats are sent whenever a node's task set changes
 (``heartbeat_interval = 0``) or every ``heartbeat_interval`` seconds; quantum timers are armed
 only while a node has idle tasks (a timer that finds no idle task would only restart itself).
+A DAG job's task (Spark stages) joins the central FIFO only once its parents have finished (the
+central scheduler hears its tasks finish), as YARN sees a stage's requests only when Spark
+submits the stage: a node only ever holds tasks that can run.
 
 Quantum ends at which nothing can happen are skipped, not simulated: a timer that keeps its task
 running is re-armed at the first quantum end where the swap test could pass (the task has aged
@@ -41,11 +44,12 @@ from mypy_extensions import mypyc_attr
 
 from policies.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
-    QueuedTaskEnded, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
+    QueuedTaskEnded, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, TaskFinished, Timer,
 )
 from policies.bounds import DAY, MS, check_bounds, within
 from policies.common.heap import MinHeap, split_versioned, versioned, versioned_tie
 from policies.registry import PolicyEntry, Preempts
+from workloads.model import Readiness
 
 # A quantum timer's key: ("quantum", slot, epoch); a later arm of the slot bumps the epoch.
 QuantumKey = tuple[str, int, int]
@@ -158,13 +162,38 @@ class _Central:
         keys = [self._fresh_key(0.0, 0.0) for _ in range(n_nodes)]
         self.levels = _LevelQueue(keys, env.cluster.slots_per_node + config.q)
         self.sent = [0] * n_nodes
-        # pending tasks in FIFO order, as [job_id, next task, task count] runs (a job's tasks
-        # become entries only when dispatched: a backlog of large jobs costs no memory per task)
+        # pending tasks in FIFO order, as [job_id, next task, end] runs of consecutive tasks (a
+        # job's tasks become entries only when dispatched: a backlog of large jobs costs no memory
+        # per task)
         self.pending: deque[list[int]] = deque()
+        self.dags: dict[int, Readiness] = {}   # unfinished DAG jobs: their tasks queue once ready
 
     def add_job(self, ev: JobArrival) -> None:
         job = ev.job
-        self.pending.append([job.job_id, 0, job.n_tasks])
+        if job.has_dag:
+            rd = self.dags[job.job_id] = Readiness(job)
+            self._add_ready(job.job_id, sorted(rd.ready or ()))
+        else:
+            self.pending.append([job.job_id, 0, job.n_tasks])
+
+    def task_finished(self, job_id: int, task: int) -> None:
+        """A DAG job's task finished: the tasks it made ready join the FIFO."""
+        rd = self.dags.get(job_id)
+        if rd is None:
+            return
+        self._add_ready(job_id, rd.finish(task))
+        if not rd.ready:            # nothing ready and unfinished: the job is done
+            del self.dags[job_id]
+
+    def _add_ready(self, job_id: int, tasks: list[int]) -> None:
+        """Queue ``tasks`` (ascending) as runs of consecutive ids."""
+        pending = self.pending
+        for task in tasks:
+            last = pending[-1] if pending else None
+            if last is not None and last[0] == job_id and last[2] == task:
+                last[2] = task + 1
+            else:
+                pending.append([job_id, task, task + 1])
 
     def heartbeat(self, node: int, hb: KairosHeartbeat) -> None:
         in_flight = self.sent[node] - hb.received
@@ -186,7 +215,8 @@ class _Central:
             if node is None:
                 break
             run = pending[0]
-            out.append(Assign(node, ProbeInfo(run[0], run[1])))
+            # a DAG job's scheduler hears its tasks finish, to queue the tasks they make ready
+            out.append(Assign(node, ProbeInfo(run[0], run[1], notify=run[0] in self.dags)))
             run[1] += 1
             if run[1] == run[2]:
                 pending.popleft()
@@ -404,6 +434,12 @@ class Kairos:
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         self.central.add_job(ev)
         return self.central.dispatch()
+
+    def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
+        """Only DAG jobs' tasks report finishing (``ProbeInfo.notify``)."""
+        central = self.central
+        central.task_finished(ev.job_id, ev.task)
+        return central.dispatch() if central.pending else ()
 
     def on_heartbeat(self, ev: Heartbeat, view: ClusterView) -> Decisions:
         central = self.central

@@ -7,12 +7,14 @@ dir that is the local testbed's own client configuration is the testbed, with it
 defaults, whichever way it was given. The testbed reached by default (no option, no variable)
 must be running: a user who forgot to export HADOOP_CONF_DIR gets an error naming both ways out,
 never a job sent to a cluster they did not mean. A ``PYSPARK_PYTHON`` the user exported reaches
-Spark unchanged (executors on real NodeManagers run that path, not the gateway's interpreter).
+Spark unchanged, and on a cluster other than the testbed none is made up: executors on real
+NodeManagers run the user's path or Spark's default (``python3`` there), never the gateway's
+interpreter, which the nodes need not have. (The testbed's nodes are this host: its Spark
+defaults run this Python.)
 """
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -99,7 +101,6 @@ def from_conf_dir(conf_dir: Path, hdfs: bool = True) -> ClusterTarget:
     """Any cluster described by a Hadoop configuration directory; its HDFS only if `hdfs`
     (a replay keeps its inputs there; a plain submission may not use HDFS at all)."""
     env = dict(os.environ, HADOOP_CONF_DIR=str(conf_dir), YARN_CONF_DIR=str(conf_dir))
-    env.setdefault("PYSPARK_PYTHON", sys.executable)
     rm_urls = tuple(rm_webapp_urls(conf_dir))
     nn, fs = (webhdfs_url(conf_dir), fs_default(conf_dir)) if hdfs else ("", "")
     return ClusterTarget(conf_dir, rm_urls[0], nn, fs, env, rm_urls)

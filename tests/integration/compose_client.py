@@ -4,6 +4,9 @@
     put PATH          stdin -> HDFS file PATH
     counts DIR        the (word, count) pairs a WordCount wrote to HDFS directory DIR
     agents            every NodeManager's agent (from $SCHEDBRIDGE_AGENTS): its containers' share and freeze
+    mkdir PATH        an HDFS directory, open to every user (Spark's event-log directories are)
+    placements DIR    per Spark event log in HDFS directory DIR: its application, the tasks Spark
+                      started and the plugin's placement records
 """
 from __future__ import annotations
 
@@ -43,6 +46,38 @@ def agents() -> dict[str, list[dict[str, object]]]:
     return {node: agent.containers() for node, agent in connect(config, rm).items()}
 
 
+def mkdir(path: str) -> dict[str, str]:
+    hdfs = hdfs_client(os.environ["HADOOP_CONF_DIR"])
+    hdfs.makedirs(path, permission="1777")
+    return {"made": path}
+
+
+def _part_number(name: str) -> int:
+    return int(name.split("_")[1]) if name.startswith("events_") else -1
+
+
+def placements(directory: str) -> list[dict[str, object]]:
+    hdfs = hdfs_client(os.environ["HADOOP_CONF_DIR"])
+    found: list[dict[str, object]] = []
+    for name in sorted(hdfs.list(directory)):
+        path = f"{directory}/{name}"
+        # a rolled log is a folder of parts (events_1_..., events_2_...), read in their order
+        parts = [path] if hdfs.status(path)["type"] == "FILE" else \
+            [f"{path}/{part}" for part in sorted(hdfs.list(path), key=_part_number) if part.startswith("events_")]
+        events = []
+        for part in parts:
+            with hdfs.read(part, encoding="utf-8") as reader:
+                events += [json.loads(line) for line in reader.read().splitlines() if line.strip()]
+        apps = [e["App ID"] for e in events if e["Event"] == "SparkListenerApplicationStart"]
+        found.append({"app": apps[0] if apps else None,
+                      "started": sorted(e["Task Info"]["Task ID"] for e in events
+                                        if e["Event"] == "SparkListenerTaskStart"),
+                      "placed": [[e["taskId"], e["policy"], e["by"]] for e in events
+                                 if e["Event"] == "org.schedbridge.spark.PlacementEvent"]})
+    return found
+
+
 if __name__ == "__main__":
     step, *args = sys.argv[1:]
-    print(json.dumps({"put": put, "counts": counts, "agents": agents}[step](*args)))
+    steps = {"put": put, "counts": counts, "agents": agents, "mkdir": mkdir, "placements": placements}
+    print(json.dumps(steps[step](*args)))

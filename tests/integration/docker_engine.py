@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DEBIAN_CLIENT = Path("/usr/bin/docker")
 IMAGE = "schedbridge:dev"  # docker/docker-compose.yml's image
+GATEWAY_IMAGE = "schedbridge-gateway:dev"  # the Dockerfile's `gateway` stage
 REPOSITORY = IMAGE.split(":")[0]  # content tags: schedbridge:<TAG_LENGTH hex digits of the context's hash>
 TAG_LENGTH = 16
 KEEP_IMAGES = 2  # content-tagged images kept: this build's and the newest other (a clone and a working tree)
@@ -289,12 +290,7 @@ def build(found: Engine, base: str, root: Path = ROOT) -> str:
         _drop_if_unnamed(found, before)
         found.notes.append(f"image {tag} present: not built ({time.monotonic() - started:.1f} s)")
         return tag
-    argv = ["build", "--file", str(root / DOCKERFILE), "--tag", tag, "--tag", IMAGE,
-            "--build-arg", f"BASE_IMAGE={base}", "--label", f"io.schedbridge.context-sha256={digest}"]
-    if CA_BUNDLE.is_file():
-        argv += ["--secret", f"id=ca-bundle,src={CA_BUNDLE}"]
-    argv += [f"--build-arg={name}={os.environ[name]}" for name in MIRROR_ARGS if os.environ.get(name)]
-    run([found.docker, *argv, str(root)], timeout=2400, env={"DOCKER_BUILDKIT": "1"})
+    _build(found, base, root, "--tag", tag, "--tag", IMAGE, "--label", f"io.schedbridge.context-sha256={digest}")
     found.notes.append(f"built {tag} in {time.monotonic() - started:.0f} s")
     listed = found.run("image", "ls", "--format", "{{.Repository}}:{{.Tag}}", REPOSITORY).stdout.split()  # newest first
     content_tag = re.compile(rf"{REPOSITORY}:[0-9a-f]{{{TAG_LENGTH}}}")
@@ -303,6 +299,23 @@ def build(found: Engine, base: str, root: Path = ROOT) -> str:
     _drop_if_unnamed(found, before)
     _prune(found, since=wall)
     return tag
+
+
+def build_gateway(found: Engine, base: str, root: Path = ROOT) -> str:
+    """The Dockerfile's `gateway` stage (Java and Python, nothing of the project), tagged
+    GATEWAY_IMAGE. Its one layer is the runtime image's first, so after :func:`build` this is a
+    cache hit."""
+    _build(found, base, root, "--target", "gateway", "--tag", GATEWAY_IMAGE)
+    return GATEWAY_IMAGE
+
+
+def _build(found: Engine, base: str, root: Path, *args: str) -> None:
+    """`docker build` of `root` as docker/README.md says, with this host's CA bundle and mirrors."""
+    argv = ["build", "--file", str(root / DOCKERFILE), "--build-arg", f"BASE_IMAGE={base}", *args]
+    if CA_BUNDLE.is_file():
+        argv += ["--secret", f"id=ca-bundle,src={CA_BUNDLE}"]
+    argv += [f"--build-arg={name}={os.environ[name]}" for name in MIRROR_ARGS if os.environ.get(name)]
+    run([found.docker, *argv, str(root)], timeout=2400, env={"DOCKER_BUILDKIT": "1"})
 
 
 def _prune(found: Engine, since: float) -> None:

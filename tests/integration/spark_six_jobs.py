@@ -1,7 +1,8 @@
 """A local PySpark session of six jobs, its event log written as Spark 4 writes it by default (a
-rolled folder of zstd-compressed parts): what `trace import` reads in the integration test, and how
-the committed fixture `tests/fixtures/eventlog_v2_six_jobs/` was made (`python -m
-tests.integration.spark_six_jobs DIR`, then the folder renamed).
+rolled folder of zstd-compressed parts): how the committed fixture
+`tests/fixtures/eventlog_v2_local-1795745106206/` that `tests/unit/test_trace_import.py` imports was
+made (`python -m tests.integration.spark_six_jobs DIR`). Not a test: rerun it when Spark's event-log
+format may have changed, and commit its output in place of the fixture.
 
 The six jobs, one after another on `local[2]`: one stage; a shuffle (two stages); the same shuffle
 read again (its map stage skipped: computed by the job before); sleeping tasks of different lengths;

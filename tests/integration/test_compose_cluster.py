@@ -27,8 +27,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.integration import docker_engine
+from tests.integration import docker_engine, gateway
 from tests.integration.docker_engine import Engine, Unavailable, run
+from tests.integration.gateway import Gateway, guide_steps
 from tests.integration.jobs.burn import burn
 from tests.integration.test_replay_preempt_testbed import WORKLOAD
 from yarnclient import ResourceManagerClient
@@ -123,7 +124,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         files = [DOCKER / "docker-compose.yml"]
         if docker_engine.privileged_refused(engine, base):
             files.append(DOCKER / "docker-compose.unprivileged.yml")
-        env = {"SCHEDBRIDGE_RM_PORT": str(_free_port()), "SCHEDBRIDGE_NAMENODE_PORT": str(_free_port())}
+        # COMPOSE_HTTP_TIMEOUT: Compose v1 gives up on the engine after 60 s by default, and on vfs
+        # removing a container copies nothing but deletes a full tree (seen: `down` timed out on a
+        # loaded machine while removing the client)
+        env = {"SCHEDBRIDGE_RM_PORT": str(_free_port()), "SCHEDBRIDGE_NAMENODE_PORT": str(_free_port()),
+               "COMPOSE_HTTP_TIMEOUT": "600"}
         found = Cluster(engine, f"sbit{os.getpid()}", files, env)
         try:
             found.compose("up", "--detach", "--no-build", "--scale", f"nodemanager={NODEMANAGERS}")
@@ -210,6 +215,66 @@ def test_a_bridge_application_under_kairos_is_preempted_through_the_agents(clust
     throttled = [c for containers in agents.values() for c in containers if c["share"] is not None or c["frozen"]]
     assert throttled == []
     assert {n.node_id: n.vcores_total for n in cluster.rm.nodes()} == vcores_before
+
+
+class TestDeployGuide:
+    """docs/deploy.md's gateway steps, run as written there, from a gateway container with Java,
+    Python, a Spark distribution and the wheel only (tests/integration/gateway.py): in client mode
+    by Spark's own spark-submit, in cluster mode with a packed environment. Each application ends
+    SUCCEEDED in the ResourceManager, and its event log (in HDFS, as operators keep them) holds a
+    placement by the policy for every task Spark started. Class-scoped: the gateway is gone before
+    `down`, which removes the network it joined."""
+
+    EVENTS = "/it/gateway-events"
+
+    @pytest.fixture(scope="class")
+    def gateway(self, cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+        started = time.monotonic()
+        image = docker_engine.build_gateway(cluster.engine, docker_engine.base_image(cluster.engine))
+        client = cluster.compose("ps", "--quiet", "client").stdout.split()[0]
+        found = gateway.start(cluster.engine, image, f"{cluster.project}_hadoop", client,
+                              tmp_path_factory.mktemp("gateway"))
+        try:
+            steps = guide_steps()
+            for name in ("install", "defaults"):
+                done = found.sh(steps[name])
+                assert done.returncode == 0, f"step {name}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+            cluster.helper("mkdir", self.EVENTS)
+            logs = found.sh("printf '%s\\n' 'spark.eventLog.enabled true' 'spark.eventLog.compress false' "
+                            "'spark.eventLog.rolling.enabled false' "
+                            f"'spark.eventLog.dir hdfs://{self.EVENTS}' >> /opt/spark/conf/spark-defaults.conf")
+            assert logs.returncode == 0, logs.stderr
+            print(f"gateway ready {time.monotonic() - started:.0f} s after its start")
+            yield found
+        finally:
+            found.stop()
+
+    def _run_step(self, cluster: Cluster, found: Gateway, name: str) -> str:
+        """Run the guide's step `name`; the one application it ran, checked as the class says."""
+        before = {log["app"] for log in self._logs(cluster)}
+        done = found.sh(guide_steps()[name])
+        assert done.returncode == 0, f"step {name}:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        new = [log for log in self._logs(cluster) if log["app"] not in before]
+        assert len(new) == 1, new
+        log = new[0]
+        final = cluster.rm.app(str(log["app"]))
+        assert (final.state, final.final_status) == ("FINISHED", "SUCCEEDED"), final
+        started, placed = log["started"], log["placed"]
+        assert len(started) >= 20 and {p[0] for p in placed} == set(started), log  # pi.py's 20 partitions
+        assert {(p[1], p[2]) for p in placed} == {("hawk", "POLICY")}, log
+        return done.stdout
+
+    def _logs(self, cluster: Cluster) -> list[dict[str, object]]:
+        found = cluster.helper("placements", self.EVENTS)
+        assert isinstance(found, list)
+        return found
+
+    def test_client_mode_by_spark_submit_is_placed_by_hawk(self, cluster: Cluster, gateway: Gateway) -> None:
+        assert "Pi is roughly 3.1" in self._run_step(cluster, gateway, "client-mode")
+
+    def test_cluster_mode_with_a_packed_environment_is_placed_by_hawk(self, cluster: Cluster,
+                                                                      gateway: Gateway) -> None:
+        self._run_step(cluster, gateway, "cluster-mode")
 
 
 def test_nodemanagers_scale_to_four(cluster: Cluster) -> None:

@@ -1,6 +1,10 @@
-"""The idle-slot measure reads a real Spark 4.3 event log (local mode, no testbed needed, ~20 s):
-the slot-seconds it finds busy are the tasks' own launch-to-finish times, idle never exceeds
-waiting, and with more tasks than slots the tasks wait mostly for busy slots, not beside idle ones."""
+"""A real Spark 4.3 event log (local mode, no testbed needed, ~20 s), read by the idle-slot
+measure and by `trace import`. The idle-slot measure: the slot-seconds it finds busy are the
+tasks' own launch-to-finish times, idle never exceeds waiting, and with more tasks than slots the
+tasks wait mostly for busy slots, not beside idle ones. `trace import`: one trace job per Spark job
+with every task that ended, which `simulate` plays. (Spark 4's default format, a rolled folder of
+zstd parts, is the committed fixture `tests/fixtures/eventlog_v2_local-*`, written by a real
+session of six jobs: `tests/integration/spark_six_jobs.py`; unit-tested in test_trace_import.py.)"""
 from __future__ import annotations
 
 import json
@@ -10,8 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from click.testing import CliRunner
+
 from bridge.apps.report.idle_slots import read
+from bridge.cli import main
 from bridge.replay.eventlog import events, logging_conf
+from workloads.trace import read_trace
 
 pytestmark = pytest.mark.integration
 
@@ -49,3 +57,11 @@ def test_a_real_event_log_is_integrated(tmp_path: Path) -> None:
     # launches on a free slot at once, so most of the waiting is for a busy slot (seen: 1.7 slot-s
     # idle of 6.0 task-s waiting with the machine loaded by other work).
     assert 0.0 <= result.idle_slot_s < 0.5 * result.pending_task_s, json.dumps(result.__dict__)
+    # the same log as a trace: the session's two jobs, with every task that ended
+    trace = tmp_path / "session.trace"
+    imported = CliRunner().invoke(main, ["trace", "import", "--from-eventlog", str(log), "--out", str(trace)])
+    assert imported.exit_code == 0, imported.output
+    assert sorted(j.n_tasks for j in read_trace(trace)) == [2, 6] and len(ends) == 8
+    played = CliRunner().invoke(main, ["simulate", "--trace", str(trace), "--policy", "fifo", "--nodes", "2", "--json"])
+    assert played.exit_code == 0, played.output
+    assert json.loads(played.stdout.splitlines()[-1])["finished_jobs"] == 2

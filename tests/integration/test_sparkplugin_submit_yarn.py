@@ -21,6 +21,7 @@ import sparkplugin
 from bridge.testbed.spark import SPARK_HOME, spark_submit
 from yarnclient.resourcemanager import ResourceManagerClient
 from tests.integration.process_output import failure_excerpt
+from tests.integration.sparkplugin_support import DaemonProcess
 
 pytestmark = pytest.mark.integration
 
@@ -122,29 +123,36 @@ def test_a_pyspark_application_by_schedbridge_submit_is_placed_by_hawk_with_its_
     assert sum(n for _, n in granted) >= PI_PARTITIONS and {ex for ex, _ in granted} == {general}, (granted, nodes)
 
 
-def test_pi_in_cluster_deploy_mode_is_placed_by_hawk_from_the_application_master(env, testbed, tmp_path) -> None:
-    """The driver and the policy host beside it in YARN's ApplicationMaster container: the
-    application ends SUCCEEDED in the ResourceManager, and its event log (written by that driver)
-    holds a placement by the policy for every task Spark started."""
-    out, events = tmp_path / "out.txt", tmp_path / "events"
+def test_spark_pi_in_cluster_deploy_mode_attaches_to_serve_and_is_placed_by_hawk(env, testbed, tmp_path) -> None:
+    """Spark's own `pi.py` with its driver in YARN's ApplicationMaster container, attached to a
+    `schedbridge serve` daemon (`spark.schedbridge.endpoint`): the application ends SUCCEEDED in
+    the ResourceManager, and its event log (written by that driver) holds a placement by the
+    policy for every task Spark started. (Cluster mode with the policy host beside the driver, from
+    a packed environment: the deployment guide's test on the compose cluster.)"""
+    events = tmp_path / "events"
     events.mkdir()
-    cmd = [SCHEDBRIDGE, "submit", "--master", "spark-schedbridge://yarn", "--deploy-mode", "cluster",
-           "--num-executors", "2", "--policy", "hawk",
-           "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={events.as_uri()}",
-           "--conf", "spark.eventLog.compress=false", "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}",
-           str(JOBS / "pi.py"), str(PI_PARTITIONS), "--executors", "2", "--out", str(out)]
-    result = run(cmd, env)
+    daemon = DaemonProcess(tmp_path / "daemon.log", policy="hawk")
+    try:
+        cmd = [SCHEDBRIDGE, "submit", "--master", "spark-schedbridge://yarn", "--deploy-mode", "cluster",
+               "--num-executors", "2", "--policy", "hawk",
+               *[arg for key, value in daemon.conf.items() for arg in ("--conf", f"{key}={value}")],
+               "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={events.as_uri()}",
+               "--conf", "spark.eventLog.compress=false",
+               str(SPARK_HOME / "examples" / "src" / "main" / "python" / "pi.py"), str(PI_PARTITIONS)]
+        result = run(cmd, env)
+    finally:
+        daemon.kill()
     assert result.returncode == 0, failure_excerpt(result.stderr)
     app_id = re.search(r"Submitted application (application_\d+_\d+)", result.stderr).group(1)  # type: ignore[union-attr]
     final = ResourceManagerClient(testbed.rm_url).app(app_id)
     assert (final.state, final.final_status) == ("FINISHED", "SUCCEEDED")
-    assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.05)
     log = [json.loads(line) for f in events.rglob("*") if f.is_file() and not f.name.startswith(".")
            for line in f.read_text().splitlines()]
     started = {e["Task Info"]["Task ID"] for e in log if e["Event"] == "SparkListenerTaskStart"}
     placed = [e for e in log if e["Event"] == "org.schedbridge.spark.PlacementEvent"]
     assert len(started) >= PI_PARTITIONS and {p["taskId"] for p in placed} == started
     assert {(p["policy"], p["by"]) for p in placed} == {("hawk", "POLICY")}
+    assert app_id in daemon.log.read_text()  # the daemon, not a host beside the driver, placed them
 
 
 def test_a_jvm_application_by_plain_spark_submit_is_placed_by_hawk(env, java_app, tmp_path) -> None:

@@ -184,8 +184,10 @@ def test_no_service_shares_a_host_namespace(services: dict[str, dict]) -> None:
 def test_the_build_needs_no_registry_but_package_registries() -> None:
     text = (DOCKER / "Dockerfile").read_text()
     assert not re.search(r"^#\s*syntax\s*=", text, re.MULTILINE | re.IGNORECASE)  # a frontend image to pull
-    froms = [args for op, args in _dockerfile() if op == "FROM"]
-    assert all(args.startswith("${BASE_IMAGE}") for args in froms), froms
+    froms = [args.split() for op, args in _dockerfile() if op == "FROM"]
+    stages = [words[2] for words in froms if len(words) == 3]  # FROM image AS stage
+    # every stage starts from the base image or from a stage named before it
+    assert all(words[0] == "${BASE_IMAGE}" or words[0] in stages[:i] for i, words in enumerate(froms)), froms
     assert "ARG BASE_IMAGE=debian:bookworm-slim" in text
     assert "--mount=type=secret,id=ca-bundle" in text
     for name in ("APT_MIRROR", "PIP_INDEX_URL", "MAVEN_MIRROR_URL"):
@@ -193,12 +195,33 @@ def test_the_build_needs_no_registry_but_package_registries() -> None:
     assert "--build-arg BASE_IMAGE" in (DOCKER / "README.md").read_text()
 
 
+def _stages() -> dict[str, list[tuple[str, str]]]:
+    """Stage name (the last, unnamed one: "runtime") -> its instructions, its parent's first."""
+    stages: dict[str, list[tuple[str, str]]] = {}
+    name = ""
+    for op, args in _dockerfile():
+        if op == "FROM":
+            words = args.split()
+            name = words[2] if len(words) == 3 else "runtime"
+            stages[name] = list(stages.get(words[0], []))
+        elif name:
+            stages[name].append((op, args))
+    return stages
+
+
 def test_runtime_image_sets_pyspark_python_and_has_ps() -> None:
-    stage = _dockerfile()
-    runtime = stage[max(i for i, (op, _) in enumerate(stage) if op == "FROM"):]
+    runtime = _stages()["runtime"]
     envs = " ".join(args for op, args in runtime if op == "ENV")
     assert "PYSPARK_PYTHON=/opt/schedbridge/.venv/bin/python" in envs  # YARN containers lack the image's PATH
+    assert "JAVA_HOME=/usr/lib/jvm/java-17" in envs
     assert "procps" in " ".join(args for op, args in runtime if op == "RUN")
+
+
+def test_the_gateway_image_has_java_and_python_and_nothing_of_the_project() -> None:
+    gateway = _stages()["gateway"]
+    runs = " ".join(args for op, args in gateway if op == "RUN")
+    assert "openjdk-17-jre-headless" in runs and "python3-venv" in runs
+    assert not [args for op, args in gateway if op in ("COPY", "ADD") and "image-setup" not in args], gateway
 
 
 def test_request_logs_are_quiet_on_every_daemon() -> None:
@@ -207,10 +230,10 @@ def test_request_logs_are_quiet_on_every_daemon() -> None:
 
 
 def _build_stage() -> list[tuple[str, str]]:
-    """The build stage's instructions, from its FROM to the runtime stage's."""
+    """The build stage's instructions, from its FROM to the next stage's."""
     stage = _dockerfile()
     starts = [i for i, (op, _) in enumerate(stage) if op == "FROM"]
-    assert len(starts) == 2 and stage[starts[0]][1].endswith(" AS build"), starts
+    assert stage[starts[0]][1].endswith(" AS build"), starts
     return stage[starts[0]:starts[1]]
 
 
