@@ -127,8 +127,9 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
              params: dict[str, str], seed: int, report_cutoff: float | None, network_delay: float,
              out: Path | None, tasks_out: Path | None, as_json: bool, progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
-    from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff, summarize
+    from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff
     from bridge.sim.engine import Simulation
+    from bridge.sim.output import PerJob, summarize
     from bridge.sim.shape import ClusterFileError
     from policies.api import DecisionError, PolicyEnv
     from policies.compiled import CORE
@@ -181,22 +182,21 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
         if bar is not None:
             bar.n = sim._next_job
             bar.close()
-    job_df, task_df = result.job_table(), result.task_table()
-    summary = summarize(job_df, task_df, cutoff=cutoff, n_slots=shape.total_slots, counters=result.log.counters,
+    per_job = PerJob(result, cutoff, shape.total_slots)  # per_job_frame's table and summarize's, without pandas
+    summary = summarize(result, per_job, cutoff=cutoff, n_slots=shape.total_slots, counters=result.log.counters,
                         extra={"policy": policy, "trace": str(trace_path), "nodes": shape.n_nodes,
                                "slots_per_node": spec.slots_per_node, "cluster": shape.describe(), "seed": seed,
                                "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events,
                                "core": CORE.describe(), "reporting_cutoff_origin": origin,
                                "offered_load": load})
-    per_job = per_job_frame(job_df, cutoff, shape.total_slots)
-    where = infinite_at(summary) or infinite_at(per_job.select_dtypes("number").to_dict("list"))
+    where = infinite_at(summary) or per_job.infinite_at()
     if where:
         raise click.ClickException(f"{where} is infinite: the trace's times (with --network-delay) go beyond "
                                    "what a float holds; nothing written")
     if out is not None:
-        write_atomic(per_job, out)
-    if tasks_out is not None:
-        write_atomic(per_task_frame(task_df, job_df), tasks_out)
+        per_job.write(out)
+    if tasks_out is not None:  # the task table (and pandas) only when asked for
+        write_atomic(per_task_frame(result.task_table(), result.job_table()), tasks_out)
     if as_json:
         click.echo(json.dumps(jsonable(summary), sort_keys=True))
     else:
