@@ -7,7 +7,8 @@ For each trace it writes a fresh Yahoo-like trace from its own generator (below,
 ``simulate`` and the reference over the seeds, and prints one table: per policy and class (the
 reference's rule, ``int(mean) > cutoff``) the mean over the seeds of p50 / p90 / p99 JCT on each
 side, the reference's range over its own seeds, and our mean over its mean. Runs already in
-``--workdir`` are reused, so an interrupted table resumes.
+``--workdir`` are reused, so an interrupted table resumes (a run cut short leaves only its
+``.part`` file, and is run again).
 """
 from __future__ import annotations
 
