@@ -9,6 +9,10 @@ over the whole cluster, with three additions:
   node holding long work rejects short probes and returns its copy; the job's scheduler re-sends
   the rejected probe to a node that the freshest copy it has received marks free of long work,
   and after ``rounds`` rounds to the short-only partition. No short probe waits behind a long task.
+  A long job's tasks all carry the copy taken once the whole job is placed
+  (``bitvector_copy="job"``), and the rejections that reach a job's scheduler at the same instant
+  are re-sent together, each from the freshest copy among all of them (``resend="together"``): the
+  authors' simulator's choices where the thesis is silent (docs/reproduction.md section 8).
   ``reject_at="scheduler"`` instead decides every round when the probes are sent, from the nodes'
   current long work, re-drawing from the freshest copy held by any probed node (the authors'
   simulator: instantaneous and omniscient; the thesis has the node refuse).
@@ -35,7 +39,8 @@ import numpy as np
 
 from policies.api import (
     ClusterView, Code, Decision, Decisions, Drop, JobArrival, PolicyEnv, Probe, ProbeArrival,
-    Launch, ProbeInfo, ProbeRejected, Reject, Run, SlotFreed, Status, TaskFinished, TaskRequest, TaskStarted,
+    Launch, ProbeInfo, ProbeRejected, Reject, Run, SetTimer, SlotFreed, Status, TaskFinished, TaskRequest,
+    TaskStarted, Timer,
 )
 from policies.common import srpt
 from policies.common.lwl import TIES, LwlTable, trace_estimate
@@ -78,6 +83,13 @@ class EagleConfig:
         returns its copy) or "scheduler" (the authors' simulator: the job's scheduler checks every
         target's long work when sending and re-draws refused ones at once, from the freshest copy
         any probed node holds; no Reject travels, so the run's rejected-probe counter stays 0).
+    bitvector_copy: the copy a long task carries: "job" (the bit-vector once all of the job's tasks
+        are placed, one copy per job: the authors' simulator) or "task" (as it stood right after
+        that task's own placement, so a job's first tasks miss its later nodes; our earlier choice).
+    resend: how the job's scheduler re-sends rejected probes: "together" (those reaching it at the
+        same instant, a round's, wait for each other and each is drawn from the freshest copy
+        among them all: the authors' simulator's rounds) or "each" (at once, from the freshest
+        copy received so far; our earlier choice). The thesis says neither.
     queue_pick: which queued probe a node runs next, with sbp_srpt: "srpt" (the thesis' Algorithm
         1: the short probe whose job has the least estimated work left, within the bypass budget,
         never looking past a long entry) or "last_fit" (what the authors' simulator does: its
@@ -98,6 +110,8 @@ class EagleConfig:
     integer_estimates: bool = True
     reject_at: str = "node"
     queue_pick: str = "srpt"
+    bitvector_copy: str = "job"
+    resend: str = "together"
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -109,6 +123,10 @@ class EagleConfig:
             raise ValueError(f"lwl_ties must be one of {', '.join(TIES)}, got {self.lwl_ties!r}")
         if self.queue_pick not in ("srpt", "last_fit"):
             raise ValueError(f"queue_pick must be 'srpt' or 'last_fit', got {self.queue_pick!r}")
+        if self.bitvector_copy not in ("job", "task"):
+            raise ValueError(f"bitvector_copy must be 'job' or 'task', got {self.bitvector_copy!r}")
+        if self.resend not in ("together", "each"):
+            raise ValueError(f"resend must be 'together' or 'each', got {self.resend!r}")
 
 
 @dataclass(frozen=True)
@@ -140,11 +158,14 @@ class _LongWork:
         self.bits = 0
         self.ts = 0
 
-    def place(self, now: float, est: float) -> tuple[int, Snapshot]:
+    def place(self, now: float, est: float) -> int:
         node = self.lwl.place(now, est)
         self.bits |= 1 << node
         self.ts += 1
-        return node, Snapshot(self.bits, self.ts)
+        return node
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self.bits, self.ts)
 
     def started(self, node: int, key: tuple[int, int], now: float, est: float) -> None:
         self.lwl.started(node, key, now, est)
@@ -248,6 +269,7 @@ class Eagle:
         self.long_jobs: dict[int, float] = {}                   # long job -> estimate
         self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
+        self.rejected: dict[int, list[ProbeInfo]] = {}           # short job -> probes to re-send now
         self._free_nodes: dict[int, np.ndarray] = {}             # copy ts -> nodes it marks free
         self.nodes = _Nodes(n)
         # why an SSS node refuses a short probe: one immutable value shared by every rejection
@@ -280,7 +302,7 @@ class Eagle:
         est = trace_estimate(job.estimate, self.config.integer_estimates)
         if est > self.config.cutoff:
             self.long_jobs[job.job_id] = est
-            return [self._place_long(now, job.job_id, est) for _ in range(available)]
+            return self._place_long(now, job.job_id, est, available)
         count = probe_count(available, self.config.probe_ratio, self.config.min_probes)
         targets = sample(self.rng, count, 0, self.n)
         if self.rounds_at_scheduler:
@@ -314,9 +336,18 @@ class Eagle:
         out.append(Probe(fallback, ProbeInfo(job_id, est=est, round=rounds)))
         return out
 
-    def _place_long(self, now: float, job_id: int, est: float) -> Probe:
-        node, snapshot = self.long_work.place(now, est)
-        return Probe((node,), ProbeInfo(job_id, est=est, long=True, info=snapshot))
+    def _place_long(self, now: float, job_id: int, est: float, n_tasks: int) -> list[Decision]:
+        """LWL places each task; each carries a copy of the bit-vector (``bitvector_copy``)."""
+        work = self.long_work
+        if self.config.bitvector_copy == "task":
+            return [self._long_probe(job_id, est, work.place(now, est), work.snapshot()) for _ in range(n_tasks)]
+        nodes = [work.place(now, est) for _ in range(n_tasks)]
+        copy = work.snapshot()
+        return [self._long_probe(job_id, est, node, copy) for node in nodes]
+
+    @staticmethod
+    def _long_probe(job_id: int, est: float, node: int, copy: Snapshot) -> Probe:
+        return Probe((node,), ProbeInfo(job_id, est=est, long=True, info=copy))
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
         out = self.binder.answer(ev, view)
@@ -348,12 +379,35 @@ class Eagle:
         known = self.freshest.get(probe.job_id)
         if copy is not None and (known is None or copy.ts > known.ts):
             self.freshest[probe.job_id] = known = copy
+        if self.config.resend == "each":
+            return (self._resend(probe, known),)
+        waiting = self.rejected.get(probe.job_id)
+        if waiting is not None:
+            waiting.append(probe)
+            return ()
+        self.rejected[probe.job_id] = [probe]
+        # fires after every rejection of this instant (timers run last among same-instant events)
+        return (SetTimer(ev.time, None, probe.job_id),)
+
+    def on_timer(self, ev: Timer, view: ClusterView) -> Decisions:
+        """Re-send a job's probes rejected at this instant, all from the freshest copy among them."""
+        job_id = ev.key
+        assert isinstance(job_id, int), "Eagle's timers are keyed by job"
+        probes = self.rejected.pop(job_id)
+        if job_id not in self.tasks_left:
+            self.freshest.pop(job_id, None)
+            return ()
+        known = self.freshest.get(job_id)
+        return [self._resend(probe, known) for probe in probes]
+
+    def _resend(self, probe: ProbeInfo, known: Snapshot | None) -> Probe:
+        """The next round for a rejected probe: a node the copy marks free, after the last bit-vector
+        round (or if it marks none) the short-only partition."""
         next_round = probe.round + 1
         target = self._bitvector_target(known) if next_round < self.config.rounds else None
         if target is None:
             target = self._short_partition_target()
-        retry = ProbeInfo(probe.job_id, est=probe.est, pid=probe.pid, round=next_round)
-        return (Probe((target,), retry),)
+        return Probe((target,), ProbeInfo(probe.job_id, est=probe.est, pid=probe.pid, round=next_round))
 
     def _bitvector_target(self, snapshot: Snapshot | None) -> int | None:
         """A node drawn uniformly among those the copy marks free of long work (None: none is)."""

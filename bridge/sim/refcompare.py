@@ -7,7 +7,8 @@ For each trace it writes a fresh Yahoo-like trace from its own generator (below,
 ``simulate`` and the reference over the seeds, and prints one table: per policy and class (the
 reference's rule, ``int(mean) > cutoff``) the mean over the seeds of p50 / p90 / p99 JCT on each
 side, the reference's range over its own seeds, and our mean over its mean. Runs already in
-``--workdir`` are reused, so an interrupted table resumes.
+``--workdir`` are reused, so an interrupted table resumes (a run cut short leaves only its
+``.part`` file, and is run again).
 """
 from __future__ import annotations
 
@@ -112,13 +113,21 @@ def percentiles(jct: dict[int, float], is_long: list[bool]) -> dict[str, list[fl
     return out
 
 
+def _partial(done: Path) -> Path:
+    """Where a run writes until it has finished: the reference appends to its output as jobs end,
+    so a run cut short must not leave a file that a resumed table would take as finished."""
+    return done.with_name(f"{done.stem}.part{done.suffix}")
+
+
 def _run(cmd: list[str], env: dict[str, str], done: Path, log: Path) -> None:
     if done.exists():
         return
+    part = _partial(done)
     with log.open("w") as f:
         rc = subprocess.run(cmd, env={**os.environ, **env}, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
-    if rc != 0 or not done.exists():
+    if rc != 0 or not part.exists():
         raise click.ClickException(f"failed ({rc}): {' '.join(cmd)}; see {log}")
+    part.replace(done)
 
 
 @click.command()
@@ -150,14 +159,15 @@ def main(reference: Path, traces: tuple[str, ...], seeds: str, policies: str, wo
             ours_args, ref_args, ref_env = RUNS[pol]
             for s in seed_list:
                 stem = workdir / f"{spec.name}.{pol}.{s}"
+                ours_out, ref_out = Path(f"{stem}.ours.csv"), Path(f"{stem}.ref.txt")
                 ours = [sys.executable, "-c", "from bridge.cli import main; main()", "simulate", "--trace", str(trace),
                         *ours_args,
                         "--nodes", str(NODES), "--report-cutoff", str(CUTOFF), "--seed", str(s),
-                        "--out", f"{stem}.ours.csv"]
+                        "--out", str(_partial(ours_out))]
                 ref = [sys.executable, str(reference), str(trace),
-                       *[a.format(c=CUTOFF, n=NODES) for a in ref_args], f"{stem}.ref.txt"]
-                jobs.append((ours, {}, Path(f"{stem}.ours.csv"), Path(f"{stem}.ours.log")))
-                jobs.append((ref, {**ref_env, "REFSIM_SEED": str(s)}, Path(f"{stem}.ref.txt"), Path(f"{stem}.ref.log")))
+                       *[a.format(c=CUTOFF, n=NODES) for a in ref_args], str(_partial(ref_out))]
+                jobs.append((ours, {}, ours_out, Path(f"{stem}.ours.log")))
+                jobs.append((ref, {**ref_env, "REFSIM_SEED": str(s)}, ref_out, Path(f"{stem}.ref.log")))
     with ThreadPoolExecutor(workers) as pool:
         for f in [pool.submit(_run, *j) for j in jobs]:
             f.result()

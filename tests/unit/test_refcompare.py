@@ -1,11 +1,15 @@
 """The side-by-side tool against the authors' simulator: its trace generator and output readers."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import click
 import pytest
 
-from bridge.sim.refcompare import CUTOFF, NODES, TraceSpec, generate, long_jobs, percentiles, read_jct
+from bridge.sim.refcompare import (
+    CUTOFF, NODES, TraceSpec, _partial, _run, generate, long_jobs, percentiles, read_jct,
+)
 
 
 def test_generated_trace_is_thesis_format_at_the_asked_load(tmp_path: Path) -> None:
@@ -44,3 +48,14 @@ def test_both_sides_outputs_are_read_and_classed_alike(tmp_path: Path) -> None:
     p = percentiles(read_jct(ours, reference=False), long_jobs(trace))
     assert p["long"] == [92.0, 92.0, 92.0]
     assert p["short"][0] == pytest.approx(7.5)
+
+
+def test_a_run_counts_as_finished_only_once_it_has_exited_cleanly(tmp_path: Path) -> None:
+    done, log = tmp_path / "x.ref.txt", tmp_path / "x.log"
+    write = "import sys; open(sys.argv[1], 'w').write('half'); sys.exit(int(sys.argv[2]))"
+    with pytest.raises(click.ClickException):           # cut short: its output stays a .part file
+        _run([sys.executable, "-c", write, str(_partial(done)), "1"], {}, done, log)
+    assert not done.exists() and _partial(done).exists()
+    _run([sys.executable, "-c", write, str(_partial(done)), "0"], {}, done, log)
+    assert done.read_text() == "half" and not _partial(done).exists()
+    _run([sys.executable, "-c", "raise SystemExit(3)"], {}, done, log)   # finished: not run again

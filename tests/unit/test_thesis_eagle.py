@@ -6,7 +6,7 @@ import pytest
 from bridge.sim.engine import simulate
 from policies.api import (
     ClusterSpec, Drop, JobArrival, Launch, PolicyEnv, ProbeArrival, ProbeInfo, ProbeRejected,
-    Reject, Run, RunningTask, SlotFreed, Status, TaskRequest,
+    Reject, Run, RunningTask, SetTimer, SlotFreed, Status, TaskRequest, Timer,
 )
 from policies.common import srpt
 from policies.eagle import Eagle, EagleConfig, Snapshot
@@ -112,7 +112,7 @@ def test_short_probes_are_rejected_at_nodes_holding_long_work() -> None:
 
 
 def test_rejected_probe_goes_to_a_free_node_then_to_the_short_partition() -> None:
-    policy, view = _eagle(10, big_partition=80.0)
+    policy, view = _eagle(10, big_partition=80.0, resend="each")
     _arrive(policy, view, Job(1, 0.0, (1.0,) * 3))
     copy = Snapshot(bits=sum(1 << n for n in range(2, 10) if n != 7), ts=5)
     status = Status()
@@ -123,6 +123,47 @@ def test_rejected_probe_goes_to_a_free_node_then_to_the_short_partition() -> Non
         (retry,) = policy.on_probe_rejected(
             ProbeRejected(0.003, 7, ProbeInfo(1, est=1.0, round=1), status, copy), view)
         assert retry.nodes[0] in (0, 1) and retry.probe.round == 2
+
+
+def test_rejections_of_one_instant_are_resent_together_from_the_freshest_copy() -> None:
+    policy, view = _eagle(10, big_partition=80.0)           # nodes 0-1 short-only, 2-9 general
+    _arrive(policy, view, Job(1, 0.0, (1.0,) * 3))
+    stale = Snapshot(bits=sum(1 << n for n in range(2, 9)), ts=4)       # node 9 looks free
+    fresh = Snapshot(bits=sum(1 << n for n in range(2, 10)), ts=5)      # node 9 took long work since
+    status = Status()
+    targets = []
+    for _ in range(20):
+        first = policy.on_probe_rejected(ProbeRejected(0.002, 3, ProbeInfo(1, est=1.0), status, stale), view)
+        assert first == (SetTimer(0.002, None, 1),)           # waits for the rest of this instant
+        assert policy.on_probe_rejected(ProbeRejected(0.002, 4, ProbeInfo(1, est=1.0), status, fresh), view) == ()
+        resent = policy.on_timer(Timer(0.002, None, 1), view)
+        assert len(resent) == 2 and all(p.probe.round == 1 for p in resent)
+        targets += [p.nodes[0] for p in resent]
+    assert set(targets) == {0, 1}                             # never node 9: the stale copy lost
+    each, view = _eagle(10, big_partition=80.0, resend="each")
+    _arrive(each, view, Job(1, 0.0, (1.0,) * 3))
+    drawn = {each.on_probe_rejected(ProbeRejected(0.002, 3, ProbeInfo(1, est=1.0), status, stale), view)[0].nodes[0]
+             for _ in range(60)}
+    assert 9 in drawn                                         # "each" re-sends from the copy it has
+
+
+@pytest.mark.parametrize("per", ["job", "task"])
+def test_a_long_jobs_tasks_carry_the_bitvector_after_the_whole_job_is_placed(per: str) -> None:
+    policy, view = _eagle(10, big_partition=50.0, bitvector_copy=per)
+    probes = _arrive(policy, view, Job(0, 0.0, (20.0,) * 3))
+    copies = [p.probe.info for p in probes]
+    placed = [p.nodes[0] for p in probes]
+    assert not any(copies[-1].marks_free(n) for n in placed)
+    if per == "job":
+        assert all(c is copies[0] for c in copies)
+    else:                                                     # the first copy misses the later nodes
+        assert copies[0].marks_free(placed[-1]) and copies[0].ts < copies[-1].ts
+
+
+def test_resend_and_bitvector_copy_are_checked() -> None:
+    for bad in ("resend=later", "bitvector_copy=node"):
+        with pytest.raises(ConfigError):
+            config_for("eagle", [bad])
 
 
 def test_sticky_probe_keeps_the_node_on_the_same_job() -> None:
