@@ -53,7 +53,8 @@ def test_a_pair_reports_both_processes(tmp_path: Path, monkeypatch) -> None:
     assert row["ours_jobs_line"].startswith("jobs 3 (finished 3, unfinished 0, rejected 0)")
     assert row["ref_peak_rss_mb"] > 30 and row["ours_peak_rss_mb"] > 0 and row["ours_cpu_s"] > 0
     assert 0 <= row["ours_sim_cpu_s"] <= row["ours_cpu_s"]         # the simulation's share of the process
-    assert row["rss_ours_over_ref"] == round(row["ours_peak_rss_mb"] / row["ref_peak_rss_mb"], 2)
+    # the ratio of the unrounded figures: within one rounding step of the printed ones' ratio
+    assert abs(row["rss_ours_over_ref"] - row["ours_peak_rss_mb"] / row["ref_peak_rss_mb"]) <= 0.011
     assert "simulator core" in row["ours_core"] and Path(row["tree"]) == Path(__file__).resolve().parents[2]
     assert (tmp_path / "k" / "eagle-seed3-1" / "ours.csv").read_text().startswith("job_id,submit,finish")
 
