@@ -115,6 +115,16 @@ def test_prediction_is_the_simulator_on_the_same_shape(tmp_path: Path) -> None:
     assert (later["finish"] - plain["finish"]).tolist() == pytest.approx([0.75] * 3)
 
 
+def test_every_live_policy_is_predicted_packers_included(tmp_path: Path) -> None:
+    """The prediction's cluster has cores and memory per node, as `simulate --nodes --slots`
+    gives: Falcon (a packer) is predicted like the slot policies (it stopped sim-vs-live with
+    "falcon needs a cluster with a capacity vector" after the live runs, writing no table)."""
+    jobs = [Job(0, 0.0, (1.0, 2.0, 1.0)), Job(1, 0.5, (3.0,)), Job(2, 0.6, (1.0, 1.0, 1.0, 1.0))]
+    for policy in ("falcon", "hawk", "kairos"):
+        frame = predict(jobs, policy, {}, 2, 2, 7, NONE, 1.5, tmp_path / f"{policy}.csv")
+        assert frame["finish"].notna().all() and len(frame) == 3, policy
+
+
 def test_parameters_go_to_the_policies_that_have_them() -> None:
     split = split_params(["stock", "sparrow", "hawk"], {"cutoff": "2", "probe_ratio": "3"})
     assert split == {"stock": {}, "sparrow": {"probe_ratio": "3"}, "hawk": {"cutoff": "2", "probe_ratio": "3"}}

@@ -15,7 +15,8 @@ from bridge.apps.simlive.calibration import Calibration, apply
 from bridge.apps.simlive.compare import STOCK, CompareError, calibrated_jobs, sim_policy
 from bridge.sim.cli import per_job_frame, write_atomic
 from bridge.sim.engine import Simulation
-from policies.api import ClusterSpec, PolicyEnv
+from bridge.sim.shape import uniform
+from policies.api import PolicyEnv
 from policies.registry import ConfigError, RegistryError, config_for, create, default_registry, describe
 from workloads.model import Job
 
@@ -46,13 +47,14 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
     columns of `schedbridge simulate --out`). Each job's size for the short/long split is its
     `nominal` job's mean duration (default: `jobs` themselves)."""
     name = sim_policy(policy)
+    shape = uniform(executors, cores)  # as `simulate --nodes --slots`: cores and memory, so packers run too
     try:
-        spec = ClusterSpec(executors, slots_per_node=cores, network_delay=calibration.network_delay_s)
+        spec = shape.spec(calibration.network_delay_s)
         sim_policy_instance = create(name, PolicyEnv(spec, seed), config_for(name, dict(params)))
+        played = shape.with_demands(apply(list(jobs), calibration))
     except (RegistryError, ConfigError, ValueError) as exc:
         raise CompareError(f"{name}: {exc}") from None
-    result = Simulation(apply(list(jobs), calibration), sim_policy_instance, spec,
-                        report_long=lambda j: j.estimate > cutoff).run()
+    result = Simulation(played, sim_policy_instance, spec, report_long=lambda j: j.estimate > cutoff).run()
     if result.unfinished:
         raise CompareError(f"{name}: {len(result.unfinished)} job(s) never finished in the simulation "
                            f"(first: {result.unfinished[:5]})")
