@@ -161,22 +161,28 @@ def iter_trace(path: str | os.PathLike[str]) -> Iterator[Job]:
     job_id = 0
     last_submit = -math.inf
     shared: dict[str, float] = {}  # see parse_thesis_line; dropped with the generator
+    for lineno, s in _lines(p):
+        if not s or s.startswith("#"):
+            continue
+        job = parse(p, lineno, s, job_id, shared)
+        if job.submit < last_submit:
+            raise TraceError(p, lineno, "submit_time" if parse is parse_thesis_line else "submit",
+                             f"jobs must be in submission order ({job.submit} < {last_submit})")
+        last_submit = job.submit
+        job_id += 1
+        yield job
+
+
+def _lines(p: Path) -> Iterator[tuple[int, str]]:
+    """(line number, stripped text) of each line of ``p``, decoded one by one so that an
+    undecodable byte is located; TraceError if the file cannot be opened."""
     try:
-        fh = open(p, "rb")  # decoded line by line, so an undecodable byte is located
+        fh = open(p, "rb")
     except OSError as e:
         raise TraceError(p, 0, "file", f"cannot open: {e.strerror}") from None
     with fh:
         for lineno, raw in enumerate(fh, start=1):
-            s = _decode(p, lineno, raw).strip()
-            if not s or s.startswith("#"):
-                continue
-            job = parse(p, lineno, s, job_id, shared)
-            if job.submit < last_submit:
-                raise TraceError(p, lineno, "submit_time" if parse is parse_thesis_line else "submit",
-                                 f"jobs must be in submission order ({job.submit} < {last_submit})")
-            last_submit = job.submit
-            job_id += 1
-            yield job
+            yield lineno, _decode(p, lineno, raw).strip()
 
 
 CUTOFF_KEY = "reporting_cutoff"
@@ -191,19 +197,12 @@ def stated_cutoff(path: str | os.PathLike[str]) -> float | None:
     """The reporting cutoff a trace's leading comments state (:func:`cutoff_comment`), or None.
     Only the comments and blank lines before the first job are read."""
     p = Path(path)
-    try:
-        fh = open(p, "rb")
-    except OSError as e:
-        raise TraceError(p, 0, "file", f"cannot open: {e.strerror}") from None
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            s = _decode(p, lineno, raw).strip()
-            if s and not s.startswith("#"):
-                return None
-            words = s.lstrip("#").split()
-            if words and words[0].startswith(f"{CUTOFF_KEY}="):
-                value = _num(p, lineno, CUTOFF_KEY, words[0].partition("=")[2])
-                return value
+    for lineno, s in _lines(p):
+        if s and not s.startswith("#"):
+            return None
+        words = s.lstrip("#").split()
+        if words and words[0].startswith(f"{CUTOFF_KEY}="):
+            return _num(p, lineno, CUTOFF_KEY, words[0].partition("=")[2])
     return None
 
 
