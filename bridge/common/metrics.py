@@ -10,8 +10,14 @@ whose ``get_percentile`` interpolates exactly so (index ``(n - 1) * percent``), 
 thesis' CDFs and p50/p90/p99 tables come from it. A nearest-rank percentile differs from it by
 up to one gap between neighbouring values, which matters at p99 of a few hundred samples.
 
-**Job measures** (thesis §0.3) take plain pandas tables, so the simulator and the live cluster
-share them:
+**Job measures** (thesis §0.3) are computed once, on numpy columns: :class:`Jobs` (one entry a
+job) and :class:`Segments` (one entry a run segment) in, numbers out (:func:`completion`,
+:func:`class_stats`, :func:`utilization`, :func:`suspensions`, :func:`summary`). This module
+imports no pandas at module level, so ``schedbridge simulate`` feeds them straight from the
+simulation log's arrays (``bridge.sim.output``) and never loads pandas. Every other command holds
+its runs as pandas tables, and the functions that take a table (:func:`with_completion`,
+:func:`completion_summary`, :func:`mean_utilization`, :func:`preemptions`, :func:`summarize`)
+hand its columns to the same ones:
 
 * **jobs**: one row per job with ``job_id``, ``submit``, ``finish`` (NaN if the job never
   finished), ``n_tasks``, ``mean_duration`` (actual mean task duration, the thesis' job size)
@@ -20,6 +26,9 @@ share them:
 * **tasks**: one row per run segment with ``job_id``, ``task``, ``node``, ``slot``, ``start``,
   ``end`` and ``done`` (True on the segment that completed the task; False when it was
   suspended).
+
+Missing values are left out as pandas leaves them out (``skipna``): a sum counts none of them, an
+extreme is over the rest, NaN when there is no rest.
 
 Short/long is decided by a **reporting** cutoff on the actual mean task duration, separate from
 any scheduling cutoff, so every system is compared on the same job sets. Its default is
@@ -30,11 +39,11 @@ any scheduling cutoff, so every system is compared on the same job sets. Its def
 """
 from __future__ import annotations
 
-# pandas is imported where a table is made, not here: the simulator benchmark's child uses
-# class_stats and measures its own peak memory, which pandas alone raises by ~50 MB.
+# pandas is imported where a table is made, not here: `simulate` and the simulator benchmark's
+# child use the array measures and keep their peak memory, which pandas alone raises by ~50-75 MB.
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -95,20 +104,48 @@ def offered_load(submit_times: Sequence[float], task_seconds: float, slots: int)
     return task_seconds / (slots * span) if span > 0 else math.nan
 
 
-def with_completion(jobs: pd.DataFrame, cutoff: float) -> pd.DataFrame:
-    """``jobs`` plus ``jct`` (finish - submit), ``slowdown`` (jct / ideal) and ``cls``
-    ("long" iff mean_duration > cutoff)."""
-    out = jobs.copy()
-    out["jct"] = out["finish"] - out["submit"]
-    if "ideal" in out:
-        ideal = out["ideal"]
-    elif "max_duration" in out:
-        ideal = out["max_duration"]
-    else:
-        ideal = out["mean_duration"]
-    out["slowdown"] = out["jct"] / ideal.where(ideal > 0)
-    out["cls"] = np.where(out["mean_duration"] > cutoff, "long", "short")
-    return out
+class Jobs(NamedTuple):
+    """A run's jobs as columns (one entry a job, any order): what the job measures read."""
+
+    submit: np.ndarray
+    finish: np.ndarray         # NaN: the job never finished
+    n_tasks: np.ndarray
+    rejected: np.ndarray       # bool
+    ideal: np.ndarray          # runtime alone in the cluster, slowdown's denominator
+    mean_duration: np.ndarray  # the job's size, for the short/long split
+
+
+class Segments(NamedTuple):
+    """A run's task segments as columns (one entry a segment, any order)."""
+
+    job: np.ndarray
+    task: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    done: np.ndarray  # bool: the segment completed its task (False: it was suspended)
+
+
+class Completion(NamedTuple):
+    """Per job: ``jct`` (finish - submit, NaN if unfinished), ``slowdown`` (jct / ideal, NaN also
+    where ideal is not positive) and ``long`` (mean task duration above the reporting cutoff)."""
+
+    jct: np.ndarray
+    slowdown: np.ndarray
+    long: np.ndarray
+
+
+def completion(submit: np.ndarray, finish: np.ndarray, ideal: np.ndarray, mean_duration: np.ndarray,
+               cutoff: float) -> Completion:
+    """Each job's completion time, slowdown and class (:class:`Completion`)."""
+    jct = finish - submit
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slowdown = jct / np.where(ideal > 0, ideal, math.nan)
+    return Completion(jct, slowdown, mean_duration > cutoff)
+
+
+def class_labels(long: np.ndarray) -> np.ndarray:
+    """"long" or "short" per job, the ``cls`` column of :func:`with_completion`."""
+    return np.where(long, "long", "short")
 
 
 def _stats(values: np.ndarray, percentiles: Sequence[int]) -> dict[str, float]:
@@ -121,21 +158,118 @@ def _stats(values: np.ndarray, percentiles: Sequence[int]) -> dict[str, float]:
     return res
 
 
+def class_stats(values: np.ndarray, long: np.ndarray,
+                percentiles: Sequence[int] = PERCENTILES) -> dict[str, dict[str, float]]:
+    """Per class: count, percentiles, mean and max of ``values`` (a value per job, NaN if it did
+    not finish) over the jobs that have one; ``long`` says which jobs are long."""
+    return {c: _stats(values[long if c == "long" else ~long], percentiles) for c in CLASSES}
+
+
+def _extreme(values: np.ndarray, largest: bool) -> float:
+    """The largest or smallest of ``values`` that is not NaN (``fmax``/``fmin`` pass NaN over,
+    and copy nothing); NaN when there is none."""
+    return float((np.fmax if largest else np.fmin).reduce(values)) if len(values) else math.nan
+
+
+def utilization(starts: np.ndarray, ends: np.ndarray, n_slots: int, start: float,
+                end: float | None = None) -> float:
+    """Busy slot-seconds (the segments' summed lengths) / (slots x span), span from ``start`` to
+    ``end`` (default: the last segment end); NaN without a span."""
+    if end is None:
+        end = _extreme(ends, largest=True) if len(ends) else start
+    span = end - start
+    if not span > 0:
+        return math.nan
+    lengths = ends - starts
+    lengths[np.isnan(lengths)] = 0  # a missing length adds nothing
+    return float(lengths.sum()) / (n_slots * span)
+
+
+def suspensions(done: np.ndarray, job: np.ndarray, task: np.ndarray) -> dict[str, int]:
+    """Suspensions (segments that did not complete their task) and tasks suspended at least once."""
+    suspended = np.flatnonzero(~done)
+    return {"suspensions": int(len(suspended)),
+            "tasks_preempted": len(set(zip(job[suspended].tolist(), task[suspended].tolist())))}
+
+
+def summary(jobs: Jobs, segments: Segments, *, cutoff: float, n_slots: int,
+            counters: Mapping[str, int] | None = None, percentiles: Sequence[int] = PERCENTILES,
+            extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The one-object summary ``schedbridge simulate --json`` prints: job counts, JCT and slowdown
+    by class (:func:`class_stats`), makespan (first submission to last finish), utilization
+    from the first submission (:func:`utilization`), :func:`suspensions` and, given the run's
+    counters, :func:`head_of_line`."""
+    done = completion(jobs.submit, jobs.finish, jobs.ideal, jobs.mean_duration, cutoff)
+    finished = ~np.isnan(jobs.finish)
+    first = _extreme(jobs.submit, largest=False)
+    out: dict[str, Any] = dict(extra or {})
+    out.update({
+        "reporting_cutoff": cutoff,
+        "jobs": len(jobs.submit),
+        "tasks": int(np.nansum(jobs.n_tasks)),
+        "finished_jobs": int(finished.sum()),
+        "unfinished_jobs": int((~finished & ~jobs.rejected).sum()),
+        "rejected_jobs": int(jobs.rejected.sum()),
+        "jct": class_stats(done.jct.astype(float, copy=False), done.long, percentiles),
+        "slowdown": class_stats(done.slowdown.astype(float, copy=False), done.long, percentiles),
+        "makespan": _extreme(jobs.finish, largest=True) - first if finished.any() else math.nan,
+        "utilization": utilization(segments.start, segments.end, n_slots, first if len(jobs.submit) else 0.0),
+        **suspensions(segments.done, segments.job, segments.task),
+    })
+    if counters is not None:
+        out["head_of_line"] = head_of_line(counters)
+        out["counters"] = {k: int(v) for k, v in counters.items()}
+    return out
+
+
+# The measures on pandas tables (module docstring): each hands its table's columns to the above.
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """A column as a numpy array: numbers in their own dtype (as pandas' arithmetic keeps it),
+    anything else (a column holding None, say) as floats, a missing value as NaN."""
+    series = frame[name]
+    native = isinstance(series.dtype, np.dtype) and series.dtype.kind in "iuf"
+    return series.to_numpy() if native else series.to_numpy(dtype=float)
+
+
+def _ideal(jobs: pd.DataFrame) -> np.ndarray:
+    """Slowdown's denominator: ``ideal``, else ``max_duration``, else ``mean_duration``."""
+    return _column(jobs, next(c for c in ("ideal", "max_duration", "mean_duration") if c in jobs))
+
+
+def _completion(jobs: pd.DataFrame, cutoff: float) -> Completion:
+    return completion(_column(jobs, "submit"), _column(jobs, "finish"), _ideal(jobs),
+                      _column(jobs, "mean_duration"), cutoff)
+
+
+def job_columns(jobs: pd.DataFrame) -> Jobs:
+    """A jobs table (module docstring) as :class:`Jobs`; without ``rejected``, no job was."""
+    rejected = jobs["rejected"].astype(bool).to_numpy() if "rejected" in jobs else np.zeros(len(jobs), bool)
+    return Jobs(_column(jobs, "submit"), _column(jobs, "finish"), _column(jobs, "n_tasks"), rejected,
+                _ideal(jobs), _column(jobs, "mean_duration"))
+
+
+def segment_columns(tasks: pd.DataFrame) -> Segments:
+    """A tasks table (module docstring) as :class:`Segments`."""
+    return Segments(tasks["job_id"].to_numpy(), tasks["task"].to_numpy(), _column(tasks, "start"),
+                    _column(tasks, "end"), tasks["done"].astype(bool).to_numpy())
+
+
+def with_completion(jobs: pd.DataFrame, cutoff: float) -> pd.DataFrame:
+    """``jobs`` plus :func:`completion`'s ``jct``, ``slowdown`` and ``cls`` ("long" or "short")."""
+    done = _completion(jobs, cutoff)
+    out = jobs.copy()
+    out["jct"], out["slowdown"], out["cls"] = done.jct, done.slowdown, class_labels(done.long)
+    return out
+
+
 def completion_summary(jobs: pd.DataFrame, cutoff: float, percentiles: Sequence[int] = PERCENTILES,
                        column: str = "jct") -> dict[str, dict[str, float]]:
-    """Per class: count, p50/p90/p99, mean and max of ``column`` (jct or slowdown) over the
-    jobs that finished. ``jobs`` may be raw (classified here) or from :func:`with_completion`."""
+    """:func:`class_stats` of ``column`` (jct or slowdown). ``jobs`` may be raw (classified here)
+    or from :func:`with_completion` (its ``cls`` kept, as a caller may have set it)."""
     if "cls" not in jobs:
         jobs = with_completion(jobs, cutoff)
     return class_stats(jobs[column].to_numpy(dtype=float), (jobs["cls"] == "long").to_numpy(), percentiles)
-
-
-def class_stats(values: np.ndarray, long: np.ndarray,
-                percentiles: Sequence[int] = PERCENTILES) -> dict[str, dict[str, float]]:
-    """:func:`completion_summary` on plain arrays (a value per job, NaN if it did not finish, and
-    whether the job is long): numpy only, so a process that measures its own memory (the
-    simulator benchmark's child) need not import pandas."""
-    return {c: _stats(values[long if c == "long" else ~long], percentiles) for c in CLASSES}
 
 
 def normalized(summary: Mapping[str, Mapping[str, float]], baseline: Mapping[str, Mapping[str, float]],
@@ -169,10 +303,6 @@ def share_not_worse(jct: Mapping[int, float] | pd.Series, baseline: Mapping[int,
     return float((a[both] <= b[both] + tol).mean()) if len(both) else math.nan
 
 
-def busy_time(tasks: pd.DataFrame) -> float:
-    return float((tasks["end"] - tasks["start"]).sum())
-
-
 def utilization_series(tasks: pd.DataFrame, n_slots: int, interval: float = 100.0,
                        start: float = 0.0, end: float | None = None) -> pd.DataFrame:
     """Fraction of busy slots sampled every ``interval`` seconds (Hawk samples every 100 s)."""
@@ -190,18 +320,13 @@ def utilization_series(tasks: pd.DataFrame, n_slots: int, interval: float = 100.
 
 
 def mean_utilization(tasks: pd.DataFrame, n_slots: int, start: float = 0.0, end: float | None = None) -> float:
-    """Busy slot-seconds / (slots x span), span from ``start`` to the last task end."""
-    if end is None:
-        end = float(tasks["end"].max()) if len(tasks) else start
-    span = end - start
-    return busy_time(tasks) / (n_slots * span) if span > 0 else math.nan
+    """:func:`utilization` of a tasks table."""
+    return utilization(_column(tasks, "start"), _column(tasks, "end"), n_slots, start, end)
 
 
 def preemptions(tasks: pd.DataFrame) -> dict[str, int]:
-    """Suspensions (segments that did not complete their task) and tasks suspended at least once."""
-    sus = tasks[~tasks["done"].astype(bool)]
-    return {"suspensions": int(len(sus)),
-            "tasks_preempted": int(sus[["job_id", "task"]].drop_duplicates().shape[0])}
+    """:func:`suspensions` of a tasks table."""
+    return suspensions(tasks["done"].astype(bool).to_numpy(), tasks["job_id"].to_numpy(), tasks["task"].to_numpy())
 
 
 def head_of_line(counters: Mapping[str, int]) -> dict[str, int]:
@@ -217,27 +342,6 @@ def head_of_line(counters: Mapping[str, int]) -> dict[str, int]:
 def summarize(jobs: pd.DataFrame, tasks: pd.DataFrame, *, cutoff: float, n_slots: int,
               counters: Mapping[str, int] | None = None, percentiles: Sequence[int] = PERCENTILES,
               extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The one-object summary ``schedbridge simulate --json`` prints."""
-    import pandas as pd
-
-    j = with_completion(jobs, cutoff)
-    finished = j["finish"].notna()
-    rejected = j["rejected"].astype(bool) if "rejected" in j else pd.Series(False, index=j.index)
-    out: dict[str, Any] = dict(extra or {})
-    out.update({
-        "reporting_cutoff": cutoff,
-        "jobs": int(len(j)),
-        "tasks": int(j["n_tasks"].sum()),
-        "finished_jobs": int(finished.sum()),
-        "unfinished_jobs": int((~finished & ~rejected).sum()),
-        "rejected_jobs": int(rejected.sum()),
-        "jct": completion_summary(j, cutoff, percentiles),
-        "slowdown": completion_summary(j, cutoff, percentiles, column="slowdown"),
-        "makespan": float(j["finish"].max() - j["submit"].min()) if finished.any() else math.nan,
-        "utilization": mean_utilization(tasks, n_slots, start=float(j["submit"].min()) if len(j) else 0.0),
-        **preemptions(tasks),
-    })
-    if counters is not None:
-        out["head_of_line"] = head_of_line(counters)
-        out["counters"] = {k: int(v) for k, v in counters.items()}
-    return out
+    """:func:`summary` of a jobs table and a tasks table."""
+    return summary(job_columns(jobs), segment_columns(tasks), cutoff=cutoff, n_slots=n_slots, counters=counters,
+                   percentiles=percentiles, extra=extra)

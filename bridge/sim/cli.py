@@ -41,19 +41,6 @@ def summary_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def per_job_frame(jobs: Any, cutoff: float, slots: int) -> Any:
-    """The per-job file: each job's times and class, plus the run's reporting cutoff and the
-    cluster's task slots (on every row), which `report` reads back to split and to measure
-    utilization as this run did."""
-    from bridge.common.metrics import with_completion
-
-    j = with_completion(jobs, cutoff)
-    j["reporting_cutoff"], j["cluster_slots"] = cutoff, slots
-    return j[["job_id", "submit", "finish", "jct", "slowdown", "cls", "n_tasks", "mean_duration",
-              "estimate", "rejected", "reporting_cutoff", "cluster_slots"]].rename(
-        columns={"jct": "completion_time", "cls": "class"})
-
-
 def per_task_frame(tasks: Any, jobs: Any) -> Any:
     """The --tasks-out file: one row per run segment (a suspended task has several, ``done`` on
     the one that completed it); ``queued`` is when the task could first be scheduled, its job's
@@ -127,9 +114,9 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
              params: dict[str, str], seed: int, report_cutoff: float | None, network_delay: float,
              out: Path | None, tasks_out: Path | None, as_json: bool, progress: bool | None) -> None:
     """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
-    from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff
+    from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff, summary as summarize
     from bridge.sim.engine import Simulation
-    from bridge.sim.output import PerJob, summarize
+    from bridge.sim.output import PerJob, segments
     from bridge.sim.shape import ClusterFileError
     from policies.api import DecisionError, PolicyEnv
     from policies.compiled import CORE
@@ -182,8 +169,9 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
         if bar is not None:
             bar.n = sim._next_job
             bar.close()
-    per_job = PerJob(result, cutoff, shape.total_slots)  # per_job_frame's table and summarize's, without pandas
-    summary = summarize(result, per_job, cutoff=cutoff, n_slots=shape.total_slots, counters=result.log.counters,
+    per_job = PerJob.of_run(result, cutoff, shape.total_slots)  # numpy columns: no pandas, no task table
+    summary = summarize(per_job.jobs, segments(result.log), cutoff=cutoff, n_slots=shape.total_slots,
+                        counters=result.log.counters,
                         extra={"policy": policy, "trace": str(trace_path), "nodes": shape.n_nodes,
                                "slots_per_node": spec.slots_per_node, "cluster": shape.describe(), "seed": seed,
                                "settings": [f"{k}={v}" for k, v in params.items()], "events": result.events,

@@ -1,49 +1,64 @@
-"""``schedbridge simulate``'s outputs straight from the run, without pandas.
+"""``schedbridge simulate``'s per-job file straight from the run, without pandas.
 
-The command's per-job table and summary are the ones :func:`bridge.sim.cli.per_job_frame` and
-:func:`bridge.common.metrics.summarize` make from ``SimResult.job_table()`` and
-``task_table()``, value for value and byte for byte in the CSV file, but computed from numpy
-columns: pandas alone (imported, plus the frames it builds) took ~75 MB of the ~290 MB the
-command peaked at on a 12,000-job trace, and the task table (one row per run segment, every
-column widened to 64 bits) another ~90 MB at its peak, though the summary needs three sums of
-it. pandas is imported only to write a ``.parquet`` file (:meth:`PerJob.frame`).
+pandas alone (imported, plus the frames it builds) took ~75 MB of the ~290 MB the command peaked
+at on a 12,000-job trace, and the task table (one row per run segment, every column widened to 64
+bits) another ~90 MB at its peak, though the summary needs three sums of it. So the command keeps
+the run as numpy columns: :meth:`PerJob.of_run` reads each job's times and sizes (the expressions
+of ``SimResult.job_table``) and :func:`segments` views the log's segment arrays without a copy;
+``bridge.common.metrics`` computes every measure on them (its :func:`~bridge.common.metrics.summary`
+is the one every command's summary comes from). pandas is imported only to write a ``.parquet``
+file (:meth:`PerJob.frame`) or to read a job table (:meth:`PerJob.of_table`: ``sim-vs-live``'s
+calibrated predictions).
 
-The equivalence is pinned by ``tests/unit/test_sim_output.py``, which makes both from the same
-runs. What it rests on: the same float operations in the same order (each job's ``work`` and
-ideal runtime as ``job_table`` computes them; the completion time, slowdown and class as
-``with_completion``, vectorized), the same numpy reductions pandas calls (``sum``, ``max`` and
-the percentiles of ``bridge.common.metrics``), and each column formatted for CSV as
-``DataFrame.to_csv`` formats it (floats by numpy's ``astype(str)``, a missing value as an empty
-field, integers and booleans by ``str``), through the same ``csv`` writer settings.
+The CSV file is the one ``DataFrame.to_csv(path, index=False)`` writes from the same columns:
+each column formatted as pandas formats it (floats by numpy's ``astype(str)``, a missing value as
+an empty field, integers and booleans by ``str``), through the same ``csv`` writer settings
+(pinned by ``tests/unit/test_sim_output.py``).
 """
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bridge.common import atomic
-from bridge.common.metrics import PERCENTILES, class_stats, head_of_line
+from bridge.common.metrics import Jobs, Segments, class_labels, completion, job_columns
 from bridge.common.options import output_dir
 
 COLUMNS = ("job_id", "submit", "finish", "completion_time", "slowdown", "class", "n_tasks", "mean_duration",
            "estimate", "rejected", "reporting_cutoff", "cluster_slots")
-"""The per-job file's columns, in order (those of :func:`bridge.sim.cli.per_job_frame`)."""
+"""The per-job file's columns, in order."""
 NUMERIC = tuple(c for c in COLUMNS if c not in ("class", "rejected"))
 """The columns pandas' ``select_dtypes("number")`` keeps (not the class label, not the boolean)."""
 ROWS_PER_WRITE = 4096
 
 
 class PerJob:
-    """One run's per-job columns (numpy arrays, one entry per job in submit order; the run's
-    reporting cutoff and the cluster's task slots on every row, as ``per_job_frame`` writes them)
-    and whether each job is long."""
+    """One run's per-job table as numpy columns (one entry per job; the run's reporting cutoff and
+    the cluster's task slots on every row, which ``report`` reads back to split and to measure
+    utilization as the run did) and the :class:`~bridge.common.metrics.Jobs` they came from."""
 
-    def __init__(self, result: Any, cutoff: float, cluster_slots: int) -> None:
+    def __init__(self, job_id: np.ndarray, jobs: Jobs, estimate: np.ndarray, cutoff: float,
+                 cluster_slots: int) -> None:
+        done = completion(jobs.submit, jobs.finish, jobs.ideal, jobs.mean_duration, cutoff)
+        n = len(job_id)
+        self.jobs = jobs
+        self.columns: dict[str, np.ndarray] = {
+            "job_id": job_id, "submit": jobs.submit, "finish": jobs.finish, "completion_time": done.jct,
+            "slowdown": done.slowdown, "class": class_labels(done.long), "n_tasks": jobs.n_tasks,
+            "mean_duration": jobs.mean_duration, "estimate": estimate, "rejected": jobs.rejected,
+            "reporting_cutoff": np.full(n, cutoff, dtype=np.float64),
+            "cluster_slots": np.full(n, cluster_slots, dtype=np.int64),
+        }
+        assert tuple(self.columns) == COLUMNS
+
+    @classmethod
+    def of_run(cls, result: Any, cutoff: float, cluster_slots: int) -> PerJob:
+        """A ``SimResult``'s jobs in submit order, each as ``SimResult.job_table`` has it."""
         jobs = result.jobs
         n = len(jobs)
         slots = result.spec.n_nodes * result.spec.slots_per_node
@@ -64,19 +79,12 @@ class PerJob:
             mean[i] = work / k
             ideal[i] = max(mx, work / slots)
             rejected[i] = jid in rej
-        jct = finish - submit                                     # with_completion
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slowdown = jct / np.where(ideal > 0, ideal, nan)
-        long = mean > cutoff
-        self.long = long
-        self.columns: dict[str, np.ndarray] = {
-            "job_id": job_id, "submit": submit, "finish": finish, "completion_time": jct, "slowdown": slowdown,
-            "class": np.where(long, "long", "short"), "n_tasks": n_tasks, "mean_duration": mean,
-            "estimate": estimate, "rejected": rejected,
-            "reporting_cutoff": np.full(n, cutoff, dtype=np.float64),
-            "cluster_slots": np.full(n, cluster_slots, dtype=np.int64),
-        }
-        assert tuple(self.columns) == COLUMNS
+        return cls(job_id, Jobs(submit, finish, n_tasks, rejected, ideal, mean), estimate, cutoff, cluster_slots)
+
+    @classmethod
+    def of_table(cls, jobs: Any, cutoff: float, cluster_slots: int) -> PerJob:
+        """A job table with ``SimResult.job_table``'s columns (a DataFrame), in its row order."""
+        return cls(jobs["job_id"].to_numpy(), job_columns(jobs), jobs["estimate"].to_numpy(), cutoff, cluster_slots)
 
     def __len__(self) -> int:
         return len(self.columns["job_id"])
@@ -133,54 +141,7 @@ def _column(a: Any) -> np.ndarray:
     return np.frombuffer(a, dtype=a.typecode) if len(a) else np.zeros(0, a.typecode)
 
 
-def _busy_and_end(log: Any) -> tuple[float, float]:
-    """The sum of the run segments' lengths (``end - start``) and the last segment end (NaN if
-    there is none), as ``bridge.common.metrics`` takes them from the task table."""
-    if not len(log.seg_end):
-        return 0.0, math.nan
-    end = _column(log.seg_end)
-    return float((end - _column(log.seg_start)).sum()), float(end.max())
-
-
-def _preemptions(log: Any) -> dict[str, int]:
-    """``bridge.common.metrics.preemptions`` on the log's columns: suspended segments, and the
-    distinct tasks among them."""
-    suspended = np.flatnonzero(_column(log.seg_done) == 0)
-    if not len(suspended):
-        return {"suspensions": 0, "tasks_preempted": 0}
-    jobs, tasks = _column(log.seg_job), _column(log.seg_task)
-    pairs = {(int(jobs[i]), int(tasks[i])) for i in suspended}
-    return {"suspensions": int(len(suspended)), "tasks_preempted": len(pairs)}
-
-
-def summarize(result: Any, per_job: PerJob, *, cutoff: float, n_slots: int, counters: Mapping[str, int] | None,
-              percentiles: Sequence[int] = PERCENTILES, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`bridge.common.metrics.summarize` of the run, from its log and ``per_job``."""
-    c = per_job.columns
-    finish, submit = c["finish"], c["submit"]
-    finished = ~np.isnan(finish)
-    rejected = c["rejected"]
-    n = len(per_job)
-    start = float(submit.min()) if n else 0.0
-    busy, end = _busy_and_end(result.log)
-    if math.isnan(end):
-        end = start
-    span = end - start
-    out: dict[str, Any] = dict(extra or {})
-    out.update({
-        "reporting_cutoff": cutoff,
-        "jobs": int(n),
-        "tasks": int(c["n_tasks"].sum()),
-        "finished_jobs": int(finished.sum()),
-        "unfinished_jobs": int((~finished & ~rejected).sum()),
-        "rejected_jobs": int(rejected.sum()),
-        "jct": class_stats(c["completion_time"], per_job.long, percentiles),
-        "slowdown": class_stats(c["slowdown"], per_job.long, percentiles),
-        "makespan": float(np.nanmax(finish) - submit.min()) if finished.any() else math.nan,
-        "utilization": busy / (n_slots * span) if span > 0 else math.nan,
-        **_preemptions(result.log),
-    })
-    if counters is not None:
-        out["head_of_line"] = head_of_line(counters)
-        out["counters"] = {k: int(v) for k, v in counters.items()}
-    return out
+def segments(log: Any) -> Segments:
+    """The run's segments (``SimResult.log``) as views of its arrays, ``done`` as booleans."""
+    return Segments(_column(log.seg_job), _column(log.seg_task), _column(log.seg_start), _column(log.seg_end),
+                    _column(log.seg_done) != 0)

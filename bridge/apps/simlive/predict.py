@@ -13,8 +13,8 @@ import pandas as pd
 
 from bridge.apps.simlive.calibration import Calibration, apply
 from bridge.apps.simlive.compare import STOCK, CompareError, calibrated_jobs, sim_policy
-from bridge.sim.cli import per_job_frame, write_atomic
 from bridge.sim.engine import Simulation
+from bridge.sim.output import PerJob
 from bridge.sim.shape import uniform
 from policies.api import PolicyEnv
 from policies.registry import ConfigError, RegistryError, config_for, create, default_registry, describe
@@ -59,5 +59,5 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
         raise CompareError(f"{name}: {len(result.unfinished)} job(s) never finished in the simulation "
                            f"(first: {result.unfinished[:5]})")
     frame = calibrated_jobs(result.job_table(), nominal or {j.job_id: j for j in jobs}, calibration)
-    write_atomic(per_job_frame(frame, cutoff, executors * cores), out)
+    PerJob.of_table(frame, cutoff, executors * cores).write(out)
     return frame
