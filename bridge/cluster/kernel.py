@@ -83,54 +83,34 @@ class Kernel:
         ev: BaseEvent
         n = self.events
         self._stopped = False
-        if until == float("inf") and tick is None:
-            # the common case, without the per-event checks of the general loop below
-            try:
-                while heap:
-                    top = heap.pop()
-                    t = top.key
-                    ev = cast(BaseEvent, top.item)
-                    self.now = t
-                    new = handlers[ev.__class__](ev)
-                    n += 1
-                    if new:
-                        for e in new:
-                            et = e.time
-                            if et < t:
-                                raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
-                            seq += 1
-                            heap.push(et, (e.tier << SEQ_BITS) + seq, e)
-                    if self._stopped:
-                        break
-            except KeyError:
-                if ev.__class__ in handlers:
-                    raise
-                raise SimulationError(f"no handler for {type(ev).__name__}") from None
-            finally:
-                self.events = n
-                self._seq = seq
-            return
-        while heap and not self._stopped:
-            if heap.top().key > until:
-                break
-            top = heap.pop()
-            t = top.key
-            ev = cast(BaseEvent, top.item)
-            self.now = t
-            try:
-                handler = handlers[type(ev)]
-            except KeyError:
-                raise SimulationError(f"no handler for {type(ev).__name__}") from None
-            new = handler(ev)
-            n += 1
-            if new:
-                for e in new:
-                    et = e.time
-                    if et < t:
-                        raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
-                    seq += 1
-                    heap.push(et, (e.tier << SEQ_BITS) + seq, e)
-            if tick is not None and not n % tick_every:
-                tick(n, t)
-        self.events = n
-        self._seq = seq
+        bounded = until != float("inf")
+        next_tick = (n // tick_every + 1) * tick_every if tick is not None else -1
+        try:
+            while heap:
+                if bounded and heap.top().key > until:
+                    break
+                top = heap.pop()
+                t = top.key
+                ev = cast(BaseEvent, top.item)
+                self.now = t
+                new = handlers[ev.__class__](ev)
+                n += 1
+                if new:
+                    for e in new:
+                        et = e.time
+                        if et < t:
+                            raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
+                        seq += 1
+                        heap.push(et, (e.tier << SEQ_BITS) + seq, e)
+                if self._stopped:
+                    break
+                if n == next_tick and tick is not None:
+                    tick(n, t)
+                    next_tick += tick_every
+        except KeyError:
+            if ev.__class__ in handlers:
+                raise
+            raise SimulationError(f"no handler for {type(ev).__name__}") from None
+        finally:
+            self.events = n
+            self._seq = seq
