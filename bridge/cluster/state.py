@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import enum
 import math
+import struct
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -135,9 +136,9 @@ class Counters:
 
 
 SEGMENT_CHUNK = 4096
-"""Run segments staged in lists before they join the log's arrays, in one numpy conversion per
-column: an ``array.append`` per field from compiled code costs a Python call and an argument
-parse (about a twentieth of a Sparrow run, measured); a list append is a C call."""
+"""Run segments staged in lists before they join the log's arrays, in one conversion per
+column (``struct.pack``): an ``array.append`` per field from compiled code costs a Python call and
+an argument parse (about a twentieth of a Sparrow run, measured); a list append is a C call."""
 
 _SEGMENT_TYPES = ("q", "i", "i", "i", "d", "d", "b", "d")
 
@@ -174,11 +175,9 @@ class SegmentLog:
             self._flush()
 
     def _flush(self) -> None:
-        import numpy as np
-
         for col, staged in zip(self._columns, self._staged):
-            if staged:
-                col.frombytes(np.array(staged, dtype=col.typecode).tobytes())
+            if staged:   # struct converts each value in C, as array.fromlist would with a call each
+                col.frombytes(struct.pack(f"{len(staged)}{col.typecode}", *staged))
                 staged.clear()
 
     def _column(self, i: int) -> array[Any]:

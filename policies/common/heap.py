@@ -92,10 +92,28 @@ class MinHeap:
         return top
 
     def replace_top(self, key: float, tie: int, item: object) -> Entry:
-        """Pop the smallest entry and push a new one, in one pass (IndexError if empty)."""
+        """Pop the smallest entry and push a new one, in one pass (IndexError if empty). The new
+        entry sinks only as far as it must: the kernel's is usually due soon, so it stays near
+        the top (where :meth:`pop`'s leaf, a late entry, is best taken to the bottom first)."""
         a = self._a
         top = a[0]
-        self._sift_down(0, Entry(key, tie, item))
+        n = len(a)
+        pos = 0
+        child = 1
+        while child < n:
+            c = a[child]
+            right = child + 1
+            if right < n:
+                r = a[right]
+                if r.key < c.key or (r.key == c.key and r.tie < c.tie):   # r before c
+                    c = r
+                    child = right
+            if key < c.key or (key == c.key and tie < c.tie):              # the new entry before c
+                break
+            a[pos] = c
+            pos = child
+            child = 2 * pos + 1
+        a[pos] = Entry(key, tie, item)
         return top
 
     def _sift_down(self, pos: int, e: Entry) -> None:
