@@ -19,7 +19,7 @@ job, and :meth:`Job.task` builds a :class:`Task` view on demand.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Vector = tuple[float, ...]
@@ -64,9 +64,15 @@ class Job:
     name: str = ""
     meta: Any = None
     successors: tuple[Successor, ...] = ()
+    # derived in __post_init__: plain fields, not properties, because the compiled simulator reads
+    # them per task, where a property is a Python call
+    n_tasks: int = field(init=False, repr=False, compare=False)
+    has_dag: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.durations)
+        object.__setattr__(self, "n_tasks", n)
+        object.__setattr__(self, "has_dag", self.parents is not None or self.stage_of is not None)
         if not (self.submit >= 0 and math.isfinite(self.submit)):
             raise WorkloadError(f"job {self.job_id}: submit time must be finite and >= 0, got {self.submit}")
         if n == 0:
@@ -81,10 +87,11 @@ class Job:
         if self.demands is not None:
             if len(self.demands) != n:
                 raise WorkloadError(f"job {self.job_id}: {len(self.demands)} demand vectors for {n} tasks")
-            dims = {len(d) for d in self.demands}
+            vectors = dict.fromkeys(self.demands)   # each distinct vector once: tasks often share one
+            dims = {len(d) for d in vectors}
             if len(dims) > 1:
                 raise WorkloadError(f"job {self.job_id}: demand vectors of different lengths {sorted(dims)}")
-            if any(x < 0 or not math.isfinite(x) for d in self.demands for x in d):
+            if any(x < 0 or not math.isfinite(x) for d in vectors for x in d):
                 raise WorkloadError(f"job {self.job_id}: demands must be finite and >= 0")
         if self.parents is not None:
             if len(self.parents) != n:
@@ -104,10 +111,6 @@ class Job:
 
     # -- derived -------------------------------------------------------------------------
     @property
-    def n_tasks(self) -> int:
-        return len(self.durations)
-
-    @property
     def mean_duration(self) -> float:
         """Actual mean task duration (the thesis' per-job size)."""
         return sum(self.durations) / len(self.durations)
@@ -116,10 +119,6 @@ class Job:
     def work(self) -> float:
         """Task-seconds: the sum of the task durations."""
         return sum(self.durations)
-
-    @property
-    def has_dag(self) -> bool:
-        return self.parents is not None or self.stage_of is not None
 
     def task(self, i: int) -> Task:
         return Task(

@@ -19,7 +19,8 @@ def check_against_cluster(jobs: Iterable[Job], resources: Sequence[str],
     for job in jobs:
         if job.demands is None:
             continue
-        for i, d in enumerate(job.demands):
+        for d in dict.fromkeys(job.demands):  # each distinct vector once; the error names its first task
+            i = job.demands.index(d)
             if len(d) != len(capacity):
                 raise WorkloadError(
                     f"job {job.job_id} task {i}: demand {tuple(d)} has {len(d)} entries, but the "

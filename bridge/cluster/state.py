@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import enum
 import math
+import struct
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -96,34 +96,131 @@ class Queued:
         self.flagged = flagged
 
 
-@dataclass
-class SegmentLog:
-    """Run segments and job outcomes, in columnar form (no per-event objects are kept).
-
-    One row per run segment of a task (a task suspended k times has k+1 rows); ``seg_done`` is
-    1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
-    the slot without progress (context switch, waiting for DAG parents)."""
-
-    seg_job: array[int] = field(default_factory=lambda: array("q"))
-    seg_task: array[int] = field(default_factory=lambda: array("i"))   # 32 bits: memory (one row per segment)
-    seg_node: array[int] = field(default_factory=lambda: array("i"))
-    seg_slot: array[int] = field(default_factory=lambda: array("i"))
-    seg_start: array[float] = field(default_factory=lambda: array("d"))
-    seg_end: array[float] = field(default_factory=lambda: array("d"))
-    seg_done: array[int] = field(default_factory=lambda: array("b"))
-    seg_idle: array[float] = field(default_factory=lambda: array("d"))
-    job_finish: dict[int, float] = field(default_factory=dict)
-    rejected_jobs: dict[int, Status] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
-    records: list[tuple[Any, ...]] | None = None   # full event/decision log when recording
-
-
 COUNTERS = (
     "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
     "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
     "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
     "disorders", "kills", "queued_ends",
 )
+
+
+class Counters:
+    """What the state counts (:data:`COUNTERS`), as attributes: compiled, an increment is a
+    struct field's, where a dictionary's costs a lookup, a boxed addition and a store."""
+
+    __slots__ = ("probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long", "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries", "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers", "disorders", "kills", "queued_ends")
+
+    def __init__(self) -> None:
+        self.probes_sent = 0
+        self.entries_arrived = 0
+        self.probes_behind_long = 0
+        self.short_tasks_after_long = 0
+        self.task_requests = 0
+        self.cancels = 0
+        self.launches = 0
+        self.steal_requests = 0
+        self.steals = 0
+        self.stolen_entries = 0
+        self.rejected_probes = 0
+        self.dropped_entries = 0
+        self.suspends = 0
+        self.resumes = 0
+        self.heartbeats = 0
+        self.timers = 0
+        self.disorders = 0
+        self.kills = 0
+        self.queued_ends = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in COUNTERS}
+
+
+SEGMENT_CHUNK = 4096
+"""Run segments staged in lists before they join the log's arrays, in one conversion per
+column (``struct.pack``): an ``array.append`` per field from compiled code costs a Python call and
+an argument parse (about a twentieth of a Sparrow run, measured); a list append is a C call."""
+
+_SEGMENT_TYPES = ("q", "i", "i", "i", "d", "d", "b", "d")
+
+
+class SegmentLog:
+    """Run segments and job outcomes, in columnar form (no per-event objects are kept).
+
+    One row per run segment of a task (a task suspended k times has k+1 rows); ``seg_done`` is
+    1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
+    the slot without progress (context switch, waiting for DAG parents). The ``seg_*`` columns
+    are arrays (``q`` job, ``i`` task/node/slot, ``d`` times, ``b`` done), complete whenever read."""
+
+    def __init__(self, counts: Counters | None = None, records: list[tuple[Any, ...]] | None = None) -> None:
+        self._columns: list[array[Any]] = [array(t) for t in _SEGMENT_TYPES]
+        self._staged: list[list[Any]] = [[] for _ in _SEGMENT_TYPES]
+        self.job_finish: dict[int, float] = {}
+        self.rejected_jobs: dict[int, Status] = {}
+        self.counts = counts if counts is not None else Counters()
+        self.records = records      # full event/decision log when recording
+
+    def add(self, job: int, task: int, node: int, slot: int, start: float, end: float, done: int,
+            idle: float) -> None:
+        """One run segment."""
+        st = self._staged
+        st[0].append(job)
+        st[1].append(task)
+        st[2].append(node)
+        st[3].append(slot)
+        st[4].append(start)
+        st[5].append(end)
+        st[6].append(done)
+        st[7].append(idle)
+        if len(st[0]) >= SEGMENT_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        for col, staged in zip(self._columns, self._staged):
+            if staged:   # struct converts each value in C, as array.fromlist would with a call each
+                col.frombytes(struct.pack(f"{len(staged)}{col.typecode}", *staged))
+                staged.clear()
+
+    def _column(self, i: int) -> array[Any]:
+        if self._staged[0]:
+            self._flush()
+        return self._columns[i]
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The counts so far, by name (:data:`COUNTERS`): a new dictionary each time."""
+        return self.counts.as_dict()
+
+    @property
+    def seg_job(self) -> array[Any]:
+        return self._column(0)
+
+    @property
+    def seg_task(self) -> array[Any]:
+        return self._column(1)
+
+    @property
+    def seg_node(self) -> array[Any]:
+        return self._column(2)
+
+    @property
+    def seg_slot(self) -> array[Any]:
+        return self._column(3)
+
+    @property
+    def seg_start(self) -> array[Any]:
+        return self._column(4)
+
+    @property
+    def seg_end(self) -> array[Any]:
+        return self._column(5)
+
+    @property
+    def seg_done(self) -> array[Any]:
+        return self._column(6)
+
+    @property
+    def seg_idle(self) -> array[Any]:
+        return self._column(7)
 
 
 class ClusterState:
@@ -189,15 +286,12 @@ class ClusterState:
         self._launched: dict[int, bytearray] = {}
         self._tasks_left: dict[int, int] = {}
         self._readiness: dict[int, Readiness] = {}
-        self.log = SegmentLog(counters={c: 0 for c in COUNTERS}, records=[] if record else None)
-        self._counters = self.log.counters
+        self.log = SegmentLog(records=[] if record else None)
+        self._counters = self.log.counts
         self._token = 0
         self.view = StateView(self)
         self._hooks = {h: getattr(policy, h) for h in hooks_of(policy)}
         self._records = self.log.records
-        lg = self.log
-        self._seg_append = (lg.seg_job.append, lg.seg_task.append, lg.seg_node.append, lg.seg_slot.append,
-                            lg.seg_start.append, lg.seg_end.append, lg.seg_done.append, lg.seg_idle.append)
         self._on_probe = self._hooks.get("on_probe_arrival")
         self._on_freed = self._hooks.get("on_slot_freed")
         self._on_request = self._hooks.get("on_task_request")
@@ -297,14 +391,14 @@ class ClusterState:
 
     def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any]:
         node, probe = ev.node, ev.probe
-        self._counters["entries_arrived"] += 1
+        self._counters.entries_arrived += 1
         flag = False
         if self.report_long is not None:
             if self._job_long[probe.job_id]:
                 self._long_at[node] += 1
             elif self._long_at[node] > 0:
                 flag = True
-                self._counters["probes_behind_long"] += 1
+                self._counters.probes_behind_long += 1
         q = self._queues[node]
         rec = q.get(id(probe))
         if rec is None:
@@ -324,14 +418,14 @@ class ClusterState:
         return self.apply(ev, fn(ev, self.view), out)
 
     def _on_task_request(self, ev: TaskRequest) -> list[Any]:
-        self._counters["task_requests"] += 1
+        self._counters.task_requests += 1
         fn = self._on_request
         if fn is None:
             raise self._fail("policy runs unbound probes but has no on_task_request hook", ev)
         return self.apply(ev, fn(ev, self.view), [])
 
     def _on_timer(self, ev: Timer) -> list[Any]:
-        self._counters["timers"] += 1
+        self._counters.timers += 1
         fn = self._on_sched_timer if ev.node is None else self._on_node_timer
         if fn is None:
             raise self._fail("timer fired but the policy has no hook for it", ev)
@@ -377,15 +471,7 @@ class ClusterState:
         logged, the slot and the task's demand are free. Returns the segment's idle seconds."""
         idle = min(r.hold, end - r.start)
         if self.keep_log:
-            a = self._seg_append
-            a[0](r.job_id)
-            a[1](r.task)
-            a[2](node)
-            a[3](slot)
-            a[4](r.start)
-            a[5](end)
-            a[6](done)
-            a[7](idle)
+            self.log.add(r.job_id, r.task, node, slot, r.start, end, done, idle)
         if r.demand is not None and self._capacity_used is not None:
             u = self._capacity_used[node]
             for i, x in enumerate(r.demand):
@@ -474,7 +560,7 @@ class ClusterState:
             self._dequeue(node, probe, key)
             launched[task] = 1
             notify = probe.notify
-        self._counters["queued_ends"] += 1
+        self._counters.queued_ends += 1
         out: list[Any] = []
         self._count_done(job_id, task, now, out)
         if self._notify_finish and notify:
@@ -535,7 +621,7 @@ class ClusterState:
                     break
             elif records is not None:
                 records.append((req, ()))
-        self._counters["steal_requests"] += asked
+        self._counters.steal_requests += asked
         return out
 
     # ------------------------------------------------------------------------------- decisions
@@ -563,10 +649,10 @@ class ClusterState:
         if long:
             self._long_at[node] += 1
         if flag:
-            self._counters["short_tasks_after_long"] += 1
+            self._counters.short_tasks_after_long += 1
         r = self._slots[node][slot] = Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
         self._run_cache.pop(node, None)
-        self._counters["launches"] += 1
+        self._counters.launches += 1
         done = self._offslot_stop(jid, task, now) if self.offslot_share else 0.0
         if early:
             self._block(r, node, slot)
@@ -580,7 +666,7 @@ class ClusterState:
         start like that is a disorder."""
         r.hold = math.inf
         self._blocked[(r.job_id, r.task)] = (node, slot)
-        self._counters["disorders"] += first
+        self._counters.disorders += first
 
     def _unblock(self, jid: int, task: int, now: float, out: list[Any]) -> None:
         """A task started early became ready: it progresses from now on."""
@@ -677,7 +763,7 @@ class ClusterState:
 
     def _cancel(self, d: Cancel, now: float, out: list[Any]) -> None:
         res = self._reservation(d.node, d.slot, d)
-        self._counters["cancels"] += 1
+        self._counters.cancels += 1
         if res.keep and id(res.probe) in self._queues[d.node]:
             self._dequeue(d.node, res.probe, d)
         res.keep = False
@@ -692,7 +778,7 @@ class ClusterState:
             out.append(ProbeArrival(now + self.delay, nodes[0], d.probe))
         elif nodes:
             out.append(Deliver(now + self.delay, tuple(nodes), d.probe))
-        self._counters["probes_sent"] += len(nodes)
+        self._counters.probes_sent += len(nodes)
 
     def _on_deliver(self, ev: Deliver) -> list[Any]:
         """All copies of one Probe decision arrive at once: one ProbeArrival per node, in order."""
@@ -711,7 +797,7 @@ class ClusterState:
 
     def _drop(self, d: Drop, now: float, out: list[Any]) -> None:
         self._dequeue(d.node, d.probe, d)
-        self._counters["dropped_entries"] += 1
+        self._counters.dropped_entries += 1
 
     def _suspend(self, d: Suspend, now: float, out: list[Any]) -> None:
         r = self._slots[d.node][d.slot]
@@ -724,9 +810,9 @@ class ClusterState:
             self._blocked.pop((r.job_id, r.task), None)
         self._suspended[d.node][(r.job_id, r.task)] = r
         self._susp_cache.pop(d.node, None)
-        self._counters["suspends"] += 1
+        self._counters.suspends += 1
         if self._pause_task(d.node, d.slot, r, now, out) is Pausing.KILL:  # re-run as new work: this one is done
-            self._counters["kills"] += 1
+            self._counters.kills += 1
             out += self.finish_suspended(d.node, r.job_id, r.task, now)
         elif self.offslot_share:
             self._offslot_start(d.node, r.job_id, r.task, r.attained, now, out)
@@ -747,7 +833,7 @@ class ClusterState:
         self._run_cache.pop(d.node, None)
         self._susp_cache.pop(d.node, None)
         self._nfree[d.node] -= 1
-        self._counters["resumes"] += 1
+        self._counters.resumes += 1
         done = self._offslot_stop(d.job_id, d.task, now) if self.offslot_share else 0.0
         rd = self._readiness.get(d.job_id) if self._readiness else None
         if rd is not None and not rd.is_ready(d.task):
@@ -768,8 +854,8 @@ class ClusterState:
         for p in d.probes:
             self._dequeue(d.victim, p, d)
             out.append(ProbeArrival(t, d.thief, p))
-        self._counters["steals"] += 1
-        self._counters["stolen_entries"] += len(d.probes)
+        self._counters.steals += 1
+        self._counters.stolen_entries += len(d.probes)
 
     def _reject(self, d: Reject, now: float, out: list[Any]) -> None:
         if d.probe is None:
@@ -782,8 +868,8 @@ class ClusterState:
             return
         if self._dequeue(d.node, d.probe, d):
             # refused on the spot, it never waited behind the long task (Table 3.2 counts queued ones)
-            self._counters["probes_behind_long"] -= 1
-        self._counters["rejected_probes"] += 1
+            self._counters.probes_behind_long -= 1
+        self._counters.rejected_probes += 1
         out.append(ProbeRejected(now + self.delay, d.node, d.probe, d.status, d.payload))
 
     def _set_timer(self, d: SetTimer, now: float, out: list[Any]) -> None:
@@ -796,7 +882,7 @@ class ClusterState:
         out.append(Timer(at, d.node, d.key))
 
     def _send_heartbeat(self, d: SendHeartbeat, now: float, out: list[Any]) -> None:
-        self._counters["heartbeats"] += 1
+        self._counters.heartbeats += 1
         if "on_heartbeat" in self._hooks:
             out.append(Heartbeat(now + self.delay, d.node, d.payload))
 

@@ -46,10 +46,6 @@ def versioned(key: float, node: int, version: int) -> Entry:
     return Entry(key, versioned_tie(node, version), None)
 
 
-def _before(a: Entry, b: Entry) -> bool:
-    return a.key < b.key or (a.key == b.key and a.tie < b.tie)
-
-
 class MinHeap:
     """Entries in ``(key, tie)`` order: push, pop and peek at the smallest."""
 
@@ -78,7 +74,7 @@ class MinHeap:
         while pos > 0:
             parent = (pos - 1) >> 1
             p = a[parent]
-            if _before(e, p):
+            if key < p.key or (key == p.key and tie < p.tie):   # e before p (compiled: C comparisons)
                 a[pos] = p
                 pos = parent
             else:
@@ -95,6 +91,31 @@ class MinHeap:
         self._sift_down(0, last)
         return top
 
+    def replace_top(self, key: float, tie: int, item: object) -> Entry:
+        """Pop the smallest entry and push a new one, in one pass (IndexError if empty). The new
+        entry sinks only as far as it must: the kernel's is usually due soon, so it stays near
+        the top (where :meth:`pop`'s leaf, a late entry, is best taken to the bottom first)."""
+        a = self._a
+        top = a[0]
+        n = len(a)
+        pos = 0
+        child = 1
+        while child < n:
+            c = a[child]
+            right = child + 1
+            if right < n:
+                r = a[right]
+                if r.key < c.key or (r.key == c.key and r.tie < c.tie):   # r before c
+                    c = r
+                    child = right
+            if key < c.key or (key == c.key and tie < c.tie):              # the new entry before c
+                break
+            a[pos] = c
+            pos = child
+            child = 2 * pos + 1
+        a[pos] = Entry(key, tie, item)
+        return top
+
     def _sift_down(self, pos: int, e: Entry) -> None:
         """Place ``e`` at ``pos`` or below: the hole goes down along the smaller children to a
         leaf, then ``e`` climbs back up (as ``heapq`` does: fewer comparisons on average)."""
@@ -103,16 +124,21 @@ class MinHeap:
         start = pos
         child = 2 * pos + 1
         while child < n:
+            c = a[child]
             right = child + 1
-            if right < n and _before(a[right], a[child]):
-                child = right
-            a[pos] = a[child]
+            if right < n:
+                r = a[right]
+                if r.key < c.key or (r.key == c.key and r.tie < c.tie):   # r before c
+                    c = r
+                    child = right
+            a[pos] = c
             pos = child
             child = 2 * pos + 1
+        key, tie = e.key, e.tie
         while pos > start:
             parent = (pos - 1) >> 1
             p = a[parent]
-            if _before(e, p):
+            if key < p.key or (key == p.key and tie < p.tie):
                 a[pos] = p
                 pos = parent
             else:

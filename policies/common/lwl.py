@@ -179,8 +179,7 @@ class LwlTable:
             # ``now`` like any other, so such nodes go in ``ties`` order
             if now + w <= top.key + 1e-9 or (w == 0.0 and not self.idle_first):
                 return node
-            heap.pop()
-            heap.push(now + w, top.tie, None)
+            heap.replace_top(now + w, top.tie, None)
 
     def place(self, now: float, est: float, group: int = 0) -> int:
         """Least-loaded node of ``group``; charges it ``est``."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from array import array
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ from click.testing import CliRunner
 from bridge.apps.report.load import load_run
 from bridge.apps.report.table import build
 from bridge.common import tables
+from bridge.cluster.state import SegmentLog
 from bridge.common.metrics import Jobs, Segments, summarize, summary, with_completion
 from bridge.sim.cli import simulate
 from bridge.sim.engine import Simulation
@@ -207,9 +207,7 @@ def test_unfinished_rejected_zero_length_and_suspended_work_from_the_log():
 
 def test_a_run_without_segments():
     result = run("fifo", simulator_jobs(generate("yahoo", jobs=30, seed=1, load=0.5, nodes=10).jobs), 10)
-    for name in ("seg_job", "seg_task", "seg_node", "seg_slot", "seg_start", "seg_end", "seg_done", "seg_idle"):
-        setattr(result.log, name, array(getattr(result.log, name).typecode))
-    result.log.job_finish.clear()
+    result.log = SegmentLog(result.log.counts)   # no segment, no finished job
     from_log, from_tables = from_log_and_from_tables(result)
     assert from_log == from_tables
     found = json.loads(from_log[1].replace("NaN", "null"))
