@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from bridge.apps.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
 from bridge.apps.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
 from bridge.apps.simlive.measured import measured_jobs, overlap, shrunk_intervals
+from bridge.apps.simlive import session
 from bridge.apps.simlive.predict import predict, split_params
 from bridge.apps.simlive.session import Comparison, Result
 from bridge.cli import main as cli
@@ -272,3 +273,45 @@ def test_the_study_trace_is_the_generators_shrunk_trace(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "shrunk x0.05: 265 tasks, largest job 39" in result.output
     assert out.read_text() == (root / "workloads" / "examples" / "traces" / "yahoo-testbed.trace").read_text()
+
+
+def test_a_policy_the_simulator_cannot_run_stops_the_comparison_before_any_live_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "trace-tiny.toml"
+
+    def live(self: Comparison, policy: str, directory: Path) -> Path:
+        raise AssertionError(f"{policy} was run live")
+
+    monkeypatch.setattr(Comparison, "_live", live)
+    result = CliRunner().invoke(cli, ["sim-vs-live", str(trace), "--policy", "hawk", "--policy", "eagle",
+                                      "--param", "queue_pick=newest", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1, result.output
+    assert "eagle cannot be simulated on" in result.output and "queue_pick must be" in result.output
+    assert "nothing was run" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_failed_simulation_keeps_the_live_run_and_the_other_policies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workload = tmp_path / "wc.toml"
+    workload.write_text('name = "wc"\nseed = 1\njobs = 2\narrival = "fixed"\nmean_interarrival_s = 1.0\n'
+                        '[inputs.i]\nkind = "wordcount"\nsize_mb = 1\nblock_mb = 1\n'
+                        '[categories.c]\nkind = "wordcount"\ninput = "i"\nreduces = 1\nprobability = 1.0\n')
+    comparison = Comparison.prepare(workload, ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+    real = session.predict
+
+    def predict(jobs: list[Job], policy: str, *args: object, **kwargs: object) -> pd.DataFrame:
+        if policy == "hawk":
+            raise CompareError("hawk: 1 job(s) never finished in the simulation (first: [0])")
+        return real(jobs, policy, *args, **kwargs)
+
+    monkeypatch.setattr(comparison, "_live", lambda policy, directory: write_run(directory / "live", False))
+    monkeypatch.setattr(session, "predict", predict)
+    result = comparison.run(1, tmp_path / "out")
+    stock, hawk = result.runs
+    assert stock.sim_error is None and stock.sim["short"]["count"] + stock.sim["long"]["count"] == 2
+    assert hawk.sim_error == "hawk: 1 job(s) never finished in the simulation (first: [0])"
+    assert hawk.live == stock.live and math.isnan(hawk.sim["short"]["p50"]) and math.isnan(hawk.ratio("short", "p50"))
+    assert "simulations that failed (their live figures stand):\n  hawk repeat 1: hawk: 1 job(s)" in result.text()
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [r["sim_error"] for r in saved["runs"]] == [None, hawk.sim_error]

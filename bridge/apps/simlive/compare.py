@@ -88,6 +88,7 @@ class Measured:
     live_dir: Path
     sim_file: Path
     plugin: Mapping[str, object] | None = None  # the replay's plugin counters (meta.json): who placed the tasks
+    sim_error: str | None = None   # why this run's simulation failed (its ``sim`` statistics are then NaN)
 
     def ratio(self, cls: str, stat: str) -> float:
         """live / sim (NaN where either is missing or the simulated value is 0)."""
@@ -100,13 +101,19 @@ class Measured:
                 "live": self.live, "sim": self.sim,
                 "ratio": {c: {s: self.ratio(c, s) for s in STATS} for c in metrics.CLASSES},
                 "calibration": self.calibration.as_dict(), "live_dir": str(self.live_dir),
-                "sim_file": str(self.sim_file), "plugin": dict(self.plugin) if self.plugin is not None else None}
+                "sim_file": str(self.sim_file), "plugin": dict(self.plugin) if self.plugin is not None else None,
+                "sim_error": self.sim_error}
 
 
 def class_stats(jobs: pd.DataFrame, cutoff: float) -> dict[str, dict[str, float]]:
     """Per class: count of finished jobs and JCT p50/p90/p99 (`bridge.common.metrics`)."""
     summary = metrics.completion_summary(jobs, cutoff)
     return {c: {"count": summary[c]["count"], **{s: summary[c][s] for s in STATS}} for c in metrics.CLASSES}
+
+
+def no_stats() -> dict[str, dict[str, float]]:
+    """:func:`class_stats` of a simulation that did not run: no job, every statistic NaN."""
+    return {c: {"count": 0, **{s: math.nan for s in STATS}} for c in metrics.CLASSES}
 
 
 def table(runs: Sequence[Measured]) -> pd.DataFrame:

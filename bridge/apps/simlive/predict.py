@@ -16,7 +16,7 @@ from bridge.apps.simlive.compare import STOCK, CompareError, calibrated_jobs, si
 from bridge.sim.engine import Simulation
 from bridge.sim.output import PerJob
 from bridge.sim.shape import uniform
-from policies.api import PolicyEnv
+from policies.api import ClusterSpec, DecisionError, PolicyEnv
 from policies.registry import ConfigError, RegistryError, config_for, create, default_registry, describe
 from workloads.model import Job
 
@@ -39,6 +39,19 @@ def split_params(policies: Sequence[str], params: Mapping[str, str]) -> dict[str
     return {p: {k: v for k, v in params.items() if k in names[p]} for p in policies}
 
 
+def simulated(policy: str, params: Mapping[str, str], executors: int, cores: int, seed: int,
+              network_delay: float = 0.0) -> tuple[ClusterSpec, object]:
+    """The cluster spec and the policy instance the simulator runs for live `policy` on executors
+    x cores slots (as `simulate --nodes --slots`: cores and memory, so packers run too);
+    CompareError, naming the policy, if the simulator cannot run it there."""
+    name = sim_policy(policy)
+    try:
+        spec = uniform(executors, cores).spec(network_delay)
+        return spec, create(name, PolicyEnv(spec, seed), config_for(name, dict(params)))
+    except (RegistryError, ConfigError, ValueError) as exc:
+        raise CompareError(f"{name}: {exc}") from None
+
+
 def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executors: int, cores: int, seed: int,
             calibration: Calibration, cutoff: float, out: Path,
             nominal: Mapping[int, Job] | None = None) -> pd.DataFrame:
@@ -47,14 +60,12 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
     columns of `schedbridge simulate --out`). Each job's size for the short/long split is its
     `nominal` job's mean duration (default: `jobs` themselves)."""
     name = sim_policy(policy)
-    shape = uniform(executors, cores)  # as `simulate --nodes --slots`: cores and memory, so packers run too
+    spec, instance = simulated(policy, params, executors, cores, seed, calibration.network_delay_s)
     try:
-        spec = shape.spec(calibration.network_delay_s)
-        sim_policy_instance = create(name, PolicyEnv(spec, seed), config_for(name, dict(params)))
-        played = shape.with_demands(apply(list(jobs), calibration))
-    except (RegistryError, ConfigError, ValueError) as exc:
+        played = uniform(executors, cores).with_demands(apply(list(jobs), calibration))
+        result = Simulation(played, instance, spec, report_long=lambda j: j.estimate > cutoff).run()
+    except (ValueError, DecisionError) as exc:
         raise CompareError(f"{name}: {exc}") from None
-    result = Simulation(played, sim_policy_instance, spec, report_long=lambda j: j.estimate > cutoff).run()
     if result.unfinished:
         raise CompareError(f"{name}: {len(result.unfinished)} job(s) never finished in the simulation "
                            f"(first: {result.unfinished[:5]})")

@@ -23,7 +23,7 @@ from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured
 from bridge.apps.simlive.measured import JOB_MODELS, measured_jobs
-from bridge.apps.simlive.predict import predict, split_params
+from bridge.apps.simlive.predict import predict, simulated, split_params
 from bridge.common import atomic, metrics
 from bridge.common.tables import text as render
 from bridge.drivers.node_engine import live_params, preempting_policies
@@ -85,6 +85,10 @@ class Result:
                  f"simulated durations: {self.durations}", "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
         lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}" for r in self.runs]
+        failed = [r for r in self.runs if r.sim_error]
+        if failed:
+            lines += ["", "simulations that failed (their live figures stand):"]
+            lines += [f"  {r.policy} repeat {r.repeat}: {r.sim_error}" for r in failed]
         if any(r.repeat > 1 for r in self.runs):
             lines += ["", "over repeats:", render(compare.spread(self.runs))]
         return "\n".join(lines)
@@ -126,11 +130,26 @@ class Comparison:
         split = split_params(policies, params)
         if all(isinstance(s.params, TasksJob) for s in submissions):
             jobs = compare.trace_jobs(submissions, spec.name)
-            return cls(workload, spec.name, jobs, policies, split, (executors, cores), seed,
-                       compare.default_cutoff(jobs) if cutoff is None else cutoff, preempt, conf_dir,
-                       cutoff_given=cutoff is not None)
-        return cls(workload, spec.name, [], policies, split, (executors, cores), seed, cutoff, preempt, conf_dir,
-                   submissions, job_model, cutoff_given=cutoff is not None)
+            comparison = cls(workload, spec.name, jobs, policies, split, (executors, cores), seed,
+                             compare.default_cutoff(jobs) if cutoff is None else cutoff, preempt, conf_dir,
+                             cutoff_given=cutoff is not None)
+        else:
+            comparison = cls(workload, spec.name, [], policies, split, (executors, cores), seed, cutoff, preempt,
+                             conf_dir, submissions, job_model, cutoff_given=cutoff is not None)
+        comparison.check_simulatable()
+        return comparison
+
+    def check_simulatable(self) -> None:
+        """Every compared policy can be simulated on the shape it will be simulated on (with
+        --preempt, the RM's NodeManagers: a live prerequisite read now), before any live run:
+        CompareError naming the first that cannot."""
+        for policy in self.policies:
+            params, (nodes, slots) = self._simulated(policy)
+            try:
+                simulated(policy, params, nodes, slots, self.seed)
+            except CompareError as exc:
+                raise CompareError(f"{policy} cannot be simulated on {nodes} x {slots} slots ({exc}); "
+                                   "nothing was run") from None
 
     @property
     def durations(self) -> str:
@@ -190,11 +209,15 @@ class Comparison:
         calibration = self._calibrate(live_dir, None if self.job_model else nominal)
         assert self.cutoff is not None
         params, shape = self._simulated(policy)
-        sim = predict(played, policy, params, *shape, self.seed, calibration, self.cutoff,
-                      directory / "sim.csv", nominal=nominal)
         live = compare.live_jobs(live_dir, nominal)
-        self._curves.setdefault(policy, []).append((live, sim))
         plugin = json.loads((live_dir / "meta.json").read_text()).get("plugin")
+        try:
+            sim = predict(played, policy, params, *shape, self.seed, calibration, self.cutoff,
+                          directory / "sim.csv", nominal=nominal)
+        except CompareError as exc:  # the live run and the other policies' results stand
+            return Measured(policy, repeat, compare.class_stats(live, self.cutoff), compare.no_stats(), calibration,
+                            live_dir, directory / "sim.csv", plugin, sim_error=str(exc))
+        self._curves.setdefault(policy, []).append((live, sim))
         return Measured(policy, repeat, compare.class_stats(live, self.cutoff), compare.class_stats(sim, self.cutoff),
                         calibration, live_dir, directory / "sim.csv", plugin)
 
