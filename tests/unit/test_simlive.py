@@ -236,13 +236,18 @@ def test_measured_jobs_are_full_share_work_stages_in_sequence(tmp_path: Path) ->
         measured_jobs(live, [*subs, Submission(7, 2.0, "wc", WordCountJob("in", 1))], "serial")
 
 
-def test_a_workload_without_trace_durations_is_simulated_from_each_runs_measured_work(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def wordcount_workload(tmp_path: Path) -> Path:
+    """Two one-input WordCount jobs, a second apart: a workload without trace durations."""
     workload = tmp_path / "wc.toml"
     workload.write_text('name = "wc"\nseed = 1\njobs = 2\narrival = "fixed"\nmean_interarrival_s = 1.0\n'
                         '[inputs.i]\nkind = "wordcount"\nsize_mb = 1\nblock_mb = 1\n'
                         '[categories.c]\nkind = "wordcount"\ninput = "i"\nreduces = 1\nprobability = 1.0\n')
-    comparison = Comparison.prepare(workload, ["stock"], 1, 2, None, None, {}, False, None)
+    return workload
+
+
+def test_a_workload_without_trace_durations_is_simulated_from_each_runs_measured_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None)
     assert comparison.cutoff is None and "measured from each live run (critical-path)" in comparison.durations
 
     def live(policy: str, directory: Path) -> Path:
@@ -293,11 +298,7 @@ def test_a_policy_the_simulator_cannot_run_stops_the_comparison_before_any_live_
 
 def test_a_failed_simulation_keeps_the_live_run_and_the_other_policies(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    workload = tmp_path / "wc.toml"
-    workload.write_text('name = "wc"\nseed = 1\njobs = 2\narrival = "fixed"\nmean_interarrival_s = 1.0\n'
-                        '[inputs.i]\nkind = "wordcount"\nsize_mb = 1\nblock_mb = 1\n'
-                        '[categories.c]\nkind = "wordcount"\ninput = "i"\nreduces = 1\nprobability = 1.0\n')
-    comparison = Comparison.prepare(workload, ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
     real = session.predict
 
     def predict(jobs: list[Job], policy: str, *args: object, **kwargs: object) -> pd.DataFrame:
