@@ -95,33 +95,19 @@ class MinHeap:
         """Pop the smallest entry and push a new one, in one pass (IndexError if empty). The new
         entry sinks only as far as it must: the kernel's is usually due soon, so it stays near
         the top (where :meth:`pop`'s leaf, a late entry, is best taken to the bottom first)."""
-        a = self._a
-        top = a[0]
-        n = len(a)
-        pos = 0
-        child = 1
-        while child < n:
-            c = a[child]
-            right = child + 1
-            if right < n:
-                r = a[right]
-                if r.key < c.key or (r.key == c.key and r.tie < c.tie):   # r before c
-                    c = r
-                    child = right
-            if key < c.key or (key == c.key and tie < c.tie):              # the new entry before c
-                break
-            a[pos] = c
-            pos = child
-            child = 2 * pos + 1
-        a[pos] = Entry(key, tie, item)
+        top = self._a[0]
+        self._sift_down(0, Entry(key, tie, item), True)
         return top
 
-    def _sift_down(self, pos: int, e: Entry) -> None:
-        """Place ``e`` at ``pos`` or below: the hole goes down along the smaller children to a
-        leaf, then ``e`` climbs back up (as ``heapq`` does: fewer comparisons on average)."""
+    def _sift_down(self, pos: int, e: Entry, early: bool = False) -> None:
+        """Place ``e`` at ``pos`` or below. ``early``: stop where ``e`` comes before the smaller
+        child (an entry that belongs near the top); otherwise the hole goes down along the smaller
+        children to a leaf and ``e`` climbs back up (as ``heapq`` does: fewer comparisons for an
+        entry taken from the bottom)."""
         a = self._a
         n = len(a)
         start = pos
+        key, tie = e.key, e.tie
         child = 2 * pos + 1
         while child < n:
             c = a[child]
@@ -131,11 +117,12 @@ class MinHeap:
                 if r.key < c.key or (r.key == c.key and r.tie < c.tie):   # r before c
                     c = r
                     child = right
+            if early and (key < c.key or (key == c.key and tie < c.tie)):  # e before c
+                break
             a[pos] = c
             pos = child
             child = 2 * pos + 1
-        key, tie = e.key, e.tie
-        while pos > start:
+        while pos > start and not early:
             parent = (pos - 1) >> 1
             p = a[parent]
             if key < p.key or (key == p.key and tie < p.tie):
