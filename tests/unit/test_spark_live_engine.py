@@ -17,11 +17,16 @@ class FakeSpark:
     """Executors with slots, stages with pending tasks; launches what it is granted."""
 
     def __init__(self, executors: dict[str, int], stages: dict[int, tuple[int, dict[str, str]]],
-                 dag: dict[int, tuple[int, list[int]]] | None = None, app: str = "app-1") -> None:
-        """``dag``: stage -> (tasks, parents) of Spark job 0, sent as its job_start."""
+                 dag: dict[int, tuple[int, list[int]]] | None = None, app: str = "app-1",
+                 foreign: dict[str, int] | None = None) -> None:
+        """``dag``: stage -> (tasks, parents) of Spark job 0, sent as its job_start; ``foreign``:
+        executor -> tasks of stage 99 running there before the policy attached (in the snapshot)."""
         self.jobs = [] if dag is None else [{"e": "job_start", "t": 0, "job": 0, "props": {}, "stages": [
             {"stage": s, "tasks": n, "parents": ps} for s, (n, ps) in sorted(dag.items())]}]
-        self.free = dict(executors)
+        self.foreign = [{"e": "task_start", "t": 0, "task": 10_000 + i, "stage": 99, "attempt": 0, "index": i,
+                         "executor": e, "host": "h" + e, "speculative": False}
+                        for e, n in (foreign or {}).items() for i in range(n)]
+        self.free = {e: c - sum(t["executor"] == e for t in self.foreign) for e, c in executors.items()}
         self.pending = {s: n for s, (n, _) in stages.items()}
         self.props = {s: p for s, (_, p) in stages.items()}
         self.running: dict[int, tuple[int, str]] = {}
@@ -45,7 +50,7 @@ class FakeSpark:
                            "locality": {}, "props": self.props[s], "parents": []}
                           for s, n in sorted(self.pending.items()) if n]}
         if self.round == 1:
-            msg["snapshot"] = {"executors": self.events, "running": [], "jobs": self.jobs}
+            msg["snapshot"] = {"executors": self.events, "running": self.foreign, "jobs": self.jobs}
             msg["events"] = []
         self.events, self.launched = [], []
         return json.dumps(msg)
@@ -189,6 +194,21 @@ def _preempting_round(params: dict[str, str]) -> tuple[FakeSpark, PolicyHost, di
     assert spark.ran_on == [(1, "1")] and spark.free == {"1": 0}
     spark.pending[2], spark.props[2] = 2, {"schedbridge.estimate": "0.01"}
     return spark, host, json.loads(host.handle(spark.request()))
+
+
+def test_falcon_preempts_beside_a_task_spark_placed_itself() -> None:
+    """Shared slots: one of executor 1's two cores runs a task of another stage that Spark placed
+    before the policy attached (a foreign slot). Stage 1 takes the other core; stage 2, shorter,
+    preempts it by Selective Preemption, whose walk over the node's slots meets the foreign one
+    (compiled, it raised TypeError 'Running or None object expected; got Foreign': issue 30)."""
+    spark = FakeSpark({"1": 2}, {1: (2, {"schedbridge.estimate": "100"})}, foreign={"1": 1})
+    host = PolicyHost(make_planner("falcon", {}))
+    spark.apply(host.handle(spark.request()))
+    assert spark.ran_on == [(1, "1")] and spark.free == {"1": 0}
+    spark.pending[2], spark.props[2] = 2, {"schedbridge.estimate": "0.01"}
+    reply = json.loads(host.handle(spark.request()))
+    assert "error" not in reply and reply["spark_order"] is False
+    assert host.planner.counters["suspends"] == 1 and [g["stage"] for g in reply["assign"]] == [2]
 
 
 def test_a_suspended_spark_task_drains_and_its_slot_goes_to_the_preemptor() -> None:
