@@ -36,6 +36,17 @@ def total(vectors: Iterable[Sequence[float]], dims: int) -> Vector:
     return tuple(out)
 
 
+def ceiling(vectors: Iterable[Sequence[float]], dims: int) -> Vector:
+    """Component-wise maximum of many vectors of length ``dims`` (the zero vector when empty): a
+    demand that does not fit it fits none of them."""
+    out = [0.0] * dims
+    for v in vectors:
+        for h, x in enumerate(v):
+            if x > out[h]:
+                out[h] = x
+    return tuple(out)
+
+
 def fits(demand: Sequence[float], available: Sequence[float]) -> bool:
     """True when ``demand`` fits in ``available`` on every resource."""
     return all(d <= a + EPS for d, a in zip(demand, available, strict=True))

@@ -26,7 +26,7 @@ from typing import Literal
 from policies.bounds import DAY, MS, check_bounds, within
 from policies.api import (NONE, Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv,
                           ProbeArrival, ProbeInfo, Run, SetTimer, SlotFreed, TaskFinished, Timer)
-from policies.common.vectors import fits, normalized, sub
+from policies.common.vectors import ceiling, fits, normalized, sub
 from policies.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
 from policies.ursa.placement import Stage, headroom, place_batch
@@ -269,14 +269,21 @@ def greedy(score: Callable[[Vector, Vector, Vector], float]) -> Planner:
     def plan(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
         out: list[tuple[TaskKey, int]] = []
+        # a task that does not fit the most any worker has free on each resource fits no worker:
+        # skipped without the scan (a backlog of thousands of tasks on a full cluster was a scan of
+        # every worker per waiting task per pass)
+        top = ceiling(table.free.values(), len(table.capacity))
         for s in stages:
             for t in s.tasks:
                 d = demand(t)
+                if not fits(d, top):
+                    continue
                 fit = [(score(d, f, table.capacity), -w, w) for w, f in table.free.items() if fits(d, f)]
                 if fit:
                     w = max(fit)[2]
                     table.free[w] = sub(table.free[w], d)
                     out.append((t, w))
+                    top = ceiling(table.free.values(), len(table.capacity))
         return out
     return plan
 

@@ -63,3 +63,32 @@ def test_monotask_order_cpu_descending_network_ascending():
     assert sorted([monotask_order((0,), 5, True), monotask_order((0,), 9, True)]) == [(0, -9), (0, -5)]
     assert sorted([monotask_order((0,), 9, False), monotask_order((0,), 5, False)]) == [(0, 5), (0, 9)]
     assert monotask_order((0.0, 1), 9, True) < monotask_order((0.0, 2), 1, True)  # job order first
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: int) -> None:
+    """Capacity/Tetris skip a task that fits no worker's free room (`ceiling`) without scanning
+    the workers: the same placements as the plain scan, on tables with full and over-committed
+    (negative) workers."""
+    import random
+
+    from policies.common.vectors import fits, sub
+    from policies.ursa.policy import Table, alignment, greedy, most_available
+
+    rng = random.Random(seed)
+    cap = (4.0, 16.0)
+    free = {w: (rng.choice([-1.0, 0.0, 0.5, 2.0, 4.0]), rng.choice([-2.0, 0.0, 3.0, 16.0])) for w in range(12)}
+    demands = {t: (rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 4.0, 8.0])) for t in range(60)}
+    stages = [Stage(s, tuple(range(s * 10, s * 10 + 10))) for s in range(6)]
+    for rate in (most_available, alignment):
+        table = Table(dict(free), {}, (True, True), cap)
+        got = greedy(rate)(stages, table, lambda t, w: (0.0, 0.0), demands.__getitem__)
+        room, want = dict(free), []
+        for s in stages:
+            for t in s.tasks:
+                fit = [(rate(demands[t], f, cap), -w, w) for w, f in room.items() if fits(demands[t], f)]
+                if fit:
+                    w = max(fit)[2]
+                    room[w] = sub(room[w], demands[t])
+                    want.append((t, w))
+        assert got == want and table.free == room and 0 < len(got) < 60
