@@ -108,10 +108,7 @@ class Counters:
     """What the state counts (:data:`COUNTERS`), as attributes: compiled, an increment is a
     struct field's, where a dictionary's costs a lookup, a boxed addition and a store."""
 
-    __slots__ = ("probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
-                 "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
-                 "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
-                 "disorders", "kills", "queued_ends")
+    __slots__ = COUNTERS
 
     def __init__(self) -> None:
         self.probes_sent = 0

@@ -211,15 +211,16 @@ class Comparison:
         params, shape = self._simulated(policy)
         live = compare.live_jobs(live_dir, nominal)
         plugin = json.loads((live_dir / "meta.json").read_text()).get("plugin")
+        live_stats = compare.class_stats(live, self.cutoff)
         try:
             sim = predict(played, policy, params, *shape, self.seed, calibration, self.cutoff,
                           directory / "sim.csv", nominal=nominal)
         except CompareError as exc:  # the live run and the other policies' results stand
-            return Measured(policy, repeat, compare.class_stats(live, self.cutoff), compare.no_stats(), calibration,
-                            live_dir, directory / "sim.csv", plugin, sim_error=str(exc))
+            return Measured(policy, repeat, live_stats, compare.no_stats(), calibration, live_dir,
+                            directory / "sim.csv", plugin, sim_error=str(exc))
         self._curves.setdefault(policy, []).append((live, sim))
-        return Measured(policy, repeat, compare.class_stats(live, self.cutoff), compare.class_stats(sim, self.cutoff),
-                        calibration, live_dir, directory / "sim.csv", plugin)
+        return Measured(policy, repeat, live_stats, compare.class_stats(sim, self.cutoff), calibration, live_dir,
+                        directory / "sim.csv", plugin)
 
     def _preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
