@@ -350,7 +350,7 @@ class Eagle:
         return Probe((node,), ProbeInfo(job_id, est=est, long=True, info=copy))
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
-        out = self.binder.answer(ev, view)
+        out = self.binder.answer(ev)
         if isinstance(out[0], Launch):
             left = self.tasks_left[ev.probe.job_id] - 1
             if left:

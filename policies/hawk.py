@@ -114,7 +114,7 @@ class Hawk(FifoNodes):
         return (Probe(nodes, ProbeInfo(job.job_id, est=est, notify=job.has_dag)),)
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
-        return self.binder.answer(ev, view)
+        return self.binder.answer(ev)
 
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
         if self.lwl is not None:

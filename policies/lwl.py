@@ -65,7 +65,7 @@ class CentralLwl(FifoNodes):
         return (Probe(nodes, ProbeInfo(job.job_id, est=est, long=long)),)
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
-        return self.binder.answer(ev, view)
+        return self.binder.answer(ev)
 
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
         self.table.started(ev.node, (ev.job_id, ev.task), ev.time, view.job(ev.job_id).estimate)

@@ -52,7 +52,7 @@ class Sparrow(FifoNodes):
         return (Probe(sample(self.rng, k, 0, self.n), probe),)
 
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
-        return self.binder.answer(ev, view)
+        return self.binder.answer(ev)
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         job = view.job(ev.job_id)

@@ -45,7 +45,7 @@ from bridge.cluster.kernel import Kernel
 from bridge.cluster.slots import Foreign, Reserved, Running
 from bridge.cluster.view import StateView
 from policies.api import (
-    Assign, Cancel, ClusterSpec, Code, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
+    Assign, BaseEvent, Cancel, ClusterSpec, Code, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
     Probe, ProbeArrival, ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, SendHeartbeat, SetTimer,
     SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,
     check_policy, hooks_of,
@@ -85,15 +85,34 @@ class TaskRunner(Protocol):
 
 class Queued:
     """One entry of a node's queue: the ``ProbeInfo`` sent, how many copies of it the node holds,
-    and how many of those arrived behind a long task (the head-of-line flag, reporting only).
-    A native class when compiled: its fields are struct accesses on the hot path."""
+    how many of those arrived behind a long task (the head-of-line flag, reporting only) and
+    whether its job is long (reporting only). A native class when compiled: its fields are
+    struct accesses on the hot path."""
 
-    __slots__ = ("entry", "copies", "flagged")
+    __slots__ = ("entry", "copies", "flagged", "long")
 
-    def __init__(self, entry: ProbeInfo, copies: int, flagged: int) -> None:
+    def __init__(self, entry: ProbeInfo, copies: int, flagged: int, long: bool) -> None:
         self.entry = entry
         self.copies = copies
         self.flagged = flagged
+        self.long = long
+
+
+class JobRun:
+    """What the state tracks of one known job: which tasks were launched (``None`` once every
+    task ended, or the job was rejected), how many are left, its DAG readiness, and whether it is
+    long by the reporting classification. One record per job: one lookup where a task starts or
+    ends, instead of one per dictionary (compiled: native fields)."""
+
+    __slots__ = ("job", "durations", "launched", "left", "long", "readiness")
+
+    def __init__(self, job: Job, long: bool) -> None:
+        self.job = job
+        self.durations: Sequence[float] = job.durations
+        self.launched: bytearray | None = bytearray(job.n_tasks)
+        self.left: int = job.n_tasks
+        self.long = long
+        self.readiness: Readiness | None = Readiness(job) if job.has_dag else None
 
 
 COUNTERS = (
@@ -282,10 +301,7 @@ class ClusterState:
             [c for node in range(n) if (c := spec.capacity_of(node)) is not None])
         self.report_long = report_long
         self._long_at = [0] * n
-        self._job_long: dict[int, bool] = {}
-        self._launched: dict[int, bytearray] = {}
-        self._tasks_left: dict[int, int] = {}
-        self._readiness: dict[int, Readiness] = {}
+        self._runs: dict[int, JobRun] = {}
         self.log = SegmentLog(records=[] if record else None)
         self._counters = self.log.counts
         self._token = 0
@@ -319,15 +335,16 @@ class ClusterState:
     def _fail(self, reason: str, decision: object) -> DecisionError:
         return DecisionError(Status(Code.ERROR, reason, "cluster-state"), decision)
 
-    def apply(self, ev: Any, decisions: Iterable[Any] | None, out: list[Any]) -> list[Any]:
+    def apply(self, ev: BaseEvent, decisions: Iterable[Any] | None, out: list[Any]) -> list[Any]:
         """Apply the ``decisions`` a hook returned for ``ev``, at ``ev.time``; effects go to ``out``."""
         records = self._records
         if decisions:
+            # hooks return tuples (compiled, a tuple-typed loop is indexed: no iterator object)
+            ds: tuple[Any, ...] = decisions if isinstance(decisions, tuple) else tuple(decisions)
             if records is not None:
-                decisions = tuple(decisions)
-                records.append((ev, decisions))
+                records.append((ev, ds))
             now = ev.time
-            for d in decisions:
+            for d in ds:
                 self._apply_one(d, now, out)
         elif records is not None:
             records.append((ev, ()))
@@ -381,20 +398,16 @@ class ClusterState:
         if jid in self._jobs_by_id:
             raise ValueError(f"duplicate job id {jid}")
         self._jobs_by_id[jid] = job
-        self._launched[jid] = bytearray(job.n_tasks)
-        self._tasks_left[jid] = job.n_tasks
-        if job.has_dag:
-            self._readiness[jid] = Readiness(job)
-        if self.report_long is not None:
-            self._job_long[jid] = bool(self.report_long(job))
+        self._runs[jid] = JobRun(job, self.report_long is not None and bool(self.report_long(job)))
         return self.apply(ev, self._hooks["on_job_arrival"](ev, self.view), out)
 
     def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any]:
         node, probe = ev.node, ev.probe
         self._counters.entries_arrived += 1
-        flag = False
+        flag = long = False
         if self.report_long is not None:
-            if self._job_long[probe.job_id]:
+            if self._runs[probe.job_id].long:
+                long = True
                 self._long_at[node] += 1
             elif self._long_at[node] > 0:
                 flag = True
@@ -402,7 +415,7 @@ class ClusterState:
         q = self._queues[node]
         rec = q.get(id(probe))
         if rec is None:
-            q[id(probe)] = Queued(probe, 1, int(flag))
+            q[id(probe)] = Queued(probe, 1, int(flag), long)
         else:
             rec.copies += 1
             rec.flagged += flag
@@ -446,14 +459,14 @@ class ClusterState:
     def _on_segment_end(self, ev: SegmentEnd) -> list[Any] | None:
         """A runner's run segment reached its end, unless a suspension made it stale."""
         r = self._slots[ev.node][ev.slot]
-        if r.__class__ is not Running or r.token != ev.token:
+        if not isinstance(r, Running) or r.token != ev.token:   # (compiled: typed, native field reads)
             return None
         return self.finish(ev.node, ev.slot, ev.time)
 
     def finish(self, node: int, slot: int, now: float) -> list[Any]:
         """The task running on ``node``/``slot`` completed at ``now``: its slot is free, its job
         may be done, its DAG children may become ready, and the policy hears it."""
-        r = self._slots[node][slot]
+        r: Running = self._slots[node][slot]
         self._end_segment(r, node, slot, now, 1)
         jid, task = r.job_id, r.task
         if r.long:
@@ -498,7 +511,7 @@ class ClusterState:
         key = (jid, task)
         self._token += 1
         self._offslot[key] = (node, now, self._token)
-        left = self._jobs_by_id[jid].durations[task] - attained - self._offslot_done.get(key, 0.0)
+        left = self._runs[jid].durations[task] - attained - self._offslot_done.get(key, 0.0)
         out.append(OffSlotEnd(now + max(left, 0.0) / self.offslot_share, node, jid, task, self._token))
 
     def _offslot_stop(self, jid: int, task: int, now: float) -> float:
@@ -554,7 +567,8 @@ class ClusterState:
         else:
             probe = next((q.entry for q in self._queues[node].values()
                           if q.entry.task == task and q.entry.job_id == job_id), None)
-            launched = self._launched.get(job_id)
+            run = self._runs.get(job_id)
+            launched = run.launched if run is not None else None
             if probe is None or launched is None or launched[task]:
                 raise ValueError(f"task {job_id}.{task} is neither queued nor suspended at node {node}")
             self._dequeue(node, probe, key)
@@ -569,14 +583,14 @@ class ClusterState:
         return self.apply(ev, fn(ev, self.view), out)
 
     def _count_done(self, jid: int, task: int, now: float, out: list[Any]) -> None:
-        left = self._tasks_left[jid] - 1
-        self._tasks_left[jid] = left
-        if left == 0:
+        run = self._runs[jid]
+        run.left -= 1
+        if run.left == 0:
             self.log.job_finish[jid] = now
-            del self._launched[jid]
-            self._readiness.pop(jid, None)
-        elif self._readiness and jid in self._readiness:
-            for t in self._readiness[jid].finish(task):
+            run.launched = None
+            run.readiness = None
+        elif run.readiness is not None:
+            for t in run.readiness.finish(task):
                 self._unblock(jid, t, now, out)
 
     def occupy(self, node: int, ref: object, demand: tuple[float, ...] | None = None) -> int:
@@ -627,25 +641,27 @@ class ClusterState:
     # ------------------------------------------------------------------------------- decisions
     def _start(self, node: int, slot: int, jid: int, task: int, probe: ProbeInfo | None, flag: bool,
                now: float, out: list[Any]) -> None:
-        launched = self._launched.get(jid)
-        if launched is None:
+        run = self._runs.get(jid)
+        launched = run.launched if run is not None else None
+        if run is None or launched is None:
             raise self._fail(f"job {jid} is unknown or already finished", (node, slot, jid, task))
         if not 0 <= task < len(launched):
             raise self._fail(f"job {jid} has no task {task}", (node, slot, jid, task))
         if launched[task]:
             raise self._fail(f"task {jid}.{task} was already launched", (node, slot, jid, task))
-        rd = self._readiness.get(jid) if self._readiness else None
+        rd = run.readiness
         early = rd is not None and not rd.is_ready(task)
         if early and not self.early_start:
             raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
-        job = self._jobs_by_id[jid]
         demand = None
-        if self._capacity_used is not None and job.demands is not None:
-            demand = job.demands[task]
-            self._take(node, demand, (node, slot, jid, task))
+        if self._capacity_used is not None:
+            demands = run.job.demands
+            if demands is not None:
+                demand = demands[task]
+                self._take(node, demand, (node, slot, jid, task))
         launched[task] = 1
         self._token += 1
-        long = self.report_long is not None and self._job_long[jid]
+        long = run.long
         if long:
             self._long_at[node] += 1
         if flag:
@@ -657,7 +673,7 @@ class ClusterState:
         if early:
             self._block(r, node, slot)
         else:
-            self._run_task(node, slot, r, now + max(job.durations[task] - done, 0.0), out)
+            self._run_task(node, slot, r, now + max(run.durations[task] - done, 0.0), out)
         if self._notify_start and (probe is None or probe.notify):
             out.append(TaskStarted(now + self.delay, node, slot, jid, task))
 
@@ -677,7 +693,7 @@ class ClusterState:
         r.hold = now - r.start
         self._token += 1
         r.token = self._token
-        left = self._jobs_by_id[jid].durations[task] - r.attained
+        left = self._runs[jid].durations[task] - r.attained
         if self.offslot_share:
             left -= self._offslot_done.get((jid, task), 0.0)
         self._run_task(where[0], where[1], r, now + max(left, 0.0), out)
@@ -706,7 +722,7 @@ class ClusterState:
             if flag:
                 rec.flagged -= 1
         self._qlen[node] -= 1
-        if self.report_long is not None and self._job_long[probe.job_id]:
+        if rec.long:
             self._long_at[node] -= 1
         if self.offslot_share and probe.task is not None:
             self._offslot_stop(probe.job_id, probe.task, self.kernel.now)
@@ -738,7 +754,7 @@ class ClusterState:
                 if flag:
                     rec.flagged -= 1
             self._qlen[node] -= 1
-            if self.report_long is not None and self._job_long[probe.job_id]:
+            if rec.long:
                 self._long_at[node] -= 1
         self._nfree[node] -= 1
         if probe.task is not None:
@@ -749,7 +765,7 @@ class ClusterState:
 
     def _reservation(self, node: int, slot: int, d: object) -> Reserved:
         res = self._slots[node][slot]
-        if res.__class__ is not Reserved:
+        if not isinstance(res, Reserved):
             raise self._fail(f"slot {slot} of node {node} has no pending task request", d)
         return res
 
@@ -835,12 +851,12 @@ class ClusterState:
         self._nfree[d.node] -= 1
         self._counters.resumes += 1
         done = self._offslot_stop(d.job_id, d.task, now) if self.offslot_share else 0.0
-        rd = self._readiness.get(d.job_id) if self._readiness else None
-        if rd is not None and not rd.is_ready(d.task):
+        run = self._runs[d.job_id]
+        if run.readiness is not None and not run.readiness.is_ready(d.task):
             self._block(r, d.node, d.slot, first=False)
             return
         r.hold = self.switch_cost
-        left = self._jobs_by_id[d.job_id].durations[d.task] - r.attained - done
+        left = run.durations[d.task] - r.attained - done
         self._run_task(d.node, d.slot, r, now + self.switch_cost + max(left, 0.0), out)
 
     def _steal(self, d: Steal, now: float, out: list[Any]) -> None:
@@ -859,12 +875,13 @@ class ClusterState:
 
     def _reject(self, d: Reject, now: float, out: list[Any]) -> None:
         if d.probe is None:
-            if d.job_id not in self._launched:
+            run = self._runs.get(d.job_id)
+            if run is None or run.launched is None:
                 raise self._fail(f"cannot reject job {d.job_id}: unknown or finished", d)
-            if any(self._launched[d.job_id]):
+            if any(run.launched):
                 raise self._fail(f"cannot reject job {d.job_id}: some of its tasks were launched", d)
             self.log.rejected_jobs[d.job_id] = d.status
-            del self._launched[d.job_id]
+            run.launched = None
             return
         if self._dequeue(d.node, d.probe, d):
             # refused on the spot, it never waited behind the long task (Table 3.2 counts queued ones)
@@ -909,11 +926,16 @@ class ClusterState:
         whose task request is in flight (the policy can still give them a task of its choice)."""
         return sum(1 for x in self._slots[node] if x is None or x.__class__ is Reserved)
 
+    def _ended(self, job_id: int) -> bool:
+        """Whether job ``job_id`` is unknown, finished (every task ended) or rejected."""
+        run = self._runs.get(job_id)
+        return run is None or run.launched is None
+
     def forget_finished(self, job_ids: Iterable[int]) -> list[int]:
         """Forget those of ``job_ids`` that finished (every task ended) or were rejected and that no
         queue entry or reservation still names (a late-binding probe asks for its job), so a live
         state serving for weeks keeps only live jobs; returns the ids forgotten."""
-        done = [j for j in job_ids if j not in self._launched]
+        done = [j for j in job_ids if self._ended(j)]
         if not done:  # the usual round: spare the scan of every queue
             return []
         held = {rec.entry.job_id for q in self._queues for rec in q.values()}
@@ -921,7 +943,7 @@ class ClusterState:
         gone = [j for j in done if j not in held]
         for j in gone:
             self._jobs_by_id.pop(j, None)
-            self._tasks_left.pop(j, None)
+            self._runs.pop(j, None)
             self.log.job_finish.pop(j, None)
             self.log.rejected_jobs.pop(j, None)
         return gone

@@ -88,5 +88,5 @@ class StateView:
         raise KeyError(f"task {job_id}.{task} is not on node {node}")
 
     def is_ready(self, job_id: int, task: int) -> bool:
-        rd = self._s._readiness.get(job_id)
-        return rd is None or rd.is_ready(task)
+        run = self._s._runs.get(job_id)
+        return run is None or run.readiness is None or run.readiness.is_ready(task)

@@ -5,7 +5,7 @@ import math
 import random
 from collections.abc import Sequence
 
-from policies.api import Cancel, ClusterView, Decisions, Launch, TaskRequest
+from policies.api import Cancel, Decisions, Launch, TaskRequest
 from workloads.model import Job, Readiness
 
 
@@ -28,6 +28,16 @@ def sample_from(rng: random.Random, k: int, candidates: Sequence[int]) -> tuple[
     return tuple([candidates[int(r() * n)] for _ in range(k)])
 
 
+class Cursor:
+    """A job without a DAG in :class:`LateBinder`: the next task to hand out, of ``n``."""
+
+    __slots__ = ("next", "n")
+
+    def __init__(self, n: int) -> None:
+        self.next = 0
+        self.n = n
+
+
 class LateBinder:
     """The scheduler side of late binding: hands out each job's tasks in index order (or in
     DAG-ready order) to whichever probe asks first, and answers Cancel when none is left.
@@ -35,10 +45,10 @@ class LateBinder:
     DAG jobs: probe only for the tasks :meth:`add` / :meth:`finished` report as available, and
     ask for TaskFinished of the job's tasks (``ProbeInfo.notify``) to learn when more are."""
 
-    __slots__ = ("next", "dag")
+    __slots__ = ("plain", "dag")
 
     def __init__(self) -> None:
-        self.next: dict[int, int] = {}           # job -> next task index (jobs without a DAG)
+        self.plain: dict[int, Cursor] = {}       # jobs without a DAG
         self.dag: dict[int, tuple[Readiness, list[int], set[int]]] = {}
 
     def add(self, job: Job) -> int:
@@ -49,26 +59,19 @@ class LateBinder:
             ready = sorted(rd.ready or ())
             self.dag[job.job_id] = (rd, ready, set())
             return len(ready)
-        self.next[job.job_id] = 0
+        self.plain[job.job_id] = Cursor(job.n_tasks)
         return job.n_tasks
 
-    def left(self, job: Job) -> int:
-        """Tasks of ``job`` not handed out yet."""
-        if job.job_id in self.next:
-            return job.n_tasks - self.next[job.job_id]
-        d = self.dag.get(job.job_id)
-        return 0 if d is None else job.n_tasks - len(d[2])
-
-    def take(self, job: Job) -> int:
-        """The next task of ``job`` to launch, or -1 if none is (currently) available."""
-        jid = job.job_id
-        nxt = self.next.get(jid)
-        if nxt is not None:
-            if nxt >= job.n_tasks:
+    def take(self, job_id: int) -> int:
+        """The next task of job ``job_id`` to launch, or -1 if none is (currently) available."""
+        c = self.plain.get(job_id)
+        if c is not None:
+            t = c.next
+            if t >= c.n:
                 return -1
-            self.next[jid] = nxt + 1
-            return nxt
-        d = self.dag.get(jid)
+            c.next = t + 1
+            return t
+        d = self.dag.get(job_id)
         if d is None or not d[1]:
             return -1
         t = d[1].pop(0)
@@ -85,9 +88,10 @@ class LateBinder:
         d[1].sort()
         return len(newly)
 
-    def answer(self, ev: TaskRequest, view: ClusterView) -> Decisions:
+    def answer(self, ev: TaskRequest) -> Decisions:
         """Launch the next task of the probe's job, or Cancel."""
-        t = self.take(view.job(ev.probe.job_id))
+        jid = ev.probe.job_id
+        t = self.take(jid)
         if t < 0:
             return (Cancel(ev.node, ev.slot, ev.probe),)
-        return (Launch(ev.node, ev.slot, ev.probe.job_id, t),)
+        return (Launch(ev.node, ev.slot, jid, t),)

@@ -344,13 +344,11 @@ def test_an_application_asking_a_daemon_for_another_policy_is_refused_at_start(t
         daemon.kill()
 
 
+# One mistake from each place a configuration is checked, end to end (each case is a JVM's start):
+# the policy host's check of the policy and its parameters (every message of it: test_spark_attach.py),
+# the plugin's check of its own keys (every message: BridgeConfTest.java) and its first call.
 MISTAKES = [("spark.schedbridge.policy", "hwak", "unknown policy 'hwak' (did you mean 'hawk'?)"),
-            ("spark.schedbridge.policy.cutof", "10", "unknown parameter(s) ['cutof'] (did you mean 'cutoff'?)"),
-            ("spark.schedbridge.policy.cutoff", "abc", "cutoff='abc' is not a number"),
-            ("spark.schedbridge.cutoff", "10", "did you mean spark.schedbridge.policy.cutoff?"),
-            ("spark.schedbridge.deadline.ms", "50", "spark.schedbridge.deadline.ms is now spark.schedbridge.deadline"),
             ("spark.schedbridge.deadline", "soon", "spark.schedbridge.deadline must be a Spark time string"),
-            ("spark.schedbridge.endpoint", "tcp:/x", "spark.schedbridge.endpoint must be 'local'"),
             ("spark.schedbridge.endpoint", "tcp://127.0.0.1:9", "did not answer at start")]
 
 

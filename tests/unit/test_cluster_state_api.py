@@ -19,8 +19,8 @@ from workloads.model import Job
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("bridge", "workloads", "sparkplugin")
 OWNER = ROOT / "bridge" / "cluster"
-PRIVATE = ("_slots", "_jobs_by_id", "_tasks_left", "_suspended", "_queues", "_launched", "_nfree", "_qlen",
-           "_capacity_used", "_readiness", "_blocked", "_long_at", "_job_long", "_run_cache", "_susp_cache",
+PRIVATE = ("_slots", "_jobs_by_id", "_runs", "_suspended", "_queues", "_nfree", "_qlen",
+           "_capacity_used", "_blocked", "_long_at", "_run_cache", "_susp_cache",
            "_counters", "_hooks")
 
 
@@ -36,8 +36,8 @@ def simulation(jobs: list[Job]) -> Simulation:
 
 
 def test_the_scanner_finds_access_to_a_private_table_and_nothing_else() -> None:
-    code = "n = state._slots[0]\nstate._tasks_left.pop(1)\nself._jobs = {}\nstate.slots\nstate.token(0, 1)\n"
-    assert private_accesses(code) == ["<string>:1 ._slots", "<string>:2 ._tasks_left"]
+    code = "n = state._slots[0]\nstate._runs.pop(1)\nself._jobs = {}\nstate.slots\nstate.token(0, 1)\n"
+    assert private_accesses(code) == ["<string>:1 ._slots", "<string>:2 ._runs"]
 
 
 def test_every_private_name_scanned_is_a_table_of_the_state() -> None:

@@ -70,7 +70,7 @@ class TcpTransportTest {
 
     @Test
     void anEndpointThatIsNotTcpHostPortNamesTheKey() {
-        for (String endpoint : new String[] {"tcp://host", "http://host:1", "host:1"}) {
+        for (String endpoint : new String[] {"tcp://host", "http://host:1", "host:1", "tcp:/x"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> new TcpTransport(endpoint, TOKEN, "app", conf(), null));
             assertTrue(e.getMessage().startsWith("schedbridge: spark.schedbridge.endpoint must be"), e.getMessage());
