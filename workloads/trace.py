@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bridge.common import atomic
-from workloads.model import Job, WorkloadError
+from workloads.model import Job, Vector, WorkloadError
 
 
 class TraceError(ValueError):
@@ -60,10 +60,11 @@ one float object each (:func:`iter_trace`)."""
 
 
 def parse_thesis_line(path: Path, lineno: int, line: str, job_id: int,
-                      shared: dict[str, float] | None = None) -> Job:
-    """One line of a thesis-format trace as a job. With ``shared`` (duration text -> float), a
-    duration written as before (the same text) is the same float object: a trace whose durations
-    repeat, as whole seconds do, then holds 8 bytes per task instead of 32."""
+                      shared: dict[str, float] | None = None, demand: Vector | None = None) -> Job:
+    """One line of a thesis-format trace as a job (every task demanding ``demand``, if given). With
+    ``shared`` (duration text -> float), a duration written as before (the same text) is the same
+    float object: a trace whose durations repeat, as whole seconds do, then holds 8 bytes per task
+    instead of 32."""
     parts = line.split()
     if len(parts) < 3:
         names = ("submit_time", "n_tasks", "mean_task_duration")
@@ -77,23 +78,38 @@ def parse_thesis_line(path: Path, lineno: int, line: str, job_id: int,
     if len(parts) - 3 != n:
         raise TraceError(path, lineno, f"d{min(n, len(parts) - 3) + 1}",
                          f"n_tasks is {n} but the line has {len(parts) - 3} task durations")
+    texts = parts[3:]
+    durations = _seen(texts, shared)
+    if durations is None:
+        try:
+            durations = tuple(map(float, texts))
+        except ValueError:
+            durations = ()
+        if not durations or min(durations) < 0 or not math.isfinite(sum(durations)):
+            for i, text in enumerate(texts, start=1):  # slow path: find the culprit
+                _num(path, lineno, f"d{i}", text)
+        if shared is not None:  # keyed by text, so "-0" stays -0.0; once full, only looked up
+            durations = tuple(map(shared.setdefault if len(shared) < SHARED_DURATIONS else shared.get,
+                                  texts, durations))
     try:
-        durations = tuple(map(float, parts[3:]))
-    except ValueError:
-        durations = ()
-    if not durations or min(durations) < 0 or not math.isfinite(sum(durations)):
-        for i, text in enumerate(parts[3:], start=1):  # slow path: find the culprit
-            _num(path, lineno, f"d{i}", text)
-    if shared is not None:  # keyed by text, so "-0" stays -0.0; once full, only looked up
-        durations = tuple(map(shared.setdefault if len(shared) < SHARED_DURATIONS else shared.get,
-                              parts[3:], durations))
-    try:
-        return Job(job_id, submit, durations, mean)
+        return Job(job_id, submit, durations, mean, None if demand is None else (demand,) * n)
     except WorkloadError as e:  # pragma: no cover - fields already checked above
         raise TraceError(path, lineno, "job", str(e)) from None
 
 
-def _json_job(path: Path, lineno: int, line: str, job_id: int, shared: dict[str, float] | None = None) -> Job:
+def _seen(texts: list[str], shared: dict[str, float] | None) -> tuple[float, ...] | None:
+    """The durations of ``texts`` if every one was read before (``shared`` holds only checked
+    values): a trace in whole seconds repeats its texts, and a lookup is cheaper than a parse."""
+    if not shared:
+        return None
+    try:
+        return tuple(map(shared.__getitem__, texts))
+    except KeyError:
+        return None
+
+
+def _json_job(path: Path, lineno: int, line: str, job_id: int, shared: dict[str, float] | None = None,
+              demand: Vector | None = None) -> Job:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
@@ -133,6 +149,8 @@ def _json_job(path: Path, lineno: int, line: str, job_id: int, shared: dict[str,
             demands = tuple(tuple(float(x) for x in d) for d in demands)
         except (TypeError, ValueError, OverflowError):
             raise TraceError(path, lineno, "demands", "expected lists of numbers") from None
+    elif demand is not None:
+        demands = (demand,) * len(durations)
     parents = tuples("parents", tuple)
     stage_of = tuples("stage_of", int)
     stage_parents = tuples("stage_parents", tuple)
@@ -154,8 +172,9 @@ def _decode(path: Path, lineno: int, raw: bytes) -> str:
                                                f"{e.start + 1}; a binary file?)") from None
 
 
-def iter_trace(path: str | os.PathLike[str]) -> Iterator[Job]:
-    """Yield the jobs of a trace file in file order (see the module docstring for formats)."""
+def iter_trace(path: str | os.PathLike[str], demand: Vector | None = None) -> Iterator[Job]:
+    """Yield the jobs of a trace file in file order (see the module docstring for formats); with
+    ``demand``, every task whose line gives no demand vector demands it."""
     p = Path(path)
     parse = _json_job if p.suffix == ".jsonl" else parse_thesis_line
     job_id = 0
@@ -164,7 +183,7 @@ def iter_trace(path: str | os.PathLike[str]) -> Iterator[Job]:
     for lineno, s in _lines(p):
         if not s or s.startswith("#"):
             continue
-        job = parse(p, lineno, s, job_id, shared)
+        job = parse(p, lineno, s, job_id, shared, demand)
         if job.submit < last_submit:
             raise TraceError(p, lineno, "submit_time" if parse is parse_thesis_line else "submit",
                              f"jobs must be in submission order ({job.submit} < {last_submit})")
@@ -206,9 +225,10 @@ def stated_cutoff(path: str | os.PathLike[str]) -> float | None:
     return None
 
 
-def read_trace(path: str | os.PathLike[str]) -> list[Job]:
-    """All jobs of a trace file. Raises TraceError on the first malformed line."""
-    jobs = list(iter_trace(path))
+def read_trace(path: str | os.PathLike[str], demand: Vector | None = None) -> list[Job]:
+    """All jobs of a trace file (see :func:`iter_trace` for ``demand``). Raises TraceError on the
+    first malformed line."""
+    jobs = list(iter_trace(path, demand))
     if not jobs:
         raise TraceError(path, 0, "file", "trace contains no jobs")
     return jobs

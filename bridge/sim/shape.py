@@ -72,6 +72,12 @@ class ClusterShape:
         """GB a task without a demand in its trace asks for: the leanest node's memory per core."""
         return min(k.memory_gb / k.cores for k in self.kinds)
 
+    @property
+    def task_demand(self) -> tuple[float, float]:
+        """What a task without a demand in its trace asks for: one core, :attr:`memory_per_task` GB
+        (``read_trace(path, shape.task_demand)`` gives it while reading)."""
+        return (1.0, self.memory_per_task)
+
     def spec(self, network_delay: float) -> ClusterSpec:
         """The policies' view: slots per node = the largest node's cores; capacity per node."""
         caps = [(float(k.cores), k.memory_gb) for k in self.kinds for _ in range(k.count)]
@@ -92,19 +98,20 @@ class ClusterShape:
         return {"offslot_share": self.offslot_share} if self.offslot_share else {}
 
     def with_demands(self, jobs: Sequence[Job]) -> list[Job]:
-        """``jobs`` with one core and :attr:`memory_per_task` GB for every task whose trace gives no
-        demand; ClusterFileError if a given demand fits no node."""
-        one = (1.0, self.memory_per_task)
+        """``jobs`` with :attr:`task_demand` for every task whose trace gives no demand;
+        ClusterFileError if a given demand fits no node (each distinct vector checked once)."""
+        one = self.task_demand
         out = []
         for job in jobs:
             if job.demands is None:
                 out.append(replace(job, demands=(one,) * job.n_tasks))
                 continue
-            for i, d in enumerate(job.demands):
-                if len(d) == len(RESOURCES) and not any(d[0] <= k.cores + 1e-9 and d[1] <= k.memory_gb + 1e-9
-                                                        for k in self.kinds):
-                    raise ClusterFileError(f"job {job.job_id} task {i}: demand {tuple(d)} (cores, GB) fits no "
-                                           f"node of the cluster{f' ({self.source})' if self.source else ''}")
+            for d in dict.fromkeys(job.demands):
+                if d != one and len(d) == len(RESOURCES) and not any(
+                        d[0] <= k.cores + 1e-9 and d[1] <= k.memory_gb + 1e-9 for k in self.kinds):
+                    where = f" ({self.source})" if self.source else ""
+                    raise ClusterFileError(f"job {job.job_id} task {job.demands.index(d)}: demand {tuple(d)} "
+                                           f"(cores, GB) fits no node of the cluster{where}")
             out.append(job)
         return out
 

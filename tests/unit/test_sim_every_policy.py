@@ -160,6 +160,24 @@ def test_a_trace_demand_that_fits_no_node_is_refused(tmp_path):
     c.write_text(HETERO)   # 4 cores 16 GB, or 2 cores 4 GB: 20 GB fits neither
     r = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", "tetris", "--cluster", str(c)])
     assert r.exit_code == 1 and "job 0 task 0" in r.output and "fits no node" in r.output
+    # each distinct vector is checked once; the message names the first task that asks for it
+    trace.write_text('{"id": 0, "submit": 0, "durations": [1, 1, 1], "demands": [[1, 1], [3, 20], [3, 20]]}\n')
+    r = CliRunner().invoke(simulate, ["--trace", str(trace), "--policy", "tetris", "--cluster", str(c)])
+    assert r.exit_code == 1 and "job 0 task 1: demand (3.0, 20.0)" in r.output, r.output
+
+
+def test_read_trace_gives_the_default_demand_only_to_tasks_without_one(tmp_path):
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text('{"submit": 0, "durations": [1, 2]}\n{"submit": 1, "durations": [3], "demands": [[2, 8]]}\n')
+    thesis = tmp_path / "t.trace"
+    thesis.write_text("0 2 1.5 1 2\n1 1 3 3\n2 2 1.5 2 1\n")
+    assert [j.demands for j in read_trace(jsonl, (1.0, 4.0))] == [((1.0, 4.0), (1.0, 4.0)), ((2.0, 8.0),)]
+    assert [j.demands for j in read_trace(thesis, (1.0, 4.0))][:2] == [((1.0, 4.0), (1.0, 4.0)), ((1.0, 4.0),)]
+    jobs = read_trace(thesis)
+    assert [j.demands for j in jobs] == [None] * 3
+    # a line whose every duration text was read before shares those floats: the same values
+    assert [j.durations for j in jobs] == [(1.0, 2.0), (3.0,), (2.0, 1.0)]
+    assert jobs[2].durations[0] is jobs[0].durations[1]
 
 
 def test_a_cluster_file_s_offslot_share_lets_kairos_tasks_end_off_their_slot(tmp_path):
