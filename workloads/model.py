@@ -131,6 +131,18 @@ class Job:
     def tasks(self) -> tuple[Task, ...]:
         return tuple(self.task(i) for i in range(self.n_tasks))
 
+    def task_parents(self) -> tuple[tuple[int, ...], ...]:
+        """Each task's parent tasks as one task-level DAG: its own (``parents``) and every task of
+        its stage's parent stages (``stage_of`` / ``stage_parents``), for a policy that walks tasks."""
+        own = self.parents if self.parents is not None else ((),) * self.n_tasks
+        if self.stage_of is None:
+            return own
+        members: list[list[int]] = [[] for _ in self.stage_parents or ()]
+        for i, s in enumerate(self.stage_of):
+            members[s].append(i)
+        above = [tuple(t for p in ps for t in members[p]) for ps in self.stage_parents or ()]
+        return tuple(own[i] + above[s] for i, s in enumerate(self.stage_of))
+
     def is_long(self, cutoff: float) -> bool:
         """Thesis classification: long iff the estimate is above the cutoff."""
         return self.estimate > cutoff

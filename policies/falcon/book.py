@@ -44,7 +44,7 @@ class TaskBook:
         """Register a job; returns its tasks without parents."""
         jid = job.job_id
         self.jobs[jid] = job
-        parents = {i: (job.parents[i] if job.parents else ()) for i in range(job.n_tasks)}
+        parents = dict(enumerate(job.task_parents()))   # a stage DAG as task edges
         self.children[jid] = children_of(parents)
         self.live[jid] = dict(self.children[jid])
         self.parents[jid] = parents
