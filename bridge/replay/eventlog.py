@@ -201,6 +201,33 @@ def read_log(path: Path) -> list[TaskRecord]:
     return tasks
 
 
+@dataclass(frozen=True)
+class SparkJob:
+    """A Spark job of a replayed job, from its SparkListenerJobStart: when it was submitted and
+    its stages with their parent stages (Spark's stage infos, skipped stages included)."""
+
+    app_id: str
+    replayed: int
+    submitted_epoch_s: float
+    stages: dict[int, tuple[int, ...]]
+
+
+def spark_jobs(directory: Path) -> list[SparkJob]:
+    """The Spark jobs of replayed jobs in every event log in ``directory``, by submission time."""
+    found = []
+    for path in _logs(directory):
+        app_id = ""
+        for event in events(path):
+            kind = event.get("Event")
+            if kind == "SparkListenerApplicationStart":
+                app_id = event.get("App ID", "")
+            elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
+                stages = {int(info["Stage ID"]): tuple(int(p) for p in info.get("Parent IDs", []))
+                          for info in event.get("Stage Infos", [])}
+                found.append(SparkJob(app_id, job, event.get("Submission Time", 0) / 1000.0, stages))
+    return sorted(found, key=lambda j: j.submitted_epoch_s)
+
+
 def logging_conf(directory: Path) -> dict[str, str]:
     """Spark settings for plain-JSON, single-file event logs in `directory` (Spark 4 defaults to
     rolled, zstd-compressed logs: `read_logs` takes one plain file per application)."""
@@ -208,8 +235,11 @@ def logging_conf(directory: Path) -> dict[str, str]:
             "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
 
 
+def _logs(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*") if p.is_file() and not p.name.startswith("."))
+
+
 def read_logs(directory: Path) -> list[TaskRecord]:
     """Tasks from every event log in `directory`, ordered by launch time."""
-    logs = sorted(p for p in directory.glob("*") if p.is_file() and not p.name.startswith("."))
-    tasks = [t for path in logs for t in read_log(path)]
+    tasks = [t for path in _logs(directory) for t in read_log(path)]
     return sorted(tasks, key=lambda t: (t.launch_epoch_s, t.app_id, t.task_id, t.attempt))

@@ -55,7 +55,7 @@ def test_the_shipped_plan_is_one_placement_and_one_preemption_comparison() -> No
     (PLACEMENT.replace('["stock", "eagle"]', '["eagle"]'), "comparison[1].policies: expected a list of two"),
     (PLACEMENT + 'reading = "median"\n', "comparison[1].reading: expected 'CLASS STAT'"),
     (PLACEMENT + "preempt = 1\n", "comparison[1].preempt: expected true or false"),
-    (PLACEMENT + 'job_model = "parallel"\n', "comparison[1].job_model: must be one of critical-path, serial"),
+    (PLACEMENT + 'job_model = "parallel"\n', "comparison[1].job_model: must be one of critical-path, serial, tasks"),
     (PLACEMENT + PLACEMENT, "comparison: two comparisons share a name"),
     ("comparisons = []\n", "comparison: missing (is 'comparisons' a misspelling?)"),
     ("[[comparison]\n", "not valid TOML"),

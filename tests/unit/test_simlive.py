@@ -19,6 +19,7 @@ from bridge.apps.simlive.session import Comparison, Result
 from bridge.cli import main as cli
 from bridge.common.metrics import percentile
 from bridge.sim.engine import Simulation
+from bridge.sim.shape import uniform
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
 from workloads.model import Job
@@ -234,6 +235,49 @@ def test_measured_jobs_are_full_share_work_stages_in_sequence(tmp_path: Path) ->
     assert [j.durations[0] for j in measured_jobs(live, subs, "serial")] == pytest.approx([1.0 + 1.3 + 0.8, 0.2])
     with pytest.raises(CompareError, match=r"no succeeded task of job\(s\) \[7\]"):
         measured_jobs(live, [*subs, Submission(7, 2.0, "wc", WordCountJob("in", 1))], "serial")
+
+
+def write_staged_run(live: Path) -> Path:
+    """A run whose job 0 ran three Spark jobs: A (stage 0, then 1), B submitted at +2.5 s after A
+    ended (stage 3, whose parent 2 was skipped: 2's parent is 1) and C submitted at +2.6 s while B
+    ran (stage 4, no parent); job 1 ran stage 6 alone. No preemption: a task's work is its time."""
+    def start(job: int, submitted: float, stages: dict[int, list[int]], replayed: int) -> dict:
+        return {"Event": "SparkListenerJobStart", "Job ID": job, "Submission Time": _ms(T0 + submitted),
+                "Stage IDs": list(stages), "Properties": {"spark.jobGroup.id": f"schedbridge-job-{replayed}"},
+                "Stage Infos": [{"Stage ID": s, "Parent IDs": p} for s, p in stages.items()]}
+    events = [{"Event": "SparkListenerApplicationStart", "App ID": "application_1_0001", "Timestamp": _ms(T0)},
+              start(0, 0.0, {0: [], 1: [0]}, 0), start(1, 1.0, {6: []}, 1),
+              start(2, 2.5, {1: [0], 2: [1], 3: [2]}, 0), start(3, 2.6, {4: []}, 0)]
+    (live / "eventlogs").mkdir(parents=True)
+    (live / "eventlogs" / "application_1_0001").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (live / "meta.json").write_text(json.dumps({"t0_epoch": T0, "state": "complete"}))
+    pd.DataFrame({"job_id": [0, 0, 0, 0, 0, 1], "stage_id": [1, 0, 0, 3, 4, 6], "task_id": [3, 2, 1, 4, 5, 6],
+                  "container_id": ["c1"] * 6, "launch_s": [1.2, 0.1, 0.1, 2.6, 2.7, 1.1],
+                  "finish_s": [2.0, 1.0, 1.1, 3.0, 2.9, 1.6], "status": ["succeeded"] * 6}
+                 ).to_csv(live / "tasks.csv", index=False)
+    return live
+
+
+def test_the_tasks_model_keeps_every_task_in_its_stages_with_sparks_parents(tmp_path: Path) -> None:
+    live = write_staged_run(tmp_path)
+    subs = [Submission(0, 0.0, "wc", WordCountJob("in", 1)), Submission(1, 1.0, "wc", WordCountJob("in", 1))]
+    job, other = measured_jobs(live, subs, "tasks")
+    # stages 0, 1, 3, 4 in order (tasks by launch, then id); 3 waits for 1 through skipped 2; C's
+    # stage 4 waits for what had ended when C was submitted (0 and 1), not for B's stage 3
+    assert job.durations == pytest.approx((1.0, 0.9, 0.8, 0.4, 0.2))
+    assert job.stage_of == (0, 0, 1, 2, 3) and job.stage_parents == ((), (0,), (1,), (0, 1))
+    assert job.estimate == pytest.approx(3.3 / 5)
+    assert (other.durations, other.stage_of, other.stage_parents) == (pytest.approx((0.5,)), (0,), ((),))
+    # the simulator plays the DAG, on two slots: stage 0 (1.0 beside 0.9), 1 (0.8), then 3 (0.4)
+    # beside 4 (0.2): 2.2 s (without the stages, 3.3 s of work on two slots ends by 1.7 s)
+    shape = uniform(2, 1)
+    spec = shape.spec(0.0)
+    falcon = create("falcon", PolicyEnv(spec, 1), config_for("falcon", {"masters": "1"}))  # one master: both nodes
+    result = Simulation(shape.with_demands(apply([job], NONE)), falcon, spec).run()
+    assert result.log.job_finish[0] == pytest.approx(2.2, abs=0.01)
+    (live / "eventlogs" / "application_1_0001").write_text("")
+    with pytest.raises(CompareError, match=r"job 0: stage\(s\) \[0, 1, 3, 4\] ran but no Spark job"):
+        measured_jobs(live, subs, "tasks")
 
 
 def wordcount_workload(tmp_path: Path) -> Path:

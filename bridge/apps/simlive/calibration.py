@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from statistics import median
 
@@ -173,4 +173,4 @@ def apply(jobs: list[Job], calibration: Calibration) -> list[Job]:
     """The trace jobs as the calibrated simulator plays them: every task longer by the task
     overhead, each job's runtime estimate still the trace's mean (what the live policy is told)."""
     extra = max(calibration.task_overhead_s, 0.0)
-    return [Job(j.job_id, j.submit, tuple(d + extra for d in j.durations), estimate=j.estimate) for j in jobs]
+    return [replace(j, durations=tuple(d + extra for d in j.durations)) for j in jobs]   # stages kept

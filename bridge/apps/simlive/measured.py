@@ -9,12 +9,22 @@ each live run is simulated from its own tasks' measured work (our reading):
   a non-preempting one measure the same work. Spark's Executor CPU Time was not usable: PySpark
   runs the job's Python code in a worker process whose CPU Spark does not count (measured on
   kairos-hol under FIFO: a long reduce ran 19.9 s with 0.07 s of Executor CPU Time).
-* **a job is one simulator task** holding a slot for its stages in sequence (a stage needs the
-  one before it), each stage as long as its longest task (``critical-path``: the stage's tasks in
-  parallel) or as all its tasks' work together (``serial``: on one slot). With one task per stage
-  (kairos-hol) both give the job's summed task times, as an earlier hand-made trace had them.
+* **a job** is either its tasks (``tasks``): every succeeded task one simulator task of its work,
+  each demanding one core, in stages whose parents are Spark's (the event logs' stage infos, a
+  stage that ran no task bridged to its own parents), so that a placement policy places each task
+  and Falcon meets the DAG; or **one simulator task** holding a slot for its stages in sequence
+  (a stage needs the one before it), each stage as long as its longest task (``critical-path``:
+  the stage's tasks in parallel) or as all its tasks' work together (``serial``: on one slot).
+  With one task per stage (kairos-hol) the last two give the job's summed task times, as an
+  earlier hand-made trace had them.
+* **Spark jobs in sequence** (``tasks``; our reading): a replayed job may run several Spark jobs
+  (a TPC-H query does: a broadcast's, then the query's). A Spark job's stages that have no parent
+  in it wait for every stage of the same replayed job that had finished when the Spark job was
+  submitted, since the driver submitted it only then; Spark jobs submitted while another ran do
+  not wait for it.
 
-The job's runtime estimate is its measured work (what a policy that uses estimates is told).
+A one-task job's runtime estimate is its measured work; a ``tasks`` job's is the mean of its tasks'
+(what a policy that uses estimates is told).
 """
 from __future__ import annotations
 
@@ -26,12 +36,12 @@ from pathlib import Path
 import pandas as pd
 
 from bridge.apps.simlive.compare import CompareError
+from bridge.replay.eventlog import SparkJob, spark_jobs
 from workloads.model import Job
 from workloads.spec import Submission
 
-JOB_MODELS = ("critical-path", "serial")
+JOB_MODELS = ("critical-path", "serial", "tasks")
 _STAGE = {"critical-path": "max", "serial": "sum"}
-
 
 def shrunk_intervals(path: Path) -> dict[str, list[tuple[float, float]]]:
     """Per container, the (start, end) epoch seconds it spent shrunk, from a replay's
@@ -66,17 +76,61 @@ def task_work(tasks: pd.DataFrame, t0: float, shrunk: Mapping[str, Sequence[tupl
 
 
 def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str) -> list[Job]:
-    """The replay's jobs as the simulator plays them: one task each, of the job's measured work
-    under ``model`` (see the module docstring)."""
-    if model not in _STAGE:
+    """The replay's jobs as the simulator plays them, from the run's measured task work under
+    ``model`` (see the module docstring)."""
+    if model not in JOB_MODELS:
         raise CompareError(f"job model {model!r}: one of {', '.join(JOB_MODELS)}")
     t0 = float(json.loads((live_dir / "meta.json").read_text())["t0_epoch"])
     tasks = pd.read_csv(live_dir / "tasks.csv")
     tasks = tasks[tasks["status"] == "succeeded"].copy()
     tasks["work"] = task_work(tasks, t0, shrunk_intervals(live_dir / "preemption.json"))
-    per_stage = tasks.groupby(["job_id", "stage_id"])["work"].agg(_STAGE[model])
-    work = per_stage.groupby(level="job_id").sum()
-    if missing := [s.job_id for s in submissions if s.job_id not in work.index]:
+    if missing := [s.job_id for s in submissions if s.job_id not in set(tasks["job_id"])]:
         raise CompareError(f"{live_dir / 'tasks.csv'}: no succeeded task of job(s) {missing[:5]} to measure "
                            "its work from (a failed job cannot be simulated)")
+    if model == "tasks":
+        by_job = {job: frame for job, frame in tasks.groupby("job_id")}
+        spark = spark_jobs(live_dir / "eventlogs")
+        return [staged_job(s, by_job[s.job_id], [j for j in spark if j.replayed == s.job_id], t0)
+                for s in submissions]
+    per_stage = tasks.groupby(["job_id", "stage_id"])["work"].agg(_STAGE[model])
+    work = per_stage.groupby(level="job_id").sum()
     return [Job(s.job_id, s.time_s, (float(work[s.job_id]),), estimate=float(work[s.job_id])) for s in submissions]
+
+
+def staged_job(submission: Submission, tasks: pd.DataFrame, spark: Sequence[SparkJob], t0: float) -> Job:
+    """One replayed job as its tasks in stages (``tasks``: its succeeded tasks with their work;
+    ``spark``: its Spark jobs by submission). CompareError if a stage that ran is in no Spark
+    job's stage infos (an event log that does not belong to this run)."""
+    tasks = tasks.sort_values(["stage_id", "launch_s", "task_id"], kind="stable")
+    ran = sorted(set(tasks["stage_id"]))
+    index = {stage: i for i, stage in enumerate(ran)}
+    infos: dict[int, tuple[int, ...]] = {}
+    owner: dict[int, SparkJob] = {}
+    for job in spark:   # a stage reused by a later Spark job keeps the first's parents and owner
+        for stage, listed in job.stages.items():
+            infos.setdefault(stage, listed)
+            owner.setdefault(stage, job)
+    if unknown := [stage for stage in ran if stage not in owner]:
+        raise CompareError(f"job {submission.job_id}: stage(s) {unknown[:5]} ran but no Spark job of its event "
+                           "logs lists them")
+    ended = tasks.groupby("stage_id")["finish_s"].max() + t0
+    parents = []
+    for stage in ran:
+        direct = _ran_parents(stage, infos, index, set())
+        if not direct:   # a root of its Spark job: after what had ended when the driver submitted it
+            direct = {p for p in ran if p != stage and owner[p] is not owner[stage]
+                      and ended[p] <= owner[stage].submitted_epoch_s}
+        parents.append(tuple(sorted(index[p] for p in direct)))
+    return Job(submission.job_id, submission.time_s, tuple(float(w) for w in tasks["work"]),
+               stage_of=tuple(index[s] for s in tasks["stage_id"]), stage_parents=tuple(parents))
+
+
+def _ran_parents(stage: int, infos: dict[int, tuple[int, ...]], ran: Mapping[int, int], seen: set[int]) -> set[int]:
+    """``stage``'s parents that ran tasks, looking through parents that ran none (skipped)."""
+    found: set[int] = set()
+    for parent in infos.get(stage, ()):
+        if parent in seen:
+            continue
+        seen.add(parent)
+        found |= {parent} if parent in ran else _ran_parents(parent, infos, ran, seen)
+    return found

@@ -33,6 +33,7 @@ from bridge.testbed.layout import default_layout
 from bridge.testbed.target import resolve
 from workloads.expand import expand
 from workloads.model import Job
+from workloads.multires.jsonl import write_jsonl
 from workloads.spec import Submission, TasksJob
 from workloads.trace import write_trace
 from workloads.workload_file import load_workload
@@ -156,6 +157,9 @@ class Comparison:
         """What the simulator plays as task durations, for the table."""
         if self.job_model is None:
             return TRACE_DURATIONS
+        if self.job_model == "tasks":
+            return ("measured from each live run (tasks): every task of a job at its full-share time (launch to "
+                    "finish less time shrunk), in its stages with Spark's parents; POLICY/repeat-R/sim.jsonl")
         return (f"measured from each live run ({self.job_model}): a job is one task of its stages' "
                 f"{'longest' if self.job_model == 'critical-path' else 'summed'} full-share task times "
                 "(launch to finish less time shrunk), stages in sequence; POLICY/repeat-R/sim.trace")
@@ -242,7 +246,10 @@ class Comparison:
         if self.job_model is None:
             return self.jobs
         played = measured_jobs(live_dir, self.submissions, self.job_model)
-        write_trace(directory / "sim.trace", played)
+        if self.job_model == "tasks":   # the rich format keeps the stages
+            write_jsonl(directory / "sim.jsonl", played)
+        else:
+            write_trace(directory / "sim.trace", played)
         if not self.jobs:
             self.jobs = played
             self.cutoff = compare.default_cutoff(played) if self.cutoff is None else self.cutoff
