@@ -161,10 +161,12 @@ def reading_lines(runs: Sequence[Measured], cls: str, stat: str) -> list[str]:
 
 def _prepare(planned: Planned, conf_dir: Path) -> Comparison:
     """The comparison checked as far as it can be before anything runs: workload, policies,
-    parameters, and the Spark plugin each live policy needs."""
+    parameters, and the Spark plugin each live policy needs. Whether a --preempt comparison's
+    policies can be simulated is checked once the testbed is up (:func:`_check_preempting`): they
+    are simulated on its NodeManagers, which the ResourceManager names."""
     comparison = Comparison.prepare(planned.workload, list(planned.policies), planned.executors,
                                     planned.executor_cores, None, planned.cutoff, planned.params, planned.preempt,
-                                    conf_dir, planned.job_model)
+                                    conf_dir, planned.job_model, check=not planned.preempt)
     for policy in planned.policies:
         check_policy(policy, policy_conf(comparison.params[policy]), planned.preempt)
     return comparison
@@ -207,6 +209,17 @@ def _checked(plan_file: Path, conf_dir: Path) -> list[tuple[Planned, Comparison]
     return checked
 
 
+def _check_preempting(plan: list[tuple[Planned, Comparison]], plan_file: Path) -> None:
+    """Every runnable --preempt comparison's policies can be simulated on the testbed's
+    NodeManagers (read from its ResourceManager, so once it is up), before any comparison runs."""
+    for planned, comparison in plan:
+        if planned.preempt and not _not_runnable(planned):
+            try:
+                comparison.check_simulatable()
+            except ERRORS as exc:
+                raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
+
+
 def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
@@ -226,10 +239,12 @@ def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
     if results.exists() and any(results.iterdir()):
         raise click.BadParameter(f"{results} is not empty", param_hint="--out")
     bed = Testbed(default_layout())
-    plan = _checked(plan_file or default_plan(), bed.layout.conf_dir)
+    plan_file = plan_file or default_plan()
+    plan = _checked(plan_file, bed.layout.conf_dir)
     was_running = all(bed.running().values())
     try:
         bed.up(progress=_say)
+        _check_preempting(plan, plan_file)
         shown = []
         for i, (planned, comparison) in enumerate(plan, 1):
             skip = _not_runnable(planned)

@@ -1,11 +1,14 @@
 """One `schedbridge demo` on the testbed, shared by every test that reads a sim-vs-live comparison
-or a Kairos `--preempt` replay (the `demo_run` fixture in conftest.py): the demo's two comparisons
-at a reduced size, four Spark applications in all.
+or a Kairos `--preempt` replay (the `demo_run` fixture in conftest.py): the demo's three comparisons
+at a reduced size, seven Spark applications in all.
 
 - placement: a small trace of sleeping tasks (8 jobs, 18 tasks) under stock Spark and Eagle;
 - preemption: kairos-hol.toml shrunk (two long CPU-bound WordCount jobs, then two short ones)
   under FIFO and Kairos with `--preempt` (the replay starts a node agent per NodeManager, which
-  resizes containers through cgroups: root).
+  resizes containers through cgroups: root);
+- mission: mission-mini.toml shrunk (a TPC-H query and two WordCount jobs) under stock Spark, Hawk
+  and Falcon, simulated per task with Spark's stage DAG (`job_model = "tasks"`); every job short
+  (the cutoff far above them), so the classes need no measurement to agree.
 
 The tests recompute what they check from the runs' own files (jobs.csv, tasks.csv, preemption.json,
 sim.csv, the event logs), never through the code that wrote the demo's tables."""
@@ -43,7 +46,8 @@ PLACEMENT_CUTOFF = 2.5  # trace jobs 2 and 5 are long
 # long 6-7 s on a quiet host, 16-17 s under a CI run; the later short job 1.5-2 s quiet, 2.04 s
 # under a CI run (over a 2 s cutoff, leaving no short job to compare), the earlier one up to 4 s.
 PREEMPTION_CUTOFF = 3.5
-PLACEMENT, PREEMPTION = ("stock", "eagle"), ("fifo", "kairos")
+PLACEMENT, PREEMPTION, MISSION = ("stock", "eagle"), ("fifo", "kairos"), ("stock", "hawk", "falcon")
+MISSION_CUTOFF = 1000.0  # every job short
 KAIROS_Q = 1  # Kairos' live default: one extra executor per NodeManager beside its N = 1
 
 TRACE_WORKLOAD = """\
@@ -77,7 +81,26 @@ executor_cores = 1
 preempt = true
 cutoff = {PREEMPTION_CUTOFF}
 reading = "short p50"
+
+[[comparison]]
+name = "mission"
+title = "mission, small"
+workload = "mission.toml"
+policies = {list(MISSION)!r}
+executors = 2
+executor_cores = 1
+job_model = "tasks"
+cutoff = {MISSION_CUTOFF}
+reading = "short p50"
+params = {{ masters = "1" }}
 """
+
+
+def mission_workload() -> str:
+    """mission-mini.toml shrunk: three jobs, two seconds apart, on 2 MB of words."""
+    text = (EXAMPLES / "mission-mini.toml").read_text()
+    return (text.replace('name = "mission-mini"', 'name = "mission"').replace("jobs = 8", "jobs = 3")
+            .replace("mean_interarrival_s = 4.0", "mean_interarrival_s = 2.0").replace("size_mb = 8", "size_mb = 2"))
 
 
 def hol_workload() -> str:
@@ -111,6 +134,7 @@ def run_demo(testbed, root: Path) -> DemoRun:
     (root / "small.trace").write_text(TRACE)
     (root / "small.toml").write_text(TRACE_WORKLOAD)
     (root / "hol.toml").write_text(hol_workload())
+    (root / "mission.toml").write_text(mission_workload())
     (root / "plan.toml").write_text(PLAN)
     out = root / "out"
     command = [sys.executable, "-c", "from bridge.cli import main; main()", "demo", "--plan", str(root / "plan.toml"),
@@ -145,6 +169,8 @@ def long_jobs(run: DemoRun, comparison: str) -> dict[int, bool]:
     WordCount jobs, the first policy's (FIFO's) measured work, which classes them for every run."""
     if comparison == "placement":
         return {j: mean > PLACEMENT_CUTOFF for j, mean in enumerate(MEANS)}
+    if comparison == "mission":
+        return dict.fromkeys(measured_work(run.live_dir(comparison, MISSION[0])), False)
     return {j: work > PREEMPTION_CUTOFF for j, work in measured_work(run.live_dir(comparison, PREEMPTION[0])).items()}
 
 

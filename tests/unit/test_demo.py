@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bridge.apps.demo import default_plan, demo, figures_table, load_plan, reading_lines
+from bridge.apps.demo import _checked, default_plan, demo, figures_table, load_plan, reading_lines
+from bridge.apps.simlive import session
 from bridge.apps.simlive.calibration import NONE
 from bridge.apps.simlive.compare import Measured
 from workloads.workload_file import WorkloadFileError, load_workload
@@ -35,11 +36,14 @@ def _run(policy: str, live: tuple[float, float], sim: tuple[float, float]) -> Me
                     NONE, Path("live"), Path("sim.csv"))
 
 
-def test_the_shipped_plan_is_one_placement_and_one_preemption_comparison() -> None:
+def test_the_shipped_plan_is_placement_preemption_and_the_missions_workloads() -> None:
     plan = load_plan(default_plan())
     assert [(p.name, p.policies, p.preempt) for p in plan] == [("placement", ("stock", "eagle"), False),
-                                                               ("preemption", ("fifo", "kairos"), True)]
-    placement, preemption = plan
+                                                               ("preemption", ("fifo", "kairos"), True),
+                                                               ("mission", ("stock", "hawk", "falcon"), False)]
+    placement, preemption, mission = plan
+    kinds = {c.kind for c in load_workload(mission.workload).mix.categories}
+    assert kinds == {"tpch", "wordcount"} and mission.job_model == "tasks" and mission.params == {"masters": "1"}
     assert load_workload(placement.workload).trace is not None  # sleeping tasks
     assert placement.executors * placement.executor_cores == 32 and placement.extra_vcores > 0
     assert placement.params == {"cutoff": "4.529"} and placement.reading == ("short", "p90")
@@ -82,6 +86,16 @@ def test_demo_refuses_a_bad_plan_before_starting_anything(tmp_path: Path, polici
     result = CliRunner().invoke(demo, ["--plan", str(tmp_path / "plan.toml"), "--out", str(tmp_path / "r")])
     assert result.exit_code == 1 and f"{tmp_path / 'plan.toml'}: {message}" in result.output, result.output
     assert "demo: [1/1]" not in result.output and not (tmp_path / "r").exists()
+
+
+def test_the_shipped_plan_is_checked_without_a_running_resourcemanager(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make demo` checks its plan before it starts the testbed: a --preempt comparison's simulated
+    shape (the RM's NodeManagers) is checked only once the testbed is up."""
+    def no_cluster_yet(conf_dir: object) -> None:
+        raise AssertionError("the plan's check reached for the ResourceManager before the testbed started")
+    monkeypatch.setattr(session, "resolve", no_cluster_yet)
+    assert [p.name for p, _ in _checked(default_plan(), tmp_path)] == ["placement", "preemption", "mission"]
 
 
 def test_demo_refuses_a_results_directory_in_use(tmp_path: Path) -> None:

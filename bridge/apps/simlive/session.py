@@ -119,8 +119,10 @@ class Comparison:
     @classmethod
     def prepare(cls, workload: Path, policies: list[str], executors: int, cores: int, seed: int | None,
                 cutoff: float | None, params: dict[str, str], preempt: bool, conf_dir: Path | None,
-                job_model: str = JOB_MODELS[0]) -> Comparison:
-        """Load and check the workload, the policies and their parameters."""
+                job_model: str = JOB_MODELS[0], check: bool = True) -> Comparison:
+        """Load and check the workload, the policies and their parameters; with ``check``, also
+        whether each policy can be simulated (:meth:`check_simulatable`, which reads the RM's
+        NodeManagers with --preempt: a caller that starts the cluster first checks afterwards)."""
         spec = load_workload(workload)
         submissions = expand(spec)
         if not submissions:
@@ -137,7 +139,8 @@ class Comparison:
         else:
             comparison = cls(workload, spec.name, [], policies, split, (executors, cores), seed, cutoff, preempt,
                              conf_dir, submissions, job_model, cutoff_given=cutoff is not None)
-        comparison.check_simulatable()
+        if check:
+            comparison.check_simulatable()
         return comparison
 
     def check_simulatable(self) -> None:
