@@ -2,7 +2,8 @@
 
 Brings the testbed up, runs each comparison of the demo's plan (by default
 ``workloads/examples/demo/sim-to-real.toml``: one placement comparison on sleeping Yahoo-like
-tasks, one preemption comparison on CPU-bound WordCount jobs) through `sim-vs-live`'s Python API,
+tasks, one preemption comparison on CPU-bound WordCount jobs, one on the mission's TPC-H and
+WordCount jobs) through `sim-vs-live`'s Python API,
 prints per policy the live figures beside the simulator's prediction and one reading line computed
 from them, and stops the testbed if it started it. The plan is data, not code, so that what the
 demo shows can be changed (or shrunk, as its integration test does) without touching this module.
@@ -232,9 +233,9 @@ def _minutes(seconds: float) -> str:
 @renamed_option("--results", "--out")
 @click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
 def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
-    """Start the local testbed and show, per comparison of the plan (a placement one on sleeping
-    Yahoo-like tasks, a preemption one on CPU-bound WordCount), each policy's live figures beside
-    the simulator's prediction; about 9 minutes on a 2-core machine."""
+    """Start the local testbed and show, per comparison of the plan (placement on sleeping
+    Yahoo-like tasks, preemption on CPU-bound WordCount, the mission's TPC-H and WordCount jobs),
+    each policy's live figures beside the simulator's prediction; about 9 minutes on a 2-core machine."""
     started, results = time.monotonic(), out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     if results.exists() and any(results.iterdir()):
         raise click.BadParameter(f"{results} is not empty", param_hint="--out")
