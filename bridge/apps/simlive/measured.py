@@ -43,6 +43,7 @@ from workloads.spec import Submission
 JOB_MODELS = ("critical-path", "serial", "tasks")
 _STAGE = {"critical-path": "max", "serial": "sum"}
 
+
 def shrunk_intervals(path: Path) -> dict[str, list[tuple[float, float]]]:
     """Per container, the (start, end) epoch seconds it spent shrunk, from a replay's
     ``preemption.json`` (none if the file does not exist: a run without preemption)."""
@@ -88,10 +89,11 @@ def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str)
         raise CompareError(f"{live_dir / 'tasks.csv'}: no succeeded task of job(s) {missing[:5]} to measure "
                            "its work from (a failed job cannot be simulated)")
     if model == "tasks":
-        by_job = {job: frame for job, frame in tasks.groupby("job_id")}
-        spark = spark_jobs(live_dir / "eventlogs")
-        return [staged_job(s, by_job[s.job_id], [j for j in spark if j.replayed == s.job_id], t0)
-                for s in submissions]
+        by_job = dict(tuple(tasks.groupby("job_id")))
+        spark: dict[int, list[SparkJob]] = {}
+        for job in spark_jobs(live_dir / "eventlogs"):   # by submission, so each job's stay in order
+            spark.setdefault(job.replayed, []).append(job)
+        return [staged_job(s, by_job[s.job_id], spark.get(s.job_id, []), t0) for s in submissions]
     per_stage = tasks.groupby(["job_id", "stage_id"])["work"].agg(_STAGE[model])
     work = per_stage.groupby(level="job_id").sum()
     return [Job(s.job_id, s.time_s, (float(work[s.job_id]),), estimate=float(work[s.job_id])) for s in submissions]
