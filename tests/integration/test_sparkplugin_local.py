@@ -361,7 +361,8 @@ def test_a_configuration_mistake_ends_a_spark_submit_application_before_any_task
                    "print('TASKS RAN', spark.sparkContext.parallelize(range(4), 2).count())\n")
     cmd = [str(Path(sys.executable).parent / "schedbridge"), "submit", "--master", "spark-schedbridge://local[1]",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.schedbridge.policy=hawk",
-           "--conf", "spark.schedbridge.token=any-token-0123456789", "--conf", f"{key}={value}",
+           "--conf", "spark.schedbridge.token=any-token-0123456789", "--conf", "spark.schedbridge.start.timeout=3s",
+           "--conf", f"{key}={value}",
            str(app)]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0 and message in result.stderr, result.stderr[-3000:]

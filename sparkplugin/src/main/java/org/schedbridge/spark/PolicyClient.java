@@ -171,9 +171,12 @@ final class PolicyClient implements AutoCloseable {
      * At application start: reach the host and have it accept this application's policy and
      * parameters. A refusal, or no answer within the start timeout, stops the application with the
      * host's reason, unless {@code spark.schedbridge.fallback=true} (then rounds fall back, counted).
+     * A connection that fails is retried every {@code retry.wait} within the start timeout: a daemon
+     * being restarted, or a loaded machine, must not end an application that would have reached it.
      */
     void start() {
         try {
+            connectWithin(conf.startTimeoutMs);
             connectAndAttach(conf.startTimeoutMs);
             LOG.info("schedbridge: policy {} {} hosted by {}", conf.policy, conf.params, endpoint.description);
             return;
@@ -189,12 +192,30 @@ final class PolicyClient implements AutoCloseable {
             if (!conf.fallback) {
                 throw new IllegalStateException("schedbridge: the policy host (" + endpoint.description + ") did not "
                         + "answer at start: " + reason + " (set " + BridgeConf.PREFIX + "fallback=true to run on Spark's own "
-                        + "scheduling while it is unreachable)");
+                        + "scheduling while it is unreachable)", e);
             }
             startFailed(Failure.UNREACHABLE, "policy host unreachable: " + reason);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("schedbridge: interrupted while reaching the policy host");
+        }
+    }
+
+    /** Connects, retrying every {@code retry.wait} until {@code timeoutMs} has passed; the last failure if none succeeds. */
+    private void connectWithin(int timeoutMs) throws IOException, InterruptedException {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true) {
+            try {
+                transport.connect();
+                return;
+            } catch (IOException e) {
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(conf.retryMs) > end) {
+                    throw e;
+                }
+                LOG.warn("schedbridge: the policy host ({}) did not answer: {}; retrying in {} ms",
+                        endpoint.description, e.getMessage(), conf.retryMs);
+                Thread.sleep(conf.retryMs);
+            }
         }
     }
 

@@ -101,7 +101,7 @@ final class TcpTransport implements Transport {
             hello();
         } catch (IOException | RuntimeException e) {
             close();
-            throw new IOException(where + ": " + e.getMessage(), e);
+            throw new IOException(where + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
         }
         return ++epoch;
     }

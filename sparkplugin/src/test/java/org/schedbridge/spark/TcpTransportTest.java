@@ -115,6 +115,30 @@ class TcpTransportTest {
         }
     }
 
+    @Test
+    void atStartAFailedConnectionIsRetriedWithinTheStartTimeout() throws Exception {
+        try (ServerSocket server = listen()) {
+            CompletableFuture<List<JsonNode>> host = CompletableFuture.supplyAsync(() -> {
+                try {
+                    server.accept().close();  // the first connection fails, as under a loaded host's start
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+                return serve(server, TOKEN);
+            });
+            BridgeConf conf = BridgeConf.from(new SparkConf(false).set(BridgeConf.PREFIX + "endpoint", endpoint(server))
+                    .set(BridgeConf.PREFIX + "token", TOKEN).set(BridgeConf.PREFIX + "retry.wait", "100ms")
+                    .set(BridgeConf.PREFIX + "start.timeout", "20s"));
+            BridgeStats stats = BridgeStats.reset(conf.policy, conf.endpoint);
+            try (PolicyClient client = new PolicyClient("my-app", PolicyEndpoint.open(conf, "my-app"),
+                    new ClusterMirror(), conf, stats)) {
+                client.start();  // without the retry: "did not answer at start: ...: daemon closed the connection"
+            }
+            List<JsonNode> seen = host.get(10, TimeUnit.SECONDS);
+            assertEquals(List.of("hello", "auth", "attach"), seen.stream().map(m -> m.get("kind").asText()).toList());
+        }
+    }
+
     static BridgeConf conf() {
         return BridgeConf.from(new SparkConf(false));
     }
@@ -146,6 +170,7 @@ class TcpTransportTest {
                             .put("proof", proof(token, "host", msg.get("nonce").asText(), mine)));
                     case "auth" -> out.println(JSON.createObjectNode().put("v", Protocol.VERSION)
                             .put("ok", msg.get("proof").asText().equals(proof(token, "plugin", mine, seen.get(0).get("nonce").asText()))));
+                    case "attach" -> out.println(JSON.createObjectNode().put("v", Protocol.VERSION).put("attached", true));
                     default -> out.println(JSON.createObjectNode().put("v", Protocol.VERSION).set("echo", msg));
                 }
             }
