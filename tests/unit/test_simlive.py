@@ -87,6 +87,30 @@ def test_calibration_from_a_small_event_log(tmp_path: Path) -> None:
     assert dict(cal.samples) == {"tasks": 4, "decisions": 5, "job_starts": 2, "job_ends": 2, "executors": 2}
 
 
+def test_driver_gaps_are_a_jobs_time_with_none_of_its_spark_jobs_active(tmp_path: Path) -> None:
+    """Job 0 runs four Spark jobs: [0, 1], then [1.5, 2.0] beside [1.8, 2.5], then [3.0, 3.2]:
+    the driver worked 0.5 s twice. Job 1's one Spark job has no gap. Each gap lengthens only its
+    own job's predicted completion time."""
+    def spark_job(job_id: int, group: str, start: float, end: float) -> list[dict]:
+        return [{"Event": "SparkListenerJobStart", "Job ID": job_id, "Submission Time": _ms(T0 + start),
+                 "Stage IDs": [job_id], "Properties": {"spark.jobGroup.id": group}},
+                {"Event": "SparkListenerJobEnd", "Job ID": job_id, "Completion Time": _ms(T0 + end)}]
+    events = [{"Event": "SparkListenerApplicationStart", "App ID": "application_1_0002", "Timestamp": _ms(T0)},
+              *spark_job(0, "schedbridge-job-0", 0.0, 1.0), *spark_job(1, "schedbridge-job-0", 1.5, 2.0),
+              *spark_job(2, "schedbridge-job-0", 1.8, 2.5), *spark_job(3, "schedbridge-job-0", 3.0, 3.2),
+              *spark_job(4, "schedbridge-job-1", 0.5, 1.1)]
+    (tmp_path / "eventlogs").mkdir()
+    (tmp_path / "eventlogs" / "application_1_0002").write_text("".join(json.dumps(e) + "\n" for e in events))
+    cal = measure(tmp_path, None, T0, {0: (0.0, 3.3), 1: (0.5, 1.2)})
+    assert cal.driver_s == pytest.approx({0: 1.0, 1: 0.0})
+    assert "driver gaps 1.00 s median in 1 job(s)" in cal.describe()
+    jobs = [Job(0, 0.0, (1.0,)), Job(1, 0.5, (1.0,))]
+    plain = predict(jobs, "stock", {}, 2, 1, 7, NONE, 1.5, tmp_path / "plain.csv")
+    gapped = predict(jobs, "stock", {}, 2, 1, 7, cal, 1.5, tmp_path / "gapped.csv")
+    later = (gapped["finish"] - plain["finish"]).tolist()
+    assert later == pytest.approx([cal.job_start_s + cal.job_end_s + 1.0, cal.job_start_s + cal.job_end_s])
+
+
 def test_calibration_without_replayed_tasks_names_the_logs(tmp_path: Path) -> None:
     (tmp_path / "eventlogs").mkdir()
     with pytest.raises(CalibrationError, match="eventlogs: no succeeded task"):
@@ -98,7 +122,8 @@ def test_applied_calibration_lengthens_tasks_and_keeps_the_estimate() -> None:
     (job,) = apply([JOBS[0]], cal)
     assert job.durations == pytest.approx((1.1, 2.1, 1.1))
     assert job.estimate == pytest.approx(4.0 / 3)
-    assert cal.as_dict()["applied"] == {"task_overhead_s": 0.1, "network_delay_s": 0.025, "job_overhead_s": 0.5}
+    assert cal.as_dict()["applied"] == {"task_overhead_s": 0.1, "network_delay_s": 0.025, "job_overhead_s": 0.5,
+                                           "driver_gaps_s": 0}
     assert "task overhead 0.100 s, network delay 0.025 s" in cal.describe()
 
 

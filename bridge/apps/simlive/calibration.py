@@ -12,13 +12,18 @@ outlier must not move the model):
 * **job start**: the replay's submission of a job to Spark's submission of its Spark job
   (the driver thread building the RDD, the DAG scheduler).
 * **job end**: the job's last task finishing to the replay seeing the job end.
+* **driver gaps**, per job: the time between its first Spark job's submission and its last one's
+  end when none of its Spark jobs was active (a TPC-H query's driver planning, re-optimising
+  adaptively and collecting broadcasts between the Spark jobs AQE submits one query stage at a time).
 * **executor start**: an executor's registration after the application's start.
 
 How they become the simulator's delays (our reading, `apply`): the task overhead is added to every
 task's duration (the slot is held for it; the job's runtime estimate stays the trace's), the
 decision is the simulator's two one-way network hops of a slot's turnaround (a finish reaching the
 scheduler, its start reaching the node: `network_delay = decision / 2`), and job start + job end
-are added to every job's completion time. Executor start-up is measured and reported but not
+are added to every job's completion time, and each job's own driver gaps to its completion time
+(they delay its later stages, which hold no slot meanwhile; adding them at the end is exact while the
+job's later stages wait for no slot). Executor start-up is measured and reported but not
 applied: the shared application starts and warms up its executors before time 0.
 """
 from __future__ import annotations
@@ -48,6 +53,7 @@ class Calibration:
     job_end_s: float
     executor_start_s: float
     samples: Mapping[str, int]
+    driver_s: Mapping[int, float] = field(default_factory=dict)   # per replayed job: its driver gaps
 
     @property
     def network_delay_s(self) -> float:
@@ -59,13 +65,19 @@ class Calibration:
         return {**asdict(self), "samples": dict(self.samples),
                 "applied": {"task_overhead_s": max(self.task_overhead_s, 0.0),
                             "network_delay_s": self.network_delay_s,
-                            "job_overhead_s": self.job_start_s + self.job_end_s}}
+                            "job_overhead_s": self.job_start_s + self.job_end_s,
+                            "driver_gaps_s": sum(self.driver_s.values())}}
 
     def describe(self) -> str:
         """One line for the table: the delays the simulation ran with."""
         return (f"task overhead {self.task_overhead_s:.3f} s, network delay {self.network_delay_s:.3f} s "
                 f"(decision {self.decision_s:.3f} s), job start {self.job_start_s:.3f} s + end "
-                f"{self.job_end_s:.3f} s (executor start-up {self.executor_start_s:.2f} s, not applied)")
+                f"{self.job_end_s:.3f} s{self._driver()} (executor start-up {self.executor_start_s:.2f} s, not applied)")
+
+    def _driver(self) -> str:
+        gaps = [g for g in self.driver_s.values() if g > 0]
+        return (f", driver gaps {median(gaps):.2f} s median in {len(gaps)} job(s) (max {max(gaps):.2f} s)"
+                if gaps else "")
 
 
 NONE = Calibration(0.0, 0.0, 0.0, 0.0, 0.0, {})  # the uncalibrated simulator
@@ -81,6 +93,8 @@ class _Log:
     stage_job: dict[int, int] = field(default_factory=dict)
     stage_submit: dict[int, float] = field(default_factory=dict)
     job_submit: dict[int, float] = field(default_factory=dict)
+    spark_jobs: dict[int, tuple[int, float, float]] = field(default_factory=dict)  # Spark job id: replayed
+    # job, submission, end (NaN until its SparkListenerJobEnd)
     tasks: list[tuple[int, int, str, float, float, bool]] = field(default_factory=list)  # job, index, executor,
     # launch, finish, succeeded
 
@@ -97,8 +111,12 @@ def _read(path: Path) -> _Log:
             log.executor_cores[executor] = int((event.get("Executor Info") or {}).get("Total Cores", 1))
         elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
             log.job_submit.setdefault(job, event["Submission Time"] / 1000)
+            log.spark_jobs[event["Job ID"]] = (job, event["Submission Time"] / 1000, math.nan)
             for stage in event.get("Stage IDs", []):
                 log.stage_job.setdefault(stage, job)
+        elif kind == "SparkListenerJobEnd" and event.get("Job ID") in log.spark_jobs:
+            job, submitted, _ = log.spark_jobs[event["Job ID"]]
+            log.spark_jobs[event["Job ID"]] = (job, submitted, event["Completion Time"] / 1000)
         elif kind == "SparkListenerStageSubmitted":
             info = event["Stage Info"]
             if "Submission Time" in info:
@@ -134,6 +152,26 @@ def _decision_waits(log: _Log) -> list[float]:
     return waits
 
 
+def driver_gaps(log: _Log) -> dict[int, float]:
+    """Per replayed job: seconds between its first Spark job's submission and its last one's end
+    with none of its Spark jobs active (submitted, not ended). A Spark job never seen to end counts
+    as active to the job's last end."""
+    spans: dict[int, list[tuple[float, float]]] = {}
+    for job, submitted, ended in log.spark_jobs.values():
+        spans.setdefault(job, []).append((submitted, ended))
+    gaps = {}
+    for job, intervals in spans.items():
+        last = max((e for _, e in intervals if not math.isnan(e)), default=math.nan)
+        if math.isnan(last):
+            continue
+        covered, reach = 0.0, -math.inf
+        for start, end in sorted((s, last if math.isnan(e) else e) for s, e in intervals):
+            covered += max(0.0, end - max(start, reach))
+            reach = max(reach, end)
+        gaps[job] = max(0.0, last - min(s for s, _ in intervals) - covered)
+    return gaps
+
+
 def measure(results: Path, jobs: Mapping[int, Job] | None, t0: float,
             replay_times: Mapping[int, tuple[float, float]]) -> Calibration:
     """The calibration of one replay: `results/eventlogs`, the trace `jobs` by replay job id (their
@@ -143,7 +181,9 @@ def measure(results: Path, jobs: Mapping[int, Job] | None, t0: float,
     logs = [_read(p) for p in sorted((results / "eventlogs").glob("*"))
             if p.is_file() and not p.name.startswith(".")]
     overheads, waits, starts, ends, executors = [], [], [], [], []
+    driver: dict[int, float] = {}
     for log in logs:
+        driver.update((job, gap) for job, gap in driver_gaps(log).items() if job in replay_times)
         last_finish: dict[int, float] = {}
         for job, index, _executor, launch, finish, ok in log.tasks:
             if ok:
@@ -166,7 +206,7 @@ def measure(results: Path, jobs: Mapping[int, Job] | None, t0: float,
 
     return Calibration(med(overheads), med(waits), med(starts), med(ends), med(executors),
                        {"tasks": len(overheads), "decisions": len(waits), "job_starts": len(starts),
-                        "job_ends": len(ends), "executors": len(executors)})
+                        "job_ends": len(ends), "executors": len(executors)}, driver)
 
 
 def apply(jobs: list[Job], calibration: Calibration) -> list[Job]:

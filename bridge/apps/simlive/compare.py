@@ -69,9 +69,11 @@ def live_jobs(results: Path, nominal: Mapping[int, Job]) -> pd.DataFrame:
 
 def calibrated_jobs(sim_jobs: pd.DataFrame, nominal: Mapping[int, Job], calibration: Calibration) -> pd.DataFrame:
     """The simulator's job table as the live path would have seen it: each finish later by the
-    job start and end overheads, each job's size its trace mean (not the calibrated one)."""
+    job start and end overheads and its own driver gaps, each job's size its trace mean (not the
+    calibrated one)."""
     out = sim_jobs.copy()
-    out["finish"] = out["finish"] + calibration.job_start_s + calibration.job_end_s
+    driver = out["job_id"].map(lambda j: calibration.driver_s.get(j, 0.0))
+    out["finish"] = out["finish"] + calibration.job_start_s + calibration.job_end_s + driver
     out["mean_duration"] = out["job_id"].map(lambda j: nominal[j].mean_duration)
     return out
 
