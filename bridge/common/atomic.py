@@ -73,3 +73,9 @@ def write_text(path: Path, text: str, *, private: bool = False) -> None:
     """``path`` holds exactly ``text`` (UTF-8), or is untouched if writing fails."""
     with replacing(path, private=private) as temp:
         temp.write_text(text, encoding="utf-8")
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """``path`` holds exactly ``data``, or is untouched if writing fails."""
+    with replacing(path) as temp:
+        temp.write_bytes(data)

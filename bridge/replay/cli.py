@@ -66,7 +66,8 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
     click.echo(f"replay: preparing {len(workload.inputs)} input(s) in HDFS", err=True)
     inputs = prepare_inputs(workload.inputs, target.webhdfs_url, target.fs_default)
     plan = ReplayPlan(workload.name, workload.seed, policy, mode, submissions, inputs, target,
-                      _results_dir(results, workload.name, policy, mode), conf, agents, measure_alone)
+                      _results_dir(results, workload.name, policy, mode), conf, agents, measure_alone,
+                      workload.inputs)
     return plan, rm
 
 

@@ -17,12 +17,25 @@ HDFS_ROOT = "/schedbridge/inputs"
 MB = 1024 * 1024
 
 
-def _wordcount(spec: WordCountInput, local_root: Path, webhdfs_url: str) -> str:
-    name = f"wc-{spec.size_mb:g}mb-seed{spec.seed}.txt"
-    local = local_root / "wordcount" / name
+def local_wordcount(spec: WordCountInput, local_root: Path | None = None) -> Path:
+    """The local copy of a WordCount input (generated if missing): what is uploaded, and what its
+    reference count reads."""
+    local = (local_root or default_local_root()) / "wordcount" / f"wc-{spec.size_mb:g}mb-seed{spec.seed}.txt"
     if not local.is_file():
         write_input(local, int(spec.size_mb * MB), spec.seed)
-    hdfs_path = f"{HDFS_ROOT}/wordcount/block{spec.block_mb}mb/{name}"
+    return local
+
+
+def local_copy(spec: Input, local_root: Path | None = None) -> Path:
+    """The local copy of any input (generated if missing)."""
+    if isinstance(spec, WordCountInput):
+        return local_wordcount(spec, local_root)
+    return local_tpch(spec.scale_factor, local_root)
+
+
+def _wordcount(spec: WordCountInput, local_root: Path, webhdfs_url: str) -> str:
+    local = local_wordcount(spec, local_root)
+    hdfs_path = f"{HDFS_ROOT}/wordcount/block{spec.block_mb}mb/{local.name}"
     return hdfsio.upload(local, webhdfs_url, hdfs_path, block_size=spec.block_mb * MB)
 
 

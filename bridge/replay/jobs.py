@@ -25,14 +25,14 @@ def job_group(job_id: int, alone: bool = False) -> str:
     return f"schedbridge-{'alone' if alone else 'job'}-{job_id}"
 
 
-def _wordcount(spark: SparkSession, params: WordCountJob, inputs: dict[str, str]) -> None:
-    wordcount.run(spark.sparkContext, inputs[params.input], params.reduces, params.extra_flops)
+def _wordcount(spark: SparkSession, params: WordCountJob, inputs: dict[str, str]) -> wordcount.Digest | None:
+    return wordcount.run(spark.sparkContext, inputs[params.input], params.reduces, params.extra_flops)
 
 
-def _tpch(spark: SparkSession, params: TpchJob, inputs: dict[str, str]) -> None:
+def _tpch(spark: SparkSession, params: TpchJob, inputs: dict[str, str]) -> list[tuple]:
     session = spark.newSession()  # its own temporary views: concurrent jobs may use other data
     register_tables(session, inputs[params.input])
-    run_query(session, params.query)
+    return run_query(session, params.query)
 
 
 def _tasks(spark: SparkSession, params: TasksJob, inputs: dict[str, str]) -> None:
@@ -45,11 +45,13 @@ def _tasks(spark: SparkSession, params: TasksJob, inputs: dict[str, str]) -> Non
         sc.setLocalProperty(ESTIMATE_PROP, None)  # type: ignore[arg-type]  # None removes it (Spark's doc; the stub says str)
 
 
-_RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], None]] = {
+_RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], Any]] = {
     WordCountJob: _wordcount, TpchJob: _tpch, TasksJob: _tasks}
 
 
-def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str], group: str) -> None:
-    """Run `submission` to completion under the job group ``group`` (`job_group`), on the calling thread."""
+def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str], group: str) -> Any:
+    """Run `submission` to completion under the job group ``group`` (`job_group`), on the calling
+    thread; its answer (`bridge.replay.answers`): a query's rows, a WordCount's digest, None for a
+    trace job."""
     spark.sparkContext.setJobGroup(group, submission.category, interruptOnCancel=True)
-    _RUNNERS[type(submission.params)](spark, submission.params, inputs)
+    return _RUNNERS[type(submission.params)](spark, submission.params, inputs)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from bridge.nodes.cluster_agents import NodeAgents
 from bridge.replay import child
@@ -32,6 +33,7 @@ STATS_KEY = "spark.schedbridge.stats.file"
 class Outcome:
     status: str  # succeeded | failed | killed
     error: str = ""
+    answer: Any = None  # what the job computed (`bridge.replay.answers`), if it succeeded
 
 
 class Launcher(Protocol):
@@ -80,11 +82,11 @@ class SharedApplication:
 
     def run(self, submission: Submission, alone: bool = False) -> Outcome:
         try:
-            run_job(self.spark, submission, self._inputs, job_group(submission.job_id, alone))
+            answer = run_job(self.spark, submission, self._inputs, job_group(submission.job_id, alone))
         except Exception as exc:  # noqa: BLE001 - any job failure is a result, not a crash
             status = "killed" if self._cancelled.is_set() else "failed"
             return Outcome(status, failure_summary(str(exc)))
-        return Outcome("succeeded")
+        return Outcome("succeeded", answer=answer)
 
     def cancel_all(self) -> None:
         self._cancelled.set()
@@ -126,7 +128,11 @@ class PerJobApplications:
             args += ["--conf", f"{key}={value}"]
         return submit_command(self._policy, [
             *args, child.__file__, self._policy, app_name, submission_to_json(submission),
-            json.dumps(self._inputs), job_group(submission.job_id, alone)])
+            json.dumps(self._inputs), job_group(submission.job_id, alone), str(self._answer_path(submission, alone))])
+
+    def _answer_path(self, submission: Submission, alone: bool) -> Path:
+        """Where the job's application leaves its answer (`bridge.replay.child`)."""
+        return self._log_dir / f"{_label(submission, alone)}.answer.pickle"
 
     def run(self, submission: Submission, alone: bool = False) -> Outcome:
         log_path = self._log_dir / f"{_label(submission, alone)}.log"
@@ -141,7 +147,8 @@ class PerJobApplications:
         with self._lock:
             del self._procs[submission.job_id]
         if code == 0:
-            return Outcome("succeeded")
+            answer = self._answer_path(submission, alone)
+            return Outcome("succeeded", answer=pickle.loads(answer.read_bytes()) if answer.is_file() else None)
         status = "killed" if self._cancelled.is_set() else "failed"
         return Outcome(status, f"exit {code}: {failure_summary(log_path.read_text(errors='replace'))}")
 

@@ -7,9 +7,11 @@ Files (CSV, each replaced atomically, so a reader never sees half a file):
   Times are seconds since the replay started; start_s is the first task's launch.
 * `tasks.csv`: one row per task attempt (see `eventlog.TaskRecord`), times as above.
 * `utilization.csv`: time_s and the RM's allocated/total vcores and memory, containers, apps.
+* `answers.csv`: every job's answer checked against a reference (`bridge.replay.answers`).
 * `meta.json`: workload, policy, mode, seed, start time, `state` (running, complete,
   interrupted), the policy parameters, the runtimes alone measured (`--measure-alone`), the
-  plugin's counters and, under `--preempt`, how many preemption commands were issued.
+  plugin's counters, under `--preempt` how many preemption commands were issued, and at the
+  end how many answers were correct, wrong, missing or none (`answers`).
 
 `jobs.csv` is rewritten on every job event, so an interrupted replay leaves a readable record.
 """
@@ -61,6 +63,11 @@ class Ledger:
 
     def _flush(self, tasks: list[TaskRecord] | None = None, t0: float = 0.0) -> None:
         write_frame(self.directory / "jobs.csv", jobs_frame(list(self._records.values()), tasks, t0))
+
+    def succeeded(self) -> dict[int, bool]:
+        """Job id -> whether it succeeded."""
+        with self._lock:
+            return {job_id: r.status == "succeeded" for job_id, r in self._records.items()}
 
     def finish(self, tasks: list[TaskRecord], t0: float) -> None:
         """Final `jobs.csv` with start times and task counts from the event logs."""

@@ -20,6 +20,8 @@ from tqdm import tqdm
 
 import sparkplugin
 from bridge.nodes.cluster_agents import NodeAgents
+from bridge.replay import answers
+from bridge.replay.answers import AnswerBook
 from bridge.replay.alone import measure, with_alone
 from bridge.replay.eventlog import logging_conf, read_logs
 from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
@@ -34,7 +36,7 @@ from bridge.replay.results import (
 )
 from bridge.replay.sampler import UtilizationSampler
 from bridge.testbed.target import ClusterTarget
-from workloads.spec import Submission
+from workloads.spec import Input, Submission
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient
 
@@ -57,6 +59,7 @@ class ReplayPlan:
     extra_conf: dict[str, str]
     agents: NodeAgents | None = None  # `--preempt`: the policy's node scheduler on real containers, through these
     measure_alone: bool = False  # `--measure-alone`: time each category alone before time 0 (`bridge.replay.alone`)
+    input_specs: tuple[Input, ...] = ()  # the inputs' definitions: their local copies check the answers
 
     @property
     def preempt(self) -> bool:
@@ -139,6 +142,7 @@ class Replay:
         self.run_tag = f"replay-{uuid.uuid4().hex[:12]}"
         self.t0 = 0.0
         self.ledger = Ledger(plan.results, plan.submissions)
+        self.answers = AnswerBook(plan.input_specs)
         self._threads: list[threading.Thread] = []
         self._progress: tqdm | None = None
         self.alone: dict[str, float] | None = None  # category -> seconds alone, once measured
@@ -161,6 +165,8 @@ class Replay:
     def _run_one(self, launcher: Launcher, submission: Submission) -> None:
         self.ledger.update(submission.job_id, submit_s=time.time() - self.t0, status="running")
         outcome = launcher.run(submission)
+        if outcome.status == "succeeded":
+            self.answers.keep(submission.job_id, outcome.answer)
         self.ledger.update(submission.job_id, end_s=time.time() - self.t0, status=outcome.status,
                            error=outcome.error)
         if self._progress is not None:
@@ -219,7 +225,11 @@ class Replay:
         tasks = read_logs(self.plan.results / "eventlogs")
         write_frame(self.plan.results / "tasks.csv", tasks_frame(tasks, self.t0))
         self.ledger.finish(tasks, self.t0)
-        meta = self._meta(state)
+        verdicts = self.answers.check(self.plan.submissions, self.ledger.succeeded())
+        checked = answers.write(self.plan.results / "answers.csv", verdicts)
+        if checked["correct"] + checked["wrong"]:
+            tqdm.write(answers.summary(checked, verdicts))
+        meta = {**self._meta(state), "answers": checked}
         write_meta(self.plan.results, meta)
         plugin = meta["plugin"]
         if isinstance(plugin, dict) and (plugin["fallback_rounds"] or plugin["failed_reports"]):

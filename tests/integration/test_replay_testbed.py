@@ -18,7 +18,7 @@ from bridge.apps.report.cli import report
 from bridge.replay.cli import build_plan
 from bridge.replay.runner import Replay
 from tests.integration.process_output import failure_excerpt
-from workloads.spec import Submission, TasksJob, WordCountJob
+from workloads.spec import Submission, WordCountJob
 from yarnclient.resourcemanager import ResourceManagerClient
 
 pytestmark = pytest.mark.integration
@@ -80,11 +80,11 @@ def shared_run(testbed, workload_file: Path, tmp_path_factory: pytest.TempPathFa
 
 @pytest.fixture(scope="module")
 def per_job_run(testbed, workload_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The per-job mode in-process: a job whose input is missing, then a sleeping one."""
+    """The per-job mode in-process: a job whose input is missing, then a WordCount job."""
     plan, _ = build_plan(workload_file, "fifo", "per-job", tmp_path_factory.mktemp("per-job") / "r",
                          testbed.conf_dir, {})
     subs = (Submission(0, 0.0, "bad", WordCountJob("missing", 1)),
-            Submission(1, 1.0, "sleep", TasksJob((1.0, 1.0))))
+            Submission(1, 1.0, "wc", WordCountJob("wc", 1)))
     plan = replace(plan, submissions=subs, inputs={**plan.inputs, "missing": f"{testbed.fs_default}/no/such/file"})
     assert Replay(plan, ResourceManagerClient(testbed.rm_url)).run() == "complete"
     return plan.results
@@ -125,6 +125,9 @@ def test_a_shared_application_gives_complete_consistent_results(shared_run: Path
     wordcount = jobs[jobs["kind"] == "wordcount"]
     # 2 MB in 1 MB blocks -> 2 map tasks, plus 2 reduce tasks
     assert len(wordcount) > 0 and (wordcount["n_tasks"] == 4).all()
+    checked = pd.read_csv(shared_run / "answers.csv")   # TPC-H against DuckDB, WordCount against a count
+    assert checked["answer"].tolist() == ["correct"] * 4 and set(checked["kind"]) == {"wordcount", "tpch"}, checked
+    assert meta["answers"] == {"correct": 4, "wrong": 0, "missing": 0, "none": 0}
 
 
 def test_per_job_mode_records_a_failed_job_and_continues(testbed, per_job_run: Path) -> None:
@@ -135,6 +138,8 @@ def test_per_job_mode_records_a_failed_job_and_continues(testbed, per_job_run: P
     assert plugin["applications"] == 2
     assert_policy_placed(plugin, len(tasks))
     assert "exit" in jobs.loc[0, "error"]
+    # the second application's answer came back through its file and was checked
+    assert pd.read_csv(per_job_run / "answers.csv")["answer"].tolist() == ["missing", "correct"]
     live = ResourceManagerClient(testbed.rm_url).apps(states=["NEW", "SUBMITTED", "ACCEPTED", "RUNNING"])
     assert not [a for a in live if a.name.startswith("schedbridge-it-small")]
 

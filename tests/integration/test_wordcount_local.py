@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 
 from workloads.wordcount.inputgen import LINE_CHARS, write_input
 from workloads.wordcount.job import input_lines, run, word_counts
+from workloads.wordcount.reference import reference_digest
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +53,12 @@ def test_input_is_seeded(text: Path, tmp_path: Path) -> None:
 def test_counts_equal_python_counter(sc: SparkContext, text: Path, extra_flops: int) -> None:
     counts = dict(word_counts(sc, str(text), reduces=3, extra_flops=extra_flops).collect())
     assert counts == python_count(text)
+
+
+def test_runs_answer_is_the_reference_digest(sc: SparkContext, text: Path) -> None:
+    """What a replay checks a WordCount by: Spark's digest of its counts, Python's of the file."""
+    digest = run(sc, str(text), reduces=3)
+    assert digest == reference_digest(text) and digest.total == sum(python_count(text).values())
 
 
 def test_run_writes_output(sc: SparkContext, text: Path, tmp_path: Path) -> None:

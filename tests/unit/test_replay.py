@@ -149,7 +149,8 @@ def test_per_job_command_uses_the_plugin_unless_stock(tmp_path: Path, monkeypatc
     stock = PerJobApplications("stock", conf, {}, {}, tmp_path).command(sub)
     assert stock[stock.index("--master") + 1] == "yarn"
     assert "spark.app.name=schedbridge-w-x-job-3" in stock
-    assert stock[-5:-3] == ["stock", "schedbridge-w-x-job-3"] and stock[-1] == "schedbridge-job-3"
+    assert stock[-6:-4] == ["stock", "schedbridge-w-x-job-3"] and stock[-2] == "schedbridge-job-3"
+    assert stock[-1] == str(tmp_path / "job-3.answer.pickle")   # where the child leaves its answer
     kairos = PerJobApplications("kairos", conf, {}, {}, tmp_path).command(sub)
     assert kairos[kairos.index("--master") + 1] == "spark-schedbridge://yarn"
     assert "--jars" in kairos and "spark.yarn.isPython=true" in kairos

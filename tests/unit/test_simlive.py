@@ -178,8 +178,9 @@ def _measured(policy: str, repeat: int, live: float, sim: float) -> Measured:
         return {c: {"count": 4, "p50": x, "p90": 2 * x, "p99": 3 * x} for c in ("short", "long")}
 
     plugin = None if policy == "stock" else {"placed_tasks": 9, "fallback_rounds": 1}
+    answers = {"correct": 3, "wrong": 1, "missing": 0, "none": 0} if repeat == 2 else None
     return Measured(policy, repeat, stats(live), stats(sim), NONE, Path(f"{policy}/live"), Path(f"{policy}/sim.csv"),
-                    plugin)
+                    plugin, answers=answers)
 
 
 def test_table_spread_and_json() -> None:
@@ -206,6 +207,8 @@ def test_table_spread_and_json() -> None:
         in result.text()
     assert record["runs"][2]["plugin"] == {"placed_tasks": 9, "fallback_rounds": 1}
     assert record["runs"][0]["plugin"] is None
+    assert "stock repeat 2: task overhead" in result.text() and "answers: 3 of 4 correct, 1 WRONG" in result.text()
+    assert record["runs"][1]["answers"]["wrong"] == 1 and record["runs"][0]["answers"] is None
 
 
 def test_a_parameter_no_compared_policy_has_is_refused_before_any_cluster_use(tmp_path: Path) -> None:

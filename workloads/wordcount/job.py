@@ -7,9 +7,32 @@ output depends on, so the counts stay exact whatever the knob.
 """
 from __future__ import annotations
 
+import zlib
+from dataclasses import dataclass
 from operator import add
 
 from pyspark import RDD, SparkContext
+
+MODULUS = 2**61 - 1
+
+
+@dataclass(frozen=True)
+class Digest:
+    """What a WordCount's output is checked by: its distinct words, its total of counts and the
+    sum of crc32(word) x count modulo a prime, which a wrong count of any one word changes."""
+
+    distinct: int
+    total: int
+    checksum: int
+
+
+def word_digest(word: str, count: int) -> tuple[int, int, int]:
+    """One (word, count) pair's share of its output's `Digest`."""
+    return 1, count, zlib.crc32(word.encode()) * count % MODULUS
+
+
+def merge_digests(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int, int]:
+    return a[0] + b[0], a[1] + b[1], (a[2] + b[2]) % MODULUS
 
 
 def burn(extra_flops: int) -> float:
@@ -47,10 +70,11 @@ def word_counts(sc: SparkContext, input_path: str, reduces: int, extra_flops: in
 
 
 def run(sc: SparkContext, input_path: str, reduces: int, extra_flops: int = 0,
-        output_path: str | None = None) -> None:
-    """Run the job to completion, writing the counts to `output_path` if one is given."""
+        output_path: str | None = None) -> Digest | None:
+    """Run the job to completion: the counts' `Digest` (one Spark job, as a count's), or the
+    counts written to `output_path` if one is given."""
     counts = word_counts(sc, input_path, reduces, extra_flops)
-    if output_path is None:
-        counts.count()
-    else:
+    if output_path is not None:
         counts.saveAsTextFile(output_path)
+        return None
+    return Digest(*counts.map(lambda pair: word_digest(*pair)).fold((0, 0, 0), merge_digests))

@@ -72,7 +72,8 @@ class Calibration:
         """One line for the table: the delays the simulation ran with."""
         return (f"task overhead {self.task_overhead_s:.3f} s, network delay {self.network_delay_s:.3f} s "
                 f"(decision {self.decision_s:.3f} s), job start {self.job_start_s:.3f} s + end "
-                f"{self.job_end_s:.3f} s{self._driver()} (executor start-up {self.executor_start_s:.2f} s, not applied)")
+                f"{self.job_end_s:.3f} s{self._driver()} "
+                f"(executor start-up {self.executor_start_s:.2f} s, not applied)")
 
     def _driver(self) -> str:
         gaps = [g for g in self.driver_s.values() if g > 0]

@@ -91,6 +91,7 @@ class Measured:
     sim_file: Path
     plugin: Mapping[str, object] | None = None  # the replay's plugin counters (meta.json): who placed the tasks
     sim_error: str | None = None   # why this run's simulation failed (its ``sim`` statistics are then NaN)
+    answers: Mapping[str, int] | None = None  # the replay's answer check (meta.json): correct, wrong, ...
 
     def ratio(self, cls: str, stat: str) -> float:
         """live / sim (NaN where either is missing or the simulated value is 0)."""
@@ -104,7 +105,7 @@ class Measured:
                 "ratio": {c: {s: self.ratio(c, s) for s in STATS} for c in metrics.CLASSES},
                 "calibration": self.calibration.as_dict(), "live_dir": str(self.live_dir),
                 "sim_file": str(self.sim_file), "plugin": dict(self.plugin) if self.plugin is not None else None,
-                "sim_error": self.sim_error}
+                "sim_error": self.sim_error, "answers": dict(self.answers) if self.answers is not None else None}
 
 
 def class_stats(jobs: pd.DataFrame, cutoff: float) -> dict[str, dict[str, float]]:

@@ -60,6 +60,16 @@ def _placed(run: Measured) -> str:
             f"{run.plugin.get('fallback_rounds', 0)} round(s) fell back to Spark's scheduler")
 
 
+def _answers(run: Measured) -> str:
+    """How many of the live run's answers were checked correct (`bridge.replay.answers`)."""
+    counts = run.answers or {}
+    checked = counts.get("correct", 0) + counts.get("wrong", 0)
+    if not checked:
+        return ""
+    wrong = f", {counts['wrong']} WRONG (answers.csv)" if counts.get("wrong") else ""
+    return f"; answers: {counts['correct']} of {checked} correct{wrong}"
+
+
 @dataclass(frozen=True)
 class Result:
     """Every run of a comparison, and what is needed to show them."""
@@ -85,7 +95,8 @@ class Result:
                  f"short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
                  f"simulated durations: {self.durations}", "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
-        lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}" for r in self.runs]
+        lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}{_answers(r)}"
+                  for r in self.runs]
         failed = [r for r in self.runs if r.sim_error]
         if failed:
             lines += ["", "simulations that failed (their live figures stand):"]
@@ -217,17 +228,18 @@ class Comparison:
         assert self.cutoff is not None
         params, shape = self._simulated(policy)
         live = compare.live_jobs(live_dir, nominal)
-        plugin = json.loads((live_dir / "meta.json").read_text()).get("plugin")
+        meta = json.loads((live_dir / "meta.json").read_text())
+        plugin, answers = meta.get("plugin"), meta.get("answers")
         live_stats = compare.class_stats(live, self.cutoff)
         try:
             sim = predict(played, policy, params, *shape, self.seed, calibration, self.cutoff,
                           directory / "sim.csv", nominal=nominal)
         except CompareError as exc:  # the live run and the other policies' results stand
             return Measured(policy, repeat, live_stats, compare.no_stats(), calibration, live_dir,
-                            directory / "sim.csv", plugin, sim_error=str(exc))
+                            directory / "sim.csv", plugin, sim_error=str(exc), answers=answers)
         self._curves.setdefault(policy, []).append((live, sim))
         return Measured(policy, repeat, live_stats, compare.class_stats(sim, self.cutoff), calibration, live_dir,
-                        directory / "sim.csv", plugin)
+                        directory / "sim.csv", plugin, answers=answers)
 
     def _preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
