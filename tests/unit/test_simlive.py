@@ -322,11 +322,15 @@ def test_a_workload_without_trace_durations_is_simulated_from_each_runs_measured
     comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None)
     assert comparison.cutoff is None and "measured from each live run (critical-path)" in comparison.durations
 
-    def live(policy: str, directory: Path) -> Path:
+    seeds: list[int] = []
+
+    def live(policy: str, seed: int, directory: Path) -> Path:
+        seeds.append(seed)
         return write_run(directory / "live", preemption=False)
 
     monkeypatch.setattr(comparison, "_live", live)
-    result = comparison.run(1, tmp_path / "out")
+    result = comparison.run(2, tmp_path / "out")
+    assert seeds == [1, 2] and [r.seed for r in result.runs] == [1, 2]   # repeat R: the workload's seed + R - 1
     played = read_trace(tmp_path / "out" / "stock" / "repeat-1" / "sim.trace")
     assert [j.durations for j in played] == [pytest.approx((1.8 + 0.8,)), pytest.approx((0.6 + 0.5,))]
     run = result.runs[0]
@@ -356,7 +360,7 @@ def test_a_policy_the_simulator_cannot_run_stops_the_comparison_before_any_live_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trace = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "trace-tiny.toml"
 
-    def live(self: Comparison, policy: str, directory: Path) -> Path:
+    def live(self: Comparison, policy: str, seed: int, directory: Path) -> Path:
         raise AssertionError(f"{policy} was run live")
 
     monkeypatch.setattr(Comparison, "_live", live)
@@ -378,7 +382,7 @@ def test_a_failed_simulation_keeps_the_live_run_and_the_other_policies(
             raise CompareError("hawk: 1 job(s) never finished in the simulation (first: [0])")
         return real(jobs, policy, *args, **kwargs)
 
-    monkeypatch.setattr(comparison, "_live", lambda policy, directory: write_run(directory / "live", False))
+    monkeypatch.setattr(comparison, "_live", lambda policy, seed, directory: write_run(directory / "live", False))
     monkeypatch.setattr(session, "predict", predict)
     result = comparison.run(1, tmp_path / "out")
     stock, hawk = result.runs

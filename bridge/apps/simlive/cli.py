@@ -30,7 +30,8 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
               help="Run each preempting policy's node scheduler on real containers (the replay's --preempt; "
                    "simulated with its live parameters, NodeManagers as nodes); the others run as they are.")
 @click.option("--seed", type=int, default=None,
-              help="Policy random seed, live and simulated [default: the workload's seed].")
+              help="Policy random seed, live and simulated, of the first repeat; repeat R uses SEED + R - 1 "
+                   "[default: the workload's seed].")
 @click.option("--cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
               help="Reporting cutoff (s) on a job's mean task duration for short/long [default: every "
                    "command's rule for jobs whose trace states no cutoff: the 90th percentile of the "

@@ -92,6 +92,7 @@ class Measured:
     plugin: Mapping[str, object] | None = None  # the replay's plugin counters (meta.json): who placed the tasks
     sim_error: str | None = None   # why this run's simulation failed (its ``sim`` statistics are then NaN)
     answers: Mapping[str, int] | None = None  # the replay's answer check (meta.json): correct, wrong, ...
+    seed: int | None = None   # the policy seed, live and simulated
 
     def ratio(self, cls: str, stat: str) -> float:
         """live / sim (NaN where either is missing or the simulated value is 0)."""
@@ -100,7 +101,7 @@ class Measured:
 
     def as_dict(self) -> dict[str, object]:
         """The JSON record of this run."""
-        return {"policy": self.policy, "sim_policy": sim_policy(self.policy), "repeat": self.repeat,
+        return {"policy": self.policy, "sim_policy": sim_policy(self.policy), "repeat": self.repeat, "seed": self.seed,
                 "live": self.live, "sim": self.sim,
                 "ratio": {c: {s: self.ratio(c, s) for s in STATS} for c in metrics.CLASSES},
                 "calibration": self.calibration.as_dict(), "live_dir": str(self.live_dir),

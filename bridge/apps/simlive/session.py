@@ -199,13 +199,18 @@ class Comparison:
         self._write(result, out)
         return result
 
-    def _live(self, policy: str, directory: Path) -> Path:
+    def seed_of(self, repeat: int) -> int:
+        """The policy seed of repeat ``repeat``, live and simulated: the given seed, then the next ones,
+        so that a mean over repeats samples the policy's randomness on both sides alike."""
+        return self.seed + repeat - 1
+
+    def _live(self, policy: str, seed: int, directory: Path) -> Path:
         """`schedbridge replay` of the workload under `policy` on the shape, in a child process (Spark's
         JVM is one per process, and the plugin must be on the classpath when it starts); its results
         directory. The child's output goes to stderr, so stdout stays the table or the JSON."""
         results = directory / "live"
         conf = {"spark.executor.instances": str(self.shape[0]), "spark.executor.cores": str(self.shape[1])}
-        live_params = dict(self.params[policy]) | ({} if policy == STOCK else {"seed": str(self.seed)})
+        live_params = dict(self.params[policy]) | ({} if policy == STOCK else {"seed": str(seed)})
         command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(self.workload),
                    "--policy", policy, "--out", str(results),
                    *(a for k, v in conf.items() for a in ("--conf", f"{k}={v}")),
@@ -221,7 +226,7 @@ class Comparison:
         return results
 
     def _one(self, policy: str, repeat: int, directory: Path) -> Measured:
-        live_dir = self._live(policy, directory)
+        live_dir = self._live(policy, self.seed_of(repeat), directory)
         played = self._played(live_dir, directory)
         nominal = {j.job_id: j for j in self.jobs}
         calibration = self._calibrate(live_dir, None if self.job_model else nominal)
@@ -232,14 +237,15 @@ class Comparison:
         plugin, answers = meta.get("plugin"), meta.get("answers")
         live_stats = compare.class_stats(live, self.cutoff)
         try:
-            sim = predict(played, policy, params, *shape, self.seed, calibration, self.cutoff,
+            sim = predict(played, policy, params, *shape, self.seed_of(repeat), calibration, self.cutoff,
                           directory / "sim.csv", nominal=nominal)
         except CompareError as exc:  # the live run and the other policies' results stand
             return Measured(policy, repeat, live_stats, compare.no_stats(), calibration, live_dir,
-                            directory / "sim.csv", plugin, sim_error=str(exc), answers=answers)
+                            directory / "sim.csv", plugin, sim_error=str(exc), answers=answers,
+                            seed=self.seed_of(repeat))
         self._curves.setdefault(policy, []).append((live, sim))
         return Measured(policy, repeat, live_stats, compare.class_stats(sim, self.cutoff), calibration, live_dir,
-                        directory / "sim.csv", plugin, answers=answers)
+                        directory / "sim.csv", plugin, answers=answers, seed=self.seed_of(repeat))
 
     def _preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
