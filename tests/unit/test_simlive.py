@@ -341,6 +341,13 @@ def test_a_workload_without_trace_durations_is_simulated_from_each_runs_measured
     sim = pd.read_csv(tmp_path / "out" / "stock" / "repeat-1" / "sim.csv")
     assert list(sim["completion_time"]) == pytest.approx([2.6 + overheads, 1.1 + overheads], abs=1e-6)
     assert result.cutoff == pytest.approx(percentile([2.6, 1.1], 90))
+    # whole runs: every attempt's work, 4.8 s live (3.7 s played), over 2 slots x the makespan
+    assert run.live_totals == pytest.approx({"makespan_s": 2.7, "throughput_per_min": 60 * 2 / 2.7,
+                                             "utilization": 4.8 / (2 * 2.7)})
+    makespan = 2.6 + overheads
+    assert run.sim_totals == pytest.approx({"makespan_s": makespan, "throughput_per_min": 120 / makespan,
+                                            "utilization": 3.7 / (2 * makespan)})
+    assert "whole runs (utilization" in result.text() and "makespan (s) live/sim" in result.text()
     assert "simulated durations: measured from each live run" in result.text()
     assert result.as_dict()["sim_durations"] == comparison.durations
 

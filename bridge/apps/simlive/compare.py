@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +28,7 @@ from workloads.spec import Submission, TasksJob
 STOCK = "stock"
 SIM_MODEL = {STOCK: "fifo"}  # live policy -> the simulator's model of it, where the names differ
 STATS = ("p50", "p90", "p99")
+TOTALS = ("makespan_s", "throughput_per_min", "utilization")
 
 
 class CompareError(ValueError):
@@ -93,6 +94,8 @@ class Measured:
     sim_error: str | None = None   # why this run's simulation failed (its ``sim`` statistics are then NaN)
     answers: Mapping[str, int] | None = None  # the replay's answer check (meta.json): correct, wrong, ...
     seed: int | None = None   # the policy seed, live and simulated
+    live_totals: Mapping[str, float] = field(default_factory=dict)  # `totals` of the live run
+    sim_totals: Mapping[str, float] = field(default_factory=dict)   # and of the simulated one
 
     def ratio(self, cls: str, stat: str) -> float:
         """live / sim (NaN where either is missing or the simulated value is 0)."""
@@ -106,13 +109,38 @@ class Measured:
                 "ratio": {c: {s: self.ratio(c, s) for s in STATS} for c in metrics.CLASSES},
                 "calibration": self.calibration.as_dict(), "live_dir": str(self.live_dir),
                 "sim_file": str(self.sim_file), "plugin": dict(self.plugin) if self.plugin is not None else None,
-                "sim_error": self.sim_error, "answers": dict(self.answers) if self.answers is not None else None}
+                "sim_error": self.sim_error, "answers": dict(self.answers) if self.answers is not None else None,
+                "totals": {"live": dict(self.live_totals), "sim": dict(self.sim_totals)}}
 
 
 def class_stats(jobs: pd.DataFrame, cutoff: float) -> dict[str, dict[str, float]]:
     """Per class: count of finished jobs and JCT p50/p90/p99 (`bridge.common.metrics`)."""
     summary = metrics.completion_summary(jobs, cutoff)
     return {c: {"count": summary[c]["count"], **{s: summary[c][s] for s in STATS}} for c in metrics.CLASSES}
+
+
+def totals(jobs: pd.DataFrame, busy_s: float, slots: int) -> dict[str, float]:
+    """The whole run (`live_jobs` / `calibrated_jobs` frames): makespan from the first submission to
+    the last finish, throughput in finished jobs per minute of it, and utilization: the seconds of
+    tasks' full-share work over slots x makespan (NaN without a finished job)."""
+    done = jobs["finish"].dropna()
+    if done.empty:
+        return dict.fromkeys(TOTALS, math.nan)
+    makespan = float(done.max() - jobs["submit"].min())
+    return {"makespan_s": makespan, "throughput_per_min": 60.0 * len(done) / makespan,
+            "utilization": busy_s / (slots * makespan)}
+
+
+def totals_table(runs: Sequence[Measured]) -> pd.DataFrame:
+    """One row per policy and repeat: each whole-run figure live, simulated and live/sim."""
+    rows = []
+    for r in runs:
+        row: dict[str, object] = {"policy": r.policy, "repeat": r.repeat}
+        for key, label in zip(TOTALS, ("makespan (s)", "jobs/min", "utilization")):
+            live, sim = r.live_totals.get(key, math.nan), r.sim_totals.get(key, math.nan)
+            row |= {f"{label} live": live, f"{label} sim": sim, f"{label} live/sim": live / sim if sim else math.nan}
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def no_stats() -> dict[str, dict[str, float]]:

@@ -76,6 +76,12 @@ def task_work(tasks: pd.DataFrame, t0: float, shrunk: Mapping[str, Sequence[tupl
                                                            tasks["container_id"])], index=tasks.index, dtype=float)
 
 
+def live_work(live_dir: Path) -> pd.Series:
+    """Every task attempt's full-share time in a replay's results (failed attempts held their slot too)."""
+    t0 = float(json.loads((live_dir / "meta.json").read_text())["t0_epoch"])
+    return task_work(pd.read_csv(live_dir / "tasks.csv"), t0, shrunk_intervals(live_dir / "preemption.json"))
+
+
 def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str) -> list[Job]:
     """The replay's jobs as the simulator plays them, from the run's measured task work under
     ``model`` (see the module docstring)."""

@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from bridge.apps.simlive import compare
-from bridge.apps.simlive.calibration import Calibration, measure
+from bridge.apps.simlive.calibration import Calibration, apply, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured
-from bridge.apps.simlive.measured import JOB_MODELS, measured_jobs
+from bridge.apps.simlive.measured import JOB_MODELS, live_work, measured_jobs
 from bridge.apps.simlive.predict import predict, simulated, split_params
 from bridge.common import atomic, metrics
 from bridge.common.tables import text as render
@@ -101,6 +101,9 @@ class Result:
         if failed:
             lines += ["", "simulations that failed (their live figures stand):"]
             lines += [f"  {r.policy} repeat {r.repeat}: {r.sim_error}" for r in failed]
+        if any(r.live_totals for r in self.runs):
+            lines += ["", "whole runs (utilization: tasks' full-share work over slots x makespan):",
+                      render(compare.totals_table(self.runs))]
         if any(r.repeat > 1 for r in self.runs):
             lines += ["", "over repeats:", render(compare.spread(self.runs))]
         return "\n".join(lines)
@@ -236,16 +239,20 @@ class Comparison:
         meta = json.loads((live_dir / "meta.json").read_text())
         plugin, answers = meta.get("plugin"), meta.get("answers")
         live_stats = compare.class_stats(live, self.cutoff)
+        slots = self.shape[0] * self.shape[1]
+        live_totals = compare.totals(live, float(live_work(live_dir).sum()), slots)
         try:
             sim = predict(played, policy, params, *shape, self.seed_of(repeat), calibration, self.cutoff,
                           directory / "sim.csv", nominal=nominal)
         except CompareError as exc:  # the live run and the other policies' results stand
             return Measured(policy, repeat, live_stats, compare.no_stats(), calibration, live_dir,
                             directory / "sim.csv", plugin, sim_error=str(exc), answers=answers,
-                            seed=self.seed_of(repeat))
+                            seed=self.seed_of(repeat), live_totals=live_totals)
         self._curves.setdefault(policy, []).append((live, sim))
+        sim_busy = sum(sum(j.durations) for j in apply(played, calibration))
         return Measured(policy, repeat, live_stats, compare.class_stats(sim, self.cutoff), calibration, live_dir,
-                        directory / "sim.csv", plugin, answers=answers, seed=self.seed_of(repeat))
+                        directory / "sim.csv", plugin, answers=answers, seed=self.seed_of(repeat),
+                        live_totals=live_totals, sim_totals=compare.totals(sim, sim_busy, slots))
 
     def _preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
