@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from tests.integration.demo_run import MISSION, PLACEMENT, PREEMPTION, DemoRun, live_figures, sim_figures
@@ -71,3 +72,15 @@ def test_the_summary_is_what_was_printed_in_plan_order(demo_run: DemoRun) -> Non
                for i, name in enumerate(("placement", "preemption", "mission"), 1)), demo_run.stderr
     assert demo_run.stdout.index("placement, small (") < demo_run.stdout.index("preemption, small (") < \
         demo_run.stdout.index("mission, small (")
+
+
+@pytest.mark.parametrize(("name", "policies"), [("preemption", PREEMPTION), ("mission", MISSION)])
+def test_every_answer_under_every_policy_is_correct(demo_run: DemoRun, name: str, policies: tuple[str, ...]) -> None:
+    """The replays checked each WordCount's counts and each TPC-H query's rows (against DuckDB),
+    whoever placed or preempted their tasks: one verdict per job, all correct."""
+    for policy in policies:
+        live = demo_run.live_dir(name, policy)
+        verdicts = pd.read_csv(live / "answers.csv")
+        assert verdicts["job_id"].tolist() == pd.read_csv(live / "jobs.csv")["job_id"].tolist()
+        assert (verdicts["answer"] == "correct").all(), (policy, verdicts)
+        assert demo_run.run(name, policy)["answers"]["correct"] == len(verdicts)
