@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from bridge.apps.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
 from bridge.apps.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
-from bridge.apps.simlive.measured import measured_jobs, overlap, shrunk_intervals
+from bridge.apps.simlive.measured import measured_jobs, overlap, shrunk_intervals, task_work
 from bridge.apps.simlive import session
 from bridge.apps.simlive.predict import predict, split_params
 from bridge.apps.simlive.session import Comparison, Result
@@ -399,3 +399,71 @@ def test_a_failed_simulation_keeps_the_live_run_and_the_other_policies(
     assert "simulations that failed (their live figures stand):\n  hawk repeat 1: hawk: 1 job(s)" in result.text()
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert [r["sim_error"] for r in saved["runs"]] == [None, hawk.sim_error]
+
+
+def _complete(live: Path, policy: str, seed: int = 1, workload: str = "wc") -> Path:
+    write_run(live, preemption=False)
+    params = {} if policy == "stock" else {"seed": str(seed)}
+    (live / "meta.json").write_text(json.dumps({"t0_epoch": T0, "state": "complete", "workload": workload,
+                                                "policy": policy, "params": params}))
+    return live
+
+
+def test_resume_reuses_complete_runs_and_runs_again_only_the_rest(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """stock's run is complete and reused; hawk's was interrupted: moved aside, run again."""
+    out = tmp_path / "out"
+    _complete(out / "stock" / "repeat-1" / "live", "stock")
+    interrupted = out / "hawk" / "repeat-1" / "live"
+    interrupted.mkdir(parents=True)
+    (interrupted / "meta.json").write_text(json.dumps({"state": "running"}))
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+    comparison.resume = True
+    replayed: list[tuple[str, int]] = []
+
+    def replay(policy: str, seed: int, results: Path) -> Path:
+        replayed.append((policy, seed))
+        return _complete(results, policy, seed)
+
+    monkeypatch.setattr(comparison, "_replay", replay)
+    result = comparison.run(1, out)
+    assert replayed == [("hawk", 1)]
+    assert (out / "hawk" / "repeat-1" / "live.incomplete-1" / "meta.json").is_file()
+    assert [r.sim_error for r in result.runs] == [None, None] and (out / "results.json").is_file()
+
+
+def test_resume_refuses_another_comparisons_run(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _complete(out / "hawk" / "repeat-1" / "live", "hawk", seed=9)
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["hawk"], 1, 2, None, None, {}, False, None)
+    comparison.resume = True
+    with pytest.raises(CompareError, match=r"repeat-1/live/meta.json: a run of workload wc, policy hawk, seed 9; "
+                                           r"--resume needs wc, hawk, seed 1 there"):
+        comparison.run(1, out)
+
+
+def test_a_run_whose_jobs_cannot_be_measured_keeps_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hawk's run lost job 1's tasks: its simulation cannot be played, stock's stands (a study of
+    fifteen live runs once ended with no table at all on one such run)."""
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+
+    def live(policy: str, seed: int, directory: Path) -> Path:
+        run = write_run(directory / "live", preemption=False)
+        if policy == "hawk":
+            TASKS[TASKS["job_id"] == 0].to_csv(run / "tasks.csv", index=False)
+        return run
+
+    monkeypatch.setattr(comparison, "_live", live)
+    stock, hawk = comparison.run(1, tmp_path / "out").runs
+    assert stock.sim_error is None and "no succeeded task of job(s) [1]" in str(hawk.sim_error)
+    assert hawk.live["short"]["count"] + hawk.live["long"]["count"] == 2
+
+
+def test_a_task_shrunk_from_launch_to_finish_has_no_work_not_less(tmp_path: Path) -> None:
+    """A real run's task (falcon, mission-study): shrunk over all its life, its work rounded to
+    -7e-15 and stopped the simulation ("task durations must be finite and >= 0")."""
+    t0, launch, finish = 1795779507.9438496, 44.40415048599243, 44.60815048217773
+    assert finish - launch - ((t0 + finish) - (t0 + launch)) < 0   # the rounding, without the floor
+    tasks = pd.DataFrame({"launch_s": [launch], "finish_s": [finish], "container_id": ["c"]})
+    work = task_work(tasks, t0, {"c": [(t0 + 44.38098073005676, t0 + 44.71036171913147)]})
+    assert work.tolist() == [0.0]

@@ -49,11 +49,17 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 @param_option("Policy parameter (repeatable), given to each compared policy that has it.")
 @hadoop_conf_dir_option
 @click.option("--out", type=OutputPath(file_okay=False), default=None,
-              help="Output directory [default: results/sim-vs-live-WORKLOAD-TIMESTAMP]; must be empty.")
+              help="Output directory [default: results/sim-vs-live-WORKLOAD-TIMESTAMP]; must be empty "
+                   "unless --resume.")
+@click.option("--resume", is_flag=True,
+              help="Reuse the complete live runs already in --out (POLICY/repeat-R/live of this workload, "
+                   "policy and seed): simulate every run again, run live only the missing ones (an "
+                   "interrupted one is moved aside and run again).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int, repeats: int,
                 preempt: bool, seed: int | None, cutoff: float | None, job_model: str, extra_vcores: int,
-                params: dict[str, str], hadoop_conf_dir: Path | None, out: Path | None, as_json: bool) -> None:
+                params: dict[str, str], hadoop_conf_dir: Path | None, out: Path | None, resume: bool,
+                as_json: bool) -> None:
     """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the
     live run's event logs; write one table and CDF plots with both."""
     from bridge.apps.simlive.calibration import CalibrationError
@@ -67,11 +73,14 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
     errors: tuple[type[Exception], ...] = (*RUN_ERRORS, WorkloadFileError, TraceError, YarnError, CompareError,
                                            CalibrationError)
     target = out or Path("results") / f"sim-vs-live-{workload.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if target.exists() and any(target.iterdir()):
-        raise click.BadParameter(f"{target} is not empty", param_hint="--out")
+    if target.exists() and any(target.iterdir()) and not resume:
+        raise click.BadParameter(f"{target} is not empty (--resume reuses its complete live runs)", param_hint="--out")
+    if resume and out is None:
+        raise click.BadParameter("--resume needs the --out of the comparison to resume", param_hint="--resume")
     try:
         comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
                                         seed, cutoff, params, preempt, hadoop_conf_dir, job_model)
+        comparison.resume = resume
         target.mkdir(parents=True, exist_ok=True)  # kept on failure: a live run's results are evidence
         with ExitStack() as stack:
             if extra_vcores:

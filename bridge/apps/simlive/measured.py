@@ -70,10 +70,11 @@ def overlap(start: float, end: float, intervals: Sequence[tuple[float, float]]) 
 
 
 def task_work(tasks: pd.DataFrame, t0: float, shrunk: Mapping[str, Sequence[tuple[float, float]]]) -> pd.Series:
-    """Each task's full-share time (tasks.csv rows; times relative to ``t0``, the replay's start)."""
-    return pd.Series([finish - launch - overlap(t0 + launch, t0 + finish, shrunk.get(str(container), ()))
-                      for launch, finish, container in zip(tasks["launch_s"], tasks["finish_s"],
-                                                           tasks["container_id"])], index=tasks.index, dtype=float)
+    """Each task's full-share time (tasks.csv rows; times relative to ``t0``, the replay's start); never
+    below 0 (a task shrunk from launch to finish has none; rounding could make it -1e-15)."""
+    work = [max(0.0, finish - launch - overlap(t0 + launch, t0 + finish, shrunk.get(str(container), ())))
+            for launch, finish, container in zip(tasks["launch_s"], tasks["finish_s"], tasks["container_id"])]
+    return pd.Series(work, index=tasks.index, dtype=float)
 
 
 def live_work(live_dir: Path) -> pd.Series:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, apply, measure
-from bridge.apps.simlive.compare import STOCK, CompareError, Measured
+from bridge.apps.simlive.compare import STOCK, CompareError, Measured, sim_policy
 from bridge.apps.simlive.measured import JOB_MODELS, live_work, measured_jobs
 from bridge.apps.simlive.predict import predict, simulated, split_params
 from bridge.common import atomic, metrics
@@ -127,6 +127,7 @@ class Comparison:
         self.params, self.shape, self.seed, self.cutoff = params, shape, seed, cutoff
         self.cutoff_origin = metrics.cutoff_origin(cutoff_given, False)
         self.preempt, self.conf_dir = preempt, conf_dir
+        self.resume = False  # reuse complete live runs found in the output directory (`_reused`)
         self.submissions, self.job_model = list(submissions), job_model
         self._curves: dict[str, list[tuple[pd.DataFrame, pd.DataFrame]]] = {}  # policy -> (live, sim) per repeat
 
@@ -212,6 +213,12 @@ class Comparison:
         JVM is one per process, and the plugin must be on the classpath when it starts); its results
         directory. The child's output goes to stderr, so stdout stays the table or the JSON."""
         results = directory / "live"
+        if self.resume and self._reused(results, policy, seed):
+            return results
+        return self._replay(policy, seed, results)
+
+    def _replay(self, policy: str, seed: int, results: Path) -> Path:
+        """The replay itself, in its child process (see `_live`)."""
         conf = {"spark.executor.instances": str(self.shape[0]), "spark.executor.cores": str(self.shape[1])}
         live_params = dict(self.params[policy]) | ({} if policy == STOCK else {"seed": str(seed)})
         command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(self.workload),
@@ -228,31 +235,61 @@ class Comparison:
                                f"see {results} and the replay's messages above")
         return results
 
+    def _reused(self, results: Path, policy: str, seed: int) -> bool:
+        """With --resume: whether ``results`` is a complete live run of this workload, policy and
+        seed, to simulate again rather than run again; an incomplete one is moved aside (kept as
+        evidence) and run again. CompareError if it is another comparison's run."""
+        meta_file = results / "meta.json"
+        if not results.exists():
+            return False
+        meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+        if meta.get("state") != "complete":
+            aside = results.with_name(f"live.incomplete-{sum(1 for _ in results.parent.glob('live.incomplete-*')) + 1}")
+            results.rename(aside)
+            print(f"sim-vs-live: {results} was not a complete run (moved to {aside.name}); running it again",
+                  file=sys.stderr)
+            return False
+        recorded = (meta.get("workload"), meta.get("policy"), (meta.get("params") or {}).get("seed", str(seed)))
+        if recorded != (self.name, policy, str(seed)):
+            raise CompareError(f"{meta_file}: a run of workload {recorded[0]}, policy {recorded[1]}, seed "
+                               f"{recorded[2]}; --resume needs {self.name}, {policy}, seed {seed} there")
+        print(f"sim-vs-live: reusing the complete live run {results}", file=sys.stderr)
+        return True
+
     def _one(self, policy: str, repeat: int, directory: Path) -> Measured:
+        """One live run and its simulation. A run that cannot be simulated (its measured jobs or the
+        simulation fail) keeps its live figures, the reason in ``sim_error``: the others' stand."""
         live_dir = self._live(policy, self.seed_of(repeat), directory)
-        played = self._played(live_dir, directory)
+        sim_error, played = None, None
+        try:
+            played = self._played(live_dir, directory)
+        except (CompareError, ValueError) as exc:
+            sim_error = f"{sim_policy(policy)}: {exc}"
+        if not self.jobs:   # the first run sets the jobs' sizes: without them no figure can be classed
+            raise CompareError(f"{live_dir}: the first run's jobs could not be measured ({sim_error})")
         nominal = {j.job_id: j for j in self.jobs}
         calibration = self._calibrate(live_dir, None if self.job_model else nominal)
         assert self.cutoff is not None
         params, shape = self._simulated(policy)
         live = compare.live_jobs(live_dir, nominal)
         meta = json.loads((live_dir / "meta.json").read_text())
-        plugin, answers = meta.get("plugin"), meta.get("answers")
-        live_stats = compare.class_stats(live, self.cutoff)
         slots = self.shape[0] * self.shape[1]
-        live_totals = compare.totals(live, float(live_work(live_dir).sum()), slots)
-        try:
-            sim = predict(played, policy, params, *shape, self.seed_of(repeat), calibration, self.cutoff,
-                          directory / "sim.csv", nominal=nominal)
-        except CompareError as exc:  # the live run and the other policies' results stand
+        record = {"plugin": meta.get("plugin"), "answers": meta.get("answers"), "seed": self.seed_of(repeat),
+                  "live_totals": compare.totals(live, float(live_work(live_dir).sum()), slots)}
+        live_stats = compare.class_stats(live, self.cutoff)
+        if played is not None:
+            try:
+                sim = predict(played, policy, params, *shape, self.seed_of(repeat), calibration, self.cutoff,
+                              directory / "sim.csv", nominal=nominal)
+            except CompareError as exc:
+                sim_error = str(exc)
+        if sim_error is not None or played is None:
             return Measured(policy, repeat, live_stats, compare.no_stats(), calibration, live_dir,
-                            directory / "sim.csv", plugin, sim_error=str(exc), answers=answers,
-                            seed=self.seed_of(repeat), live_totals=live_totals)
+                            directory / "sim.csv", sim_error=sim_error, **record)
         self._curves.setdefault(policy, []).append((live, sim))
         sim_busy = sum(sum(j.durations) for j in apply(played, calibration))
         return Measured(policy, repeat, live_stats, compare.class_stats(sim, self.cutoff), calibration, live_dir,
-                        directory / "sim.csv", plugin, answers=answers, seed=self.seed_of(repeat),
-                        live_totals=live_totals, sim_totals=compare.totals(sim, sim_busy, slots))
+                        directory / "sim.csv", sim_totals=compare.totals(sim, sim_busy, slots), **record)
 
     def _preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
