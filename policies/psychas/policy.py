@@ -78,6 +78,9 @@ class SlottedPacker:
                        for n in range(env.cluster.n_nodes)]
         self.partition = partition
         self.n_nodes = env.cluster.n_nodes
+        # a task also takes one of its node's slots (our reading: the paper's servers have none;
+        # here a node runs at most slots_per_node tasks however small their demands)
+        self.slot_share = 1.0 / env.cluster.slots_per_node
         self.size: dict[TaskKey, float] = {}
         self.held: list[dict[TaskKey, float]] = [{} for _ in range(self.n_nodes)]
         self.departed: list[int] = []
@@ -105,7 +108,7 @@ class SlottedPacker:
 
     def _arrive(self, job: Job, i: int) -> None:
         share = 1.0 if job.demands is None else max(
-            d / c for d, c in zip(job.demands[i], self.capacity, strict=True))
+            self.slot_share, *(d / c for d, c in zip(job.demands[i], self.capacity, strict=True)))
         size = self.partition.effective_size(share) if self.partition else share
         self.size[(job.job_id, i)] = size
         w = Waiting(size, self.seq, (job.job_id, i))

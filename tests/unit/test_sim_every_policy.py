@@ -93,6 +93,28 @@ def test_every_listed_policy_finishes_every_job_of_stage_dag_traces(tmp_path):
                 assert oblivious or s["counters"]["disorders"] == 0, (name, trace.name, shape)
 
 
+def test_every_listed_policy_runs_on_generated_yahoo_and_multi_resource_dag_traces_at_50_by_4(tmp_path):
+    """Issue 30's check, through `trace generate`: a Yahoo-like trace, and Falcon-style DAG jobs whose
+    (CPU, memory) demands vary below one slot's. The Psychas-Ghaderi packers once put more of the
+    small tasks on a node than it has slots ("slot -1 of node 0 is not free")."""
+    yahoo, dag = tmp_path / "y.trace", tmp_path / "dag.jsonl"
+    for kind, out, extra in (("yahoo", yahoo, ["--shrink", "0.1"]), ("falcon-dag", dag, [])):
+        r = CliRunner().invoke(main, ["trace", "generate", kind, "--jobs", "40", "--seed", "30", "--load", "0.9",
+                                      "--nodes", "50", *extra, "--out", str(out)])
+        assert r.exit_code == 0, r.output
+    demands = [d for line in dag.read_text().splitlines() for d in json.loads(line)["demands"]]
+    assert len({tuple(d) for d in demands}) > 10 and max(c for c, _ in demands) <= 1 and max(m for _, m in demands) <= 4
+    for name in listed():
+        for trace in (yahoo, dag):
+            s = run(tmp_path, name, "--nodes", "50", "--slots", "4", trace=trace)
+            assert (s["finished_jobs"], s["unfinished_jobs"], s["rejected_jobs"]) == (40, 0, 0), (name, trace.name)
+
+
+def test_a_falcon_dag_trace_must_be_jsonl(tmp_path):
+    r = CliRunner().invoke(main, ["trace", "generate", "falcon-dag", "--out", str(tmp_path / "d.trace")])
+    assert r.exit_code == 2 and "only the rich format keeps: name it .jsonl" in r.output
+
+
 def test_a_small_node_runs_no_more_tasks_than_its_cores(tmp_path):
     """Node 2 has 2 cores of the spec's 4 slots: a slot policy and a packing policy both keep
     it within them, and the busy big nodes run 4 at once."""
