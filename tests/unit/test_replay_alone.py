@@ -115,7 +115,7 @@ def test_a_per_job_run_alone_is_its_own_application(tmp_path: Path, monkeypatch:
                                                                           alone=True)
     assert "spark.app.name=schedbridge-w-x-alone-3" in command
     assert f"spark.schedbridge.stats.file={tmp_path / 'plugin' / 'alone-3.json'}" in command
-    assert command[-1] == "schedbridge-alone-3"
+    assert command[-2:] == ["schedbridge-alone-3", str(tmp_path / "alone-3.answer.pickle")]
 
 
 def test_cli_measure_alone_reaches_the_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
