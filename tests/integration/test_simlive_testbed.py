@@ -64,7 +64,9 @@ def test_a_trace_is_simulated_as_the_trace_with_the_measured_overheads(demo_run:
         assert 0 < cal["task_overhead_s"] < 5 and cal["decision_s"] >= 0
         assert cal["applied"] == pytest.approx({"task_overhead_s": cal["task_overhead_s"],
                                                 "network_delay_s": cal["decision_s"] / 2,
-                                                "job_overhead_s": cal["job_start_s"] + cal["job_end_s"]})
+                                                "job_overhead_s": cal["job_start_s"] + cal["job_end_s"],
+                                                "driver_gaps_s": 0.0})   # a trace job is one Spark job
+        assert set(cal["driver_s"].values()) == {0.0} and len(cal["driver_s"]) == len(MEANS)
         tasks = pd.read_csv(Path(run["live_dir"]) / "tasks.csv")
         assert len(tasks) == TRACE_TASKS and (tasks["finish_s"] - tasks["launch_s"]).min() >= 1.0  # slept
     text = (demo_run.out / "placement" / "table.txt").read_text()
