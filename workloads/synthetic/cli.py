@@ -11,7 +11,7 @@ from workloads.model import Job
 from workloads.multires import dag_jobs
 from workloads.multires.jsonl import write_jsonl
 from workloads.synthetic import scaling
-from workloads.synthetic.base import write_trace
+from workloads.synthetic.base import interarrival_for_load, write_trace
 from workloads.synthetic.kinds import KINDS, generate
 
 
@@ -90,7 +90,7 @@ def _falcon_dag(jobs: int, seed: int, load: float | None, nodes: int | None, shr
                        for j in dag_jobs.generate(dag_jobs.DagSpec(jobs, rate=1.0), seed)]
     work = sum(sum(j.durations) for j in made)
     if load is not None and nodes is not None:
-        interval = work / len(made) / (load * nodes)
+        interval = interarrival_for_load(work, len(made), load, nodes)
         made = [replace(j, submit=j.job_id * interval) for j in made]
     try:
         with output_dir(out.parent):

@@ -93,7 +93,6 @@ class _Log:
     executor_cores: dict[str, int] = field(default_factory=dict)
     stage_job: dict[int, int] = field(default_factory=dict)
     stage_submit: dict[int, float] = field(default_factory=dict)
-    job_submit: dict[int, float] = field(default_factory=dict)
     spark_jobs: dict[int, tuple[int, float, float]] = field(default_factory=dict)  # Spark job id: replayed
     # job, submission, end (NaN until its SparkListenerJobEnd)
     tasks: list[tuple[int, int, str, float, float, bool]] = field(default_factory=list)  # job, index, executor,
@@ -111,7 +110,6 @@ def _read(path: Path) -> _Log:
             log.executor_added[executor] = event["Timestamp"] / 1000
             log.executor_cores[executor] = int((event.get("Executor Info") or {}).get("Total Cores", 1))
         elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
-            log.job_submit.setdefault(job, event["Submission Time"] / 1000)
             log.spark_jobs[event["Job ID"]] = (job, event["Submission Time"] / 1000, math.nan)
             for stage in event.get("Stage IDs", []):
                 log.stage_job.setdefault(stage, job)
@@ -153,6 +151,14 @@ def _decision_waits(log: _Log) -> list[float]:
     return waits
 
 
+def _first_submissions(log: _Log) -> dict[int, float]:
+    """Per replayed job: its first Spark job's submission."""
+    first: dict[int, float] = {}
+    for job, submitted, _ in log.spark_jobs.values():
+        first[job] = min(first.get(job, math.inf), submitted)
+    return first
+
+
 def driver_gaps(log: _Log) -> dict[int, float]:
     """Per replayed job: seconds between its first Spark job's submission and its last one's end
     with none of its Spark jobs active (submitted, not ended). A Spark job never seen to end counts
@@ -192,7 +198,7 @@ def measure(results: Path, jobs: Mapping[int, Job] | None, t0: float,
             if ok and jobs is not None and job in jobs:
                 overheads.append(finish - launch - jobs[job].durations[index])
         waits += _decision_waits(log)
-        for job, submitted in log.job_submit.items():
+        for job, submitted in _first_submissions(log).items():
             if job in replay_times and not math.isnan(replay_times[job][0]):
                 starts.append(submitted - (t0 + replay_times[job][0]))
         for job, finish in last_finish.items():

@@ -77,10 +77,17 @@ def task_work(tasks: pd.DataFrame, t0: float, shrunk: Mapping[str, Sequence[tupl
     return pd.Series(work, index=tasks.index, dtype=float)
 
 
-def live_work(live_dir: Path) -> pd.Series:
-    """Every task attempt's full-share time in a replay's results (failed attempts held their slot too)."""
-    t0 = float(json.loads((live_dir / "meta.json").read_text())["t0_epoch"])
-    return task_work(pd.read_csv(live_dir / "tasks.csv"), t0, shrunk_intervals(live_dir / "preemption.json"))
+def replay_t0(live_dir: Path) -> float:
+    """A replay's time 0 (epoch seconds), from its meta.json."""
+    return float(json.loads((live_dir / "meta.json").read_text())["t0_epoch"])
+
+
+def live_tasks(live_dir: Path) -> pd.DataFrame:
+    """A replay's tasks.csv, every attempt with its full-share time as ``work`` (a failed attempt
+    held its slot too)."""
+    tasks = pd.read_csv(live_dir / "tasks.csv")
+    tasks["work"] = task_work(tasks, replay_t0(live_dir), shrunk_intervals(live_dir / "preemption.json"))
+    return tasks
 
 
 def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str) -> list[Job]:
@@ -88,10 +95,8 @@ def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str)
     ``model`` (see the module docstring)."""
     if model not in JOB_MODELS:
         raise CompareError(f"job model {model!r}: one of {', '.join(JOB_MODELS)}")
-    t0 = float(json.loads((live_dir / "meta.json").read_text())["t0_epoch"])
-    tasks = pd.read_csv(live_dir / "tasks.csv")
-    tasks = tasks[tasks["status"] == "succeeded"].copy()
-    tasks["work"] = task_work(tasks, t0, shrunk_intervals(live_dir / "preemption.json"))
+    tasks = live_tasks(live_dir)
+    tasks = tasks[tasks["status"] == "succeeded"]
     if missing := [s.job_id for s in submissions if s.job_id not in set(tasks["job_id"])]:
         raise CompareError(f"{live_dir / 'tasks.csv'}: no succeeded task of job(s) {missing[:5]} to measure "
                            "its work from (a failed job cannot be simulated)")
@@ -100,6 +105,7 @@ def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str)
         spark: dict[int, list[SparkJob]] = {}
         for job in spark_jobs(live_dir / "eventlogs"):   # by submission, so each job's stay in order
             spark.setdefault(job.replayed, []).append(job)
+        t0 = replay_t0(live_dir)
         return [staged_job(s, by_job[s.job_id], spark.get(s.job_id, []), t0) for s in submissions]
     per_stage = tasks.groupby(["job_id", "stage_id"])["work"].agg(_STAGE[model])
     work = per_stage.groupby(level="job_id").sum()

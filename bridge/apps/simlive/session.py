@@ -22,7 +22,7 @@ import pandas as pd
 from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, apply, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured, sim_policy
-from bridge.apps.simlive.measured import JOB_MODELS, live_work, measured_jobs
+from bridge.apps.simlive.measured import JOB_MODELS, live_tasks, measured_jobs, replay_t0
 from bridge.apps.simlive.predict import predict, simulated, split_params
 from bridge.common import atomic, metrics
 from bridge.common.tables import text as render
@@ -275,7 +275,7 @@ class Comparison:
         meta = json.loads((live_dir / "meta.json").read_text())
         slots = self.shape[0] * self.shape[1]
         record = {"plugin": meta.get("plugin"), "answers": meta.get("answers"), "seed": self.seed_of(repeat),
-                  "live_totals": compare.totals(live, float(live_work(live_dir).sum()), slots)}
+                  "live_totals": compare.totals(live, float(live_tasks(live_dir)["work"].sum()), slots)}
         live_stats = compare.class_stats(live, self.cutoff)
         if played is not None:
             try:
@@ -322,7 +322,7 @@ class Comparison:
 
     @staticmethod
     def _calibrate(live_dir: Path, nominal: dict[int, Job] | None) -> Calibration:
-        t0 = float(json.loads((live_dir / "meta.json").read_text())["t0_epoch"])
+        t0 = replay_t0(live_dir)
         jobs = pd.read_csv(live_dir / "jobs.csv")
         times = {int(j): (float(s), float(e)) for j, s, e in zip(jobs["job_id"], jobs["submit_s"], jobs["end_s"])}
         return measure(live_dir, nominal, t0, times)
