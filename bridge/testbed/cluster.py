@@ -77,8 +77,7 @@ class Testbed:
         deadline = time.monotonic() + timeout_s
         try:
             self._wait("HDFS writable", self._hdfs_writable, deadline, progress)
-            self._wait(f"{len(self.layout.nodemanagers)} NodeManagers RUNNING", self._nodes_running,
-                       deadline, progress)
+            self._wait_nodes_running(deadline, progress)
         except TestbedError:
             # A half-started testbed helps nobody: stop what this call started, keep the logs.
             self.processes.stop(*(spec.name for spec in to_start))
@@ -125,6 +124,15 @@ class Testbed:
                 raise TestbedError(f"{name} is not running; the end of its log "
                                    f"({self.processes.log_path(name)}):\n{self.processes.tail(name)}")
 
+    def wait_nodes_running(self, timeout_s: float) -> None:
+        """Wait until every NodeManager is RUNNING; TestbedError with each node's state and
+        health report (an UNHEALTHY node gets no containers, so an application would wait)."""
+        self._wait_nodes_running(time.monotonic() + timeout_s, lambda _: None)
+
+    def _wait_nodes_running(self, deadline: float, progress: Callable[[str], None]) -> None:
+        self._wait(f"{len(self.layout.nodemanagers)} NodeManagers RUNNING", self._nodes_running,
+                   deadline, progress)
+
     def _hdfs_writable(self) -> bool:
         return hdfs_writable(self.layout.webhdfs_url, user=self.layout.user)
 
@@ -160,6 +168,8 @@ class Testbed:
                 lines.append(f"  node {node.node_id:<18} {node.state:<10} "
                              f"{node.vcores_used}/{node.vcores_total} vcores, "
                              f"{node.memory_mb_used}/{node.memory_mb_total} MB")
+                if node.state != "RUNNING" and node.raw.get("healthReport"):
+                    lines.append(f"    health report: {node.raw['healthReport']}")
         except YarnError as exc:
             lines.append(f"  ResourceManager REST not answering: {exc}")
         return "\n".join(lines)

@@ -3,7 +3,9 @@ one reduced `schedbridge demo` on it (`demo_run`, tests/integration/demo_run.py)
 of sim-vs-live, of the demo and of Kairos' own-agent `--preempt` replay reads.
 
 A testbed that was already running (a developer's `schedbridge testbed up`) is reused and left
-running; one this session started is stopped at the end.
+running; one this session started is stopped at the end. Before each test that uses it, every
+NodeManager must be RUNNING (`_nodemanagers_running`): an UNHEALTHY one (a disk below its free-space
+floor) gets no containers, and an application would wait for them until the test's time limit.
 """
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from bridge.testbed.cluster import Testbed
+from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import ClusterLayout, default_layout
 from bridge.testbed.spark import spark_env
 from tests.integration.demo_run import DemoRun, run_demo
+
+# Longer than a NodeManager's disk check interval (2 min): a node that recovers is seen recovered.
+NODES_RUNNING_WAIT_S = 150
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,16 @@ def testbed() -> RunningTestbed:
     yield RunningTestbed(bed)
     if not was_running:
         bed.down()
+
+
+@pytest.fixture(autouse=True)
+def _nodemanagers_running(request: pytest.FixtureRequest) -> None:
+    if "testbed" not in request.fixturenames:
+        return
+    try:
+        request.getfixturevalue("testbed").bed.wait_nodes_running(NODES_RUNNING_WAIT_S)
+    except TestbedError as exc:
+        pytest.fail(f"the testbed is not ready for this test: {exc}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

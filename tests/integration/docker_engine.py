@@ -40,6 +40,11 @@ LOCAL_BASE = "schedbridge-base:bookworm"  # docker/base-image.sh's default tag
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")  # this host's trust, a TLS proxy's CA included
 CACHE_KEEP = "12GB"  # BuildKit cache kept between runs (BuildKit's count: layers' diffs) but on vfs (below)
 PRUNE_MARGIN_S = 300
+GB = 2**30
+# Left free beside the compose cluster for the local testbed, which shares the disk: its NodeManagers
+# turn UNHEALTHY below 1 GB free (bridge/testbed/templates/yarn-site.xml), and its applications
+# then wait for containers. What HDFS blocks and Spark's local files need on top is in the rest.
+TESTBED_RESERVE = 5 * GB
 MIRROR_ARGS = ("APT_MIRROR", "PIP_INDEX_URL", "MAVEN_MIRROR_URL")  # passed on to the build when set
 
 
@@ -334,6 +339,24 @@ def _prune(found: Engine, since: float) -> None:
                   timeout=1200)
     else:
         found.run("builder", "prune", "--force", "--keep-storage", CACHE_KEEP, timeout=600)
+
+
+def require_disk(found: Engine, image: str, containers: int) -> None:
+    """Refuse to start `containers` containers of `image` when the disk cannot hold them with
+    TESTBED_RESERVE to spare: on vfs each container is a full copy of its image. Run out, the
+    clusters beside and inside would stall for want of healthy NodeManagers, not fail."""
+    if found.run("info", "--format", "{{.Driver}}").stdout.strip() != "vfs":
+        return
+    root = found.run("info", "--format", "{{.DockerRootDir}}").stdout.strip()
+    size = int(found.run("image", "inspect", "--format", "{{.Size}}", image).stdout.strip())
+    free = shutil.disk_usage(root).free
+    need = containers * size + TESTBED_RESERVE
+    if free < need:
+        raise AssertionError(
+            f"{free / GB:.1f} GB free on the disk of {root}: {containers} containers of {image} on vfs "
+            f"(each a full copy, {size / GB:.1f} GB) and {TESTBED_RESERVE / GB:.0f} GB left for the local "
+            f"testbed need {need / GB:.1f} GB. Free disk space (old checkouts, `docker image ls "
+            f"{REPOSITORY}`) and run again.")
 
 
 def privileged_refused(found: Engine, base: str) -> bool:

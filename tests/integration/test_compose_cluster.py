@@ -130,6 +130,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         # loaded machine while removing the client)
         env = {"SCHEDBRIDGE_RM_PORT": str(_free_port()), "SCHEDBRIDGE_NAMENODE_PORT": str(_free_port()),
                "COMPOSE_HTTP_TIMEOUT": "600"}
+        docker_engine.require_disk(engine, docker_engine.IMAGE, OTHER_SERVICES + NODEMANAGERS)
         found = Cluster(engine, f"sbit{os.getpid()}", files, env)
         try:
             found.compose("up", "--detach", "--no-build", "--scale", f"nodemanager={NODEMANAGERS}")
@@ -233,6 +234,7 @@ class TestDeployGuide:
     def gateway(self, cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         started = time.monotonic()
         image = docker_engine.build_gateway(cluster.engine, docker_engine.base_image(cluster.engine))
+        docker_engine.require_disk(cluster.engine, image, 1)
         client = cluster.compose("ps", "--quiet", "client").stdout.split()[0]
         found = gateway.start(cluster.engine, image, f"{cluster.project}_hadoop", client,
                               tmp_path_factory.mktemp("gateway"))

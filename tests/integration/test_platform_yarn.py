@@ -6,6 +6,7 @@ import socket
 import time
 
 import pytest
+import requests
 
 from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed import dshell
@@ -35,6 +36,20 @@ def test_every_nodemanager_is_running_with_its_virtual_resources(testbed, rm) ->
     assert len(nodes) == len(testbed.layout.nodemanagers)
     expected = {(nm.vcores, nm.memory_mb) for nm in testbed.layout.nodemanagers}
     assert {(n.vcores_total, n.memory_mb_total) for n in nodes} == expected
+
+
+def test_every_nodemanager_judges_its_disk_by_free_space_not_percent_used(testbed) -> None:
+    """The testbed shares its host's disk: percent used of the whole disk says nothing of the room
+    its containers have (bridge/testbed/templates/yarn-site.xml). Read from each running daemon."""
+    for nm in testbed.layout.nodemanagers:
+        conf = requests.get(f"http://{nm.host}:{nm.webapp_port}/conf", headers={"Accept": "application/json"},
+                            timeout=10)
+        conf.raise_for_status()
+        props = {p["key"]: p["value"] for p in conf.json()["properties"]}
+        prefix = "yarn.nodemanager.disk-health-checker."
+        assert props[prefix + "disk-utilization-threshold.enabled"] == "false", nm
+        assert props[prefix + "disk-free-space-threshold.enabled"] == "true", nm
+        assert props[prefix + "min-free-space-per-disk-mb"] == "1024", nm
 
 
 @pytest.mark.parametrize("exit_code, final_status", [(0, "SUCCEEDED"), (3, "FAILED")])

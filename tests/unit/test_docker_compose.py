@@ -416,7 +416,7 @@ def test_makefile_setup_is_the_recipe_the_image_relies_on() -> None:
 
 def test_build_context_leaves_local_setup_and_state_out() -> None:
     ignored = set((DOCKER / "Dockerfile.dockerignore").read_text().split())
-    assert {".venv", ".cache", ".testbed", ".git", "sparkplugin/build"} <= ignored
+    assert {".venv", ".cache", ".testbed", ".git", "sparkplugin/build", "docs"} <= ignored
 
 
 def test_the_image_tag_hashes_exactly_the_build_context(tmp_path: Path) -> None:
@@ -431,7 +431,7 @@ def test_the_image_tag_hashes_exactly_the_build_context(tmp_path: Path) -> None:
     sent = ["bridge/cli.py", "sparkplugin/src/main/A.java", "workloads/x.egg-info/kept", "Makefile"]
     left_out = [".git/HEAD", ".venv/bin/python", ".cache/hadoop/lib/a.jar", "sparkplugin/build/p.jar",
                 "bridge/sim/__pycache__/a.pyc", "__pycache__/b.pyc", "schedbridge.egg-info/PKG-INFO",
-                "results/run/jobs.csv", ".testbed/conf/core-site.xml"]
+                "results/run/jobs.csv", ".testbed/conf/core-site.xml", "docs/testing.md"]
     for rel in sent + left_out:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(rel)

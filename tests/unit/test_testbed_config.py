@@ -80,3 +80,24 @@ def test_process_table_starts_and_stops_its_own_processes_together(tmp_path: Pat
     assert table.pid("a") is None and table.pid("b") is None
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_status_names_each_unhealthy_node_with_its_health_report(tmp_path: Path, monkeypatch) -> None:
+    from bridge.testbed.cluster import Testbed
+    from yarnclient.models import Node
+
+    def node(node_id: str, state: str, report: str) -> Node:
+        return Node.from_json({"id": node_id, "state": state, "healthReport": report,
+                               "totalResource": {"vCores": 4, "memory": 4096}})
+
+    class FakeRM:
+        def nodes(self, states=None) -> list[Node]:
+            return [node("127.0.0.1:45455", "RUNNING", ""),
+                    node("127.0.0.1:45456", "UNHEALTHY", "1/1 local-dirs have errors: used space above threshold")]
+
+    bed = Testbed(local_layout(tmp_path))
+    monkeypatch.setattr(bed, "rm", FakeRM)
+    lines = bed.status_text().splitlines()
+    at = [i for i, line in enumerate(lines) if "health report" in line]
+    assert [lines[i].strip() for i in at] == ["health report: 1/1 local-dirs have errors: used space above threshold"]
+    assert "127.0.0.1:45456" in lines[at[0] - 1] and "UNHEALTHY" in lines[at[0] - 1]
