@@ -3,7 +3,7 @@ running task, checkpoint the running task with the most remaining work, ignoring
 other waiting tasks; no DAG awareness."""
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_longest
-from policies.falcon.tiers import ObliviousConfig, TieredScheduler, best_fit, oblivious
+from policies.falcon.tiers import LIVE, ObliviousConfig, TieredScheduler, best_fit, oblivious, suspended_room
 from policies.registry import PolicyEntry, Preempts
 
 
@@ -13,4 +13,4 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 ENTRY = PolicyEntry("amoeba", ObliviousConfig, make,
                     "Amoeba-like checkpoint-the-longest preemption (Falcon baseline, our reading)",
-                    preempts=Preempts())
+                    preempts=Preempts(suspended_room, live=LIVE))

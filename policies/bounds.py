@@ -62,4 +62,5 @@ STARVATION_CAP = within(0, 1e6)   # a bypass budget, in estimated task durations
 PROBE_RATIO = within(0.01, 500)   # probes per task
 MIN_PROBES = within(0, 100_000)   # probes per job, whatever its size
 MASTERS = within(1, 10_000)
+SUSPENDED_PER_NODE = within(0, 10_000)   # suspended tasks a worker may hold; 0: no limit
 ESTIMATE_NOISE = within(0, 100)   # relative error of a runtime estimate

@@ -2,7 +2,7 @@
 beats a running task's, it preempts the lowest-priority one; no rank filter, no DAG awareness."""
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
-from policies.falcon.tiers import ObliviousConfig, TieredScheduler, best_fit, oblivious
+from policies.falcon.tiers import LIVE, ObliviousConfig, TieredScheduler, best_fit, oblivious, suspended_room
 from policies.registry import PolicyEntry, Preempts
 
 
@@ -12,4 +12,4 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 ENTRY = PolicyEntry("natjam", ObliviousConfig, make,
                     "Natjam-like priority preemption, dependency-oblivious (Falcon baseline, our reading)",
-                    preempts=Preempts())
+                    preempts=Preempts(suspended_room, live=LIVE))

@@ -4,7 +4,7 @@ table, priority = waiting time (aging), preemption on any priority advantage, no
 awareness. Aging makes a waiting task overtake running ones quickly, so it preempts most."""
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
-from policies.falcon.tiers import ObliviousConfig, TieredScheduler, oblivious, random_worker
+from policies.falcon.tiers import LIVE, ObliviousConfig, TieredScheduler, oblivious, random_worker, suspended_room
 from policies.registry import PolicyEntry, Preempts
 
 
@@ -14,4 +14,4 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 ENTRY = PolicyEntry("snb", ObliviousConfig, make,
                     "SNB stand-in: random placement, aging priority, eager preemption (our proxy)",
-                    preempts=Preempts())
+                    preempts=Preempts(suspended_room, live=LIVE))

@@ -3,7 +3,7 @@
 beats; no DAG awareness."""
 from policies.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
-from policies.falcon.tiers import ObliviousConfig, TieredScheduler, best_fit, oblivious
+from policies.falcon.tiers import LIVE, ObliviousConfig, TieredScheduler, best_fit, oblivious, suspended_room
 from policies.registry import PolicyEntry, Preempts
 
 
@@ -13,4 +13,4 @@ def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:
 
 ENTRY = PolicyEntry("srpt-preempt", ObliviousConfig, make,
                     "Preemptive SRPT per worker, dependency-oblivious (Falcon baseline)",
-                    preempts=Preempts())
+                    preempts=Preempts(suspended_room, live=LIVE))

@@ -15,6 +15,9 @@ job, and :meth:`Job.task` builds a :class:`Task` view on demand.
 * ``successors`` (optional) is work that waits for the whole job and arrives later as jobs of
   its own: live, each runnable Spark stage is a job and the stages after it in its Spark job are
   its successors. Dependency-aware priorities (Falcon's Eq. 2) count them; nothing runs them.
+* ``after`` (optional) are ids of jobs this one waits for: it arrives ``after_gap`` seconds after
+  the last of them finished (and not before ``submit``). The simulator plays a measured Spark
+  application this way: each stage a job, arriving when its parent stages end, as live.
 """
 from __future__ import annotations
 
@@ -64,6 +67,8 @@ class Job:
     name: str = ""
     meta: Any = None
     successors: tuple[Successor, ...] = ()
+    after: tuple[int, ...] = ()
+    after_gap: float = 0.0
     # derived in __post_init__: plain fields, not properties, because the compiled simulator reads
     # them per task, where a property is a Python call
     n_tasks: int = field(init=False, repr=False, compare=False)
@@ -108,6 +113,10 @@ class Job:
             _check_acyclic(self.job_id, "stage", self.stage_parents or ())
         for k, succ in enumerate(self.successors):
             _check_successor(self.job_id, k, succ)
+        if not (self.after_gap >= 0 and math.isfinite(self.after_gap)):
+            raise WorkloadError(f"job {self.job_id}: after_gap must be finite and >= 0, got {self.after_gap}")
+        if self.job_id in self.after:
+            raise WorkloadError(f"job {self.job_id}: a job cannot wait for itself")
 
     # -- derived -------------------------------------------------------------------------
     @property

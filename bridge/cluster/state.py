@@ -317,6 +317,9 @@ class ClusterState:
         self._on_queued_end = self._hooks.get("on_queued_task_ended")
         self._notify_start = "on_task_started" in self._hooks
         self._notify_finish = "on_task_finished" in self._hooks
+        # the driver's, called when a job's last task ends, with the effects list (the simulator's
+        # arrivals of jobs that wait for others, ``Job.after``); None live
+        self.job_done: Callable[[int, float, list[Any]], None] | None = None
         k = kernel
         k.on(ProbeArrival, self._on_probe_arrival)
         k.on(Deliver, self._on_deliver)
@@ -589,6 +592,8 @@ class ClusterState:
             self.log.job_finish[jid] = now
             run.launched = None
             run.readiness = None
+            if self.job_done is not None:
+                self.job_done(jid, now, out)
         elif run.readiness is not None:
             for t in run.readiness.finish(task):
                 self._unblock(jid, t, now, out)

@@ -16,7 +16,7 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -204,12 +204,14 @@ def read_log(path: Path) -> list[TaskRecord]:
 @dataclass(frozen=True)
 class SparkJob:
     """A Spark job of a replayed job, from its SparkListenerJobStart: when it was submitted and
-    its stages with their parent stages (Spark's stage infos, skipped stages included)."""
+    its stages with their parent stages and task counts (Spark's stage infos, skipped stages
+    included)."""
 
     app_id: str
     replayed: int
     submitted_epoch_s: float
     stages: dict[int, tuple[int, ...]]
+    tasks: dict[int, int] = field(default_factory=dict)
 
 
 def spark_jobs(directory: Path) -> list[SparkJob]:
@@ -222,10 +224,26 @@ def spark_jobs(directory: Path) -> list[SparkJob]:
             if kind == "SparkListenerApplicationStart":
                 app_id = event.get("App ID", "")
             elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
-                stages = {int(info["Stage ID"]): tuple(int(p) for p in info.get("Parent IDs", []))
-                          for info in event.get("Stage Infos", [])}
-                found.append(SparkJob(app_id, job, event.get("Submission Time", 0) / 1000.0, stages))
+                infos = event.get("Stage Infos", [])
+                stages = {int(info["Stage ID"]): tuple(int(p) for p in info.get("Parent IDs", [])) for info in infos}
+                tasks = {int(info["Stage ID"]): int(info.get("Number of Tasks", 0)) for info in infos}
+                found.append(SparkJob(app_id, job, event.get("Submission Time", 0) / 1000.0, stages, tasks))
     return sorted(found, key=lambda j: j.submitted_epoch_s)
+
+
+def stage_submissions(directory: Path) -> dict[tuple[str, int], float]:
+    """When the driver submitted each stage (its first attempt), by (application id, stage id), in
+    epoch seconds, from every event log in ``directory``."""
+    found: dict[tuple[str, int], float] = {}
+    for path in _logs(directory):
+        app_id = ""
+        for event in events(path):
+            kind = event.get("Event")
+            if kind == "SparkListenerApplicationStart":
+                app_id = event.get("App ID", "")
+            elif kind == "SparkListenerStageSubmitted" and "Submission Time" in (info := event.get("Stage Info", {})):
+                found.setdefault((app_id, int(info["Stage ID"])), info["Submission Time"] / 1000.0)
+    return found
 
 
 def logging_conf(directory: Path) -> dict[str, str]:

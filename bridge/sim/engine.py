@@ -7,6 +7,10 @@ decisions (see that module for the checks and the timing). The one thing the sim
 time passing: a task that runs plays its duration as a ``SegmentEnd`` event (stale once the task
 is suspended), and its end is reported back to the state. It knows no policy by name.
 
+A job that waits for others (``Job.after``) is not in the submit-order feed: it arrives when the
+last of them finishes, plus its ``after_gap`` (never before its ``submit``), with that arrival as
+its submit time in the results.
+
 What is measured goes into a :class:`~bridge.cluster.state.SegmentLog` (run segments, job
 finish times, counters); the metrics in ``bridge.common.metrics`` are computed from it afterwards.
 """
@@ -16,7 +20,7 @@ import gc
 import math
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bridge.cluster.events import SegmentEnd
@@ -24,6 +28,7 @@ from bridge.cluster.kernel import Kernel
 from bridge.cluster.slots import Running
 from bridge.cluster.state import ClusterState, Pausing, SegmentLog
 from policies.api import ClusterSpec, JobArrival, ProbeInfo
+from workloads.dag import topological_order
 from workloads.model import Job
 from workloads.validate import check_against_cluster
 
@@ -122,12 +127,18 @@ class Simulation:
         self.kernel = Kernel()
         self.state = ClusterState(policy, spec, self.kernel, TimedRunner(), **state)
         self.log = self.state.log
+        self._timed = [j for j in self.jobs if not j.after]
+        self._waiters = _waiters(self.jobs)
+        self._left = {j.job_id: len(set(j.after)) for j in self.jobs if j.after}
+        self._arrived: dict[int, Job] = {}
+        if self._left:
+            self.state.job_done = self._on_job_done
         self._next_job = 0
         self.kernel.on(JobArrival, self._on_job_arrival)
 
     def run(self, progress: Callable[[int, float], None] | None = None) -> SimResult:
-        if self.jobs:
-            j = self.jobs[0]
+        if self._timed:
+            j = self._timed[0]
             self.kernel.schedule(JobArrival(j.submit, j))
             self._next_job = 1
         old, frozen = gc.get_threshold(), gc.get_freeze_count()
@@ -141,17 +152,47 @@ class Simulation:
                 gc.unfreeze()
         unfinished = [j.job_id for j in self.jobs
                       if j.job_id not in self.log.job_finish and j.job_id not in self.log.rejected_jobs]
-        return SimResult(self.jobs, self.spec, self.log, self.kernel.now, self.kernel.events, unfinished,
+        jobs = [self._arrived.get(j.job_id, j) for j in self.jobs]
+        return SimResult(jobs, self.spec, self.log, self.kernel.now, self.kernel.events, unfinished,
                          getattr(self.policy, "name", ""))
 
     def _on_job_arrival(self, ev: JobArrival) -> list[Any]:
         """Hand the job to the state, and schedule the next one (one pending arrival at a time)."""
         out: list[Any] = []
-        if self._next_job < len(self.jobs):
-            nj = self.jobs[self._next_job]
+        if self._next_job < len(self._timed):
+            nj = self._timed[self._next_job]
             self._next_job += 1
             out.append(JobArrival(nj.submit, nj))
         return self.state.job_arrived(ev, out)
+
+    def _on_job_done(self, job_id: int, now: float, out: list[Any]) -> None:
+        """A job finished: the jobs waiting for it whose last wait it was arrive."""
+        for job in self._waiters.get(job_id, ()):
+            self._left[job.job_id] -= 1
+            if self._left[job.job_id] == 0:
+                arrived = replace(job, submit=max(job.submit, now + job.after_gap))
+                self._arrived[job.job_id] = arrived
+                out.append(JobArrival(arrived.submit, arrived))
+
+
+def _waiters(jobs: Sequence[Job]) -> dict[int, list[Job]]:
+    """Per job id, the jobs that wait for it (``Job.after``); ValueError naming a job that waits for
+    an unknown one, or a cycle of waits (those jobs could never arrive)."""
+    ids = {j.job_id for j in jobs}
+    waits = {j.job_id: sorted(set(j.after)) for j in jobs}
+    for j in jobs:
+        if unknown := [a for a in j.after if a not in ids]:
+            raise ValueError(f"job {j.job_id} waits for unknown job(s) {unknown[:5]}")
+    if any(waits.values()):
+        try:
+            topological_order(waits)
+        except ValueError as exc:
+            raise ValueError(f"jobs wait for each other in a cycle: {exc}") from None
+    found: dict[int, list[Job]] = {}
+    for j in jobs:
+        for a in sorted(set(j.after)):
+            found.setdefault(a, []).append(j)
+    return found
 
 
 def simulate(jobs: Sequence[Job], policy: Any, spec: ClusterSpec, **kw: Any) -> SimResult:

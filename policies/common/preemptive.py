@@ -3,10 +3,11 @@ baselines of its paper): each worker keeps its queued tasks, fills free slots by
 (backfilling what fits), then considers one preemption per event.
 
 What differs between policies is injected: the priority of a task, the preemption rule
-(which waiting task may displace which running one), and whether tasks may start before
-their DAG parents finish. A liveness guard applies to every rule: when a ready task waits
-and running tasks are stuck waiting for their parents, the stuck tasks are suspended (like
-Hadoop's reducer preemption); otherwise dependency-oblivious workers can deadlock.
+(which waiting task may displace which running one), whether tasks may start before
+their DAG parents finish, and how many suspended tasks a worker may hold (a preemption waits
+while it holds that many). A liveness guard applies to every rule, beyond that limit: when a
+ready task waits and running tasks are stuck waiting for their parents, the stuck tasks are
+suspended (like Hadoop's reducer preemption); otherwise dependency-oblivious workers can deadlock.
 """
 from __future__ import annotations
 
@@ -66,12 +67,13 @@ class PreemptiveWorkers:
     """Per-worker queues plus the fill-then-preempt step."""
 
     def __init__(self, priority: Priority, rule: PreemptionRule, independent: Callable[[TaskKey, TaskKey], bool],
-                 estimate: Callable[[TaskKey], float], early_start: bool) -> None:
+                 estimate: Callable[[TaskKey], float], early_start: bool, max_suspended: int = 0) -> None:
         self.priority = priority
         self.rule = rule
         self.independent = independent
         self.estimate = estimate
         self.early_start = early_start
+        self.max_suspended = max_suspended   # per worker; 0: no limit
         self.queued: dict[int, dict[TaskKey, ProbeInfo]] = {}
 
     def enqueue(self, node: int, probe: ProbeInfo) -> None:
@@ -144,6 +146,10 @@ class PreemptiveWorkers:
 
     def _preempt(self, node: int, view: ClusterView, waiting: list[_Waiting], free: Sequence[float],
                  running: Sequence[RunningTask]) -> list[Decision]:
+        """At most one preemption, while the worker holds fewer than ``max_suspended`` suspended tasks
+        (live, each keeps its executor: a node has that many beyond its slots)."""
+        if self.max_suspended and len(view.suspended(node)) >= self.max_suspended:
+            return []
         slot_of = {(r.job_id, r.task): r.slot for r in running}
         demand = {w.key: w.demand for w in waiting} | {k: _demand(view, k) for k in slot_of}
         startable = {w.key for w in waiting if self._startable(w)}

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from policies.bounds import ESTIMATE_NOISE, FRACTION, MASTERS, check_bounds
+from policies.bounds import ESTIMATE_NOISE, FRACTION, MASTERS, SUSPENDED_PER_NODE, check_bounds
 from policies.api import PolicyEnv
 from policies.common.preemptive import TaskKey
 from policies.common.vectors import Vector, normalized
 from policies.falcon.book import TaskBook
 from policies.falcon.packing import PackItem, pack_complementary
 from policies.falcon.preemption import DEFAULT_DELTA, Reading, SpDecision, SpTask, selective_preemption
-from policies.falcon.tiers import TieredScheduler, best_fit, singletons
+from policies.falcon.tiers import LIVE, TieredScheduler, best_fit, singletons, suspended_room
 from policies.registry import PolicyEntry, Preempts
 
 
@@ -29,6 +29,7 @@ class FalconConfig:
     packing: bool = True
     dag_priority: bool = True
     estimate_noise: float = field(default=0.0, metadata=ESTIMATE_NOISE)
+    max_suspended: int = field(default=0, metadata=SUSPENDED_PER_NODE)   # per worker; 0: no limit (the paper's)
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -53,9 +54,9 @@ def make_falcon(config: FalconConfig, env: PolicyEnv) -> TieredScheduler:
 
     return TieredScheduler("falcon", env, book, rule, masters=config.masters,
                            group=complementary_pairs if config.packing else singletons,
-                           place=best_fit, early_start=False)
+                           place=best_fit, early_start=False, max_suspended=config.max_suspended)
 
 
 ENTRY = PolicyEntry("falcon", FalconConfig, make_falcon,
                     "Falcon: complementary packing, DAG priorities, Selective Preemption (delta)",
-                    preempts=Preempts())
+                    preempts=Preempts(suspended_room, live=LIVE))

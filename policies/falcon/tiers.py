@@ -19,8 +19,9 @@ import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from policies.bounds import ESTIMATE_NOISE, MASTERS, check_bounds
+from policies.bounds import ESTIMATE_NOISE, MASTERS, SUSPENDED_PER_NODE, check_bounds
 from policies.api import (Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival,
                           ProbeInfo, SetTimer, SlotFreed, TaskFinished, Timer)
 from policies.common.preemptive import PreemptionRule, PreemptiveWorkers, TaskKey
@@ -56,7 +57,7 @@ class TieredScheduler:
     """One policy object for all three tiers; the strategies make it Falcon or a baseline."""
 
     def __init__(self, name: str, env: PolicyEnv, book: TaskBook, rule: PreemptionRule, *,
-                 masters: int, group: Grouper, place: Placer, early_start: bool) -> None:
+                 masters: int, group: Grouper, place: Placer, early_start: bool, max_suspended: int = 0) -> None:
         spec = env.cluster
         if spec.capacity is None:
             raise ValueError(f"{name} needs a cluster with a capacity vector")
@@ -70,7 +71,8 @@ class TieredScheduler:
         self.group = group
         self.place = place
         self.rng = env.rng("placement")
-        self.workers = PreemptiveWorkers(book.priority, rule, book.independent, book.est.__getitem__, early_start)
+        self.workers = PreemptiveWorkers(book.priority, rule, book.independent, book.est.__getitem__, early_start,
+                                         max_suspended)
         self.workers_of = [list(range(m, spec.n_nodes, masters)) for m in range(masters)]
         self.master_of: dict[int, int] = {}
 
@@ -148,6 +150,7 @@ class ObliviousConfig:
 
     masters: int = field(default=5, metadata=MASTERS)
     estimate_noise: float = field(default=0.0, metadata=ESTIMATE_NOISE)
+    max_suspended: int = field(default=0, metadata=SUSPENDED_PER_NODE)
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -159,4 +162,18 @@ def oblivious(name: str, config: ObliviousConfig, env: PolicyEnv, rule: Preempti
     term), singleton entities, whole jobs dispatched at arrival, out-of-order starts."""
     book = TaskBook(env.rng("estimates"), config.estimate_noise, w1, w2, dag=False)
     return TieredScheduler(name, env, book, rule, masters=config.masters, group=singletons,
-                           place=place, early_start=True)
+                           place=place, early_start=True, max_suspended=config.max_suspended)
+
+
+def suspended_room(config: ObliviousConfig | Any) -> int:
+    """``Preempts.extra_tasks`` of Falcon and its baselines: live, a suspended task keeps its one-core
+    executor, so a node needs one executor beyond its slots per task it may hold suspended."""
+    if config.max_suspended < 1:
+        raise ValueError("max_suspended=0 (no limit) cannot run live: each suspended task keeps its executor, "
+                         "and a node has one extra executor per task it may hold suspended; give a number")
+    return int(config.max_suspended)
+
+
+# live: one suspended task per node, as one extra executor per NodeManager gives room for (our reading;
+# the paper's prototype sets no limit, and neither does the simulator by default)
+LIVE = {"max_suspended": "1"}

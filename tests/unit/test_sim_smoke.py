@@ -57,3 +57,31 @@ def test_malformed_trace_names_file_line_field(tmp_path):
     with pytest.raises(TraceError) as e:
         read_trace(p)
     assert "bad.txt:2" in str(e.value) and "d2" in str(e.value)
+
+
+def test_a_job_that_waits_for_others_arrives_when_the_last_ends_plus_its_gap():
+    spec = ClusterSpec(1, network_delay=0.0)
+    jobs = [Job(1, 0.0, (2.0,)), Job(2, 0.0, (3.0,), after=(1, 3), after_gap=0.5), Job(3, 1.0, (1.0,)),
+            Job(4, 9.0, (1.0,), after=(1,))]
+    r = simulate(jobs, _fifo(spec), spec)
+    assert r.unfinished == []
+    # 1 runs 0-2, 3 (arrived at 1) 2-3; 2 arrives 3.5 and runs to 6.5; 4 waited for 1 but not before its submit
+    assert r.log.job_finish == pytest.approx({1: 2.0, 3: 3.0, 2: 6.5, 4: 10.0})
+    assert r.job_table().set_index("job_id")["submit"].to_dict() == {1: 0.0, 2: 3.5, 3: 1.0, 4: 9.0}
+
+
+@pytest.mark.parametrize("jobs, message", [
+    ([Job(1, 0.0, (1.0,), after=(7,))], r"job 1 waits for unknown job\(s\) \[7\]"),
+    ([Job(1, 0.0, (1.0,), after=(2,)), Job(2, 0.0, (1.0,), after=(1,))], "jobs wait for each other in a cycle"),
+])
+def test_waits_on_unknown_jobs_or_in_a_cycle_are_refused(jobs, message):
+    spec = ClusterSpec(1)
+    with pytest.raises(ValueError, match=message):
+        simulate(jobs, _fifo(spec), spec)
+
+
+@pytest.mark.parametrize("kw, message", [({"after": (1,)}, "cannot wait for itself"),
+                                         ({"after_gap": -1.0}, "after_gap must be finite and >= 0")])
+def test_a_bad_wait_is_a_workload_error(kw, message):
+    with pytest.raises(ValueError, match=message):
+        Job(1, 0.0, (1.0,), **kw)

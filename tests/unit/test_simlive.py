@@ -14,7 +14,8 @@ from bridge.apps.simlive.calibration import NONE, Calibration, CalibrationError,
 from bridge.apps.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
 from bridge.apps.simlive.measured import measured_jobs, overlap, shrunk_intervals, task_work
 from bridge.apps.simlive import session
-from bridge.apps.simlive.predict import predict, split_params
+from bridge.apps.simlive.predict import predict, predict_stages, split_params
+from bridge.apps.simlive.stages import LIVE_ESTIMATE, stage_play
 from bridge.apps.simlive.session import Comparison, Result
 from bridge.cli import main as cli
 from bridge.common.metrics import percentile
@@ -22,7 +23,7 @@ from bridge.sim.engine import Simulation
 from bridge.sim.shape import uniform
 from policies.api import ClusterSpec, PolicyEnv
 from policies.registry import config_for, create
-from workloads.model import Job
+from workloads.model import Job, Successor
 from workloads.spec import Submission, WordCountJob
 from workloads.trace import read_trace
 
@@ -265,17 +266,27 @@ def test_measured_jobs_are_full_share_work_stages_in_sequence(tmp_path: Path) ->
         measured_jobs(live, [*subs, Submission(7, 2.0, "wc", WordCountJob("in", 1))], "serial")
 
 
+STAGE_TASKS = {0: 2, 1: 1, 2: 3, 3: 1, 4: 1, 6: 1}   # Spark's Number of Tasks per stage (2: skipped)
+STAGE_SUBMITTED = {0: 0.05, 1: 1.15, 6: 1.05, 3: 2.55, 4: 2.65}   # after T0
+
+
 def write_staged_run(live: Path) -> Path:
     """A run whose job 0 ran three Spark jobs: A (stage 0, then 1), B submitted at +2.5 s after A
     ended (stage 3, whose parent 2 was skipped: 2's parent is 1) and C submitted at +2.6 s while B
-    ran (stage 4, no parent); job 1 ran stage 6 alone. No preemption: a task's work is its time."""
+    ran (stage 4, no parent); job 1 ran stage 6 alone. No preemption: a task's work is its time.
+    Job 0 ended at +3.2 s, job 1 at +1.7 s."""
     def start(job: int, submitted: float, stages: dict[int, list[int]], replayed: int) -> dict:
         return {"Event": "SparkListenerJobStart", "Job ID": job, "Submission Time": _ms(T0 + submitted),
                 "Stage IDs": list(stages), "Properties": {"spark.jobGroup.id": f"schedbridge-job-{replayed}"},
-                "Stage Infos": [{"Stage ID": s, "Parent IDs": p} for s, p in stages.items()]}
+                "Stage Infos": [{"Stage ID": s, "Parent IDs": p, "Number of Tasks": STAGE_TASKS[s]}
+                                for s, p in stages.items()]}
+    submitted = [{"Event": "SparkListenerStageSubmitted",
+                  "Stage Info": {"Stage ID": s, "Submission Time": _ms(T0 + at)}} for s, at in STAGE_SUBMITTED.items()]
     events = [{"Event": "SparkListenerApplicationStart", "App ID": "application_1_0001", "Timestamp": _ms(T0)},
               start(0, 0.0, {0: [], 1: [0]}, 0), start(1, 1.0, {6: []}, 1),
-              start(2, 2.5, {1: [0], 2: [1], 3: [2]}, 0), start(3, 2.6, {4: []}, 0)]
+              start(2, 2.5, {1: [0], 2: [1], 3: [2]}, 0), start(3, 2.6, {4: []}, 0), *submitted]
+    pd.DataFrame({"job_id": [0, 1], "submit_s": [0.0, 1.0], "end_s": [3.2, 1.7],
+                  "status": ["succeeded", "succeeded"]}).to_csv(live / "jobs.csv", index=False)
     (live / "eventlogs").mkdir(parents=True)
     (live / "eventlogs" / "application_1_0001").write_text("".join(json.dumps(e) + "\n" for e in events))
     (live / "meta.json").write_text(json.dumps({"t0_epoch": T0, "state": "complete"}))
@@ -306,6 +317,37 @@ def test_the_tasks_model_keeps_every_task_in_its_stages_with_sparks_parents(tmp_
     (live / "eventlogs" / "application_1_0001").write_text("")
     with pytest.raises(CompareError, match=r"job 0: stage\(s\) \[0, 1, 3, 4\] ran but no Spark job"):
         measured_jobs(live, subs, "tasks")
+
+
+def test_the_stages_model_plays_each_stage_as_a_job_arriving_when_its_parents_end(tmp_path: Path) -> None:
+    live = write_staged_run(tmp_path)
+    subs = [Submission(0, 0.0, "wc", WordCountJob("in", 1)), Submission(1, 1.0, "wc", WordCountJob("in", 1))]
+    play = stage_play(live, subs)
+    # job 0's stages 0, 1, 3, 4, then job 1's 6; each after its parents (3 after 1 through skipped 2;
+    # C's 4 after what had ended when C was submitted) by the gap from the last parent's last task
+    # to its submission; a first stage by its delay after the job's live submission
+    assert [j.durations for j in play.jobs] == [pytest.approx(d) for d in ((1.0, 0.9), (0.8,), (0.4,), (0.2,), (0.5,))]
+    assert [j.after for j in play.jobs] == [(), (0,), (1,), (0, 1), ()]
+    assert [j.after_gap for j in play.jobs] == pytest.approx([0.0, 0.05, 0.55, 0.65, 0.0])
+    assert [j.submit for j in play.jobs] == pytest.approx([0.05, 0.0, 0.0, 0.0, 1.05])
+    assert play.owner == {0: 0, 1: 0, 2: 0, 3: 0, 4: 1} and play.tail == pytest.approx({0: 0.2, 1: 0.1})
+    # what the live engine tells a policy: no estimate set (TPC-H, WordCount), and a stage's successors
+    # are the later stages of its Spark job with their task counts
+    assert {j.estimate for j in play.jobs} == {LIVE_ESTIMATE}
+    assert play.jobs[0].successors == (Successor(1, LIVE_ESTIMATE, (-1,)),)
+    assert play.jobs[1].successors == ()
+    # FIFO on two slots: stage 0 ends 1.05; job 1's stage from 1.05 to 1.55; stage 1 from 1.10 to
+    # 1.90; then 3 (arrives 2.45) to 2.85 and 4 (arrives 2.55) to 2.75; plus the tails
+    frame = predict_stages(play, subs, "fifo", {}, 2, 1, 1, NONE, 1.0, tmp_path / "sim.csv",
+                           {j.job_id: j for j in measured_jobs(live, subs, "stages")})
+    assert frame.set_index("job_id")["finish"].to_dict() == pytest.approx({0: 3.05, 1: 1.65})
+    assert frame.set_index("job_id")["submit"].to_dict() == {0: 0.0, 1: 1.0}
+    assert (tmp_path / "sim.csv").is_file()
+    log = live / "eventlogs" / "application_1_0001"
+    log.write_text("".join(line + "\n" for line in log.read_text().splitlines()
+                           if "StageSubmitted" not in line or '"Stage ID": 3' not in line))
+    with pytest.raises(CompareError, match="job 0: stage 3 ran but its event log has no SparkListenerStageSubmitted"):
+        stage_play(live, subs)
 
 
 def wordcount_workload(tmp_path: Path) -> Path:

@@ -37,10 +37,12 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
                    "command's rule for jobs whose trace states no cutoff: the 90th percentile of the "
                    "workload's job means; of the first run's measured jobs for workloads without trace "
                    "durations].")
-@click.option("--job-model", type=click.Choice(["critical-path", "serial", "tasks"]), default="critical-path",
+# the choices are bridge.apps.simlive.measured.JOB_MODELS (not imported here: it loads pandas)
+@click.option("--job-model", type=click.Choice(["critical-path", "serial", "tasks", "stages"]), default="critical-path",
               show_default=True,
               help="Workloads without trace durations (WordCount, TPC-H) are simulated from each live run's "
-                   "measured task work: every task in its stages with Spark's parents (tasks), or each job as "
+                   "measured task work: every task in its stages with Spark's parents (tasks); each stage a job "
+                   "arriving when its parents end, as the live engine schedules it (stages); or each job as "
                    "one task, a stage as its longest task (critical-path) or as all its tasks' work together "
                    "(serial), stages in sequence.")
 @click.option("--extra-vcores", default=0, show_default=True, type=click.IntRange(0, MAX_SLOTS),

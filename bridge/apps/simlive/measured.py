@@ -17,6 +17,9 @@ each live run is simulated from its own tasks' measured work (our reading):
   the stage's tasks in parallel) or as all its tasks' work together (``serial``: on one slot).
   With one task per stage (kairos-hol) the last two give the job's summed task times, as an
   earlier hand-made trace had them.
+* **each stage its own job** (``stages``; ``bridge.apps.simlive.stages``), as the live engine hands
+  stages to a policy, arriving when its parent stages end in the simulation. Here (the jobs' sizes)
+  a ``stages`` job is its ``tasks`` job.
 * **Spark jobs in sequence** (``tasks``; our reading): a replayed job may run several Spark jobs
   (a TPC-H query does: a broadcast's, then the query's). A Spark job's stages that have no parent
   in it wait for every stage of the same replayed job that had finished when the Spark job was
@@ -31,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -40,7 +44,8 @@ from bridge.replay.eventlog import SparkJob, spark_jobs
 from workloads.model import Job
 from workloads.spec import Submission
 
-JOB_MODELS = ("critical-path", "serial", "tasks")
+JOB_MODELS = ("critical-path", "serial", "tasks", "stages")
+_STAGED = ("tasks", "stages")   # models whose jobs keep their tasks in stages (stages: bridge.apps.simlive.stages)
 _STAGE = {"critical-path": "max", "serial": "sum"}
 
 
@@ -100,7 +105,7 @@ def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str)
     if missing := [s.job_id for s in submissions if s.job_id not in set(tasks["job_id"])]:
         raise CompareError(f"{live_dir / 'tasks.csv'}: no succeeded task of job(s) {missing[:5]} to measure "
                            "its work from (a failed job cannot be simulated)")
-    if model == "tasks":
+    if model in _STAGED:
         by_job = dict(tuple(tasks.groupby("job_id")))
         spark: dict[int, list[SparkJob]] = {}
         for job in spark_jobs(live_dir / "eventlogs"):   # by submission, so each job's stay in order
@@ -112,11 +117,22 @@ def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str)
     return [Job(s.job_id, s.time_s, (float(work[s.job_id]),), estimate=float(work[s.job_id])) for s in submissions]
 
 
-def staged_job(submission: Submission, tasks: pd.DataFrame, spark: Sequence[SparkJob], t0: float) -> Job:
-    """One replayed job as its tasks in stages (``tasks``: its succeeded tasks with their work;
-    ``spark``: its Spark jobs by submission). CompareError if a stage that ran is in no Spark
-    job's stage infos (an event log that does not belong to this run)."""
-    tasks = tasks.sort_values(["stage_id", "launch_s", "task_id"], kind="stable")
+@dataclass(frozen=True)
+class StageGraph:
+    """One replayed job's stages that ran tasks, in Spark's stage id order: each one's parents
+    (indices into ``ran``), the Spark job that listed it first, and when its last task ended
+    (seconds after the replay's start)."""
+
+    ran: list[int]
+    parents: list[tuple[int, ...]]
+    owner: list[SparkJob]
+    ended: list[float]
+
+
+def stage_graph(job_id: int, tasks: pd.DataFrame, spark: Sequence[SparkJob], t0: float) -> StageGraph:
+    """The stages of replayed job ``job_id`` (``tasks``: its succeeded tasks; ``spark``: its Spark jobs
+    by submission). CompareError if a stage that ran is in no Spark job's stage infos (an event log
+    that does not belong to this run)."""
     ran = sorted(set(tasks["stage_id"]))
     index = {stage: i for i, stage in enumerate(ran)}
     infos: dict[int, tuple[int, ...]] = {}
@@ -126,18 +142,30 @@ def staged_job(submission: Submission, tasks: pd.DataFrame, spark: Sequence[Spar
             infos.setdefault(stage, listed)
             owner.setdefault(stage, job)
     if unknown := [stage for stage in ran if stage not in owner]:
-        raise CompareError(f"job {submission.job_id}: stage(s) {unknown[:5]} ran but no Spark job of its event "
-                           "logs lists them")
-    ended = tasks.groupby("stage_id")["finish_s"].max() + t0
+        raise CompareError(f"job {job_id}: stage(s) {unknown[:5]} ran but no Spark job of its event logs lists them")
+    ended = tasks.groupby("stage_id")["finish_s"].max()
     parents = []
     for stage in ran:
         direct = _ran_parents(stage, infos, index, set())
         if not direct:   # a root of its Spark job: after what had ended when the driver submitted it
             direct = {p for p in ran if p != stage and owner[p] is not owner[stage]
-                      and ended[p] <= owner[stage].submitted_epoch_s}
+                      and ended[p] + t0 <= owner[stage].submitted_epoch_s}
         parents.append(tuple(sorted(index[p] for p in direct)))
+    return StageGraph(ran, parents, [owner[s] for s in ran], [float(ended[s]) for s in ran])
+
+
+def in_stage_order(tasks: pd.DataFrame) -> pd.DataFrame:
+    return tasks.sort_values(["stage_id", "launch_s", "task_id"], kind="stable")
+
+
+def staged_job(submission: Submission, tasks: pd.DataFrame, spark: Sequence[SparkJob], t0: float) -> Job:
+    """One replayed job as its tasks in stages (``tasks``: its succeeded tasks with their work;
+    ``spark``: its Spark jobs by submission; see :func:`stage_graph`)."""
+    tasks = in_stage_order(tasks)
+    graph = stage_graph(submission.job_id, tasks, spark, t0)
+    index = {stage: i for i, stage in enumerate(graph.ran)}
     return Job(submission.job_id, submission.time_s, tuple(float(w) for w in tasks["work"]),
-               stage_of=tuple(index[s] for s in tasks["stage_id"]), stage_parents=tuple(parents))
+               stage_of=tuple(index[s] for s in tasks["stage_id"]), stage_parents=tuple(graph.parents))
 
 
 def _ran_parents(stage: int, infos: dict[int, tuple[int, ...]], ran: Mapping[int, int], seen: set[int]) -> set[int]:

@@ -13,12 +13,14 @@ import pandas as pd
 
 from bridge.apps.simlive.calibration import Calibration, apply
 from bridge.apps.simlive.compare import STOCK, CompareError, calibrated_jobs, sim_policy
+from bridge.apps.simlive.stages import StagePlay, replayed_table
 from bridge.sim.engine import Simulation
 from bridge.sim.output import PerJob
 from bridge.sim.shape import uniform
 from policies.api import ClusterSpec, DecisionError, PolicyEnv
 from policies.registry import ConfigError, RegistryError, config_for, create, default_registry, describe
 from workloads.model import Job
+from workloads.spec import Submission
 
 
 def parameter_names(policy: str) -> set[str]:
@@ -59,6 +61,30 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
     returns the jobs as the live path would see them, also written to `out` (per-job CSV, the
     columns of `schedbridge simulate --out`). Each job's size for the short/long split is its
     `nominal` job's mean duration (default: `jobs` themselves)."""
+    table = _simulate(jobs, policy, params, executors, cores, seed, calibration, cutoff)
+    frame = calibrated_jobs(table, nominal or {j.job_id: j for j in jobs}, calibration)
+    PerJob.of_table(frame, cutoff, executors * cores).write(out)
+    return frame
+
+
+def predict_stages(play: StagePlay, submissions: Sequence[Submission], policy: str, params: Mapping[str, str],
+                   executors: int, cores: int, seed: int, calibration: Calibration, cutoff: float, out: Path,
+                   nominal: Mapping[int, Job]) -> pd.DataFrame:
+    """:func:`predict` for a run played stage by stage (`bridge.apps.simlive.stages`): the stages'
+    jobs simulated with the calibration's task overhead and network delay (its job start, end and
+    driver gaps are measured per stage and job in `play` instead), read back per replayed job."""
+    table = _simulate(play.jobs, policy, params, executors, cores, seed, calibration, cutoff)
+    frame = replayed_table(table, play, submissions, executors * cores)
+    frame["mean_duration"] = frame["job_id"].map(lambda j: nominal[j].mean_duration)
+    frame["estimate"] = frame["job_id"].map(lambda j: nominal[j].estimate)
+    PerJob.of_table(frame, cutoff, executors * cores).write(out)
+    return frame
+
+
+def _simulate(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executors: int, cores: int, seed: int,
+              calibration: Calibration, cutoff: float) -> pd.DataFrame:
+    """The simulator's job table of `policy` over `jobs`; CompareError, naming the policy, if the
+    simulation fails or leaves a job unfinished."""
     name = sim_policy(policy)
     spec, instance = simulated(policy, params, executors, cores, seed, calibration.network_delay_s)
     try:
@@ -69,6 +95,4 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
     if result.unfinished:
         raise CompareError(f"{name}: {len(result.unfinished)} job(s) never finished in the simulation "
                            f"(first: {result.unfinished[:5]})")
-    frame = calibrated_jobs(result.job_table(), nominal or {j.job_id: j for j in jobs}, calibration)
-    PerJob.of_table(frame, cutoff, executors * cores).write(out)
-    return frame
+    return result.job_table()

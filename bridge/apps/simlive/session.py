@@ -23,7 +23,8 @@ from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, apply, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured, sim_policy
 from bridge.apps.simlive.measured import JOB_MODELS, live_tasks, measured_jobs, replay_t0
-from bridge.apps.simlive.predict import predict, simulated, split_params
+from bridge.apps.simlive.predict import predict, predict_stages, simulated, split_params
+from bridge.apps.simlive.stages import stage_play
 from bridge.common import atomic, metrics
 from bridge.common.tables import text as render
 from bridge.drivers.node_engine import live_params, preempting_policies
@@ -178,6 +179,10 @@ class Comparison:
         if self.job_model == "tasks":
             return ("measured from each live run (tasks): every task of a job at its full-share time (launch to "
                     "finish less time shrunk), in its stages with Spark's parents; POLICY/repeat-R/sim.jsonl")
+        if self.job_model == "stages":
+            return ("measured from each live run (stages): each stage a job of its tasks' full-share times (launch "
+                    "to finish less time shrunk), arriving when its parent stages end in the simulation plus the "
+                    "driver's gap measured live; POLICY/repeat-R/sim.jsonl (the jobs, stages inside)")
         return (f"measured from each live run ({self.job_model}): a job is one task of its stages' "
                 f"{'longest' if self.job_model == 'critical-path' else 'summed'} full-share task times "
                 "(launch to finish less time shrunk), stages in sequence; POLICY/repeat-R/sim.trace")
@@ -279,8 +284,7 @@ class Comparison:
         live_stats = compare.class_stats(live, self.cutoff)
         if played is not None:
             try:
-                sim = predict(played, policy, params, *shape, self.seed_of(repeat), calibration, self.cutoff,
-                              directory / "sim.csv", nominal=nominal)
+                sim = self._predict(live_dir, played, policy, params, shape, repeat, calibration, directory, nominal)
             except CompareError as exc:
                 sim_error = str(exc)
         if sim_error is not None or played is None:
@@ -290,6 +294,16 @@ class Comparison:
         sim_busy = sum(sum(j.durations) for j in apply(played, calibration))
         return Measured(policy, repeat, live_stats, compare.class_stats(sim, self.cutoff), calibration, live_dir,
                         directory / "sim.csv", sim_totals=compare.totals(sim, sim_busy, slots), **record)
+
+    def _predict(self, live_dir: Path, played: list[Job], policy: str, params: dict[str, str], shape: tuple[int, int],
+                 repeat: int, calibration: Calibration, directory: Path, nominal: dict[int, Job]) -> pd.DataFrame:
+        """The simulated jobs of this run (see :func:`predict`), stage by stage under ``stages``."""
+        assert self.cutoff is not None
+        seed, out = self.seed_of(repeat), directory / "sim.csv"
+        if self.job_model == "stages":
+            return predict_stages(stage_play(live_dir, self.submissions), self.submissions, policy, params, *shape,
+                                  seed, calibration, self.cutoff, out, nominal)
+        return predict(played, policy, params, *shape, seed, calibration, self.cutoff, out, nominal=nominal)
 
     def _preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
@@ -311,7 +325,7 @@ class Comparison:
         if self.job_model is None:
             return self.jobs
         played = measured_jobs(live_dir, self.submissions, self.job_model)
-        if self.job_model == "tasks":   # the rich format keeps the stages
+        if self.job_model in ("tasks", "stages"):   # the rich format keeps the stages
             write_jsonl(directory / "sim.jsonl", played)
         else:
             write_trace(directory / "sim.trace", played)
