@@ -217,17 +217,14 @@ class SparkJob:
 def spark_jobs(directory: Path) -> list[SparkJob]:
     """The Spark jobs of replayed jobs in every event log in ``directory``, by submission time."""
     found = []
-    for path in _logs(directory):
-        app_id = ""
-        for event in events(path):
-            kind = event.get("Event")
-            if kind == "SparkListenerApplicationStart":
-                app_id = event.get("App ID", "")
-            elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
-                infos = event.get("Stage Infos", [])
-                stages = {int(info["Stage ID"]): tuple(int(p) for p in info.get("Parent IDs", [])) for info in infos}
-                tasks = {int(info["Stage ID"]): int(info.get("Number of Tasks", 0)) for info in infos}
-                found.append(SparkJob(app_id, job, event.get("Submission Time", 0) / 1000.0, stages, tasks))
+    for app_id, event in _app_events(directory):
+        if event.get("Event") != "SparkListenerJobStart":
+            continue
+        if (job := replayed_job_id(event.get("Properties"))) is not None:
+            infos = event.get("Stage Infos", [])
+            stages = {int(info["Stage ID"]): tuple(int(p) for p in info.get("Parent IDs", [])) for info in infos}
+            tasks = {int(info["Stage ID"]): int(info.get("Number of Tasks", 0)) for info in infos}
+            found.append(SparkJob(app_id, job, event.get("Submission Time", 0) / 1000.0, stages, tasks))
     return sorted(found, key=lambda j: j.submitted_epoch_s)
 
 
@@ -235,15 +232,22 @@ def stage_submissions(directory: Path) -> dict[tuple[str, int], float]:
     """When the driver submitted each stage (its first attempt), by (application id, stage id), in
     epoch seconds, from every event log in ``directory``."""
     found: dict[tuple[str, int], float] = {}
+    for app_id, event in _app_events(directory):
+        if event.get("Event") == "SparkListenerStageSubmitted" and "Submission Time" in (
+                info := event.get("Stage Info", {})):
+            found.setdefault((app_id, int(info["Stage ID"])), info["Submission Time"] / 1000.0)
+    return found
+
+
+def _app_events(directory: Path) -> Iterator[tuple[str, dict]]:
+    """Every event of every log in ``directory``, with its application's id (from the log's
+    SparkListenerApplicationStart; "" before it)."""
     for path in _logs(directory):
         app_id = ""
         for event in events(path):
-            kind = event.get("Event")
-            if kind == "SparkListenerApplicationStart":
+            if event.get("Event") == "SparkListenerApplicationStart":
                 app_id = event.get("App ID", "")
-            elif kind == "SparkListenerStageSubmitted" and "Submission Time" in (info := event.get("Stage Info", {})):
-                found.setdefault((app_id, int(info["Stage ID"])), info["Submission Time"] / 1000.0)
-    return found
+            yield app_id, event
 
 
 def logging_conf(directory: Path) -> dict[str, str]:
