@@ -7,8 +7,9 @@ at a reduced size, seven Spark applications in all.
   under FIFO and Kairos with `--preempt` (the replay starts a node agent per NodeManager, which
   resizes containers through cgroups: root);
 - mission: mission-mini.toml shrunk (a TPC-H query and two WordCount jobs) under stock Spark, Hawk
-  and Falcon, simulated per task with Spark's stage DAG (`job_model = "tasks"`); every job short
-  (the cutoff far above them), so the classes need no measurement to agree.
+  and Falcon, each Spark stage simulated as a job arriving when its parents end (`job_model =
+  "stages"`; the preemption comparison keeps `critical-path`, so both paths run live); every job
+  short (the cutoff far above them), so the classes need no measurement to agree.
 
 The tests recompute what they check from the runs' own files (jobs.csv, tasks.csv, preemption.json,
 sim.csv, the event logs), never through the code that wrote the demo's tables."""
@@ -89,7 +90,7 @@ workload = "mission.toml"
 policies = {list(MISSION)!r}
 executors = 2
 executor_cores = 1
-job_model = "tasks"
+job_model = "stages"
 cutoff = {MISSION_CUTOFF}
 reading = "short p50"
 params = {{ masters = "1" }}

@@ -43,13 +43,13 @@ def test_the_shipped_plan_is_placement_preemption_and_the_missions_workloads() -
                                                                ("mission", ("stock", "hawk", "falcon"), False)]
     placement, preemption, mission = plan
     kinds = {c.kind for c in load_workload(mission.workload).mix.categories}
-    assert kinds == {"tpch", "wordcount"} and mission.job_model == "tasks" and mission.params == {"masters": "1"}
+    assert kinds == {"tpch", "wordcount"} and mission.job_model == "stages" and mission.params == {"masters": "1"}
     assert load_workload(placement.workload).trace is not None  # sleeping tasks
     assert placement.executors * placement.executor_cores == 32 and placement.extra_vcores > 0
     assert placement.params == {"cutoff": "4.529"} and placement.reading == ("short", "p90")
     assert load_workload(preemption.workload).mix is not None  # real WordCount jobs
     assert (preemption.executors, preemption.executor_cores, preemption.extra_vcores) == (2, 1, 0)
-    assert preemption.reading == ("short", "p50") and preemption.job_model == "critical-path"
+    assert preemption.reading == ("short", "p50") and preemption.job_model == "stages"
 
 
 @pytest.mark.parametrize(("text", "message"), [
