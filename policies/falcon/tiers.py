@@ -75,14 +75,6 @@ class TieredScheduler:
                                          max_suspended)
         self.workers_of = [list(range(m, spec.n_nodes, masters)) for m in range(masters)]
         self.master_of: dict[int, int] = {}
-        # With ``max_suspended`` a worker holds at most its slots + that many tasks (running,
-        # suspended, queued or on their way): live, each is in one of its N + max_suspended
-        # executors. What does not fit waits at its master, dispatched as tasks finish.
-        # Not for a policy that starts tasks early: its unready tasks could fill the room its
-        # ready ones wait for at the master.
-        self.cap = spec.slots_per_node + max_suspended if max_suspended and not early_start else 0
-        self.inflight: dict[int, int] = {}           # worker -> tasks sent, not yet arrived
-        self.held: dict[int, list[TaskKey]] = {}     # master -> tasks waiting for room
 
     # -- scheduler and masters -------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
@@ -96,26 +88,10 @@ class TieredScheduler:
         ready = self.book.finish((ev.job_id, ev.task))
         if ev.job_id not in self.book.jobs:  # that was the job's last task
             del self.master_of[ev.job_id]
-        out = self._release(view)
         if self.early_start:  # queued tasks that became ready may now displace stuck ones
             nodes = sorted({n for k in ready if (n := self.book.node_of.get(k)) is not None})
-            return out + [SetTimer(ev.time, n, "ready") for n in nodes]
-        return out + (self._dispatch(self.master_of[ev.job_id], ready, view) if ready else [])
-
-    def _release(self, view: ClusterView) -> list[Decision]:
-        """Dispatch again what waits at the masters for room (a task ended: a worker has some)."""
-        out: list[Decision] = []
-        for master in sorted(m for m, keys in self.held.items() if keys):
-            out += self._dispatch(master, self.held.pop(master), view)
-        return out
-
-    def _room(self, worker: int, view: ClusterView) -> int:
-        """Tasks ``worker`` may still be sent under the cap (any number without one)."""
-        if not self.cap:
-            return 1 << 30
-        holds = (len(view.running(worker)) + len(view.suspended(worker)) + len(self.workers.queued.get(worker, {}))
-                 + self.inflight.get(worker, 0))
-        return self.cap - holds
+            return [SetTimer(ev.time, n, "ready") for n in nodes]
+        return self._dispatch(self.master_of[ev.job_id], ready, view) if ready else ()
 
     def _pick_master(self, view: ClusterView) -> int:
         loads = [sum(view.queued(w) + len(view.running(w)) for w in ws) for ws in self.workers_of]
@@ -137,14 +113,8 @@ class TieredScheduler:
         out: list[Decision] = []
         for entity in self.group(tasks, self._demand, self.capacity, compatible):
             need = total((self._demand(k) for k in entity), len(self.capacity))
-            table = [row for row in self._table(master, view, extra) if self._room(row[0], view) >= len(entity)]
-            if not table:
-                self.held.setdefault(master, []).extend(entity)
-                continue
-            node = self.place(need, table, self.rng)
+            node = self.place(need, self._table(master, view, extra), self.rng)
             extra[node] = add(extra.get(node, tuple(0.0 for _ in self.capacity)), need)
-            if self.cap:
-                self.inflight[node] = self.inflight.get(node, 0) + len(entity)
             for key in entity:
                 self.book.node_of[key] = node
                 out.append(Assign(node, ProbeInfo(key[0], key[1], self.book.est[key])))
@@ -162,8 +132,6 @@ class TieredScheduler:
 
     # -- workers ---------------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
-        if self.cap:
-            self.inflight[ev.node] -= 1
         self.workers.enqueue(ev.node, ev.probe)
         return self.workers.step(ev.node, view)
 

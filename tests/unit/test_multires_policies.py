@@ -57,26 +57,3 @@ def test_live_each_allowed_suspended_task_is_an_extra_executor_and_no_limit_is_r
         assert entry.preempts.extra_tasks(registry.config_for(policy, {"max_suspended": "3"})) == 3
         with pytest.raises(ValueError, match="max_suspended=0 .no limit. cannot run live"):
             entry.preempts.extra_tasks(registry.config_for(policy, {}))
-
-
-def _most_held_by_a_worker(**settings) -> int:
-    """The most tasks a Falcon worker held at once (running, suspended, queued), seen at every step."""
-    pol = registry.create("falcon", PolicyEnv(SPEC, 5), registry.config_for("falcon", settings))
-    most = 0
-    step = pol.workers.step
-
-    def counting(node, view):
-        nonlocal most
-        most = max(most, len(view.running(node)) + len(view.suspended(node)) + len(pol.workers.queued.get(node, {})))
-        return step(node, view)
-
-    pol.workers.step = counting
-    result = simulate(JOBS, pol, SPEC, switch_cost=0.002)
-    assert result.unfinished == []
-    return most
-
-
-def test_with_max_suspended_a_falcon_worker_holds_no_more_tasks_than_its_slots_plus_that():
-    # live, every task a worker holds is in one of its N + max_suspended executors
-    assert _most_held_by_a_worker() > SPEC.slots_per_node + 1     # the paper's: no limit
-    assert _most_held_by_a_worker(max_suspended=1) <= SPEC.slots_per_node + 1
