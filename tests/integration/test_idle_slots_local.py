@@ -53,14 +53,14 @@ def test_a_real_event_log_is_integrated(tmp_path: Path) -> None:
     assert result.busy_slot_s == pytest.approx(sum(t["Finish Time"] - t["Launch Time"] for t in ends) / 1000.0)
     # 6 half-second tasks on 2 slots: 4 wait ~0.5 s and 2 ~1 s beyond their stage's start.
     assert result.pending_task_s >= 3.0, json.dumps(result.__dict__)
-    # Idle never exceeds waiting (min(free, pending) <= pending at every instant), and stock Spark
-    # launches on a free slot soon, so while tasks wait the slots are mostly busy: idle slot time
-    # well under the busy slot time. Both stretch with the host's load, so the bound holds on a
-    # heavily loaded host too (seen in a CI run beside the compose cluster's start: 3.8 slot-s
-    # idle, 18.1 busy, 7.2 waiting, where a bound of half the waiting failed). Counting every free
-    # slot-second as idle would have given 13.
+    # Idle never exceeds waiting (min(free, pending) <= pending at every instant), and a slot free
+    # while nothing waits (the session's start, between its jobs) is not idle: idle is below the
+    # free slot time. How much of the waiting has a free slot beside it is Spark's launch delay,
+    # which the host's load sets (two CI runs: 3.8 of 7.2 and 5.7 of 9.2 task-seconds), so it is
+    # not bounded here; the measure's arithmetic is unit-tested (tests/unit/test_idle_slots.py).
+    free = result.runtime_s * result.max_slots - result.busy_slot_s
     assert 0.0 <= result.idle_slot_s <= result.pending_task_s, json.dumps(result.__dict__)
-    assert result.idle_slot_s < 0.5 * result.busy_slot_s, json.dumps(result.__dict__)
+    assert result.idle_slot_s < free, json.dumps(result.__dict__)
     # the same log as a trace: the session's two jobs, with every task that ended
     trace = tmp_path / "session.trace"
     imported = CliRunner().invoke(main, ["trace", "import", "--from-eventlog", str(log), "--out", str(trace)])
