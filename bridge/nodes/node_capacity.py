@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
@@ -21,6 +22,8 @@ from typing import Protocol
 
 from bridge.common import atomic
 from yarnclient.models import Node
+
+APPLY_TIMEOUT_S = 30.0  # how long the RM may take to show an update it accepted (it applies them asynchronously)
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +60,12 @@ class RaisedVcores:
         if self.start_guard is not None:  # before any raise: a death from now on is covered
             self._guard = self.start_guard(self.record)
         try:
-            for node_id, (vcores, memory_mb) in sorted(self.original.items()):
-                self.rm.update_node_resource(node_id, vcores=vcores + self.extra, memory_mb=memory_mb)
+            raised = {node: (vcores + self.extra, memory_mb) for node, (vcores, memory_mb) in self.original.items()}
+            for node_id, (vcores, memory_mb) in sorted(raised.items()):
+                self.rm.update_node_resource(node_id, vcores=vcores, memory_mb=memory_mb)
+            if lagging := wait_applied(self.rm, raised):
+                raise RuntimeError(f"the ResourceManager accepted the raised vcores but did not show them within "
+                                   f"{APPLY_TIMEOUT_S:g} s: {lagging}")
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -108,7 +115,8 @@ def _write_record(record: Path, capacities: dict[str, tuple[int, int]]) -> None:
 
 
 def restore(rm: NodeResources, record: Path) -> list[str]:
-    """Restore the capacities saved in ``record`` (if any); returns the node ids that failed."""
+    """Restore the capacities saved in ``record`` (if any), waiting until the RM shows them; returns
+    the node ids that failed (or did not show them in time: the record stays for another try)."""
     saved = load_record(record)
     failed = []
     for node_id, (vcores, memory_mb) in sorted(saved.items()):
@@ -117,6 +125,25 @@ def restore(rm: NodeResources, record: Path) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - try every node, report the rest
             log.warning("could not restore %s to %d vcores / %d MB: %s", node_id, vcores, memory_mb, exc)
             failed.append(node_id)
+    for node_id, shown in wait_applied(rm, {n: c for n, c in saved.items() if n not in failed}).items():
+        log.warning("%s: the ResourceManager still shows %s (vcores, MB) after restoring %s", node_id, shown,
+                    saved[node_id])
+        failed.append(node_id)
     if not failed:
         record.unlink(missing_ok=True)
-    return failed
+    return sorted(failed)
+
+
+def wait_applied(rm: NodeResources, want: dict[str, tuple[int, int]], timeout_s: float | None = None,
+                 every_s: float = 0.2) -> dict[str, tuple[int, int]]:
+    """Wait until every listed node of ``want`` shows its (vcores, memory MB); the RM applies an
+    accepted update through its event queue, so a listing right after it may still show the old
+    capacity. Returns what the nodes that never showed theirs still showed (empty: all applied;
+    a node the RM no longer lists is not waited for)."""
+    deadline = time.monotonic() + (APPLY_TIMEOUT_S if timeout_s is None else timeout_s)
+    while True:
+        shown = {n.node_id: (n.vcores_total, n.memory_mb_total) for n in rm.nodes()}
+        lagging = {node: shown[node] for node, capacity in want.items() if node in shown and shown[node] != capacity}
+        if not lagging or time.monotonic() >= deadline:
+            return lagging
+        time.sleep(every_s)

@@ -44,13 +44,22 @@ class FakeAgent:
 
 class FakeRM:
     """`nodes` and `update_node_resource` over a dict node id -> (vcores, memory MB); raising
-    ``fail_on``'s capacity is refused."""
+    ``fail_on``'s capacity is refused. An accepted update shows in ``nodes`` after ``lag`` more
+    listings (the RM applies updates asynchronously), or never with ``lag`` < 0."""
 
-    def __init__(self, nodes: dict[str, tuple[int, int]], fail_on: str | None = None) -> None:
+    def __init__(self, nodes: dict[str, tuple[int, int]], fail_on: str | None = None, lag: int = 0) -> None:
         self.capacity = dict(nodes)
         self.fail_on = fail_on
+        self.lag = lag
+        self.pending: dict[str, tuple[tuple[int, int], int]] = {}   # node -> (capacity, listings to go)
 
     def nodes(self, states: Iterable[str] | None = None) -> list[Node]:
+        for node_id, (capacity, left) in list(self.pending.items()):
+            if left == 0:
+                self.capacity[node_id] = capacity
+                del self.pending[node_id]
+            elif left > 0:
+                self.pending[node_id] = (capacity, left - 1)
         return [Node(node_id, "h", "h:8042", "RUNNING", 0, v, m, 0, 0, {})
                 for node_id, (v, m) in sorted(self.capacity.items())]
 
@@ -58,5 +67,8 @@ class FakeRM:
                              overcommit_timeout_s: int = -1) -> dict:
         if node_id == self.fail_on and vcores > self.capacity[node_id][0]:
             raise RuntimeError(f"RM refused {node_id}")
-        self.capacity[node_id] = (vcores, memory_mb)
+        if self.lag:
+            self.pending[node_id] = ((vcores, memory_mb), self.lag)
+        else:
+            self.capacity[node_id] = (vcores, memory_mb)
         return {}

@@ -81,6 +81,25 @@ def test_raised_vcores_are_restored_on_exit_and_on_error(tmp_path: Path) -> None
     assert failing.capacity == {"n1": (4, 4096), "n2": (4, 4096)}
 
 
+def test_a_raise_and_a_restore_wait_until_the_rm_shows_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The RM applies an accepted update asynchronously (seen in a CI run: a listing right after
+    the raise still showed 4 vcores): the context is entered, and left, only once it shows."""
+    rm = FakeRM({"n1": (4, 4096), "n2": (4, 4096)}, lag=3)
+    record = tmp_path / "vcores.json"
+    with RaisedVcores(rm, 2, record):
+        assert rm.capacity == {"n1": (6, 4096), "n2": (6, 4096)}
+    assert rm.capacity == {"n1": (4, 4096), "n2": (4, 4096)} and not record.exists()
+
+    monkeypatch.setattr("bridge.nodes.node_capacity.APPLY_TIMEOUT_S", 0.5)
+    never = FakeRM({"n1": (4, 4096)}, lag=-1)
+    with pytest.raises(RuntimeError, match=r"did not show them within 0.5 s: \{'n1': \(4, 4096\)\}"):
+        with RaisedVcores(never, 2, record):
+            pass
+    assert never.capacity == {"n1": (4, 4096)} and not record.exists()   # it shows the original: restored
+    record.write_text('{"n1": [2, 4096]}')                              # a restore it never shows
+    assert restore(never, record) == ["n1"] and record.exists()          # kept for another try
+
+
 def test_restore_from_the_record_of_a_killed_driver(tmp_path: Path) -> None:
     rm = FakeRM({"n1": (4, 4096)})
     record = tmp_path / "vcores.json"
