@@ -140,6 +140,8 @@ def wait_applied(rm: NodeResources, want: dict[str, tuple[int, int]], timeout_s:
     accepted update through its event queue, so a listing right after it may still show the old
     capacity. Returns what the nodes that never showed theirs still showed (empty: all applied;
     a node the RM no longer lists is not waited for)."""
+    if not want:
+        return {}
     deadline = time.monotonic() + (APPLY_TIMEOUT_S if timeout_s is None else timeout_s)
     while True:
         shown = {n.node_id: (n.vcores_total, n.memory_mb_total) for n in rm.nodes()}

@@ -178,16 +178,17 @@ class Simulation:
 def _waiters(jobs: Sequence[Job]) -> dict[int, list[Job]]:
     """Per job id, the jobs that wait for it (``Job.after``); ValueError naming a job that waits for
     an unknown one, or a cycle of waits (those jobs could never arrive)."""
+    if not any(j.after for j in jobs):
+        return {}
     ids = {j.job_id for j in jobs}
     waits = {j.job_id: sorted(set(j.after)) for j in jobs}
     for j in jobs:
         if unknown := [a for a in j.after if a not in ids]:
             raise ValueError(f"job {j.job_id} waits for unknown job(s) {unknown[:5]}")
-    if any(waits.values()):
-        try:
-            topological_order(waits)
-        except ValueError as exc:
-            raise ValueError(f"jobs wait for each other in a cycle: {exc}") from None
+    try:
+        topological_order(waits)
+    except ValueError as exc:
+        raise ValueError(f"jobs wait for each other in a cycle: {exc}") from None
     found: dict[int, list[Job]] = {}
     for j in jobs:
         for a in sorted(set(j.after)):

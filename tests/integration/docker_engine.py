@@ -345,9 +345,9 @@ def require_disk(found: Engine, image: str, containers: int) -> None:
     """Refuse to start `containers` containers of `image` when the disk cannot hold them with
     TESTBED_RESERVE to spare: on vfs each container is a full copy of its image. Run out, the
     clusters beside and inside would stall for want of healthy NodeManagers, not fail."""
-    if found.run("info", "--format", "{{.Driver}}").stdout.strip() != "vfs":
+    driver, root = found.run("info", "--format", "{{.Driver}}\t{{.DockerRootDir}}").stdout.strip().split("\t")
+    if driver != "vfs":
         return
-    root = found.run("info", "--format", "{{.DockerRootDir}}").stdout.strip()
     size = int(found.run("image", "inspect", "--format", "{{.Size}}", image).stdout.strip())
     free = shutil.disk_usage(root).free
     need = containers * size + TESTBED_RESERVE

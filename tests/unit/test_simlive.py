@@ -338,7 +338,7 @@ def test_the_stages_model_plays_each_stage_as_a_job_arriving_when_its_parents_en
     assert play.jobs[1].successors == ()
     # FIFO on two slots: stage 0 ends 1.05; job 1's stage from 1.05 to 1.55; stage 1 from 1.10 to
     # 1.90; then 3 (arrives 2.45) to 2.85 and 4 (arrives 2.55) to 2.75; plus the tails
-    frame = predict_stages(play, subs, "fifo", {}, 2, 1, 1, NONE, 1.0, tmp_path / "sim.csv",
+    frame = predict_stages(play, "fifo", {}, 2, 1, 1, NONE, 1.0, tmp_path / "sim.csv",
                            {j.job_id: j for j in measured_jobs(live, subs, "stages")})
     assert frame.set_index("job_id")["finish"].to_dict() == pytest.approx({0: 3.05, 1: 1.65})
     assert frame.set_index("job_id")["submit"].to_dict() == {0: 0.0, 1: 1.0}

@@ -45,7 +45,7 @@ from workloads.model import Job
 from workloads.spec import Submission
 
 JOB_MODELS = ("critical-path", "serial", "tasks", "stages")
-_STAGED = ("tasks", "stages")   # models whose jobs keep their tasks in stages (stages: bridge.apps.simlive.stages)
+STAGED_MODELS = ("tasks", "stages")   # whose jobs keep their tasks in stages (stages: bridge.apps.simlive.stages)
 _STAGE = {"critical-path": "max", "serial": "sum"}
 
 
@@ -100,21 +100,32 @@ def measured_jobs(live_dir: Path, submissions: Sequence[Submission], model: str)
     ``model`` (see the module docstring)."""
     if model not in JOB_MODELS:
         raise CompareError(f"job model {model!r}: one of {', '.join(JOB_MODELS)}")
+    tasks = succeeded_tasks(live_dir, submissions)
+    if model in STAGED_MODELS:
+        by_job, spark, t0 = dict(tuple(tasks.groupby("job_id"))), spark_by_job(live_dir), replay_t0(live_dir)
+        return [staged_job(s, by_job[s.job_id], spark.get(s.job_id, []), t0) for s in submissions]
+    per_stage = tasks.groupby(["job_id", "stage_id"])["work"].agg(_STAGE[model])
+    work = per_stage.groupby(level="job_id").sum()
+    return [Job(s.job_id, s.time_s, (float(work[s.job_id]),), estimate=float(work[s.job_id])) for s in submissions]
+
+
+def succeeded_tasks(live_dir: Path, submissions: Sequence[Submission]) -> pd.DataFrame:
+    """The run's succeeded tasks with their ``work``; CompareError naming the submitted jobs that
+    have none (a failed job cannot be simulated)."""
     tasks = live_tasks(live_dir)
     tasks = tasks[tasks["status"] == "succeeded"]
     if missing := [s.job_id for s in submissions if s.job_id not in set(tasks["job_id"])]:
         raise CompareError(f"{live_dir / 'tasks.csv'}: no succeeded task of job(s) {missing[:5]} to measure "
                            "its work from (a failed job cannot be simulated)")
-    if model in _STAGED:
-        by_job = dict(tuple(tasks.groupby("job_id")))
-        spark: dict[int, list[SparkJob]] = {}
-        for job in spark_jobs(live_dir / "eventlogs"):   # by submission, so each job's stay in order
-            spark.setdefault(job.replayed, []).append(job)
-        t0 = replay_t0(live_dir)
-        return [staged_job(s, by_job[s.job_id], spark.get(s.job_id, []), t0) for s in submissions]
-    per_stage = tasks.groupby(["job_id", "stage_id"])["work"].agg(_STAGE[model])
-    work = per_stage.groupby(level="job_id").sum()
-    return [Job(s.job_id, s.time_s, (float(work[s.job_id]),), estimate=float(work[s.job_id])) for s in submissions]
+    return tasks
+
+
+def spark_by_job(live_dir: Path) -> dict[int, list[SparkJob]]:
+    """Each replayed job's Spark jobs, by submission, from the run's event logs."""
+    spark: dict[int, list[SparkJob]] = {}
+    for job in spark_jobs(live_dir / "eventlogs"):
+        spark.setdefault(job.replayed, []).append(job)
+    return spark
 
 
 @dataclass(frozen=True)

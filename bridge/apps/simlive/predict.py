@@ -20,7 +20,6 @@ from bridge.sim.shape import uniform
 from policies.api import ClusterSpec, DecisionError, PolicyEnv
 from policies.registry import ConfigError, RegistryError, config_for, create, default_registry, describe
 from workloads.model import Job
-from workloads.spec import Submission
 
 
 def parameter_names(policy: str) -> set[str]:
@@ -67,16 +66,13 @@ def predict(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executo
     return frame
 
 
-def predict_stages(play: StagePlay, submissions: Sequence[Submission], policy: str, params: Mapping[str, str],
-                   executors: int, cores: int, seed: int, calibration: Calibration, cutoff: float, out: Path,
-                   nominal: Mapping[int, Job]) -> pd.DataFrame:
+def predict_stages(play: StagePlay, policy: str, params: Mapping[str, str], executors: int, cores: int, seed: int,
+                   calibration: Calibration, cutoff: float, out: Path, nominal: Mapping[int, Job]) -> pd.DataFrame:
     """:func:`predict` for a run played stage by stage (`bridge.apps.simlive.stages`): the stages'
     jobs simulated with the calibration's task overhead and network delay (its job start, end and
-    driver gaps are measured per stage and job in `play` instead), read back per replayed job."""
+    driver gaps are measured per stage and job in `play` instead), read back per `nominal` job."""
     table = _simulate(play.jobs, policy, params, executors, cores, seed, calibration, cutoff)
-    frame = replayed_table(table, play, submissions, executors * cores)
-    frame["mean_duration"] = frame["job_id"].map(lambda j: nominal[j].mean_duration)
-    frame["estimate"] = frame["job_id"].map(lambda j: nominal[j].estimate)
+    frame = replayed_table(table, play, nominal, executors * cores)
     PerJob.of_table(frame, cutoff, executors * cores).write(out)
     return frame
 

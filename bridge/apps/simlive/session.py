@@ -22,7 +22,7 @@ import pandas as pd
 from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, apply, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured, sim_policy
-from bridge.apps.simlive.measured import JOB_MODELS, live_tasks, measured_jobs, replay_t0
+from bridge.apps.simlive.measured import JOB_MODELS, STAGED_MODELS, live_tasks, measured_jobs, replay_t0
 from bridge.apps.simlive.predict import predict, predict_stages, simulated, split_params
 from bridge.apps.simlive.stages import stage_play
 from bridge.common import atomic, metrics
@@ -301,8 +301,8 @@ class Comparison:
         assert self.cutoff is not None
         seed, out = self.seed_of(repeat), directory / "sim.csv"
         if self.job_model == "stages":
-            return predict_stages(stage_play(live_dir, self.submissions), self.submissions, policy, params, *shape,
-                                  seed, calibration, self.cutoff, out, nominal)
+            return predict_stages(stage_play(live_dir, self.submissions), policy, params, *shape, seed, calibration,
+                                  self.cutoff, out, nominal)
         return predict(played, policy, params, *shape, seed, calibration, self.cutoff, out, nominal=nominal)
 
     def _preempts(self, policy: str) -> bool:
@@ -325,7 +325,7 @@ class Comparison:
         if self.job_model is None:
             return self.jobs
         played = measured_jobs(live_dir, self.submissions, self.job_model)
-        if self.job_model in ("tasks", "stages"):   # the rich format keeps the stages
+        if self.job_model in STAGED_MODELS:   # the rich format keeps the stages
             write_jsonl(directory / "sim.jsonl", played)
         else:
             write_trace(directory / "sim.trace", played)

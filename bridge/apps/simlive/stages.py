@@ -21,18 +21,18 @@ Here every stage that ran tasks is one simulator job of its tasks' measured work
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from bridge.apps.simlive.compare import CompareError
-from bridge.apps.simlive.measured import in_stage_order, live_tasks, replay_t0, stage_graph
+from bridge.apps.simlive.measured import in_stage_order, replay_t0, spark_by_job, stage_graph, succeeded_tasks
 from bridge.drivers.spark_dag import successors_of
 from bridge.drivers.spark_engine import EngineParams
 from bridge.protocol.messages import JobStart, StageSpec
-from bridge.replay.eventlog import SparkJob, spark_jobs, stage_submissions
+from bridge.replay.eventlog import SparkJob, stage_submissions
 from workloads.model import Job, Successor
 from workloads.spec import Submission
 
@@ -50,22 +50,15 @@ class StagePlay:
 
 def stage_play(live_dir: Path, submissions: Sequence[Submission], estimate: float = LIVE_ESTIMATE) -> StagePlay:
     """Every replayed job of the run in ``live_dir`` as its stages (see the module docstring)."""
-    tasks = live_tasks(live_dir)
-    tasks = tasks[tasks["status"] == "succeeded"]
-    spark: dict[int, list[SparkJob]] = {}
-    for job in spark_jobs(live_dir / "eventlogs"):
-        spark.setdefault(job.replayed, []).append(job)
+    by_job = dict(tuple(succeeded_tasks(live_dir, submissions).groupby("job_id")))
+    spark = spark_by_job(live_dir)
     submitted = stage_submissions(live_dir / "eventlogs")
     live = pd.read_csv(live_dir / "jobs.csv").set_index("job_id")
     t0 = replay_t0(live_dir)
-    by_job = dict(tuple(tasks.groupby("job_id")))
     jobs: list[Job] = []
     owner: dict[int, int] = {}
     tail: dict[int, float] = {}
     for s in submissions:
-        if s.job_id not in by_job:
-            raise CompareError(f"{live_dir / 'tasks.csv'}: no succeeded task of job {s.job_id} to measure its "
-                               "work from (a failed job cannot be simulated)")
         mine = in_stage_order(by_job[s.job_id])
         first = len(jobs)
         jobs += _stage_jobs(s, mine, spark.get(s.job_id, []), submitted, float(live.at[s.job_id, "submit_s"]),
@@ -103,17 +96,19 @@ def _successors(owner: SparkJob, stage: int, estimate: float) -> tuple[Successor
     return successors_of(start, stage, estimate)
 
 
-def replayed_table(stage_table: pd.DataFrame, play: StagePlay, submissions: Sequence[Submission],
-                   slots: int) -> pd.DataFrame:
+def replayed_table(stage_table: pd.DataFrame, play: StagePlay, nominal: Mapping[int, Job], slots: int) -> pd.DataFrame:
     """The simulator's per-stage job table as one row per replayed job (the columns of
-    :meth:`~bridge.sim.engine.SimResult.job_table` but ``estimate``): submitted as the workload says,
-    finished when its last stage did plus its measured tail."""
-    table = stage_table.assign(owner=stage_table["job_id"].map(play.owner))
-    grouped = table.groupby("owner")
-    out = pd.DataFrame({"submit": pd.Series({s.job_id: s.time_s for s in submissions}),
+    :meth:`~bridge.sim.engine.SimResult.job_table`): submitted, sized and estimated as its
+    ``nominal`` job (the replayed job the live policy's classes are about), finished when its last
+    stage did plus its measured tail."""
+    grouped = stage_table.assign(owner=stage_table["job_id"].map(play.owner)).groupby("owner")
+    ids = pd.Index(sorted(nominal), name="job_id")
+    out = pd.DataFrame({"submit": [nominal[j].submit for j in ids],
                         "finish": grouped["finish"].max() + pd.Series(play.tail),
-                        "n_tasks": grouped["n_tasks"].sum(), "max_duration": grouped["max_duration"].max(),
-                        "work": grouped["work"].sum(), "rejected": grouped["rejected"].any()})
-    out["mean_duration"] = out["work"] / out["n_tasks"]
+                        "n_tasks": grouped["n_tasks"].sum(),
+                        "estimate": [nominal[j].estimate for j in ids],
+                        "mean_duration": [nominal[j].mean_duration for j in ids],
+                        "max_duration": grouped["max_duration"].max(), "work": grouped["work"].sum(),
+                        "rejected": grouped["rejected"].any()}, index=ids)
     out["ideal"] = [max(m, w / slots) for m, w in zip(out["max_duration"], out["work"])]
-    return out.rename_axis("job_id").reset_index()
+    return out.reset_index()
