@@ -94,17 +94,21 @@ class NodeContainers:
 
     def bind(self, node: int, jobs: list[int], spark_task: int, app: str, executor: str) -> int | None:
         waiting = self.waiting.get(node, [])
-        key = next((k for k in waiting if k[0] in jobs), None)
-        if key is None or (app, executor) not in self.executors:
+        where = self.executors.get((app, executor))
+        mine = [k for k in waiting if k[0] in jobs]
+        if where is None or not mine:
+            if where is not None:
+                self._unshrink_idle(where[1])   # not ours: Spark's own task must not run shrunk
             return None
-        ref = self.executors[(app, executor)][1]
+        ref = where[1]
+        # the task its grant shrank (or left at full share) the executor for, if Spark launched another
+        key = next((k for k in mine if (k in self.on_slot) != (ref in self.shrunk)), mine[0])
         waiting.remove(key)
         self.spark_of[key] = (spark_task, ref, node)
         self.task_of[spark_task] = key
         log.info("node driver: Spark task %d runs policy task %s in %s (%s)", spark_task, key, ref.container,
                  "full share" if key in self.on_slot else "waiting: minimum share")
-        if key not in self.on_slot:
-            self._want(ref, "suspend")  # queued or suspended: the minimum share until it gets a slot
+        self._share_for(key, ref)
         return key[0]
 
     def knows(self, spark_task: int) -> bool:
@@ -135,17 +139,21 @@ class NodeContainers:
         return []
 
     def grants(self, rnd: OfferRound, key_of: Callable[[int], StageKey]) -> tuple[Grant, ...]:
-        """Each waiting task of ``rnd.app`` gets a free executor of its node, oldest first."""
+        """Each waiting task of ``rnd.app`` gets a free executor of its node, oldest first; the
+        executor's container is set to the task's share now, so that a task queued at the node
+        starts at the minimum share rather than running at full share until its launch is
+        reported (its first tenth of a second, measured: docs/sim-to-real.md)."""
         free = {s.executor: s.free // max(rnd.cpus_per_task, 1) for s in rnd.slots}
         count: Counter[tuple[int, int, str]] = Counter()
         for node, keys in sorted(self.waiting.items()):
-            mine = [e for (app, e), (n, _) in sorted(self.executors.items()) if app == rnd.app and n == node]
-            for job, _ in keys:
-                app, stage, attempt = key_of(job)
-                executor = next((e for e in mine if free.get(e, 0) > 0), None) if app == rnd.app else None
-                if executor is not None:
-                    free[executor] -= 1
-                    count[(stage, attempt, executor)] += 1
+            mine = [(e, ref) for (app, e), (n, ref) in sorted(self.executors.items()) if app == rnd.app and n == node]
+            for key in keys:
+                app, stage, attempt = key_of(key[0])
+                chosen = next(((e, ref) for e, ref in mine if free.get(e, 0) > 0), None) if app == rnd.app else None
+                if chosen is not None:
+                    free[chosen[0]] -= 1
+                    count[(stage, attempt, chosen[0])] += 1
+                    self._share_for(key, chosen[1])
         return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))
 
     def take_preempt(self) -> tuple[int, ...]:
@@ -155,6 +163,17 @@ class NodeContainers:
         """Every container this runner shrank goes back to full share (the commands are sent by
         the driver thread)."""
         for ref in sorted(self.shrunk):
+            self._want(ref, "resume")
+
+    def _share_for(self, key: TaskKey, ref: ContainerRef) -> None:
+        """``ref`` at the share policy task ``key`` runs at: full on a slot, else the minimum."""
+        on_slot = key in self.on_slot
+        if on_slot == (ref in self.shrunk):
+            self._want(ref, "resume" if on_slot else "suspend")
+
+    def _unshrink_idle(self, ref: ContainerRef) -> None:
+        """Full share for ``ref`` if it was shrunk for a grant and runs none of the policy's tasks."""
+        if ref in self.shrunk and all(r != ref for _, r, _ in self.spark_of.values()):
             self._want(ref, "resume")
 
     def _want(self, ref: ContainerRef, action: str) -> None:

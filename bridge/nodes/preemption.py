@@ -52,6 +52,7 @@ class Command:
     status: Status
     seconds: float       # command to acknowledged effect (the agent answers after the cgroup write)
     at_epoch: float = 0.0  # wall-clock time of the acknowledgement (when the share changed, for analyses)
+    share: float | None = None  # cores the container runs at after it, as the agent answered (None: full or unknown)
 
 
 class ContainerPreemptor:
@@ -114,11 +115,12 @@ class ContainerPreemptor:
     def _send(self, ref: ContainerRef, action: str, call: Callable[[Agent], object]) -> Status:
         agent = self.agents.get(ref.node)
         start = self.clock()
+        share = None
         if agent is None:
             status = Status(Code.ERROR, f"no node agent for node {ref.node!r} ({ref.container})", "preemption")
         else:
-            status = _outcome(call, agent, ref, action)
-        command = Command(ref, action, status, self.clock() - start, time.time())
+            status, share = _outcome(call, agent, ref, action)
+        command = Command(ref, action, status, self.clock() - start, time.time(), share)
         self.commands.append(command)
         if status.code is Code.ERROR:  # counted in `failures`: a line each would bury a progress bar
             log.debug("preemption: %s %s on %s failed: %s", action, ref.container, ref.node, status.reason)
@@ -134,11 +136,24 @@ class ContainerPreemptor:
                 f"(last: {failed[-1].status.reason})")
 
 
-def _outcome(call: Callable[[Agent], object], agent: Agent, ref: ContainerRef, action: str) -> Status:
+def _outcome(call: Callable[[Agent], object], agent: Agent, ref: ContainerRef,
+             action: str) -> tuple[Status, float | None]:
+    """The command's status, and the share the agent says the container runs at now."""
     try:
-        call(agent)
+        answer = call(agent)
     except (UnknownContainer, ContainerNotRunning) as exc:
-        return Status(Code.SKIP, f"{action} {ref.container}: container gone: {exc}", "preemption")
+        return Status(Code.SKIP, f"{action} {ref.container}: container gone: {exc}", "preemption"), None
     except AgentError as exc:
-        return Status(Code.ERROR, f"{action} {ref.container}: {type(exc).__name__}: {exc}", "preemption")
-    return Status()
+        return Status(Code.ERROR, f"{action} {ref.container}: {type(exc).__name__}: {exc}", "preemption"), None
+    return Status(), _share(answer)
+
+
+def _share(answer: object) -> float | None:
+    """Cores a container runs at from an agent's answer (``GET /v1/containers/ID``'s fields):
+    0 if frozen, its share if throttled, None at full share."""
+    if not isinstance(answer, dict) or not answer.get("throttled"):
+        return None
+    if answer.get("frozen"):
+        return 0.0
+    share = answer.get("share")
+    return float(share) if isinstance(share, (int, float)) else None

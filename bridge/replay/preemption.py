@@ -107,7 +107,7 @@ class PreemptiveSession:
         finally:
             self._agents.close()  # after the restore above, which goes through the agents
             commands = [{"container": c.ref.container, "node": c.ref.node, "action": c.action,
-                         "status": c.status.code.value, "seconds": c.seconds, "at_epoch": c.at_epoch}
+                         "status": c.status.code.value, "seconds": c.seconds, "at_epoch": c.at_epoch, "share": c.share}
                         for c in self.preemptor.commands]
             atomic.write_text(self._work / "preemption.json", json.dumps(commands, indent=1))
             if failures := self.preemptor.failures():

@@ -9,9 +9,11 @@ from yarnclient.models import Node
 
 
 class FakeAgent:
-    """Records commands; containers in ``gone`` are refused like finished ones (409)."""
+    """Records commands; containers in ``gone`` are refused like finished ones (409). Answers as
+    the agent does: the container's share, frozen and throttled fields after the command."""
 
-    def __init__(self) -> None:
+    def __init__(self, min_share: float = 0.1) -> None:
+        self.min_share = min_share
         self.calls: list[tuple[str, str]] = []
         self.leases: dict[str, float | None] = {}
         self.gone: set[str] = set()
@@ -23,7 +25,9 @@ class FakeAgent:
         if container_id in self.gone:
             raise ContainerNotRunning(f"{container_id} has finished")
         self.calls.append((action, container_id))
-        return {"id": container_id}
+        throttled = action != "resume"
+        return {"id": container_id, "share": self.min_share if throttled else None,
+                "frozen": action == "freeze", "throttled": throttled}
 
     def suspend(self, container_id: str, freeze: bool = False, lease_s: float | None = None) -> dict[str, Any]:
         self.leases[container_id] = lease_s

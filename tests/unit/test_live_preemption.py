@@ -60,8 +60,21 @@ def test_unreachable_agent_keeps_the_throttle_for_a_later_restore() -> None:
 
 def test_freeze_mode_freezes() -> None:
     agent = FakeAgent()
-    ContainerPreemptor({NODE: agent}, freeze=True).suspend(ref("a"))
+    preemptor = ContainerPreemptor({NODE: agent}, freeze=True)
+    preemptor.suspend(ref("a"))
     assert agent.calls == [("freeze", "a")]
+    assert preemptor.commands[-1].share == 0.0     # frozen: no progress at all
+
+
+def test_each_command_records_the_share_the_agent_answered() -> None:
+    """The simulator of a run plays tasks off their slots at this share (docs/sim-to-real.md)."""
+    agent = FakeAgent(min_share=0.25)
+    preemptor = ContainerPreemptor({NODE: agent})
+    preemptor.suspend(ref("a"))
+    preemptor.resume(ref("a"))
+    agent.gone.add("b")
+    preemptor.suspend(ref("b"))
+    assert [c.share for c in preemptor.commands] == [0.25, None, None]
 
 
 # -- node capacity (N+Q admission) ------------------------------------------------------------

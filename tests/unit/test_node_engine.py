@@ -107,6 +107,21 @@ def test_kairos_places_by_task_count_and_time_slices_a_node_by_resizing() -> Non
     assert p.counters["suspends"] == 2 and p.counters["resumes"] == 1
 
 
+def test_a_task_queued_at_a_node_starts_in_a_container_already_shrunk() -> None:
+    """Its executor's container is shrunk when the task is granted it, before Spark's launch is
+    reported (it used to run its first ~0.1 s at full share), and not shrunk again on the report."""
+    p, agent, clock = planner("kairos", {"q": "1", "w": "10"})
+    spark = YarnSpark()
+    spark.pending[0] = (3, "1")
+    spark.step(p)                                  # A's first task is suspended by the second's arrival
+    p.tick()
+    assert agent.calls == [("suspend", "c1")]      # sent with the grants, before any launch report
+    clock.t = 1.0
+    spark.step(p)                                  # the launches are reported and bound
+    p.tick()
+    assert agent.calls == [("suspend", "c1")]
+
+
 def test_a_task_that_ends_while_suspended_leaves_its_node_at_once_and_its_executor_is_restored() -> None:
     """Kairos hears the end (QueuedTaskEnded): node A drops below N + Q = 2 in that round, so the
     waiting fifth task gets A's freed executor then, not when the quantum would have given the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 
 from bridge.apps.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
 from bridge.apps.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
-from bridge.apps.simlive.measured import measured_jobs, overlap, shrunk_intervals, task_work
+from bridge.apps.simlive.measured import measured_jobs, offslot_share, shrunk_intervals, shrunk_time, task_work
 from bridge.apps.simlive import session
 from bridge.apps.simlive.predict import predict, predict_stages, split_params
 from bridge.apps.simlive.stages import LIVE_ESTIMATE, stage_play
@@ -124,8 +125,25 @@ def test_applied_calibration_lengthens_tasks_and_keeps_the_estimate() -> None:
     assert job.durations == pytest.approx((1.1, 2.1, 1.1))
     assert job.estimate == pytest.approx(4.0 / 3)
     assert cal.as_dict()["applied"] == {"task_overhead_s": 0.1, "network_delay_s": 0.025, "job_overhead_s": 0.5,
-                                           "driver_gaps_s": 0}
+                                           "driver_gaps_s": 0, "offslot_share": 0.0}
     assert "task overhead 0.100 s, network delay 0.025 s" in cal.describe()
+    assert "off their slots" not in cal.describe()
+
+
+def test_a_preempting_runs_prediction_plays_suspended_tasks_at_its_measured_share(tmp_path: Path) -> None:
+    """Kairos on one slot (Q = 1): the 10 s job is suspended for the 2 s one arriving at 1 s; at a
+    measured off-slot share of 0.5 it keeps working meanwhile and ends 1 s sooner than at 0."""
+    jobs = [Job(0, 0.0, (10.0,), 10.0), Job(1, 1.0, (2.0,), 2.0)]
+    params = {"q": "1", "w": "100"}
+
+    def long_end(share: float) -> float:
+        cal = replace(NONE, offslot_share=share)
+        frame = predict(jobs, "kairos", params, 1, 1, 1, cal, 5.0, tmp_path / f"{share}.csv")
+        return float(frame.set_index("job_id").at[0, "finish"])
+
+    assert long_end(0.0) == pytest.approx(12.0)
+    assert long_end(0.5) == pytest.approx(11.0)
+    assert "tasks off their slots at 0.5 of a core" in replace(NONE, offslot_share=0.5).describe()
 
 
 def test_prediction_is_the_simulator_on_the_same_shape(tmp_path: Path) -> None:
@@ -227,10 +245,11 @@ TASKS = pd.DataFrame({
     "container_id": ["c1", "c2", "c1", "c2", "c2", "c1"],
     "launch_s": [0.1, 0.1, 1.2, 1.0, 2.9, 2.9], "finish_s": [1.1, 1.9, 2.0, 1.6, 3.4, 3.0],
     "status": ["succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "fetchfailed"]})
-PREEMPTION = [{"container": "c2", "node": "n", "action": "suspend", "status": "ok", "at_epoch": T0 + 1.0},
+# frozen containers (share 0): a shrunk second is no work at all
+PREEMPTION = [{"container": "c2", "node": "n", "action": "suspend", "status": "ok", "at_epoch": T0 + 1.0, "share": 0.0},
               {"container": "c2", "node": "n", "action": "resume", "status": "skip", "at_epoch": T0 + 1.5},
               {"container": "c1", "node": "n", "action": "suspend", "status": "error", "at_epoch": T0 + 0.5},
-              {"container": "c2", "node": "n", "action": "suspend", "status": "ok", "at_epoch": T0 + 3.0}]
+              {"container": "c2", "node": "n", "action": "suspend", "status": "ok", "at_epoch": T0 + 3.0, "share": 0.0}]
 
 
 def write_run(live: Path, preemption: bool = True) -> Path:
@@ -247,9 +266,36 @@ def write_run(live: Path, preemption: bool = True) -> Path:
 
 def test_shrunk_time_is_from_an_acknowledged_suspend_to_the_next_resume(tmp_path: Path) -> None:
     path = write_run(tmp_path) / "preemption.json"
-    assert shrunk_intervals(path) == {"c2": [(T0 + 1.0, T0 + 1.5), (T0 + 3.0, math.inf)]}
+    assert shrunk_intervals(path) == {"c2": [(T0 + 1.0, T0 + 1.5, 0.0), (T0 + 3.0, math.inf, 0.0)]}
     assert shrunk_intervals(tmp_path / "none.json") == {}
-    assert overlap(T0 + 0.1, T0 + 1.9, shrunk_intervals(path)["c2"]) == pytest.approx(0.5)
+    assert shrunk_time(T0 + 0.1, T0 + 1.9, shrunk_intervals(path)["c2"]) == pytest.approx(0.5)
+
+
+def test_a_shrunk_container_still_works_at_its_share(tmp_path: Path) -> None:
+    """Live, a queued or suspended task runs in a container shrunk to the agent's minimum share:
+    each shrunk second is worth that share of a full-share one, and the simulator plays such tasks
+    at that share."""
+    live = write_run(tmp_path)
+    commands = [dict(c, share=0.2) if c.get("share") is not None else c for c in PREEMPTION]
+    (live / "preemption.json").write_text(json.dumps(commands))
+    assert shrunk_time(T0 + 0.1, T0 + 1.9, shrunk_intervals(live / "preemption.json")["c2"]) == pytest.approx(0.4)
+    assert offslot_share(live) == 0.2
+    # job 1's map: 0.6 s on the executor, 0.5 s of it shrunk at 0.2 -> 0.1 + 0.1 s of work
+    work = task_work(TASKS, T0, shrunk_intervals(live / "preemption.json"))
+    assert work[TASKS["job_id"] == 1].iloc[0] == pytest.approx(0.6 - 0.5 * 0.8)
+    (tmp_path / "none").mkdir()
+    assert offslot_share(write_run(tmp_path / "none", preemption=False)) == 0.0
+
+
+def test_a_run_without_recorded_shares_or_with_two_is_refused_by_name(tmp_path: Path) -> None:
+    live = write_run(tmp_path)
+    unrecorded = [{k: v for k, v in c.items() if k != "share"} for c in PREEMPTION]
+    (live / "preemption.json").write_text(json.dumps(unrecorded))
+    with pytest.raises(CompareError, match="preemption.json: a suspend of c2 without the share"):
+        offslot_share(live)
+    (live / "preemption.json").write_text(json.dumps(PREEMPTION[:3] + [dict(PREEMPTION[3], share=0.1)]))
+    with pytest.raises(CompareError, match=r"different shares \(\[0.0, 0.1\]\).*--min-share"):
+        offslot_share(live)
 
 
 def test_measured_jobs_are_full_share_work_stages_in_sequence(tmp_path: Path) -> None:
@@ -507,5 +553,5 @@ def test_a_task_shrunk_from_launch_to_finish_has_no_work_not_less(tmp_path: Path
     t0, launch, finish = 1795779507.9438496, 44.40415048599243, 44.60815048217773
     assert finish - launch - ((t0 + finish) - (t0 + launch)) < 0   # the rounding, without the floor
     tasks = pd.DataFrame({"launch_s": [launch], "finish_s": [finish], "container_id": ["c"]})
-    work = task_work(tasks, t0, {"c": [(t0 + 44.38098073005676, t0 + 44.71036171913147)]})
+    work = task_work(tasks, t0, {"c": [(t0 + 44.38098073005676, t0 + 44.71036171913147, 0.0)]})
     assert work.tolist() == [0.0]

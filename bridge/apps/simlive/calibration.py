@@ -54,6 +54,7 @@ class Calibration:
     executor_start_s: float
     samples: Mapping[str, int]
     driver_s: Mapping[int, float] = field(default_factory=dict)   # per replayed job: its driver gaps
+    offslot_share: float = 0.0   # cores a task off its slot ran at (a preempting run's agents' minimum share)
 
     @property
     def network_delay_s(self) -> float:
@@ -66,14 +67,18 @@ class Calibration:
                 "applied": {"task_overhead_s": max(self.task_overhead_s, 0.0),
                             "network_delay_s": self.network_delay_s,
                             "job_overhead_s": self.job_start_s + self.job_end_s,
-                            "driver_gaps_s": sum(self.driver_s.values())}}
+                            "driver_gaps_s": sum(self.driver_s.values()),
+                            "offslot_share": self.offslot_share}}
 
     def describe(self) -> str:
         """One line for the table: the delays the simulation ran with."""
         return (f"task overhead {self.task_overhead_s:.3f} s, network delay {self.network_delay_s:.3f} s "
                 f"(decision {self.decision_s:.3f} s), job start {self.job_start_s:.3f} s + end "
-                f"{self.job_end_s:.3f} s{self._driver()} "
+                f"{self.job_end_s:.3f} s{self._driver()}{self._offslot()} "
                 f"(executor start-up {self.executor_start_s:.2f} s, not applied)")
+
+    def _offslot(self) -> str:
+        return f", tasks off their slots at {self.offslot_share:g} of a core" if self.offslot_share else ""
 
     def _driver(self) -> str:
         gaps = [g for g in self.driver_s.values() if g > 0]

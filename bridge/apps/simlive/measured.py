@@ -3,10 +3,11 @@
 A trace job tells the simulator how long each task takes; a WordCount or TPC-H job does not, so
 each live run is simulated from its own tasks' measured work (our reading):
 
-* **a task's work** is its full-share time: launch to finish on its executor, less the time its
-  container was shrunk meanwhile (``preemption.json``: a suspend acknowledged until the next
-  resume). A shrunk container stretches wall time; this measure does not, so a preempting run and
-  a non-preempting one measure the same work. Spark's Executor CPU Time was not usable: PySpark
+* **a task's work** is its full-share time: launch to finish on its executor, less what its
+  container's shrinking took (``preemption.json``: from a suspend acknowledged until the next
+  resume, the container ran at the share the agent answered, so each such second is worth
+  ``share`` full-share seconds). A shrunk container stretches wall time; this measure does not,
+  so a preempting run and a non-preempting one measure the same work. Spark's Executor CPU Time was not usable: PySpark
   runs the job's Python code in a worker process whose CPU Spark does not count (measured on
   kairos-hol under FIFO: a long reduce ran 19.9 s with 0.07 s of Executor CPU Time).
 * **a job** is either its tasks (``tasks``): every succeeded task one simulator task of its work,
@@ -49,35 +50,62 @@ STAGED_MODELS = ("tasks", "stages")   # whose jobs keep their tasks in stages (s
 _STAGE = {"critical-path": "max", "serial": "sum"}
 
 
-def shrunk_intervals(path: Path) -> dict[str, list[tuple[float, float]]]:
-    """Per container, the (start, end) epoch seconds it spent shrunk, from a replay's
-    ``preemption.json`` (none if the file does not exist: a run without preemption)."""
+Shrunk = tuple[float, float, float]   # (start, end) epoch seconds a container was shrunk, and its share
+
+
+def shrunk_intervals(path: Path) -> dict[str, list[Shrunk]]:
+    """Per container, the (start, end) epoch seconds it spent shrunk and the cores it ran at
+    meanwhile, from a replay's ``preemption.json`` (none if the file does not exist: a run
+    without preemption)."""
     if not path.is_file():
         return {}
-    since: dict[str, float] = {}
-    intervals: dict[str, list[tuple[float, float]]] = {}
+    since: dict[str, tuple[float, float]] = {}
+    intervals: dict[str, list[Shrunk]] = {}
     for command in json.loads(path.read_text()):
         container, at = command["container"], float(command.get("at_epoch", math.nan))
         if math.isnan(at):
             raise CompareError(f"{path}: a command without at_epoch (a replay from before it was recorded)")
         if command["action"] == "suspend" and command["status"] == "ok":
-            since.setdefault(container, at)
+            since.setdefault(container, (at, _share(path, command)))
         elif command["action"] == "resume" and command["status"] != "error" and container in since:
-            intervals.setdefault(container, []).append((since.pop(container), at))
-    for container, start in since.items():  # never resumed while recorded: shrunk to the end
-        intervals.setdefault(container, []).append((start, math.inf))
+            start, share = since.pop(container)
+            intervals.setdefault(container, []).append((start, at, share))
+    for container, (start, share) in since.items():  # never resumed while recorded: shrunk to the end
+        intervals.setdefault(container, []).append((start, math.inf, share))
     return intervals
 
 
-def overlap(start: float, end: float, intervals: Sequence[tuple[float, float]]) -> float:
-    """Seconds of [start, end] covered by ``intervals`` (disjoint)."""
-    return sum(max(0.0, min(end, b) - max(start, a)) for a, b in intervals)
+def _share(path: Path, command: Mapping[str, object]) -> float:
+    share = command.get("share")
+    if not isinstance(share, (int, float)):
+        raise CompareError(f"{path}: a suspend of {command['container']} without the share the agent answered "
+                           "(a replay from before it was recorded, 2026-11-28): run it again")
+    return float(share)
 
 
-def task_work(tasks: pd.DataFrame, t0: float, shrunk: Mapping[str, Sequence[tuple[float, float]]]) -> pd.Series:
-    """Each task's full-share time (tasks.csv rows; times relative to ``t0``, the replay's start); never
-    below 0 (a task shrunk from launch to finish has none; rounding could make it -1e-15)."""
-    work = [max(0.0, finish - launch - overlap(t0 + launch, t0 + finish, shrunk.get(str(container), ())))
+def offslot_share(live_dir: Path) -> float:
+    """The cores a task off its slot ran at in the run in ``live_dir``: its node agents' minimum
+    share (0 for a run without preemption); CompareError if its agents answered different shares,
+    since the simulator plays one."""
+    path = live_dir / "preemption.json"
+    shares = {share for spans in shrunk_intervals(path).values() for _, _, share in spans}
+    if len(shares) > 1:
+        raise CompareError(f"{path}: containers were shrunk to different shares ({sorted(shares)}); "
+                           "the simulator plays one off-slot share: give every node agent the same --min-share")
+    return shares.pop() if shares else 0.0
+
+
+def shrunk_time(start: float, end: float, intervals: Sequence[Shrunk]) -> float:
+    """Full-share seconds lost in [start, end] to ``intervals`` (disjoint): their overlap at the
+    share each ran at."""
+    return sum(max(0.0, min(end, b) - max(start, a)) * (1.0 - min(share, 1.0)) for a, b, share in intervals)
+
+
+def task_work(tasks: pd.DataFrame, t0: float, shrunk: Mapping[str, Sequence[Shrunk]]) -> pd.Series:
+    """Each task's full-share time (tasks.csv rows; times relative to ``t0``, the replay's start):
+    its time on the executor less what shrinking took from it; never below 0 (rounding could make
+    it -1e-15)."""
+    work = [max(0.0, finish - launch - shrunk_time(t0 + launch, t0 + finish, shrunk.get(str(container), ())))
             for launch, finish, container in zip(tasks["launch_s"], tasks["finish_s"], tasks["container_id"])]
     return pd.Series(work, index=tasks.index, dtype=float)
 

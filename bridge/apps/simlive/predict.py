@@ -7,6 +7,7 @@ in `schedbridge simulate`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -79,13 +80,17 @@ def predict_stages(play: StagePlay, policy: str, params: Mapping[str, str], exec
 
 def _simulate(jobs: Sequence[Job], policy: str, params: Mapping[str, str], executors: int, cores: int, seed: int,
               calibration: Calibration, cutoff: float) -> pd.DataFrame:
-    """The simulator's job table of `policy` over `jobs`; CompareError, naming the policy, if the
-    simulation fails or leaves a job unfinished."""
+    """The simulator's job table of `policy` over `jobs`, tasks off their slots progressing at the
+    run's measured share (live, the node agents' minimum share: a queued or suspended task runs
+    in its shrunk container); CompareError, naming the policy, if the simulation fails or leaves a
+    job unfinished."""
     name = sim_policy(policy)
     spec, instance = simulated(policy, params, executors, cores, seed, calibration.network_delay_s)
+    shape = replace(uniform(executors, cores), offslot_share=calibration.offslot_share)
     try:
-        played = uniform(executors, cores).with_demands(apply(list(jobs), calibration))
-        result = Simulation(played, instance, spec, report_long=lambda j: j.estimate > cutoff).run()
+        played = shape.with_demands(apply(list(jobs), calibration))
+        result = Simulation(played, instance, spec, report_long=lambda j: j.estimate > cutoff,
+                            **shape.sim_options()).run()
     except (ValueError, DecisionError) as exc:
         raise CompareError(f"{name}: {exc}") from None
     if result.unfinished:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -22,7 +22,7 @@ import pandas as pd
 from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, apply, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured, sim_policy
-from bridge.apps.simlive.measured import JOB_MODELS, STAGED_MODELS, live_tasks, measured_jobs, replay_t0
+from bridge.apps.simlive.measured import JOB_MODELS, STAGED_MODELS, live_tasks, measured_jobs, offslot_share, replay_t0
 from bridge.apps.simlive.predict import predict, predict_stages, simulated, split_params
 from bridge.apps.simlive.stages import stage_play
 from bridge.common import atomic, metrics
@@ -339,7 +339,7 @@ class Comparison:
         t0 = replay_t0(live_dir)
         jobs = pd.read_csv(live_dir / "jobs.csv")
         times = {int(j): (float(s), float(e)) for j, s, e in zip(jobs["job_id"], jobs["submit_s"], jobs["end_s"])}
-        return measure(live_dir, nominal, t0, times)
+        return replace(measure(live_dir, nominal, t0, times), offslot_share=offslot_share(live_dir))
 
     def _write(self, result: Result, out: Path) -> None:
         atomic.write_text(out / "table.csv", compare.table(result.runs).to_csv(index=False))
