@@ -5,7 +5,8 @@ a node of the one cluster state is a NodeManager with N slots, running up to N +
 executors. An entry bound to a task that reaches a node's queue gets a grant on a free executor
 of that node, so its Spark task starts in a container there; while the policy has not given it a
 slot (queued) or has suspended it, the container is shrunk to the agent's minimum share; on a
-slot it runs at full share. A task that ends off a slot (it still made progress at the minimum
+slot it runs at full share. An executor running none of the policy's tasks waits shrunk, and a
+grant sets its container to the granted task's share, so a queued task never starts at full share. A task that ends off a slot (it still made progress at the minimum
 share) is finished as it ends for a policy that hears it (an ``OffSlotEnd`` event, which the
 state applies by ``ClusterState.end_off_slot``: the hook ``on_queued_task_ended``); for any
 other, it is finished when the policy next gives it a slot: the policy's queues and the state's
@@ -85,6 +86,7 @@ class NodeContainers:
                 raise ValueError(f"executor {executor} of {app}: no YARN container on a known NodeManager "
                                  f"(container {ev.container!r}, nm {ev.nm!r}; known {sorted(self.node_of)})")
             self.executors[(app, executor)] = (self.node_of[ev.nm], ContainerRef(ev.nm, ev.container))
+            self._shrink_idle(self.executors[(app, executor)][1])
         for key in [k for k in self.executors if k[0] == app and k[1] not in executors]:
             del self.executors[key]
 
@@ -119,8 +121,7 @@ class NodeContainers:
         if key is None:
             return None
         _, ref, node = self.spark_of.pop(key)
-        if ref in self.shrunk:  # the executor outlives its task: its next task must not start shrunk
-            self._want(ref, "resume")
+        self._shrink_idle(ref)
         where = self.on_slot.pop(key, None)
         if where is not None:
             return [SegmentEnd(now, *where, state.token(*where))]
@@ -171,10 +172,24 @@ class NodeContainers:
         if on_slot == (ref in self.shrunk):
             self._want(ref, "resume" if on_slot else "suspend")
 
+    def _shrink_idle(self, ref: ContainerRef) -> None:
+        """An executor running none of the policy's tasks waits at the minimum share, so that a
+        task queued at its node starts there at that share; a task given a slot restores the
+        full share with its grant (:meth:`_share_for`). Either way the few milliseconds until
+        the agent applies it cost a task little, where a queued task that ran its first ones at
+        full share made a tenth of that time ten times longer in a simulation that plays it at
+        the minimum share (docs/sim-to-real.md)."""
+        if ref not in self.shrunk and self._idle(ref):
+            self._want(ref, "suspend")
+
     def _unshrink_idle(self, ref: ContainerRef) -> None:
-        """Full share for ``ref`` if it was shrunk for a grant and runs none of the policy's tasks."""
-        if ref in self.shrunk and all(r != ref for _, r, _ in self.spark_of.values()):
+        """Full share for ``ref`` if it is shrunk and runs none of the policy's tasks (Spark's
+        own task launched there)."""
+        if ref in self.shrunk and self._idle(ref):
             self._want(ref, "resume")
+
+    def _idle(self, ref: ContainerRef) -> bool:
+        return all(r != ref for _, r, _ in self.spark_of.values())
 
     def _want(self, ref: ContainerRef, action: str) -> None:
         (self.shrunk.add if action == "suspend" else self.shrunk.discard)(ref)

@@ -99,27 +99,33 @@ def test_kairos_places_by_task_count_and_time_slices_a_node_by_resizing() -> Non
     assert sorted(c for _, c in launched) == ["c1", "c2", "c3"]
     clock.t = 1.0
     spark.step(p)                                  # the launches bind: A's first task was suspended
-    p.tick()
-    assert agent.calls == [("suspend", "c1")]      # by the second's arrival (LAS: the youngest runs)
+    p.tick()                                       # by the second's arrival (LAS: the youngest runs);
+    assert agent.calls == [("suspend", "c1"), ("suspend", "c4")]   # B's idle executor waits shrunk
     clock.t = 10.5                                 # the quantum: c1 (0 s attained) is younger than c2
     p.tick()
-    assert agent.calls[1:] == [("suspend", "c2"), ("resume", "c1")]
+    assert agent.calls[2:] == [("suspend", "c2"), ("resume", "c1")]
     assert p.counters["suspends"] == 2 and p.counters["resumes"] == 1
 
 
 def test_a_task_queued_at_a_node_starts_in_a_container_already_shrunk() -> None:
-    """Its executor's container is shrunk when the task is granted it, before Spark's launch is
-    reported (it used to run its first ~0.1 s at full share), and not shrunk again on the report."""
+    """Idle executors wait at the minimum share and a granted one is set to its task's share with
+    the grant, before Spark's launch is reported (a queued task used to run its first ~0.1 s at
+    full share); nothing is sent again on the report. A task given a slot restores the full share."""
     p, agent, clock = planner("kairos", {"q": "1", "w": "10"})
     spark = YarnSpark()
     spark.pending[0] = (3, "1")
     spark.step(p)                                  # A's first task is suspended by the second's arrival
     p.tick()
-    assert agent.calls == [("suspend", "c1")]      # sent with the grants, before any launch report
+    shrunk = [("suspend", "c1"), ("suspend", "c4")]  # queued c1 and idle c4, before any launch report
+    assert agent.calls == shrunk
     clock.t = 1.0
     spark.step(p)                                  # the launches are reported and bound
     p.tick()
-    assert agent.calls == [("suspend", "c1")]
+    assert agent.calls == shrunk
+    spark.pending[1] = (1, "1")                    # B has one task: the next goes there, to its slot
+    assert [c for _, c in spark.step(p)] == ["c4"]
+    p.tick()                                       # (the youngest runs: B's first task is suspended)
+    assert agent.calls == [*shrunk, ("suspend", "c3"), ("resume", "c4")]
 
 
 def test_a_task_that_ends_while_suspended_leaves_its_node_at_once_and_its_executor_is_restored() -> None:
@@ -167,7 +173,8 @@ def test_a_short_stage_preempts_a_long_one_by_shrinking_its_container(name: str,
     clock.t = 3.0
     spark.step(p)
     p.tick()
-    assert agent.calls == [("suspend", "c1"), ("resume", "c1")]
+    assert agent.calls[0] == ("suspend", "c1")     # and c2, idle again, waits shrunk
+    assert sorted(agent.calls[1:]) == [("resume", "c1"), ("suspend", "c2")]
     assert p.counters["suspends"] == 1 and p.counters["resumes"] == 1
 
 
