@@ -505,6 +505,6 @@ ENTRY = PolicyEntry("kairos", KairosConfig, _factory,
                     "Kairos: node-level LAS with quantum W + central fewest-tasks placement capped at N+Q",
                     # live: the prototype's W = 50 s for jobs of 85-1,175 s, scaled to jobs of seconds
                     # (our reading for a 2-core testbed), and Q = 1 extra executor per node
-                    preempts=Preempts(_extra_tasks, live={"q": "1", "w": "5"}))
+                    preempts=Preempts(_extra_tasks, live={"q": "1", "w": "5"}, admits_within=True))
 
 __all__ = ["ENTRY", "Kairos", "KairosConfig", "KairosHeartbeat", "TieBreak"]

@@ -85,10 +85,15 @@ class Preempts:
     is suspended or waiting; a node then holds up to ``extra_tasks(config)`` tasks beyond its
     slots (Kairos' Q; one suspended task per node otherwise, our reading), so the drivers raise
     each NodeManager's vcores by that much for the run. ``live`` overrides parameter defaults on
-    a live cluster (e.g. a quantum scaled to jobs of seconds), below what the user sets."""
+    a live cluster (e.g. a quantum scaled to jobs of seconds), below what the user sets.
+    ``admits_within``: its central side never sends a node more tasks than its slots plus
+    ``extra_tasks`` (Kairos' N + Q admission), so live every task off its slot holds an executor
+    and works at the agents' minimum share, as a simulator at that off-slot share plays it; a
+    policy whose workers queue without bound (Falcon) has only ``extra_tasks`` of them working."""
 
     extra_tasks: Callable[[Any], int] = one_extra_task
     live: Mapping[str, str] = dataclasses.field(default_factory=dict)  # parameter defaults on a live cluster
+    admits_within: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,12 @@ executors. An entry bound to a task that reaches a node's queue gets a grant on 
 of that node, so its Spark task starts in a container there; while the policy has not given it a
 slot (queued) or has suspended it, the container is shrunk to the agent's minimum share; on a
 slot it runs at full share. An executor running none of the policy's tasks waits shrunk, and a
-grant sets its container to the granted task's share, so a queued task never starts at full share. A task that ends off a slot (it still made progress at the minimum
-share) is finished as it ends for a policy that hears it (an ``OffSlotEnd`` event, which the
-state applies by ``ClusterState.end_off_slot``: the hook ``on_queued_task_ended``); for any
-other, it is finished when the policy next gives it a slot: the policy's queues and the state's
-stay the same, and the task ends at once.
+grant sets its container to the granted task's share, so a queued task never starts at full
+share. A task that ends off a slot (it still made progress at the minimum share) is finished as
+it ends for a policy that hears it (an ``OffSlotEnd`` event, which the state applies by
+``ClusterState.end_off_slot``: the hook ``on_queued_task_ended``); for any other, it is finished
+when the policy next gives it a slot: the policy's queues and the state's stay the same, and the
+task ends at once.
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from bridge.apps.simlive.predict import predict, predict_stages, simulated, spli
 from bridge.apps.simlive.stages import stage_play
 from bridge.common import atomic, metrics
 from bridge.common.tables import text as render
-from bridge.drivers.node_engine import live_params, preempting_policies
+from bridge.drivers.node_engine import live_params, preempting_policies, preempts
 from bridge.nodes.node_capacity import RaisedVcores
 from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
@@ -273,7 +273,7 @@ class Comparison:
         if not self.jobs:   # the first run sets the jobs' sizes: without them no figure can be classed
             raise CompareError(f"{live_dir}: the first run's jobs could not be measured ({sim_error})")
         nominal = {j.job_id: j for j in self.jobs}
-        calibration = self._calibrate(live_dir, None if self.job_model else nominal)
+        calibration = self._calibrate(live_dir, None if self.job_model else nominal, self._offslot_played(policy))
         assert self.cutoff is not None
         params, shape = self._simulated(policy)
         live = compare.live_jobs(live_dir, nominal)
@@ -334,12 +334,21 @@ class Comparison:
             self.cutoff = compare.default_cutoff(played) if self.cutoff is None else self.cutoff
         return played
 
+    def _offslot_played(self, policy: str) -> bool:
+        """Whether the simulation of ``policy``'s run plays tasks off their slots at the run's
+        measured share: for a policy run with --preempt whose nodes never hold more tasks than
+        executors (``Preempts.admits_within``). Falcon's workers queue more tasks than they have
+        executors, and only those holding one work live: its simulation keeps them all idle, as
+        before (docs/sim-to-real.md)."""
+        return self._preempts(policy) and preempts(policy).admits_within
+
     @staticmethod
-    def _calibrate(live_dir: Path, nominal: dict[int, Job] | None) -> Calibration:
+    def _calibrate(live_dir: Path, nominal: dict[int, Job] | None, offslot: bool) -> Calibration:
         t0 = replay_t0(live_dir)
         jobs = pd.read_csv(live_dir / "jobs.csv")
         times = {int(j): (float(s), float(e)) for j, s, e in zip(jobs["job_id"], jobs["submit_s"], jobs["end_s"])}
-        return replace(measure(live_dir, nominal, t0, times), offslot_share=offslot_share(live_dir))
+        calibration = measure(live_dir, nominal, t0, times)
+        return replace(calibration, offslot_share=offslot_share(live_dir)) if offslot else calibration
 
     def _write(self, result: Result, out: Path) -> None:
         atomic.write_text(out / "table.csv", compare.table(result.runs).to_csv(index=False))
