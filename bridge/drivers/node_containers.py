@@ -36,8 +36,10 @@ log = logging.getLogger(__name__)
 class NodeContainers:
     """NodeManagers ``0..n-1`` as nodes; Spark tasks in containers on them (a ``SparkRunner``)."""
 
-    def __init__(self, nodes: Sequence[str], commands: ContainerCommands) -> None:
-        """``nodes``: the NodeManagers' web addresses as YARN reports them (``host:port``)."""
+    def __init__(self, nodes: Sequence[str], commands: ContainerCommands, slots: int) -> None:
+        """``nodes``: the NodeManagers' web addresses as YARN reports them (``host:port``);
+        ``slots``: N, each node's slots (its executors beyond N are the extra ones)."""
+        self.slots = slots
         self.node_of = {address: i for i, address in enumerate(nodes)}
         self.names, self.kind = list(nodes), "NodeManagers"
         self.commands = commands
@@ -144,17 +146,26 @@ class NodeContainers:
         """Each waiting task of ``rnd.app`` gets a free executor of its node, oldest first; the
         executor's container is set to the task's share now, so that a task queued at the node
         starts at the minimum share rather than running at full share until its launch is
-        reported (its first tenth of a second, measured: docs/sim-to-real.md)."""
+        reported (its first tenth of a second, measured: docs/sim-to-real.md). Tasks off their
+        slots hold at most a node's extra executors (those beyond N), so a task its node gives a
+        slot always finds one free: Kairos never sends a node more, Falcon's workers queue
+        without bound, and the rest of their queue waits without an executor."""
         free = {s.executor: s.free // max(rnd.cpus_per_task, 1) for s in rnd.slots}
         count: Counter[tuple[int, int, str]] = Counter()
+        held = Counter(node for key, (_, _, node) in self.spark_of.items() if key not in self.on_slot)
         for node, keys in sorted(self.waiting.items()):
             mine = [(e, ref) for (app, e), (n, ref) in sorted(self.executors.items()) if app == rnd.app and n == node]
+            extra = sum(1 for n, _ in self.executors.values() if n == node) - self.slots
             for key in keys:
                 app, stage, attempt = key_of(key[0])
-                chosen = next(((e, ref) for e, ref in mine if free.get(e, 0) > 0), None) if app == rnd.app else None
+                off_slot = key not in self.on_slot
+                if app != rnd.app or (off_slot and held[node] >= extra):
+                    continue
+                chosen = next(((e, ref) for e, ref in mine if free.get(e, 0) > 0), None)
                 if chosen is not None:
                     free[chosen[0]] -= 1
                     count[(stage, attempt, chosen[0])] += 1
+                    held[node] += off_slot
                     self._share_for(key, chosen[1])
         return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))
 

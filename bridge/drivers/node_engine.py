@@ -89,7 +89,7 @@ class NodeManagerNodes:
 
     def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> Nodes:
         return Nodes(slot_spec(len(self.names), self.cores), [self.cores] * len(self.names),
-                     NodeContainers(self.names, self.commands))
+                     NodeContainers(self.names, self.commands, self.cores))
 
 
 class NodePlanner(EnginePlanner):

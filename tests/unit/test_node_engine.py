@@ -178,6 +178,36 @@ def test_a_short_stage_preempts_a_long_one_by_shrinking_its_container(name: str,
     assert p.counters["suspends"] == 1 and p.counters["resumes"] == 1
 
 
+def test_tasks_off_their_slots_hold_only_a_nodes_extra_executors() -> None:
+    """Falcon's worker queues without bound. One slot, two executors: the long task L is suspended
+    for X, then ends at the minimum share; queued Y takes its executor. When X ends, the worker
+    gives the slot to the short Z, queued after W: W (off its slot) may not take the freed
+    executor, since Y already holds the node's one extra executor, so Z starts there at full share
+    (before, W took it shrunk and the slot stayed empty with Z waiting for an executor)."""
+    agent, clock = FakeAgent(), Clock()
+    p = NodePlanner("falcon", {}, [A], 1, ContainerPreemptor({A: agent}, clock=clock), clock)
+    spark = YarnSpark({"1": (A, "c1"), "2": (A, "c2")})
+    spark.pending[1] = (1, "1000")
+    [(long, _)] = spark.step(p)
+    for at, stage, estimate in [(1.0, 2, "1000"), (2.0, 3, "1000"), (2.5, 5, "1000"), (3.0, 4, "0.1")]:
+        clock.t = at
+        spark.pending[stage] = (1, estimate)
+        launched = spark.step(p)
+        if stage == 2:
+            [(x, _)] = launched                    # X on the slot, L suspended
+    spark.end(long)
+    clock.t = 5.0
+    assert [spark.running[t][0] for t, _ in spark.step(p)] == [3]   # Y, in L's executor
+    clock.t = 6.0
+    spark.step(p)
+    spark.end(x)
+    clock.t = 7.0
+    [(z, container)] = spark.step(p)
+    p.tick()
+    assert spark.running[z][0] == 4 and container == "c2"
+    assert ("suspend", "c2") not in agent.calls and spark.pending[5][0] == 1   # W waits, no executor
+
+
 def test_a_policy_that_does_not_preempt_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="'sparrow' does not preempt.*preempting policies: .*bigc.*kairos"):
         planner("sparrow", {})
