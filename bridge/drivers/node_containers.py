@@ -119,6 +119,12 @@ class NodeContainers:
     def knows(self, spark_task: int) -> bool:
         return spark_task in self.task_of
 
+    def spark_placed(self, app: str, executor: str) -> None:
+        """Spark's own task (a fallback round's) in an idle executor, which waits shrunk: full share."""
+        where = self.executors.get((app, executor))
+        if where is not None:
+            self._unshrink_idle(where[1])
+
     def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
         key = self.task_of.pop(spark_task, None)
         if key is None:

@@ -282,6 +282,7 @@ class EnginePlanner:
         if isinstance(ev, TaskStart):
             node = world.runner.node_of_executor(app, ev.executor)
             if node is not None and not world.runner.knows(ev.task) and ev.task not in world.foreign:
+                world.runner.spark_placed(app, ev.executor)
                 world.occupy_foreign(node, ev.task)
         elif isinstance(ev, TaskEnd):
             effects = world.runner.end(ev.task, world.state, self.now)

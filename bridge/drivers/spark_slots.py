@@ -62,6 +62,9 @@ class SparkRunner(TaskRunner, Protocol):
     def knows(self, spark_task: int) -> bool:
         """True if ``spark_task`` runs a policy task (bound to a grant)."""
 
+    def spark_placed(self, app: str, executor: str) -> None:
+        """Spark started a task it placed itself (a fallback round's) on ``executor``."""
+
     def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
         """The executors ``app`` has now (a runner whose nodes are not executors places them)."""
 
@@ -167,6 +170,9 @@ class SparkSlots:
     def take_preempt(self) -> tuple[int, ...]:
         kills, self.kills = tuple(self.kills), []
         return kills
+
+    def spark_placed(self, app: str, executor: str) -> None:
+        pass  # executors as nodes: Spark's own task holds its slot (the engine occupies it)
 
     def knows(self, spark_task: int) -> bool:
         return spark_task in self.bound or any(t == spark_task for t, _ in self.draining.values())

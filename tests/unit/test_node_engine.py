@@ -128,6 +128,25 @@ def test_a_task_queued_at_a_node_starts_in_a_container_already_shrunk() -> None:
     assert agent.calls == [*shrunk, ("suspend", "c3"), ("resume", "c4")]
 
 
+def test_sparks_own_task_in_an_idle_executor_runs_at_full_share() -> None:
+    """A fallback round's task (Spark placed it; no launch report, only its start) in an executor
+    that waits shrunk gets the full share back (it ran shrunk for its whole life before: 14
+    fallback tasks of the mission study's Kairos repeat 3, up to 11.9 s each)."""
+    p, agent, clock = planner("kairos", {"q": "1", "w": "10"})
+    spark = YarnSpark()
+    spark.pending[0] = (3, "1")
+    spark.step(p)
+    p.tick()
+    assert ("suspend", "c4") in agent.calls        # idle, so shrunk
+    spark.running[999] = (0, "4")                  # Spark's own placement, in a fallback round
+    spark.free["4"] -= 1
+    spark.events.append(spark._task("task_start", 999))
+    clock.t = 1.0
+    spark.step(p)
+    p.tick()
+    assert agent.calls[-1] == ("resume", "c4")
+
+
 def test_a_task_that_ends_while_suspended_leaves_its_node_at_once_and_its_executor_is_restored() -> None:
     """Kairos hears the end (QueuedTaskEnded): node A drops below N + Q = 2 in that round, so the
     waiting fifth task gets A's freed executor then, not when the quantum would have given the
