@@ -147,19 +147,21 @@ def run_demo(testbed, root: Path) -> DemoRun:
 
 def measured_work(live_dir: Path) -> dict[int, float]:
     """Each job's full-share work recomputed from the run's tasks.csv and preemption.json: per stage
-    the longest task's launch-to-finish time less the time its container was shrunk, stages summed."""
+    the longest task's launch-to-finish time less what its container's shrinking took (each shrunk
+    second counts at the share the agent answered), stages summed."""
     t0 = json.loads((live_dir / "meta.json").read_text())["t0_epoch"]
     preemption = live_dir / "preemption.json"
-    shrunk: dict[str, list[tuple[float, float]]] = {}
-    since: dict[str, float] = {}
+    shrunk: dict[str, list[tuple[float, float, float]]] = {}
+    since: dict[str, tuple[float, float]] = {}
     for c in json.loads(preemption.read_text()) if preemption.exists() else []:
         if c["action"] == "suspend" and c["status"] == "ok":
-            since.setdefault(c["container"], c["at_epoch"] - t0)
+            since.setdefault(c["container"], (c["at_epoch"] - t0, c["share"]))
         elif c["action"] == "resume" and c["status"] != "error" and c["container"] in since:
-            shrunk.setdefault(c["container"], []).append((since.pop(c["container"]), c["at_epoch"] - t0))
+            start, share = since.pop(c["container"])
+            shrunk.setdefault(c["container"], []).append((start, c["at_epoch"] - t0, share))
     tasks = pd.read_csv(live_dir / "tasks.csv")
     ok = tasks[tasks["status"] == "succeeded"]
-    work = [f - s - sum(max(0.0, min(f, b) - max(s, a)) for a, b in shrunk.get(cid, []))
+    work = [f - s - sum(max(0.0, min(f, b) - max(s, a)) * (1 - share) for a, b, share in shrunk.get(cid, []))
             for s, f, cid in zip(ok["launch_s"], ok["finish_s"], ok["container_id"])]
     per_stage = ok.assign(work=work).groupby(["job_id", "stage_id"])["work"].max()
     return {int(j): float(w) for j, w in per_stage.groupby(level="job_id").sum().items()}

@@ -6,6 +6,7 @@ against figures recomputed here from the replay's jobs.csv/tasks.csv/preemption.
 simulator's per-job file."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -65,7 +66,8 @@ def test_a_trace_is_simulated_as_the_trace_with_the_measured_overheads(demo_run:
         assert cal["applied"] == pytest.approx({"task_overhead_s": cal["task_overhead_s"],
                                                 "network_delay_s": cal["decision_s"] / 2,
                                                 "job_overhead_s": cal["job_start_s"] + cal["job_end_s"],
-                                                "driver_gaps_s": 0.0})   # a trace job is one Spark job
+                                                "driver_gaps_s": 0.0,    # a trace job is one Spark job
+                                                "offslot_share": 0.0})   # and nothing preempts
         assert set(cal["driver_s"].values()) == {0.0} and len(cal["driver_s"]) == len(MEANS)
         tasks = pd.read_csv(Path(run["live_dir"]) / "tasks.csv")
         assert len(tasks) == TRACE_TASKS and (tasks["finish_s"] - tasks["launch_s"]).min() >= 1.0  # slept
@@ -82,6 +84,10 @@ def test_wordcount_jobs_are_simulated_from_each_runs_measured_work(demo_run: Dem
         played = read_trace(Path(run["sim_file"]).with_name("sim.trace"))
         assert {j.job_id: j.durations[0] for j in played} == pytest.approx(measured_work(live_dir), abs=1e-6)
         assert (live_dir / "preemption.json").exists() == (run["policy"] == "kairos")
+        if run["policy"] == "kairos":   # queued and suspended tasks worked at the agents' 0.1 core, as simulated
+            commands = json.loads((live_dir / "preemption.json").read_text())
+            assert {c["share"] for c in commands if c["action"] == "suspend" and c["status"] == "ok"} == {0.1}
+        assert run["calibration"]["offslot_share"] == (0.1 if run["policy"] == "kairos" else 0.0)
         assert run["calibration"]["samples"]["tasks"] == 0  # the measured work holds the task overhead
     long = long_jobs(demo_run, "preemption")
     assert len(long) == 4 and any(long.values()) and not all(long.values())  # both classes, as measured
