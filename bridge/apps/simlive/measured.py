@@ -79,7 +79,7 @@ def _share(path: Path, command: Mapping[str, object]) -> float:
     share = command.get("share")
     if not isinstance(share, (int, float)):
         raise CompareError(f"{path}: a suspend of {command['container']} without the share the agent answered "
-                           "(a replay from before it was recorded, 2026-11-28): run it again")
+                           "(a replay from before it was recorded, 2026-11-27): run it again")
     return float(share)
 
 
