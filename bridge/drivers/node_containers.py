@@ -102,9 +102,7 @@ class NodeContainers:
         where = self.executors.get((app, executor))
         mine = [k for k in waiting if k[0] in jobs]
         if where is None or not mine:
-            if where is not None:
-                self._unshrink_idle(where[1])   # not ours: Spark's own task must not run shrunk
-            return None
+            return None     # the engine tells ``spark_placed`` of it
         ref = where[1]
         # the task its grant shrank (or left at full share) the executor for, if Spark launched another
         key = next((k for k in mine if (k in self.on_slot) != (ref in self.shrunk)), mine[0])
@@ -120,7 +118,8 @@ class NodeContainers:
         return spark_task in self.task_of
 
     def spark_placed(self, app: str, executor: str) -> None:
-        """Spark's own task (a fallback round's) in an idle executor, which waits shrunk: full share."""
+        """Spark's own task (a fallback round's, or a launch no waiting task matched) in an idle
+        executor, which waits shrunk: full share."""
         where = self.executors.get((app, executor))
         if where is not None:
             self._unshrink_idle(where[1])

@@ -274,6 +274,7 @@ class EnginePlanner:
                 if job is not None:
                     self._jobs[job].started += 1
                 elif node is not None:
+                    world.runner.spark_placed(rnd.app, rep.executor)
                     world.occupy_foreign(node, spark_task)
 
     def _on_spark_event(self, world: World, app: str, ev: LiveEvent) -> list[Any]:

@@ -63,7 +63,8 @@ class SparkRunner(TaskRunner, Protocol):
         """True if ``spark_task`` runs a policy task (bound to a grant)."""
 
     def spark_placed(self, app: str, executor: str) -> None:
-        """Spark started a task it placed itself (a fallback round's) on ``executor``."""
+        """Spark started a task on ``executor`` that runs no policy task (it placed it itself, or
+        no grant matched its launch)."""
 
     def register(self, app: str, executors: Mapping[str, ExecutorAdded]) -> None:
         """The executors ``app`` has now (a runner whose nodes are not executors places them)."""

@@ -7,9 +7,10 @@ each live run is simulated from its own tasks' measured work (our reading):
   container's shrinking took (``preemption.json``: from a suspend acknowledged until the next
   resume, the container ran at the share the agent answered, so each such second is worth
   ``share`` full-share seconds). A shrunk container stretches wall time; this measure does not,
-  so a preempting run and a non-preempting one measure the same work. Spark's Executor CPU Time was not usable: PySpark
-  runs the job's Python code in a worker process whose CPU Spark does not count (measured on
-  kairos-hol under FIFO: a long reduce ran 19.9 s with 0.07 s of Executor CPU Time).
+  so a preempting run and a non-preempting one measure the same work. Spark's Executor CPU Time
+  was not usable: PySpark runs the job's Python code in a worker process whose CPU Spark does not
+  count (measured on kairos-hol under FIFO: a long reduce ran 19.9 s with 0.07 s of Executor CPU
+  Time).
 * **a job** is either its tasks (``tasks``): every succeeded task one simulator task of its work,
   each demanding one core, in stages whose parents are Spark's (the event logs' stage infos, a
   stage that ran no task bridged to its own parents), so that a placement policy places each task
