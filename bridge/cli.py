@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "rank": "bridge.apps.rank:rank",
     "sim-vs-live": "bridge.apps.simlive.cli:sim_vs_live",
     "tpch": "bridge.apps.tpch:tpch",
+    "estimates": "bridge.apps.estimates_cli:estimates",
 }
 # `schedbridge bench NAME`: each benchmark lives beside what it measures.
 BENCHMARKS: dict[str, str] = {

@@ -8,7 +8,8 @@ by default elsewhere (`schedbridge report` and `trace import` on any application
 log, a folder `eventlog_v2_<app>` of `events_<n>_<app>` files, each zstd-compressed (Spark's
 default codec, read through pyarrow's zstd, a core dependency); logs in Spark's other codecs
 (lz4, lzf, snappy: each its own Java framing) are refused, naming the codec. `log_lines` gives
-every line with its file and number, so a reader can say which lines it skipped.
+every line with its file and number, so a reader can say which lines it skipped; `spark_history`
+gives an application's jobs (with the properties that name them) and task ends as typed records.
 """
 from __future__ import annotations
 
@@ -180,6 +181,73 @@ def task_record(event: dict, job_id: int, app_id: str = "",
         status="succeeded" if reason == "Success" else (reason or "failed").lower(),
         run_time_s=metrics.get("Executor Run Time", 0) / 1000.0,
         cpu_time_s=metrics.get("Executor CPU Time", 0) / 1e9)
+
+
+@dataclass(frozen=True)
+class ApplicationStarted:
+    app_id: str
+
+
+@dataclass(frozen=True)
+class JobStarted:
+    """A SparkListenerJobStart: the job's stages and the local properties its application set on it
+    (job group, tags, description, call site, its own)."""
+
+    job_id: int
+    submitted_epoch_s: float
+    stage_ids: tuple[int, ...]
+    properties: dict[str, str]
+    first_stage_name: str  # the first of its stage infos (a stage is named after its call site)
+
+
+@dataclass(frozen=True)
+class JobEnded:
+    job_id: int
+    succeeded: bool
+
+
+History = ApplicationStarted | JobStarted | JobEnded | TaskRecord
+
+
+def spark_history(path: Path) -> Iterator[History]:
+    """One application's start, jobs and task ends (:func:`log_lines`) as typed records, in log
+    order; a task's ``job_id`` is the first Spark job that lists its stage (-1: none did). An event
+    without a field it must hold raises EventLogError naming its line."""
+    app_id = ""
+    stage_job: dict[int, int] = {}  # stage -> the first job that lists it
+    for line in log_lines(path):
+        if line.event is None:
+            continue
+        try:
+            record = _typed(line.event, app_id, stage_job)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            detail = f"no {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise EventLogError(f"{line.part} line {line.number}: {line.event.get('Event', 'an event')} with "
+                                f"{detail}") from None
+        if isinstance(record, ApplicationStarted):
+            app_id = record.app_id
+        if record is not None:
+            yield record
+
+
+def _typed(event: dict, app_id: str, stage_job: dict[int, int]) -> History | None:
+    """The record of one event this reader names, None for any other; ``stage_job`` learns each job's stages."""
+    kind = event.get("Event")
+    if kind == "SparkListenerApplicationStart":
+        return ApplicationStarted(str(event.get("App ID", "")))
+    if kind == "SparkListenerJobStart":
+        job_id, stages = int(event["Job ID"]), tuple(int(s) for s in event.get("Stage IDs", ()))
+        for stage in stages:
+            stage_job.setdefault(stage, job_id)
+        infos = event.get("Stage Infos") or [{}]
+        return JobStarted(job_id, float(event["Submission Time"]) / 1000.0, stages,
+                          {str(k): str(v) for k, v in (event.get("Properties") or {}).items()},
+                          str(infos[0].get("Stage Name", "")))
+    if kind == "SparkListenerJobEnd":
+        return JobEnded(int(event["Job ID"]), (event.get("Job Result") or {}).get("Result") == "JobSucceeded")
+    if kind == "SparkListenerTaskEnd":
+        return task_record(event, stage_job.get(int(event["Stage ID"]), -1), app_id)
+    return None
 
 
 def read_log(path: Path) -> list[TaskRecord]:

@@ -1,0 +1,178 @@
+"""`schedbridge estimates build SOURCE... --out FILE`: recurring jobs' runtime estimates
+(`bridge.drivers.estimates`) from Spark's history.
+
+A SOURCE is one application's event log (a file, plain or zstd-compressed, or a rolled
+`eventlog_v2_*` folder) or a folder searched for them at any depth: Spark's event log folder, a
+`replay` results folder (`eventlogs/`), a `sim-vs-live` or `demo` output
+(`POLICY/repeat-R/live/eventlogs/`). An application found twice (one id in two logs) counts once.
+
+A run of a recurring job is its Spark jobs in one application with the same key and job group
+(`run_id`: with no group, one Spark job). It counts when every Spark job of it succeeded before the
+log ends: a run cut short by the end of its application, or with a failed job, would under-state
+the job. Its durations are its successful tasks', launch to finish.
+"""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from bridge.apps.report.eventlog import is_event_log
+from bridge.common.options import OutputPath, output_dir
+from bridge.common.tables import cell, text
+from bridge.drivers.estimates import Estimates, Learner, job_key, run_id
+from bridge.replay.eventlog import ApplicationStarted, EventLogError, JobEnded, JobStarted, TaskRecord, spark_history
+
+SHOWN_JOBS, SHOWN_STAGES = 40, 8  # rows and stage means printed; the file holds them all
+_Run = tuple[str, tuple[str, str]]  # (job key, (application, run id))
+
+
+@dataclass
+class _Application:
+    """One application's Spark jobs as runs of recurring jobs, fed to the learner as they end."""
+
+    label: str
+    learner: Learner
+    runs: dict[int, _Run] = field(default_factory=dict)  # Spark job id -> its run
+    open_jobs: Counter[_Run] = field(default_factory=Counter)
+    failed: set[_Run] = field(default_factory=set)
+
+    def job_started(self, job: JobStarted) -> None:
+        key = job_key(job.properties, job.first_stage_name)
+        if key:
+            run = (key, (self.label, run_id(job.properties, job.job_id)))
+            self.runs[job.job_id] = run
+            self.open_jobs[run] += 1
+
+    def job_ended(self, end: JobEnded) -> None:
+        if (run := self.runs.get(end.job_id)) is not None:
+            self.open_jobs[run] -= 1
+            if not end.succeeded:
+                self.failed.add(run)
+
+    def task_ended(self, task: TaskRecord) -> None:
+        run = self.runs.get(task.job_id)
+        if run is not None and task.status == "succeeded" and 0 < task.launch_epoch_s <= task.finish_epoch_s:
+            self.learner.task_ended(*run, task.stage_id, task.finish_epoch_s - task.launch_epoch_s)
+
+    def close(self) -> Counter[str]:
+        """End the runs the log saw end; the others are discarded. How many of each."""
+        outcomes: Counter[str] = Counter()
+        for run, still_open in self.open_jobs.items():
+            outcome = "unfinished" if still_open else "failed" if run in self.failed else "counted"
+            (self.learner.run_ended if outcome == "counted" else self.learner.discard)(*run)
+            outcomes[outcome] += 1
+        return outcomes
+
+
+@dataclass
+class _Reading:
+    """Every log read so far: one learner, the applications already read, what became of the runs."""
+
+    learner: Learner = field(default_factory=Learner)
+    first_read: dict[str, Path] = field(default_factory=dict)  # application id -> its log
+    runs: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    def read(self, log: Path) -> None:
+        """Feed one application's log to the learner, unless its application was read already."""
+        app = _Application(str(log), self.learner)
+        for record in spark_history(log):
+            if isinstance(record, ApplicationStarted) and record.app_id:
+                if record.app_id in self.first_read:
+                    self.notes.append(f"skipped {log}: application {record.app_id}, already read from "
+                                      f"{self.first_read[record.app_id]}")
+                    return
+                self.first_read[record.app_id] = log
+                app.label = record.app_id
+            elif isinstance(record, JobStarted):
+                app.job_started(record)
+            elif isinstance(record, JobEnded):
+                app.job_ended(record)
+            elif isinstance(record, TaskRecord):
+                app.task_ended(record)
+        self.runs += app.close()
+
+
+def event_logs(source: Path) -> list[Path]:
+    """The applications' logs ``source`` is or holds (at any depth, hidden entries and symlinked
+    folders left out)."""
+    if is_event_log(source):
+        return [source]
+    if not source.is_dir():
+        raise click.ClickException(f"{source}: not a Spark event log (a file Spark wrote, or an eventlog_v2_* folder)")
+    found = list(_walk(source))
+    if not found:
+        raise click.ClickException(f"{source}: no Spark event log in it, at any depth")
+    return found
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if is_event_log(entry):
+            yield entry
+        elif entry.is_dir() and not entry.is_symlink():
+            yield from _walk(entry)
+
+
+@click.group()
+def estimates() -> None:
+    """Runtime estimates of recurring jobs (Hawk's and Eagle's short/long class), from history."""
+
+
+@estimates.command("build")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", type=OutputPath(dir_okay=False), required=True,
+              help="The estimates file to write (JSON).")
+def build(sources: tuple[Path, ...], out: Path) -> None:
+    """Estimate each recurring job's mean task duration, and per stage, from SOURCES: Spark event
+    logs (files or rolled eventlog_v2_* folders), or folders holding them at any depth (Spark's event
+    log folder, replay or sim-vs-live results). A job recurs under what its application sets: the
+    schedbridge.job property, else its job group, its job tags, its description, its call site."""
+    from tqdm import tqdm
+
+    reading = _Reading()
+    try:
+        logs = [log for source in sources for log in event_logs(source)]
+        for log in tqdm(logs, unit="log", desc="estimates", file=sys.stderr, disable=len(logs) < 2, leave=False):
+            reading.read(log)
+    except EventLogError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {exc.filename or 'an event log'}: {exc.strerror or exc}") from None
+    _report(reading, len(logs))
+    found = reading.learner.estimates()
+    if not found:
+        raise click.ClickException("no run of any job ended with a successful task: nothing written")
+    try:
+        with output_dir(out.parent):
+            found.save(out)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    click.echo(_table(found))
+    click.echo(f"wrote {out} ({len(found)} jobs)")
+
+
+def _report(reading: _Reading, logs: int) -> None:
+    for note in reading.notes:
+        click.echo(note)
+    runs = reading.runs
+    click.echo(f"read {logs} event log{'' if logs == 1 else 's'}: {runs['counted']} runs of recurring jobs ended")
+    if runs["unfinished"] or runs["failed"]:
+        click.echo(f"left out: {runs['unfinished']} runs still running when their log ends, "
+                   f"{runs['failed']} runs with a failed Spark job")
+
+
+def _table(found: Estimates) -> str:
+    rows = [{"job": key, "runs": e.runs, "tasks": e.tasks, "mean task (s)": e.mean_s,
+             "stage means (s)": " ".join(cell(s) for s in e.stages[:SHOWN_STAGES])
+             + (" ..." if len(e.stages) > SHOWN_STAGES else "")}
+            for key, e in sorted(found.items())[:SHOWN_JOBS]]
+    more = len(found) - SHOWN_JOBS
+    return text(rows) + (f"\n... and {more} more jobs in the file" if more > 0 else "")
