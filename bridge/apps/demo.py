@@ -23,7 +23,7 @@ from pathlib import Path
 import click
 
 from bridge.apps.simlive.compare import Measured
-from bridge.apps.simlive.measured import JOB_MODELS
+from bridge.apps.simlive.measured import DEFAULT_JOB_MODEL, JOB_MODELS
 from bridge.apps.simlive.session import Comparison
 from bridge.common import atomic
 from bridge.common.metrics import CLASSES
@@ -65,7 +65,7 @@ class Planned:
     cutoff: float | None = None
     reading: tuple[str, str] = ("short", "p90")  # class, statistic
     params: dict[str, str] = field(default_factory=dict)
-    job_model: str = JOB_MODELS[0]  # how a workload without trace durations is simulated
+    job_model: str = DEFAULT_JOB_MODEL  # how a workload without trace durations is simulated
 
 
 def _policies(table: TomlTable) -> tuple[str, ...]:
@@ -102,7 +102,7 @@ def _comparison(table: TomlTable, base: Path) -> Planned:
                       table.integer("executors", minimum=1), table.integer("executor_cores", minimum=1),
                       table.integer("extra_vcores", 0, minimum=0), preempt, _cutoff(table),
                       _reading(table), {k: str(v) for k, v in params.items()},
-                      table.text("job_model", JOB_MODELS[0], choices=JOB_MODELS))
+                      table.text("job_model", DEFAULT_JOB_MODEL, choices=JOB_MODELS))
     table.finish()
     return planned
 

@@ -52,6 +52,12 @@ def test_the_shipped_plan_is_placement_preemption_and_the_missions_workloads() -
     assert preemption.reading == ("short", "p50") and preemption.job_model == "stages"
 
 
+def test_a_comparison_without_job_model_plays_each_stage_as_a_job(tmp_path: Path) -> None:
+    path = tmp_path / "plan.toml"
+    path.write_text(PLACEMENT + PLACEMENT.replace('name = "placement"', 'name = "other"') + 'job_model = "tasks"\n')
+    assert [p.job_model for p in load_plan(path)] == ["stages", "tasks"]
+
+
 @pytest.mark.parametrize(("text", "message"), [
     (PLACEMENT.replace("executors = 2", "executers = 2"),
      "comparison[1].executors: missing (is 'comparison[1].executers'"),

@@ -405,9 +405,38 @@ def wordcount_workload(tmp_path: Path) -> Path:
     return workload
 
 
+def test_the_job_model_defaults_to_stages_only_where_the_workload_has_no_trace_durations(tmp_path: Path) -> None:
+    wordcount = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None)
+    assert wordcount.job_model == "stages" and "measured from each live run (stages)" in wordcount.durations
+    trace = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "trace-tiny.toml"
+    for model in (None, "tasks"):   # a trace plays its own durations, whatever the model
+        traced = Comparison.prepare(trace, ["stock"], 1, 2, None, None, {}, False, None, model)
+        assert traced.job_model is None and traced.durations == session.TRACE_DURATIONS and traced.jobs
+
+
+def test_the_job_model_option_reaches_the_comparison_and_its_help_states_the_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    given: list[str | None] = []
+
+    def prepare(*args: object) -> Comparison:
+        given.append(args[-1])  # type: ignore[arg-type]
+        raise CompareError("stopped before any live run")
+
+    monkeypatch.setattr(Comparison, "prepare", prepare)
+    workload = wordcount_workload(tmp_path)
+    for extra in ([], ["--job-model", "critical-path"]):
+        result = CliRunner().invoke(cli, ["sim-vs-live", str(workload), "--policy", "stock", *extra,
+                                          "--out", str(tmp_path / "o")])
+        assert result.exit_code == 1 and "stopped before any live run" in result.output
+    assert given == [None, "critical-path"]
+    help_text = " ".join(CliRunner().invoke(cli, ["sim-vs-live", "--help"]).output.split())
+    assert "(serial), stages in sequence [default: stages]." in help_text
+
+
 def test_a_workload_without_trace_durations_is_simulated_from_each_runs_measured_work(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None)
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None,
+                                    "critical-path")
     assert comparison.cutoff is None and "measured from each live run (critical-path)" in comparison.durations
 
     seeds: list[int] = []
@@ -469,7 +498,8 @@ def test_a_policy_the_simulator_cannot_run_stops_the_comparison_before_any_live_
 
 def test_a_failed_simulation_keeps_the_live_run_and_the_other_policies(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None,
+                                    "critical-path")
     real = session.predict
 
     def predict(jobs: list[Job], policy: str, *args: object, **kwargs: object) -> pd.DataFrame:
@@ -505,7 +535,8 @@ def test_resume_reuses_complete_runs_and_runs_again_only_the_rest(tmp_path: Path
     interrupted = out / "hawk" / "repeat-1" / "live"
     interrupted.mkdir(parents=True)
     (interrupted / "meta.json").write_text(json.dumps({"state": "running"}))
-    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None,
+                                    "critical-path")
     comparison.resume = True
     replayed: list[tuple[str, int]] = []
 
@@ -523,7 +554,8 @@ def test_resume_reuses_complete_runs_and_runs_again_only_the_rest(tmp_path: Path
 def test_resume_refuses_another_comparisons_run(tmp_path: Path) -> None:
     out = tmp_path / "out"
     _complete(out / "hawk" / "repeat-1" / "live", "hawk", seed=9)
-    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["hawk"], 1, 2, None, None, {}, False, None)
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["hawk"], 1, 2, None, None, {}, False, None,
+                                    "critical-path")
     comparison.resume = True
     with pytest.raises(CompareError, match=r"repeat-1/live/meta.json: a run of workload wc, policy hawk, seed 9; "
                                            r"--resume needs wc, hawk, seed 1 there"):
@@ -533,7 +565,8 @@ def test_resume_refuses_another_comparisons_run(tmp_path: Path) -> None:
 def test_a_run_whose_jobs_cannot_be_measured_keeps_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """hawk's run lost job 1's tasks: its simulation cannot be played, stock's stands (a study of
     fifteen live runs once ended with no table at all on one such run)."""
-    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None,
+                                    "critical-path")
 
     def live(policy: str, seed: int, directory: Path) -> Path:
         run = write_run(directory / "live", preemption=False)

@@ -38,13 +38,13 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
                    "workload's job means; of the first run's measured jobs for workloads without trace "
                    "durations].")
 # the choices are bridge.apps.simlive.measured.JOB_MODELS (not imported here: it loads pandas)
-@click.option("--job-model", type=click.Choice(["critical-path", "serial", "tasks", "stages"]), default="critical-path",
-              show_default=True,
+@click.option("--job-model", type=click.Choice(["critical-path", "serial", "tasks", "stages"]), default=None,
               help="Workloads without trace durations (WordCount, TPC-H) are simulated from each live run's "
-                   "measured task work: every task in its stages with Spark's parents (tasks); each stage a job "
-                   "arriving when its parents end, as the live engine schedules it (stages); or each job as "
+                   "measured task work: each stage a job arriving when its parents end, as the live engine "
+                   "schedules it (stages); every task in its stages with Spark's parents (tasks); or each job as "
                    "one task, a stage as its longest task (critical-path) or as all its tasks' work together "
-                   "(serial), stages in sequence.")
+                   "(serial), stages in sequence [default: stages]. A trace workload plays its trace's durations, "
+                   "whatever the model.")
 @click.option("--extra-vcores", default=0, show_default=True, type=click.IntRange(0, MAX_SLOTS),
               help="Every NodeManager advertises this many more vcores during the live runs (sleeping "
                    "tasks hold a slot, not a CPU); local testbed only, restored at the end.")
@@ -59,7 +59,7 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
                    "interrupted one is moved aside and run again).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int, repeats: int,
-                preempt: bool, seed: int | None, cutoff: float | None, job_model: str, extra_vcores: int,
+                preempt: bool, seed: int | None, cutoff: float | None, job_model: str | None, extra_vcores: int,
                 params: dict[str, str], hadoop_conf_dir: Path | None, out: Path | None, resume: bool,
                 as_json: bool) -> None:
     """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the

@@ -47,6 +47,9 @@ from workloads.model import Job
 from workloads.spec import Submission
 
 JOB_MODELS = ("critical-path", "serial", "tasks", "stages")
+# the default where a workload has no trace durations (sim-vs-live, the demo plan): the model that
+# agrees with live (docs/sim-to-real.md, "The mission's workloads")
+DEFAULT_JOB_MODEL = "stages"
 STAGED_MODELS = ("tasks", "stages")   # whose jobs keep their tasks in stages (stages: bridge.apps.simlive.stages)
 _STAGE = {"critical-path": "max", "serial": "sum"}
 

@@ -22,7 +22,8 @@ import pandas as pd
 from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, apply, measure
 from bridge.apps.simlive.compare import STOCK, CompareError, Measured, sim_policy
-from bridge.apps.simlive.measured import JOB_MODELS, STAGED_MODELS, live_tasks, measured_jobs, offslot_share, replay_t0
+from bridge.apps.simlive.measured import (DEFAULT_JOB_MODEL, JOB_MODELS, STAGED_MODELS, live_tasks, measured_jobs,
+                                          offslot_share, replay_t0)
 from bridge.apps.simlive.predict import predict, predict_stages, simulated, split_params
 from bridge.apps.simlive.stages import stage_play
 from bridge.common import atomic, metrics
@@ -135,14 +136,17 @@ class Comparison:
     @classmethod
     def prepare(cls, workload: Path, policies: list[str], executors: int, cores: int, seed: int | None,
                 cutoff: float | None, params: dict[str, str], preempt: bool, conf_dir: Path | None,
-                job_model: str = JOB_MODELS[0], check: bool = True) -> Comparison:
+                job_model: str | None = None, check: bool = True) -> Comparison:
         """Load and check the workload, the policies and their parameters; with ``check``, also
         whether each policy can be simulated (:meth:`check_simulatable`, which reads the RM's
-        NodeManagers with --preempt: a caller that starts the cluster first checks afterwards)."""
+        NodeManagers with --preempt: a caller that starts the cluster first checks afterwards).
+        ``job_model``: how a workload without trace durations is simulated (None: ``stages``); a
+        trace workload plays its trace's durations, whatever the model."""
         spec = load_workload(workload)
         submissions = expand(spec)
         if not submissions:
             raise CompareError(f"{workload}: the workload has no jobs")
+        job_model = DEFAULT_JOB_MODEL if job_model is None else job_model
         if job_model not in JOB_MODELS:
             raise CompareError(f"job model {job_model!r}: one of {', '.join(JOB_MODELS)}")
         seed = spec.seed if seed is None else seed
