@@ -16,6 +16,7 @@ MASTER_PREFIX = "spark-schedbridge://"
 CONF_PREFIX = "spark.schedbridge."
 # spark.schedbridge.policy names the policy; spark.schedbridge.policy.<param> are its parameters.
 POLICY_PREFIX = f"{CONF_PREFIX}policy."
+ESTIMATES_KEY = f"{CONF_PREFIX}estimates"  # a runtime-estimates file for the policy host
 TEXT, FLAG, COUNT, DURATION = "text", "flag", "count", "duration"
 VALUE_FORMS = {FLAG: "true or false", COUNT: "a positive integer",
                DURATION: "a Spark time string from 1ms to 24d such as 50ms, 2s or 1min (a bare number is ms)"}
@@ -67,8 +68,16 @@ def is_policy_param(key: str) -> bool:
 
 
 def policy_params(conf: Mapping[str, str]) -> dict[str, str]:
-    """The policy parameters among Spark conf entries, by name without the prefix."""
-    return {key.removeprefix(POLICY_PREFIX): value for key, value in conf.items() if is_policy_param(key)}
+    """The policy parameters among Spark conf entries, by name without the prefix, with the
+    estimates file (``spark.schedbridge.estimates``) as the adapter parameter ``estimates``, as the
+    plugin hands them to its policy host (``BridgeConf.java``)."""
+    params = {key.removeprefix(POLICY_PREFIX): value for key, value in conf.items() if is_policy_param(key)}
+    table = conf.get(ESTIMATES_KEY, "").strip()
+    if table:
+        if "estimates" in params:
+            raise ValueError(f"set {ESTIMATES_KEY} or {POLICY_PREFIX}estimates, not both")
+        params["estimates"] = table
+    return params
 
 
 def time_ms(text: str) -> int:

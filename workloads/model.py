@@ -18,6 +18,10 @@ job, and :meth:`Job.task` builds a :class:`Task` view on demand.
 * ``after`` (optional) are ids of jobs this one waits for: it arrives ``after_gap`` seconds after
   the last of them finished (and not before ``submit``). The simulator plays a measured Spark
   application this way: each stage a job, arriving when its parent stages end, as live.
+* ``unit`` is the id of the user's job this job is part of (-1, the default: the job itself). Live,
+  each Spark stage is a job handed to executors, but the user's job is a job group or query of many
+  stages: what a paper keeps per job (Hawk's and Eagle's estimate and class, a fair scheduler's
+  pool) is kept per unit (:attr:`Job.unit_id`).
 """
 from __future__ import annotations
 
@@ -69,6 +73,7 @@ class Job:
     successors: tuple[Successor, ...] = ()
     after: tuple[int, ...] = ()
     after_gap: float = 0.0
+    unit: int = -1
     # derived in __post_init__: plain fields, not properties, because the compiled simulator reads
     # them per task, where a property is a Python call
     n_tasks: int = field(init=False, repr=False, compare=False)
@@ -119,6 +124,11 @@ class Job:
             raise WorkloadError(f"job {self.job_id}: a job cannot wait for itself")
 
     # -- derived -------------------------------------------------------------------------
+    @property
+    def unit_id(self) -> int:
+        """The user's job this job belongs to: ``unit``, or its own id."""
+        return self.job_id if self.unit < 0 else self.unit
+
     @property
     def mean_duration(self) -> float:
         """Actual mean task duration (the thesis' per-job size)."""

@@ -130,6 +130,14 @@ class Submission:
     def kind(self) -> str:
         return self.params.kind
 
+    @property
+    def recurring_name(self) -> str:
+        """What recurs across runs of the workload: the category, and a TPC-H job's query (the
+        name its estimate is kept under, ``bridge.drivers.estimates``)."""
+        if isinstance(self.params, TpchJob):
+            return f"{self.category}/q{self.params.query}"
+        return self.category
+
 
 _PARAM_TYPES: dict[str, type] = {cls.kind: cls for cls in (WordCountJob, TpchJob, TasksJob)}
 

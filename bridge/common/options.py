@@ -166,6 +166,15 @@ def param_option(help_text: str = "Policy parameter (repeatable); see `schedbrid
                         metavar="KEY=VALUE", help=help_text)
 
 
+def estimates_option() -> Callable[[F], F]:
+    """``--estimates FILE`` (a runtime-estimates file, `schedbridge estimates build`), passed to the
+    command as ``estimates: Path | None``."""
+    return click.option("--estimates", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                        help="Runtime estimates of recurring jobs for the live policy (from `schedbridge estimates "
+                             "build`; the plugin's spark.schedbridge.estimates). A job it does not list gets the "
+                             "default estimate; --param learn=true learns them from the run's own finished jobs.")
+
+
 def renamed_option(old: str, new: str) -> Callable[[F], F]:
     """A hidden ``old`` option that stops the command saying to use ``new`` (click alone would
     answer "no such option", or suggest an unrelated look-alike)."""

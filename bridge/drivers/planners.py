@@ -30,6 +30,10 @@ class RoundPlanner(Protocol):
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         """The placement for ``rnd``; ``events`` (already applied to ``cluster``) came with it."""
 
+    def estimates_used(self) -> list[dict[str, object]]:
+        """Each user job's runtime estimate as the policy was told it, with its source, oldest
+        first (``bridge.drivers.user_jobs``); none for a planner that tells a policy no estimates."""
+
 
 def make_planner(name: str, params: Mapping[str, str] | None = None) -> RoundPlanner:
     """``spark-fifo`` (no policy engine) or any registered policy, driven by the engine adapter.

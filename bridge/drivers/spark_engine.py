@@ -2,18 +2,19 @@
 
 Mapping (the default topology, ``bridge.drivers.topology.ExecutorNodes``): each (application,
 executor) is a node of the one cluster state (``bridge.cluster``) with ``cores / spark.task.cpus``
-slots; each runnable Spark stage attempt is a policy job whose
-tasks are its pending tasks (estimate: the job property ``schedbridge.estimate`` in seconds, else
-``estimate``) and whose successors are the stages after it in its Spark job
-(``bridge.drivers.spark_dag``). The state applies the policy's decisions exactly as in the
-simulator, with zero network delay and the wall clock as its kernel's clock (timers fire in the
+slots; each runnable Spark stage attempt is a policy job whose tasks are its pending tasks, part of
+a user job (a job group, or a Spark job: its ``unit``) whose one estimate its stages carry
+(``bridge.drivers.user_jobs``: the job property ``schedbridge.estimate``, a learned or filed
+estimate of its recurring job, else ``estimate``), and whose successors are the stages after it in
+its Spark job (``bridge.drivers.spark_dag``). The state applies the policy's decisions exactly as in
+the simulator, with zero network delay and the wall clock as its kernel's clock (timers fire in the
 first round at or after their time); a task the state starts becomes a grant
 (``bridge.drivers.spark_slots``), Spark's launch report binds it, Spark's task end finishes it. A
 change in the set of executors, or a snapshot, rebuilds the state and the policy from Spark's;
-stages Spark still needs but the policy no longer owes arrive again as new jobs. Spark cannot
-pause a task: a suspended task runs on to its end while its slot goes to the policy's next task
-(see ``bridge.drivers.spark_slots``), or with the parameter ``kill_on_suspend=true`` it is killed
-(Spark re-runs it).
+stages Spark still needs but the policy no longer owes arrive again as new jobs. Spark cannot pause
+a task: a suspended task runs on to its end while its slot goes to the policy's next task (see
+``bridge.drivers.spark_slots``), or with the parameter ``kill_on_suspend=true`` it is killed (Spark
+re-runs it).
 """
 from __future__ import annotations
 
@@ -23,14 +24,17 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bridge.cluster.kernel import Kernel, SimulationError
 from bridge.cluster.state import ClusterState, Pausing
 from bridge.drivers.spark_dag import successors_of
 from bridge.drivers.spark_slots import SparkRunner, StageKey
+from bridge.drivers.estimates import Estimates
 from bridge.drivers.spark_state import AppState, LiveCluster
 from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
+from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
 from policies import registry
 from policies.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
@@ -38,10 +42,9 @@ from workloads.model import Job
 
 log = logging.getLogger(__name__)
 
-ESTIMATE_PROP = "schedbridge.estimate"
 MAX_STEPS = 200_000  # events per round; more means a policy loops
 ONE_SLOT = (1.0,)  # a task's demand of its node's one resource, task slots
-ADAPTER_KEYS = ("estimate", "kill_on_suspend", "seed")
+ADAPTER_KEYS = ("estimate", "estimates", "learn", "kill_on_suspend", "seed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,24 +52,36 @@ class EngineParams:
     """Adapter parameters, taken out of the policy's parameters (``spark.schedbridge.policy.*``)."""
 
     seed: int = 0
-    estimate: float = 1.0          # seconds per task when a job sets no schedbridge.estimate
+    estimate: float = 1.0          # seconds per task of a user job no other source gives an estimate
     kill_on_suspend: bool = False  # Suspend -> kill the Spark task (re-run later) instead of letting it drain
+    estimates: str = ""            # a runtime-estimates file (`schedbridge estimates build`)
+    learn: bool = False            # learn recurring jobs' estimates from the application's finished ones
 
     @classmethod
     def split(cls, params: Mapping[str, str]) -> tuple[EngineParams, dict[str, str]]:
         rest = dict(params)
-        kill = rest.pop("kill_on_suspend", "false").lower()
-        if kill not in ("true", "false"):
-            raise ValueError(f"kill_on_suspend must be true or false, got {kill!r}")
+        kill, learn = (_flag(rest.pop(k, "false"), k) for k in ("kill_on_suspend", "learn"))
         seed, estimate = rest.pop("seed", "0"), rest.pop("estimate", "1.0")
         try:
-            mine = cls(int(seed), float(estimate), kill == "true")
+            mine = cls(int(seed), float(estimate), kill, rest.pop("estimates", "").strip(), learn)
         except ValueError:
             raise ValueError(f"seed must be an integer and estimate a number of seconds, got seed={seed!r}, "
                              f"estimate={estimate!r}") from None
         if not math.isfinite(mine.estimate) or mine.estimate <= 0:
             raise ValueError(f"estimate must be a positive number of seconds, got {estimate!r}")
         return mine, rest
+
+    def user_jobs(self) -> UserJobs:
+        """The user jobs' registry these parameters ask for (the estimates file read now: EstimatesError
+        names a file that is missing or malformed)."""
+        table = Estimates.load(Path(self.estimates)) if self.estimates else None
+        return UserJobs(self.estimate, table, self.learn)
+
+
+def _flag(raw: str, name: str) -> bool:
+    if raw.lower() not in ("true", "false"):
+        raise ValueError(f"{name} must be true or false, got {raw!r}")
+    return raw.lower() == "true"
 
 
 def engine_settings(name: str, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
@@ -149,6 +164,7 @@ class EnginePlanner:
         self._jobs: dict[int, _LiveJob] = {}
         self._by_stage: dict[StageKey, list[int]] = {}
         self._job_ids = itertools.count()
+        self.user_jobs = self.params.user_jobs()
         self.now = 0.0
 
     @property
@@ -170,11 +186,19 @@ class EnginePlanner:
     def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
         return engine_settings(self.name, params)
 
+    def estimates_used(self) -> list[dict[str, object]]:
+        return self.user_jobs.records()
+
     def rebuild(self, state: AppState) -> None:
-        self.forget(state.app)
+        self._drop_world(state.app)
 
     def forget(self, app: str) -> None:
-        """``app`` ended or its state is rebuilt: its world (or its part of a shared one) goes."""
+        """``app`` ended: its world (or its part of a shared one) and its user jobs go."""
+        self._drop_world(app)
+        self.user_jobs.forget(app)
+
+    def _drop_world(self, app: str) -> None:
+        """``app``'s state is rebuilt: its world (or its part of a shared one) goes."""
         scope = self.topology.scope(app)
         world = self._worlds.pop(scope, None)
         if world is not None:
@@ -195,6 +219,8 @@ class EnginePlanner:
                 world.runner.register(app.app, app.executors)
             self._bind_launched(world, rnd)
             ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev)]
+        for ev in events:
+            self.user_jobs.heard(rnd.app, ev)
         self._world = world
         arrivals = self._sync_stages(world, scope, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
         # one instant, ordered as in the simulator: task ends, then job arrivals, then due timers
@@ -315,11 +341,12 @@ class EnginePlanner:
                 spark_job: JobStart | None) -> JobArrival:
         """``spark_job`` (None if its job_start has not arrived yet) gives the stage's successors."""
         job_id = next(self._job_ids)
-        est = float(d.props.get(ESTIMATE_PROP, self.params.estimate))
+        user = self.user_jobs.of_stage(key[0], d, job_id)
+        est = user.estimate
         job = Job(job_id, self.now, (est,) * n, est, demands=(ONE_SLOT,) * n,
                   name=f"{key[0]}:stage{d.stage}.{d.attempt}",
-                  meta={"app": key[0], "stage": d.stage, "job": d.job, **d.props},
-                  successors=() if spark_job is None else successors_of(spark_job, d.stage, est))
+                  meta={"app": key[0], "stage": d.stage, "job": d.job, "key": user.key, **d.props},
+                  successors=() if spark_job is None else successors_of(spark_job, d.stage, est), unit=user.unit)
         self._jobs[job_id] = _LiveJob(key, n, scope)
         self._by_stage.setdefault(key, []).append(job_id)
         return JobArrival(self.now, job)

@@ -57,6 +57,10 @@ class FifoPlanner:
     def forget(self, app: str) -> None:
         """FIFO keeps no state of its own."""
 
+    def estimates_used(self) -> list[dict[str, object]]:
+        """Spark's FIFO order uses no estimates."""
+        return []
+
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         free = free_slots(rnd.slots)
         grants: list[Grant] = []

@@ -25,6 +25,14 @@ class _Py4jChannel:
         implements = ["org.schedbridge.spark.PolicyChannel"]
 
 
+_attached: list[PolicyHost] = []   # the host attached last in this process, if any
+
+
+def attached() -> PolicyHost | None:
+    """The policy host this process attached last (it stays readable after its session stops)."""
+    return _attached[-1] if _attached else None
+
+
 def attach(host: PolicyHost) -> None:
     """Registers ``host`` as this JVM's in-process policy (the gateway must be running)."""
     from pyspark import SparkContext
@@ -35,6 +43,7 @@ def attach(host: PolicyHost) -> None:
         raise RuntimeError("the PySpark gateway is not running; call SparkContext._ensure_initialized first")
     ensure_callback_server_started(gateway)
     gateway.jvm.org.schedbridge.spark.InProcessChannel.set(_Py4jChannel(host))
+    _attached[:] = [host]
 
 
 def detach() -> None:

@@ -63,7 +63,7 @@ class StageDemand:
     pending: int
     running: int
     locality: Mapping[str, int]   # preferred host -> pending tasks preferring it
-    props: Mapping[str, str]      # job properties: spark.scheduler.pool, schedbridge.*
+    props: Mapping[str, str]      # job properties: the pool, the job's identity (group, tags, ...), schedbridge.*
     parents: tuple[int, ...]      # DAG parent stage ids
 
 

@@ -7,7 +7,14 @@ from pathlib import Path
 import click
 
 import sparkplugin
-from bridge.common.options import KeyValue, OutputPath, pairs_to_dict, param_option, renamed_option
+from bridge.common.options import (
+    KeyValue,
+    OutputPath,
+    estimates_option,
+    pairs_to_dict,
+    param_option,
+    renamed_option,
+)
 from bridge.nodes.cluster_agents import agents_option
 from bridge.replay import policy as policies
 from bridge.replay import preemption
@@ -24,8 +31,9 @@ from yarnclient.resourcemanager import ResourceManagerClient
 USER_ERRORS = (WorkloadFileError, TraceError, YarnError, ValueError, OSError)
 
 
-def spark_settings(conf: dict[str, str], params: dict[str, str]) -> dict[str, str]:
-    """The Spark conf of the replay: ``--conf`` entries plus the policy parameters (``--param``).
+def spark_settings(conf: dict[str, str], params: dict[str, str], estimates: Path | None = None) -> dict[str, str]:
+    """The Spark conf of the replay: ``--conf`` entries plus the policy parameters (``--param``)
+    and the estimates file (``--estimates``, by its absolute path).
 
     A policy parameter given as ``--conf`` is refused, naming ``--param``: one spelling, and the
     parameters' Spark keys stay the plugin's business (`sparkplugin.policy_conf`)."""
@@ -36,7 +44,8 @@ def spark_settings(conf: dict[str, str], params: dict[str, str]) -> dict[str, st
             name = next(iter(sparkplugin.policy_params({key: value}))) if sparkplugin.is_policy_param(key) else bare
             raise click.BadParameter(f"{key} is a policy parameter: use --param {name}={value}",
                                      param_hint="--conf")
-    return {**conf, **sparkplugin.policy_conf(params)}
+    table = {} if estimates is None else {sparkplugin.ESTIMATES_KEY: str(estimates.resolve())}
+    return {**conf, **sparkplugin.policy_conf(params), **table}
 
 
 def _results_dir(results: Path | None, workload: str, policy: str, mode: str) -> Path:
@@ -75,7 +84,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--policy", required=True,
               help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "
-                   "Spark's own scheduler.")
+                   "Spark's own FIFO scheduler, 'stock-fair' for its FAIR scheduler (each job its own pool).")
 @click.option("--out", type=OutputPath(file_okay=False),
               help="Results directory (default: results/WORKLOAD-POLICY-MODE-TIMESTAMP).")
 @renamed_option("--results", "--out")
@@ -83,6 +92,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
               help="Jobs of one long-running Spark application, or one application per job.")
 @hadoop_conf_dir_option
 @param_option()
+@estimates_option()
 @click.option("--conf", multiple=True, type=KeyValue(), callback=pairs_to_dict, metavar="KEY=VALUE",
               help="Extra Spark setting (repeatable), e.g. spark.executor.instances=2.")
 @click.option("--preempt", is_flag=True,
@@ -95,10 +105,10 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
                    "replay's application; per-job: as its own application) and record its runtime as "
                    "duration_alone_s, the slowdown's denominator, of every job of that category.")
 def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf_dir: Path | None,
-           params: dict[str, str], conf: dict[str, str], preempt: bool, agents: Path | None,
-           measure_alone: bool) -> None:
+           params: dict[str, str], estimates: Path | None, conf: dict[str, str], preempt: bool,
+           agents: Path | None, measure_alone: bool) -> None:
     """Submit every job of WORKLOAD at its arrival time and record what happens."""
-    settings = spark_settings(conf, params)
+    settings = spark_settings(conf, params, estimates)
     try:
         if agents is not None and not preempt:
             raise click.BadParameter("the node agents are for --preempt only", param_hint="--agents")

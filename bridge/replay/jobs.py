@@ -10,7 +10,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from bridge.drivers.spark_engine import ESTIMATE_PROP
+from bridge.drivers.estimates import JOB_NAME_PROP
+from bridge.drivers.user_jobs import ESTIMATE_PROP
 from workloads import tasksjob
 from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob
 from workloads.tpch.spark import register_tables, run_query
@@ -52,6 +53,9 @@ _RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], Any]] = {
 def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str], group: str) -> Any:
     """Run `submission` to completion under the job group ``group`` (`job_group`), on the calling
     thread; its answer (`bridge.replay.answers`): a query's rows, a WordCount's digest, None for a
-    trace job."""
-    spark.sparkContext.setJobGroup(group, submission.category, interruptOnCancel=True)
+    trace job. Its Spark jobs carry the submission's recurring name (``schedbridge.job``), the key
+    its runtime estimate is learned and looked up under."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, submission.category, interruptOnCancel=True)
+    sc.setLocalProperty(JOB_NAME_PROP, submission.recurring_name)
     return _RUNNERS[type(submission.params)](spark, submission.params, inputs)

@@ -102,6 +102,9 @@ def tasks_frame(tasks: list[TaskRecord], t0: float) -> pd.DataFrame:
     return frame.drop(columns=["launch_epoch_s", "finish_epoch_s"])
 
 
+USER_JOBS = "user-jobs.csv"   # each user job's runtime estimate as the live policy was told it
+
+
 def write_meta(directory: Path, meta: dict[str, object]) -> None:
     atomic.write_text(directory / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 

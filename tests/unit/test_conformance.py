@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge.drivers.spark_engine import ESTIMATE_PROP, EnginePlanner
+from bridge.drivers.spark_engine import EnginePlanner
+from bridge.drivers.user_jobs import ESTIMATE_PROP
 from bridge.drivers.spark_state import LiveCluster
 from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
 from bridge.sim.engine import simulate
@@ -117,7 +118,8 @@ class TraceSpark:
         events, self.events = tuple(parse_event(e) for e in self.events), []
         self.cluster.apply("app", events)
         launched, self.launched = tuple(self.launched), []
-        stages = tuple(StageDemand(s, 0, 0, self.jobs[s].n_tasks, n, 0, {},
+        # each simulated job is a Spark job of its own, so a user job of its own (its own estimate)
+        stages = tuple(StageDemand(s, 0, s, self.jobs[s].n_tasks, n, 0, {},
                                    {ESTIMATE_PROP: repr(self.jobs[s].estimate)}, ())
                        for s, n in sorted(self.pending.items()) if n)
         slots = tuple(Slot(e, f"h{e}", f) for e, f in self.free.items() if f)

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import sparkplugin
-from bridge.replay.cli import replay
+from bridge.replay.cli import replay, spark_settings
 from bridge.replay.eventlog import read_logs
 from bridge.replay.launchers import Outcome, failure_summary
 from bridge.replay.runner import Replay, ReplayPlan, kill_tagged_apps, spark_conf
@@ -77,6 +77,10 @@ class FakeLauncher:
     def close(self) -> None:
         self.closed = True
 
+    def estimates_used(self) -> list[dict[str, object]]:
+        return [{"app": "a", "occurrence": f"schedbridge-job-{j}", "key": "job:c", "unit": j, "estimate_s": 1.0,
+                 "source": "default" if j == 0 else "learned"} for j in self.ran]
+
 
 def plan(tmp_path: Path, times: list[float], durations: list[float] | None = None,
          mode: str = "shared") -> ReplayPlan:
@@ -103,6 +107,8 @@ def test_failed_job_is_recorded_and_replay_continues(tmp_path: Path) -> None:
     assert (jobs["submit_s"] <= jobs["end_s"]).all()
     meta = json.loads((p.results / "meta.json").read_text())
     assert (meta["state"], meta["policy"], meta["jobs"]) == ("complete", "fifo", 3)
+    assert meta["estimates"] == {"default": 1, "learned": 2}
+    assert list(pd.read_csv(p.results / "user-jobs.csv")["unit"]) == launcher.ran
     for name in ("tasks.csv", "utilization.csv"):
         assert (p.results / name).is_file()
 
@@ -279,3 +285,19 @@ def test_cli_one_spelling_for_policy_parameters_and_outputs(tmp_path: Path, args
     examples = Path(__file__).resolve().parents[2] / "workloads" / "examples"
     result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk", *args])
     assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_the_estimates_file_reaches_the_plugin_by_its_absolute_path(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "e.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    settings = spark_settings({}, {"cutoff": "5"}, Path("e.json"))
+    assert settings[sparkplugin.ESTIMATES_KEY] == str(tmp_path / "e.json")
+    assert sparkplugin.policy_params(settings) == {"cutoff": "5", "estimates": str(tmp_path / "e.json")}
+
+
+def test_a_malformed_estimates_file_stops_the_replay_naming_it(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "workloads" / "examples"
+    (tmp_path / "e.json").write_text("not json")
+    result = CliRunner().invoke(replay, [str(examples / "demo.toml"), "--policy", "hawk",
+                                         "--estimates", str(tmp_path / "e.json"), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 1 and "e.json" in result.output and "Traceback" not in result.output, result.output

@@ -74,6 +74,13 @@ def test_policy_parameters_round_trip_under_their_own_prefix() -> None:
     assert sparkplugin.policy_params(with_plugin_keys) == {"cutoff": "0.5", "w": "2"}
 
 
+def test_the_estimates_file_is_the_adapters_parameter_given_once() -> None:
+    assert sparkplugin.policy_params({P + "estimates": " e.json ", P + "policy.w": "2"}) == {"estimates": "e.json",
+                                                                                          "w": "2"}
+    with pytest.raises(ValueError, match="not both"):
+        sparkplugin.policy_params({P + "estimates": "a.json", P + "policy.estimates": "b.json"})
+
+
 def _help_options() -> tuple[set[str], set[str]]:
     """Every option in the installed ``spark-submit --help``, and those it shows with a value."""
     env = {**os.environ, "SPARK_HOME": str(spark_home())}

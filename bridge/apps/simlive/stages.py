@@ -13,9 +13,11 @@ Here every stage that ran tasks is one simulator job of its tasks' measured work
   end *in the simulation*, plus the gap measured live between the last of them ending and its
   submission (the driver's work: stage completion, result handling, planning the next Spark job);
   a first stage arrives its live delay after the replayed job's submission;
-* **what the policy is told**, as live: the runtime estimate is the live engine's for a Spark job
-  without ``schedbridge.estimate`` (TPC-H and WordCount set none), and the successors are the
-  stages after it in its Spark job with their task counts (Falcon's Eq. 2 reads them);
+* **what the policy is told**, as live: the stages of one replayed job are one user job (their
+  ``unit``, the id of its first stage) with the runtime estimate its live policy was told
+  (``user-jobs.csv``, which the replay writes: from an estimates file, learned, or the engine's
+  default; a run without it, the default), and the successors are the stages after it in its
+  Spark job with their task counts (Falcon's Eq. 2 reads them);
 * **a replayed job ends** when its last stage does, plus the time measured live from its last
   task's end to the job's end (collecting and checking the result).
 """
@@ -32,7 +34,8 @@ from bridge.apps.simlive.measured import in_stage_order, replay_t0, spark_by_job
 from bridge.drivers.spark_dag import successors_of
 from bridge.drivers.spark_engine import EngineParams
 from bridge.protocol.messages import JobStart, StageSpec
-from bridge.replay.eventlog import SparkJob, stage_submissions
+from bridge.replay.eventlog import SparkJob, replayed_job_id, stage_submissions
+from bridge.replay.results import USER_JOBS
 from workloads.model import Job, Successor
 from workloads.spec import Submission
 
@@ -49,7 +52,9 @@ class StagePlay:
 
 
 def stage_play(live_dir: Path, submissions: Sequence[Submission], estimate: float = LIVE_ESTIMATE) -> StagePlay:
-    """Every replayed job of the run in ``live_dir`` as its stages (see the module docstring)."""
+    """Every replayed job of the run in ``live_dir`` as its stages (see the module docstring);
+    ``estimate`` for a job the run recorded no estimate of."""
+    told = estimates_told(live_dir)
     by_job = dict(tuple(succeeded_tasks(live_dir, submissions).groupby("job_id")))
     spark = spark_by_job(live_dir)
     submitted = stage_submissions(live_dir / "eventlogs")
@@ -62,7 +67,7 @@ def stage_play(live_dir: Path, submissions: Sequence[Submission], estimate: floa
         mine = in_stage_order(by_job[s.job_id])
         first = len(jobs)
         jobs += _stage_jobs(s, mine, spark.get(s.job_id, []), submitted, float(live.at[s.job_id, "submit_s"]),
-                            t0, first, estimate)
+                            t0, first, told.get(s.job_id, estimate))
         owner.update((j.job_id, s.job_id) for j in jobs[first:])
         tail[s.job_id] = max(0.0, float(live.at[s.job_id, "end_s"]) - float(mine["finish_s"].max()))
     return StagePlay(jobs, owner, tail)
@@ -85,8 +90,24 @@ def _stage_jobs(submission: Submission, tasks: pd.DataFrame, spark: Sequence[Spa
         work = tuple(float(w) for w in tasks.loc[tasks["stage_id"] == stage, "work"])
         found.append(Job(first_id + k, submission.time_s + (0.0 if parents else gap), work, estimate=estimate,
                          successors=_successors(owner, stage, estimate),
-                         after=tuple(first_id + p for p in parents), after_gap=gap if parents else 0.0))
+                         after=tuple(first_id + p for p in parents), after_gap=gap if parents else 0.0,
+                         unit=first_id))
     return found
+
+
+def estimates_told(live_dir: Path) -> dict[int, float]:
+    """The estimate the live policy was told per replayed job (by its job group), from the run's
+    ``user-jobs.csv``; empty for a run without one (stock Spark, or recorded before it existed)."""
+    path = live_dir / USER_JOBS
+    if not path.is_file():
+        return {}
+    rows = pd.read_csv(path, dtype={"occurrence": str})
+    told = {}
+    for occurrence, estimate in zip(rows["occurrence"], rows["estimate_s"].astype(float)):
+        job = replayed_job_id({"spark.jobGroup.id": occurrence})
+        if job is not None:
+            told[job] = estimate
+    return told
 
 
 def _successors(owner: SparkJob, stage: int, estimate: float) -> tuple[Successor, ...]:

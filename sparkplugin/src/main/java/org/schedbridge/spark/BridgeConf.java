@@ -30,6 +30,8 @@ public final class BridgeConf {
     /** {@code spark.schedbridge.policy.<param>}: the policy's parameters, passed on as they are. */
     private static final String PARAMS = "policy.";
     public static final String POLICY_PREFIX = PREFIX + PARAMS;
+    /** {@code spark.schedbridge.estimates}: a runtime-estimates file, handed to the policy host as its adapter parameter. */
+    static final String ESTIMATES = "estimates";
     /** The value forms named in refusals; {@code sparkplugin.VALUE_FORMS} in Python says the same. */
     private static final String FLAG = "true or false";
     private static final String COUNT = "a positive integer";
@@ -107,7 +109,16 @@ public final class BridgeConf {
         maxKillsPerRound = keys.count("max.kills.per.round", 16);
         maxKillsPerTask = keys.count("max.kills.per.task", 3);
         holdMaxMs = keys.millis("hold.max", "30s");
-        params = keys.policyParams();
+        String estimates = keys.text("estimates", "").trim();
+        Map<String, String> policyParams = keys.policyParams();
+        if (!estimates.isEmpty()) {
+            if (policyParams.containsKey(ESTIMATES)) {
+                throw new IllegalArgumentException("schedbridge: set " + PREFIX + ESTIMATES + " or " + POLICY_PREFIX
+                        + ESTIMATES + ", not both");
+            }
+            policyParams.put(ESTIMATES, estimates);
+        }
+        params = policyParams;
     }
 
     public static BridgeConf from(SparkConf conf) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeSet;
 import org.apache.spark.scheduler.JobFailed;
 import org.apache.spark.scheduler.SparkListener;
@@ -22,6 +23,12 @@ import scala.jdk.javaapi.CollectionConverters;
 final class BridgeListener extends SparkListener {
     /** Job properties forwarded to the policy besides {@code schedbridge.*} ones. */
     static final String POOL = "spark.scheduler.pool";
+    /**
+     * What identifies a recurring job, forwarded too: its job group, tags, description and call site
+     * (the policy host keys runtime estimates by them, {@code bridge.drivers.estimates}).
+     */
+    static final Set<String> IDENTITY = Set.of(
+            "spark.jobGroup.id", "spark.job.tags", "spark.job.description", "callSite.short");
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final ClusterMirror mirror;
@@ -104,14 +111,14 @@ final class BridgeListener extends SparkListener {
                 .put("ok", !(e.jobResult() instanceof JobFailed)));
     }
 
-    /** The pool and every {@code schedbridge.*} local property, sorted by key. */
+    /** The pool, the job's identity and every {@code schedbridge.*} local property, sorted by key. */
     static ObjectNode properties(Properties props) {
         ObjectNode out = NODES.objectNode();
         if (props == null) {
             return out;
         }
         for (String key : new TreeSet<>(props.stringPropertyNames())) {
-            if (key.equals(POOL) || key.startsWith("schedbridge.")) {
+            if (key.equals(POOL) || IDENTITY.contains(key) || key.startsWith("schedbridge.")) {
                 out.put(key, props.getProperty(key));
             }
         }

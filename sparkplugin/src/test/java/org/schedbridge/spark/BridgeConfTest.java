@@ -123,6 +123,22 @@ class BridgeConfTest {
     void anUnknownDottedKeyIsRefusedListingThePluginKeys() {
         String message = refusal("token.fle", "t");
         assertTrue(message.startsWith("schedbridge: unknown key spark.schedbridge.token.fle: the plugin's keys are "
-                + "agents, cluster.mainClass, cluster.pyFile, deadline, endpoint, fallback, hold.max, host.log, "), message);
+                + "agents, cluster.mainClass, cluster.pyFile, deadline, endpoint, estimates, fallback, hold.max, host.log, "),
+                message);
+    }
+
+    @Test
+    void theEstimatesFileGoesToTheHostAsTheAdapterParameter() {
+        SparkConf conf = new SparkConf(false).set("spark.schedbridge.policy", "hawk")
+                .set("spark.schedbridge.estimates", "/data/estimates.json");
+        assertEquals("/data/estimates.json", BridgeConf.from(conf).params.get("estimates"));
+    }
+
+    @Test
+    void theEstimatesFileIsGivenOnce() {
+        SparkConf conf = new SparkConf(false).set("spark.schedbridge.policy", "hawk")
+                .set("spark.schedbridge.estimates", "a.json").set("spark.schedbridge.policy.estimates", "b.json");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BridgeConf.from(conf));
+        assertTrue(e.getMessage().contains("not both"), e.getMessage());
     }
 }

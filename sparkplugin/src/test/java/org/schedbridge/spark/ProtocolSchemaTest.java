@@ -212,7 +212,8 @@ class ProtocolSchemaTest {
         Properties props = new Properties();
         props.setProperty(BridgeListener.POOL, "etl");
         props.setProperty("schedbridge.deadline", "60s");
-        props.setProperty("spark.job.description", "not forwarded");
+        props.setProperty("spark.job.description", "nightly report");
+        props.setProperty("spark.rdd.scope", "not forwarded");
         return props;
     }
 
