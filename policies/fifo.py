@@ -13,11 +13,11 @@ from collections import deque
 from dataclasses import dataclass
 
 from policies.api import (
-    Assign, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, SlotFreed,
+    Assign, ClusterSpec, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, SlotFreed,
     TaskFinished,
 )
 from policies.registry import PolicyEntry
-from workloads.model import Readiness
+from workloads.model import Job, Readiness
 
 
 @dataclass(frozen=True)
@@ -25,48 +25,68 @@ class FifoConfig:
     """FIFO has no parameters."""
 
 
-class _Pending:
+class PendingJob:
+    """A job's tasks not yet assigned, in the order they may run: by index, or a DAG's tasks as
+    their parents finish (``fair`` queues these too)."""
+
     __slots__ = ("job_id", "est", "next", "n", "ready", "dag")
 
-    def __init__(self, job_id: int, est: float, n: int, dag: Readiness | None) -> None:
-        self.job_id = job_id
-        self.est = est
-        self.next = 0          # next task index (jobs without a DAG)
-        self.n = n
-        self.dag = dag
-        self.ready: deque[int] = deque(sorted(dag.ready)) if dag is not None and dag.ready else deque()
+    def __init__(self, job: Job) -> None:
+        self.job_id = job.job_id
+        self.est = job.estimate
+        self.next = 0          # tasks assigned so far (the next task index of a job without a DAG)
+        self.n = job.n_tasks
+        self.dag = Readiness(job) if job.has_dag else None
+        self.ready: deque[int] = deque(sorted(self.dag.ready)) if self.dag is not None and self.dag.ready else deque()
+
+    @property
+    def has_ready(self) -> bool:
+        return self.next < self.n if self.dag is None else bool(self.ready)
+
+    def take(self) -> ProbeInfo:
+        """The next ready task, bound."""
+        task = self.next if self.dag is None else self.ready.popleft()
+        self.next += 1
+        return ProbeInfo(self.job_id, task, self.est)
+
+    def finish(self, task: int) -> bool:
+        """A DAG job's ``task`` finished: its children that became ready join the ready ones;
+        whether the job had nothing ready before and has now (it left its queue and must rejoin)."""
+        assert self.dag is not None, "only a DAG job waits for its tasks to finish"
+        newly = self.dag.finish(task)
+        rejoin = bool(newly) and not self.ready and self.next < self.n
+        self.ready.extend(newly)
+        return rejoin
+
+
+def slot_tokens(spec: ClusterSpec) -> deque[int]:
+    """One token per slot, naming its node, in the order a central scheduler hands them out:
+    round-robin over the nodes, then the longest-free first as slots free."""
+    return deque(n for _ in range(spec.slots_per_node) for n in range(spec.n_nodes))
 
 
 class Fifo:
     name = "fifo"
 
     def __init__(self, config: FifoConfig, env: PolicyEnv) -> None:
-        spec = env.cluster
-        # free slot tokens, one per slot, longest-free first
-        self.free: deque[int] = deque(n for _ in range(spec.slots_per_node) for n in range(spec.n_nodes))
-        self.jobs: deque[_Pending] = deque()       # jobs with tasks not yet assigned, FIFO
-        self.dags: dict[int, _Pending] = {}        # DAG jobs still running
+        self.free = slot_tokens(env.cluster)  # free slot tokens, longest-free first
+        self.jobs: deque[PendingJob] = deque()     # jobs with tasks not yet assigned, FIFO
+        self.dags: dict[int, PendingJob] = {}      # DAG jobs still running
         self.local: dict[int, deque[ProbeInfo]] = {}
 
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
-        job = ev.job
-        dag = Readiness(job) if job.has_dag else None
-        p = _Pending(job.job_id, job.estimate, job.n_tasks, dag)
-        if dag is not None:
-            self.dags[job.job_id] = p
+        p = PendingJob(ev.job)
+        if p.dag is not None:
+            self.dags[p.job_id] = p
         self.jobs.append(p)
         return self._dispatch()
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         self.free.append(ev.node)
         p = self.dags.get(ev.job_id)
-        if p is not None and p.dag is not None:
-            newly = p.dag.finish(ev.task)
-            if newly:
-                if not p.ready and p.next < p.n:
-                    self.jobs.append(p)  # it had left the queue while it had nothing ready
-                p.ready.extend(newly)
+        if p is not None and p.finish(ev.task):
+            self.jobs.append(p)
         return self._dispatch()
 
     def _dispatch(self) -> Decisions:
@@ -74,22 +94,14 @@ class Fifo:
         free, jobs = self.free, self.jobs
         while free and jobs:
             p = jobs[0]
-            if p.dag is None:
-                task = p.next
-                p.next += 1
-                if p.next == p.n:
-                    jobs.popleft()
-            else:
-                if not p.ready:
-                    jobs.popleft()
-                    continue
-                task = p.ready.popleft()
-                p.next += 1
-                if not p.ready:
-                    jobs.popleft()
-                if p.next == p.n:
-                    del self.dags[p.job_id]
-            out.append(Assign(free.popleft(), ProbeInfo(p.job_id, task, p.est)))
+            if not p.has_ready:
+                jobs.popleft()
+                continue
+            out.append(Assign(free.popleft(), p.take()))
+            if not p.has_ready:
+                jobs.popleft()
+            if p.dag is not None and p.next == p.n:
+                del self.dags[p.job_id]
         return out
 
     # node side ------------------------------------------------------------------------------------

@@ -25,12 +25,15 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from policies.api import PolicyEnv, check_policy
+from policies.standins import STAND_INS
+from policies.standins import STOCK as STOCK, StandIn as StandIn  # re-exported: bridge/ reaches stand-ins here
 
 ENTRY_POINT_GROUP = "schedbridge.policies"
 
 # The one list of built-in policies: name -> "module:attribute" holding a PolicyEntry.
 BUILTINS: dict[str, str] = {
     "fifo": "policies.fifo:ENTRY",
+    "fair": "policies.fair:ENTRY",
     "kairos": "policies.kairos:ENTRY",
     "bigc": "policies.bigc:ENTRY",
     "eagle": "policies.eagle:ENTRY",
@@ -211,6 +214,23 @@ def create(name: str, env: PolicyEnv, config: Any = None) -> Any:
 
 def config_for(name: str, settings: Iterable[str] | Mapping[str, Any] = ()) -> Any:
     return default_registry().config(name, settings)
+
+
+def stand_in(name: str) -> StandIn | None:
+    """The stand-in scheduler ``name`` (Spark's own, run without the plugin), or None for a policy."""
+    return STAND_INS.get(name)
+
+
+def sim_model(name: str) -> str:
+    """The registered policy the simulator runs for live ``name``: a stand-in's model, or itself."""
+    entry = stand_in(name)
+    return name if entry is None else entry.sim_model
+
+
+def stand_ins_hint() -> str:
+    """``stock (...) or stock-fair (...)``: what an unknown-policy error offers, beside the registered
+    policies, in a command that also runs the stand-ins."""
+    return " or ".join(f"{s.name} ({s.summary})" for s in STAND_INS.values())
 
 
 # ---------------------------------------------------------------------------------------------

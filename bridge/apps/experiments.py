@@ -33,6 +33,7 @@ from bridge.common.options import (
     require_directory_place,
 )
 from bridge.testbed.target import hadoop_conf_dir_option
+from policies.registry import STOCK
 
 EXPERIMENTS: dict[str, str] = {
     "falcon-orderings": "bridge.apps.experiments_multires:falcon_orderings",
@@ -77,7 +78,7 @@ def spark_run(master: str | None, workers: int | None, policy: str | None, param
     if not plugin and (policy or params):
         raise click.UsageError(f"--policy and --param choose the schedbridge plugin's policy: they apply with "
                                f"--master {sparkplugin.MASTER_PREFIX}<yarn|local[N]|spark://...> only")
-    run = sweep.SparkRun(master, (policy or PLUGIN_DEFAULT_POLICY) if plugin else "stock",
+    run = sweep.SparkRun(master, (policy or PLUGIN_DEFAULT_POLICY) if plugin else STOCK.name,
                          _spark_conf(conf, params), hadoop_conf_dir)
     if hadoop_conf_dir is not None and run.inner_master != "yarn":
         raise click.UsageError("--hadoop-conf-dir applies to a YARN master only (yarn, spark-schedbridge://yarn)")

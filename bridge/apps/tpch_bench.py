@@ -29,6 +29,7 @@ from bridge.common.options import EXECUTORS, MAX_SCALE_FACTOR, REPEATS, FiniteFl
 from bridge.common import atomic
 from bridge.apps.tpch import queries_callback
 from bridge.common.metrics import median, percentile
+from policies.registry import STOCK, stand_in
 
 ROOT = Path(__file__).resolve().parents[2]
 WARM_UP_QUERY = 6
@@ -45,7 +46,7 @@ def child(args: SimpleNamespace) -> None:
 
     yarn = args.master == "yarn"
     conf = {"spark.executor.instances": str(args.executors)} if yarn else LOCAL_CONF
-    if args.child == "stock":
+    if stand_in(args.child):
         builder = SparkSession.builder.appName("tpch-bench-stock").master(args.master)
         spark = builder.config(map=conf).getOrCreate()  # type: ignore[arg-type]  # the stub wants dict[str, str | int | ...]; dict is invariant
     else:
@@ -65,7 +66,7 @@ def child(args: SimpleNamespace) -> None:
             start = time.perf_counter()
             run_query(spark, q)
             seconds[q] = time.perf_counter() - start
-        stats = None if args.child == "stock" else spark_inprocess.stats()
+        stats = None if stand_in(args.child) else spark_inprocess.stats()
         atomic.write_text(args.out, json.dumps({"seconds": seconds, "stats": stats}))
     finally:
         spark.stop()
@@ -95,7 +96,7 @@ def run_one(kind: str, data: Path, args: SimpleNamespace, env: dict[str, str]) -
 
 def report(policy: str, runs: dict[str, list[dict]], args: SimpleNamespace) -> None:
     totals = {k: [sum(r["seconds"].values()) for r in rs] for k, rs in runs.items()}
-    stock, bridge = median(totals["stock"]), median(totals[policy])
+    stock, bridge = median(totals[STOCK.name]), median(totals[policy])
     where = f"YARN testbed, {args.executors} executors" if args.master == "yarn" else args.master
     print(f"TPC-H SF {args.scale_factor:g}, queries {','.join(map(str, args.queries))}, {where}; "
           f"median of {args.repeats} alternating runs per kind")
@@ -106,8 +107,8 @@ def report(policy: str, runs: dict[str, list[dict]], args: SimpleNamespace) -> N
                                                                         "held_rounds")}
     print(f"bridge policy rounds: {counters}; round trip p50 {percentile(calls, 50):.0f} us, "
           f"p99 {percentile(calls, 99):.0f} us")
-    per_query = {q: (median(r["seconds"][q] for r in runs["stock"]),
-                     median(r["seconds"][q] for r in runs[policy])) for q in runs["stock"][0]["seconds"]}
+    per_query = {q: (median(r["seconds"][q] for r in runs[STOCK.name]),
+                     median(r["seconds"][q] for r in runs[policy])) for q in runs[STOCK.name][0]["seconds"]}
     print("per query median s (stock, bridge):",
           " ".join(f"Q{q}={s:.2f}/{b:.2f}" for q, (s, b) in per_query.items()))
 
@@ -146,7 +147,7 @@ def spark_tpch(**options: object) -> None:
         env = {**spark_env(layout), "PYTHONPATH": str(ROOT)}
     sparkplugin.jar_path()  # the runs need the plugin jar: say so now if it is missing
     data = generate(args.scale_factor, cache_dir() / "workloads" / "tpch")
-    runs: dict[str, list[dict]] = {"stock": [], args.policy: []}
+    runs: dict[str, list[dict]] = {STOCK.name: [], args.policy: []}
     for _ in range(args.repeats):
         for kind in runs:
             runs[kind].append(run_one(kind, data, args, env))

@@ -36,6 +36,7 @@ from bridge.drivers.planners import make_planner
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
 from bridge.protocol.messages import PROTOCOL_VERSION
+from policies.registry import STOCK, stand_in
 
 BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
 
@@ -153,19 +154,19 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
 
 def throughput(args: SimpleNamespace) -> None:
     """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
-    kinds = ["stock", *args.endpoints]
+    kinds = [STOCK.name, *args.endpoints]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
     counters = {e: {"policy_rounds": 0, "held_rounds": 0, "fallback_rounds": 0} for e in args.endpoints}
     for _ in range(args.repeats):
         for kind in kinds:
-            s = stock_session(args.cores) if kind == "stock" else bridge_session(args.policy, args.cores, kind)[0]
+            s = stock_session(args.cores) if stand_in(kind) else bridge_session(args.policy, args.cores, kind)[0]
             trivial_job(s, 200)
             rates[kind].append(args.tasks / trivial_job(s, args.tasks))
-            if kind != "stock":
+            if not stand_in(kind):
                 stats = spark_inprocess.stats()
                 counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
             s.stop()
-    stock = median(rates["stock"])
+    stock = median(rates[STOCK.name])
     medians = ", ".join(f"bridge [{e}] {median(rates[e]):.0f} tasks/s "
                         f"({100 * median(rates[e]) / stock:.0f}% of stock)" for e in args.endpoints)
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "

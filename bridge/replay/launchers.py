@@ -19,14 +19,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bridge.nodes.cluster_agents import NodeAgents
+from bridge.plugin import inprocess as spark_inprocess
 from bridge.replay import child
 from bridge.replay.jobs import job_group, run_job
 from bridge.replay.policy import open_session, submit_command
 from bridge.replay.preemption import PreemptiveSession
+from policies.registry import stand_in
 from workloads.spec import Submission, submission_to_json
 
 TERMINATE_GRACE_S = 30.0
 STATS_KEY = "spark.schedbridge.stats.file"
+POOL_PROP = "spark.scheduler.pool"  # the local property that puts a thread's Spark jobs in a scheduler pool
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,11 @@ class Launcher(Protocol):
     def cancel_all(self) -> None: ...
 
     def close(self) -> None: ...
+
+    def estimates_used(self) -> list[dict[str, object]]:
+        """Each user job's runtime estimate as the policy was told it (rows), where this process
+        hosted the policy."""
+        ...
 
 
 _EXCEPTION_LINE = re.compile(r"^[\w.$]+(Error|Exception)\b")
@@ -63,14 +71,18 @@ class SharedApplication:
         files in that directory."""
         os.environ.update(env)  # read by the Spark JVM that the session launches
         self._preemptive: PreemptiveSession | None = None
+        before = spark_inprocess.attached()
         if preempt is None:
             self.spark = open_session(policy, conf, conf["spark.app.name"])
         else:
             self._preemptive = PreemptiveSession(policy, conf, conf["spark.app.name"], preempt[1], preempt[0])
             self.spark = self._preemptive.spark
+        host = spark_inprocess.attached()
+        self._host = host if host is not before else None  # stock Spark attaches none
         self._warm_up()
         self._inputs = inputs
         self._cancelled = threading.Event()
+        self._stand_in = stand_in(policy)
 
     def _warm_up(self) -> None:
         """Start every executor's Python workers before time 0, as a long-running application
@@ -81,12 +93,21 @@ class SharedApplication:
         sc.parallelize(range(slots), slots).map(lambda x: x).count()
 
     def run(self, submission: Submission, alone: bool = False) -> Outcome:
+        self._enter_pool(submission.job_id)
         try:
             answer = run_job(self.spark, submission, self._inputs, job_group(submission.job_id, alone))
         except Exception as exc:  # noqa: BLE001 - any job failure is a result, not a crash
             status = "killed" if self._cancelled.is_set() else "failed"
             return Outcome(status, failure_summary(str(exc)))
         return Outcome("succeeded", answer=answer)
+
+    def _enter_pool(self, job_id: int) -> None:
+        """Put this thread's Spark jobs, those of the job about to run, in the job's own scheduler
+        pool when the stand-in asks for one (`StandIn.pool`: Spark's FAIR scheduler then shares
+        the executors between replayed jobs, not between their Spark jobs)."""
+        pool = self._stand_in.pool(job_id) if self._stand_in is not None else None
+        if pool is not None:
+            self.spark.sparkContext.setLocalProperty(POOL_PROP, pool)
 
     def cancel_all(self) -> None:
         self._cancelled.set()
@@ -97,6 +118,10 @@ class SharedApplication:
             self._preemptive.close()
         else:
             self.spark.stop()
+
+    def estimates_used(self) -> list[dict[str, object]]:
+        planner = None if self._host is None else self._host.planner
+        return [] if planner is None else planner.estimates_used()
 
 
 def _label(submission: Submission, alone: bool) -> str:
@@ -167,3 +192,7 @@ class PerJobApplications:
 
     def close(self) -> None:
         """Nothing to release: each application ended with its job."""
+
+    def estimates_used(self) -> list[dict[str, object]]:
+        """Each application's policy host ran beside its own driver: none here."""
+        return []

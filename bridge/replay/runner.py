@@ -11,11 +11,13 @@ import signal
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 from tqdm import tqdm
 
 import sparkplugin
@@ -25,8 +27,8 @@ from bridge.replay.answers import AnswerBook
 from bridge.replay.alone import measure, with_alone
 from bridge.replay.eventlog import logging_conf, read_logs
 from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
-from bridge.replay.policy import STOCK
 from bridge.replay.results import (
+    USER_JOBS,
     Ledger,
     plugin_counters,
     preemption_commands,
@@ -36,6 +38,7 @@ from bridge.replay.results import (
 )
 from bridge.replay.sampler import UtilizationSampler
 from bridge.testbed.target import ClusterTarget
+from policies.registry import stand_in
 from workloads.spec import Input, Submission
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient
@@ -81,7 +84,7 @@ def spark_conf(plan: ReplayPlan, run_tag: str) -> dict[str, str]:
                      "spark.dynamicAllocation.minExecutors": "0",
                      "spark.dynamicAllocation.maxExecutors": "4",
                      "spark.dynamicAllocation.executorIdleTimeout": "2s"})
-    if plan.policy != STOCK:  # the plugin's counters, per application, for meta.json's "plugin"
+    if stand_in(plan.policy) is None:  # the plugin's counters, per application, for meta.json's "plugin"
         conf["spark.schedbridge.stats.file"] = str(plan.results / "plugin" / "shared.json")
     return {**conf, **plan.extra_conf}
 
@@ -146,6 +149,7 @@ class Replay:
         self._threads: list[threading.Thread] = []
         self._progress: tqdm | None = None
         self.alone: dict[str, float] | None = None  # category -> seconds alone, once measured
+        self.estimates: dict[str, int] | None = None  # user jobs per estimate source (this process hosted the policy)
 
     def _meta(self, state: str) -> dict[str, object]:
         p = self.plan
@@ -153,7 +157,7 @@ class Replay:
                 "mode": p.mode, "preempt": p.preempt, "jobs": len(p.submissions), "t0_epoch": self.t0, "state": state,
                 "run_tag": self.run_tag, "rm_url": p.target.rm_url, "inputs": p.inputs,
                 "params": sparkplugin.policy_params(p.extra_conf), "alone_s": self.alone,
-                "plugin": plugin_counters(p.results / "plugin"),
+                "plugin": plugin_counters(p.results / "plugin"), "estimates": self.estimates,
                 "preemption_commands": preemption_commands(p.results)}
 
     def _measure_alone(self, launcher: Launcher) -> None:
@@ -208,6 +212,17 @@ class Replay:
             self._finish(launcher, sampler, state)
         return state
 
+    def _record_estimates(self, rows: list[dict[str, object]]) -> None:
+        """``user-jobs.csv``: each user job's estimate as the policy was told it (the simulator of
+        this run tells it the same); meta.json counts them by source, and a default is said."""
+        if not rows:
+            return
+        write_frame(self.plan.results / USER_JOBS, pd.DataFrame(rows))
+        self.estimates = dict(Counter(str(r["source"]) for r in rows))
+        if self.estimates.get("default"):
+            tqdm.write(f"replay: {self.estimates['default']} of {len(rows)} user job(s) had no runtime estimate "
+                       "and were told the default (see user-jobs.csv)")
+
     def _cancel(self, launcher: Launcher | None) -> None:
         if launcher is not None:
             launcher.cancel_all()
@@ -217,6 +232,7 @@ class Replay:
     def _finish(self, launcher: Launcher | None, sampler: UtilizationSampler, state: str) -> None:
         if launcher is not None:
             launcher.close()
+            self._record_estimates(launcher.estimates_used())
         try:
             kill_tagged_apps(self.rm, self.run_tag)
         except YarnError as exc:

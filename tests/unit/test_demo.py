@@ -104,6 +104,12 @@ def test_the_shipped_plan_is_checked_without_a_running_resourcemanager(tmp_path:
     assert [p.name for p, _ in _checked(default_plan(), tmp_path)] == ["placement", "preemption", "mission"]
 
 
+def test_a_plan_compares_both_stand_ins_like_any_policy(tmp_path: Path) -> None:
+    (tmp_path / "plan.toml").write_text(PLACEMENT.replace('["stock", "eagle"]', '["stock", "stock-fair", "eagle"]'))
+    [(planned, comparison)] = _checked(tmp_path / "plan.toml", tmp_path)
+    assert planned.policies == ("stock", "stock-fair", "eagle") and comparison.params["stock-fair"] == {}
+
+
 def test_demo_refuses_a_results_directory_in_use(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "old").write_text("")

@@ -4,7 +4,8 @@
   registered policy name as a string literal at all.
 * Nowhere outside ``policies/`` (nor in ``policies/common``) is a string compared with a policy
   name (``x == "hawk"``, ``name in ("eagle", ...)``, ``match``/``case "kairos"``): behaviour comes
-  from a policy's hooks, typed config and registry entry, not from its name.
+  from a policy's hooks, typed config and registry entry, not from its name. The stand-in
+  schedulers (``stock``, ``stock-fair``) count as names: callers ask ``registry.stand_in``.
 """
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import ast
 from pathlib import Path
 
 from policies.registry import BUILTINS, default_registry
+from policies.standins import STAND_INS
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = set(default_registry().names()) | set(BUILTINS)
+NAMES = set(default_registry().names()) | set(BUILTINS) | set(STAND_INS)
 
 NO_NAMES_AT_ALL = [
     *sorted((ROOT / "bridge" / "cluster").glob("*.py")),

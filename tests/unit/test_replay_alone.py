@@ -102,7 +102,7 @@ def test_a_shared_run_alone_uses_its_alone_group(monkeypatch: pytest.MonkeyPatch
     groups: list[str] = []
     monkeypatch.setattr("bridge.replay.launchers.run_job", lambda spark, sub, inputs, group: groups.append(group))
     shared = SharedApplication.__new__(SharedApplication)  # no Spark: only `run` is exercised
-    shared.spark, shared._inputs, shared._cancelled = SimpleNamespace(), {}, threading.Event()
+    shared.spark, shared._inputs, shared._cancelled, shared._stand_in = SimpleNamespace(), {}, threading.Event(), None
     (sub,) = subs("a")
     assert shared.run(sub, alone=True) == Outcome("succeeded") and shared.run(sub) == Outcome("succeeded")
     assert groups == ["schedbridge-alone-0", "schedbridge-job-0"]

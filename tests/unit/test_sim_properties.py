@@ -86,7 +86,7 @@ def test_policy_invariants_and_determinism(name, raw, nodes, slots, seed):
     assert log1 == log2, "same seed, different decision log"
 
 
-CORE_DAG = ("fifo", "sparrow", "hawk", "lwl", "dlwl")
+CORE_DAG = ("fifo", "fair", "sparrow", "hawk", "lwl", "dlwl")
 dag_jobs = st.lists(
     st.tuples(st.floats(0.0, 5.0).map(lambda x: round(x, 3)),
               st.lists(st.tuples(st.floats(0.0, 10.0).map(lambda x: round(x, 3)),

@@ -6,13 +6,14 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from bridge.apps.simlive.calibration import NONE, Calibration, CalibrationError, apply, measure
-from bridge.apps.simlive.compare import CompareError, Measured, class_stats, live_jobs, sim_policy, spread, table
+from bridge.apps.simlive.compare import CompareError, Measured, class_stats, live_jobs, spread, table
 from bridge.apps.simlive.measured import measured_jobs, offslot_share, shrunk_intervals, shrunk_time, task_work
 from bridge.apps.simlive import session
 from bridge.apps.simlive.predict import predict, predict_stages, split_params
@@ -23,7 +24,7 @@ from bridge.common.metrics import percentile
 from bridge.sim.engine import Simulation
 from bridge.sim.shape import uniform
 from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import config_for, create
+from policies.registry import config_for, create, sim_model
 from workloads.model import Job, Successor
 from workloads.spec import Submission, WordCountJob
 from workloads.trace import read_trace
@@ -172,13 +173,28 @@ def test_every_live_policy_is_predicted_packers_included(tmp_path: Path) -> None
 
 
 def test_parameters_go_to_the_policies_that_have_them() -> None:
-    split = split_params(["stock", "sparrow", "hawk"], {"cutoff": "2", "probe_ratio": "3"})
-    assert split == {"stock": {}, "sparrow": {"probe_ratio": "3"}, "hawk": {"cutoff": "2", "probe_ratio": "3"}}
+    split = split_params(["stock", "stock-fair", "sparrow", "hawk"], {"cutoff": "2", "probe_ratio": "3"})
+    assert split == {"stock": {}, "stock-fair": {}, "sparrow": {"probe_ratio": "3"},
+                     "hawk": {"cutoff": "2", "probe_ratio": "3"}}
     with pytest.raises(CompareError, match="--param nope: no compared policy"):
         split_params(["stock", "sparrow"], {"nope": "1"})
-    with pytest.raises(CompareError, match="unknown.*stock"):
+    with pytest.raises(CompareError, match="unknown.*stock.*stock-fair"):
         split_params(["nosuch"], {})
-    assert sim_policy("stock") == "fifo" and sim_policy("eagle") == "eagle"
+    assert (sim_model("stock"), sim_model("stock-fair"), sim_model("eagle")) == ("fifo", "fair", "eagle")
+
+
+def test_stock_fair_is_simulated_as_fair_each_job_its_pool() -> None:
+    """Job 2 arrives while job 0 holds both slots and job 1, a later stage of the same user job
+    (unit 0), waits: Spark's FAIR scheduler gives job 2 the first slot that frees (its pool runs
+    nothing), FIFO the second."""
+    jobs = [Job(0, 0.0, (10.0, 12.0)), Job(1, 1.0, (10.0,), unit=0), Job(2, 2.0, (1.0,))]
+    fair = predict(jobs, "stock-fair", {}, 1, 2, 7, NONE, 1.5, Path("/dev/null"))
+    fifo = predict(jobs, "stock", {}, 1, 2, 7, NONE, 1.5, Path("/dev/null"))
+    assert fair.set_index("job_id").at[2, "finish"] == pytest.approx(11.0)
+    assert fifo.set_index("job_id").at[2, "finish"] == pytest.approx(13.0)
+    runs = [_measured("stock-fair", 1, 2.0, 1.0)]
+    assert set(table(runs)["sim model"]) == {"fair"} and Result("w", 1, 2, 1.5, runs).as_dict()["runs"][0][
+        "sim_policy"] == "fair"
 
 
 def test_live_jobs_count_only_succeeded_jobs_and_use_the_trace_size(tmp_path: Path) -> None:
@@ -549,6 +565,21 @@ def test_resume_reuses_complete_runs_and_runs_again_only_the_rest(tmp_path: Path
     assert replayed == [("hawk", 1)]
     assert (out / "hawk" / "repeat-1" / "live.incomplete-1" / "meta.json").is_file()
     assert [r.sim_error for r in result.runs] == [None, None] and (out / "results.json").is_file()
+
+
+def test_a_stand_in_runs_live_through_the_replay_without_a_policy_seed(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock-fair", "hawk"], 1, 2, None, None, {}, False,
+                                    None)
+    commands: list[list[str]] = []
+    monkeypatch.setattr(session.subprocess, "Popen",
+                        lambda command, **kwargs: commands.append(command) or SimpleNamespace(wait=lambda: 0))
+    for policy in ("stock-fair", "hawk"):
+        with pytest.raises(CompareError, match=f"the live run of {policy} ended with exit status 0, state not started"):
+            comparison._replay(policy, 5, tmp_path / policy)
+    fair, hawk = (" ".join(c[c.index("replay"):]) for c in commands)
+    assert "--policy stock-fair" in fair and "seed=" not in fair
+    assert "--policy hawk" in hawk and "--param seed=5" in hawk
 
 
 def test_resume_refuses_another_comparisons_run(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ def test_query_numbers_are_parsed_sorted_and_once() -> None:
     (("--policy", "fifo", "--scale", "nan"), "--scale"),
     (("--policy", "fifo", "--param", "novalue"), "expected KEY=VALUE"),
     (("--policy", "stock", "--param", "a=1"), "stock takes no policy parameters"),
+    (("--policy", "stock-fair", "--param", "a=1"), "stock-fair takes no policy parameters"),
 ])
 def test_bad_options_are_refused_before_any_cluster_is_touched(monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...],
                                                                message: str) -> None:

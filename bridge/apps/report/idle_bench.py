@@ -37,6 +37,7 @@ from bridge.apps.report.idle_slots import EventLogError, read
 from bridge.common.metrics import median
 from bridge.common.options import EXECUTORS, REPEATS, OutputPath, renamed_option
 from bridge.common.tables import text
+from policies.registry import STOCK, stand_in
 
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "eagle", "falcon")
 PROGRAMS = ("transitive_closure", "pagerank")
@@ -83,7 +84,7 @@ def command(kind: str, logs: Path, stats: Path, executors: int, parallelism: int
     conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": logs.resolve().as_uri(),
             "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
             "spark.default.parallelism": str(parallelism)}
-    if kind == "stock":
+    if stand_in(kind):
         from bridge.testbed.spark import spark_submit
 
         head = [str(spark_submit()), "--master", "yarn", "--num-executors", str(executors)]
@@ -139,14 +140,14 @@ def table(runs: list[Run]) -> list[str]:
     rows = []
     for program in dict.fromkeys(r.program for r in runs):
         ok = [r for r in runs if r.program == program and r.ok]
-        stock = [r.idle_slot_s for r in ok if r.kind == "stock"]
+        stock = [r.idle_slot_s for r in ok if stand_in(r.kind)]
         base = median(stock) if stock else None
         for kind in dict.fromkeys(r.kind for r in runs if r.program == program):
             mine = [r for r in ok if r.kind == kind]
             failed = sum(1 for r in runs if r.program == program and r.kind == kind and not r.ok)
             idle = [r.idle_slot_s for r in mine]
             rest = [r.idle_slot_s - r.rule_held_s for r in mine]
-            policy = kind != "stock"
+            policy = not stand_in(kind)
             rows.append({
                 "program": program, "policy": kind + (f" ({failed} failed)" if failed else ""),
                 "runtime s": _cell([r.runtime_s for r in mine]), "idle slot-s": _cell(idle),
@@ -199,7 +200,7 @@ def idle_slots(programs: tuple[str, ...], policies: tuple[str, ...], repeats: in
     runs: list[Run] = []
     for repeat in range(1, repeats + 1):
         for program in programs or PROGRAMS:
-            for kind in ("stock", *(policies or DEFAULT_POLICIES)):
+            for kind in (STOCK.name, *(policies or DEFAULT_POLICIES)):
                 runs.append(run_one(program, kind, repeat, out, env, executors, parallelism))
                 last = runs[-1]
                 click.echo(f"{program} {kind} #{repeat}: " + (f"{last.runtime_s:.1f} s, idle {last.idle_slot_s:.2f} "

@@ -18,8 +18,9 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 @click.command("sim-vs-live")
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--policy", "policies", multiple=True, required=True,
-              help="A registered policy, or 'stock' (Spark's own scheduler live, the simulator's fifo); "
-                   "repeatable.")
+              help="A registered policy, or a stand-in run without the plugin: 'stock' (Spark's FIFO scheduler "
+                   "live, the simulator's fifo) or 'stock-fair' (Spark's FAIR scheduler, each replayed job its "
+                   "own pool; the simulator's fair); repeatable.")
 @click.option("--executors", default=4, show_default=True, type=EXECUTORS,
               help="Executors of the shared application = the simulator's nodes.")
 @click.option("--executor-cores", default=1, show_default=True, type=SLOTS,

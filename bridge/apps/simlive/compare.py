@@ -7,9 +7,11 @@ with the delays measured from the live run (`bridge.apps.simlive.calibration`). 
 through `bridge.common.metrics` with one reporting cutoff on the trace's mean task duration, so a job is
 short or long in both by the same rule.
 
-``stock`` (Spark's own scheduler, live) is simulated as ``fifo``, the registry's YARN-like FIFO:
-one central queue in arrival order, tasks to free slots (our reading of Spark's default FIFO
-scheduling mode: jobs in submission order, each free core offered the earliest job's next task).
+A stand-in (Spark's own scheduler live, `policies.standins`) is simulated as its registry model:
+``stock`` as ``fifo``, the registry's YARN-like FIFO: one central queue in arrival order, tasks to
+free slots (our reading of Spark's default FIFO scheduling mode: jobs in submission order, each
+free core offered the earliest job's next task); ``stock-fair`` as ``fair``, Spark's FAIR
+scheduler with each replayed job its own pool (our reading, ``policies/fair.py``).
 """
 from __future__ import annotations
 
@@ -22,22 +24,16 @@ import pandas as pd
 
 from bridge.apps.simlive.calibration import Calibration
 from bridge.common import metrics, plots
+from policies.registry import sim_model
 from workloads.model import Job
 from workloads.spec import Submission, TasksJob
 
-STOCK = "stock"
-SIM_MODEL = {STOCK: "fifo"}  # live policy -> the simulator's model of it, where the names differ
 STATS = ("p50", "p90", "p99")
 TOTALS = ("makespan_s", "throughput_per_min", "utilization")
 
 
 class CompareError(ValueError):
     """A workload or option the comparison cannot use (named in the message)."""
-
-
-def sim_policy(policy: str) -> str:
-    """The registered policy the simulator runs for live `policy`."""
-    return SIM_MODEL.get(policy, policy)
 
 
 def trace_jobs(submissions: Sequence[Submission], workload: str) -> list[Job]:
@@ -104,7 +100,7 @@ class Measured:
 
     def as_dict(self) -> dict[str, object]:
         """The JSON record of this run."""
-        return {"policy": self.policy, "sim_policy": sim_policy(self.policy), "repeat": self.repeat, "seed": self.seed,
+        return {"policy": self.policy, "sim_policy": sim_model(self.policy), "repeat": self.repeat, "seed": self.seed,
                 "live": self.live, "sim": self.sim,
                 "ratio": {c: {s: self.ratio(c, s) for s in STATS} for c in metrics.CLASSES},
                 "calibration": self.calibration.as_dict(), "live_dir": str(self.live_dir),
@@ -150,7 +146,7 @@ def no_stats() -> dict[str, dict[str, float]]:
 
 def table(runs: Sequence[Measured]) -> pd.DataFrame:
     """One row per policy, repeat, class and statistic: live, simulated, live/sim."""
-    return pd.DataFrame([{"policy": r.policy, "sim model": sim_policy(r.policy), "repeat": r.repeat,
+    return pd.DataFrame([{"policy": r.policy, "sim model": sim_model(r.policy), "repeat": r.repeat,
                           "class": c, "jobs": r.live[c]["count"], "JCT": s, "live (s)": r.live[c][s],
                           "sim (s)": r.sim[c][s], "live/sim": r.ratio(c, s)}
                          for r in runs for c in metrics.CLASSES for s in STATS])

@@ -13,27 +13,29 @@ from pathlib import Path
 import pandas as pd
 
 from bridge.apps.simlive.calibration import Calibration, apply
-from bridge.apps.simlive.compare import STOCK, CompareError, calibrated_jobs, sim_policy
+from bridge.apps.simlive.compare import CompareError, calibrated_jobs
 from bridge.apps.simlive.stages import StagePlay, replayed_table
 from bridge.sim.engine import Simulation
 from bridge.sim.output import PerJob
 from bridge.sim.shape import uniform
 from policies.api import ClusterSpec, DecisionError, PolicyEnv
-from policies.registry import ConfigError, RegistryError, config_for, create, default_registry, describe
+from policies.registry import (
+    ConfigError, RegistryError, config_for, create, default_registry, describe, sim_model, stand_in, stand_ins_hint,
+)
 from workloads.model import Job
 
 
 def parameter_names(policy: str) -> set[str]:
     """The parameters the simulator's model of live `policy` takes."""
     try:
-        return {name for name, _type, _default in describe(default_registry().get(sim_policy(policy)).config)}
+        return {name for name, _type, _default in describe(default_registry().get(sim_model(policy)).config)}
     except RegistryError as exc:
-        raise CompareError(f"{exc}, or {STOCK} (Spark's own scheduler)") from None
+        raise CompareError(f"{exc}, or {stand_ins_hint()}") from None
 
 
 def split_params(policies: Sequence[str], params: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """Each policy's share of `params`; stock takes none (Spark's own scheduler has no knobs)."""
-    names = {p: parameter_names(p) if p != STOCK else set() for p in policies}
+    """Each policy's share of `params`; a stand-in takes none (Spark's own schedulers have no knobs here)."""
+    names = {p: parameter_names(p) if stand_in(p) is None else set() for p in policies}
     unused = sorted(set(params) - set().union(*names.values()))
     if unused:
         raise CompareError(f"--param {', '.join(unused)}: no compared policy ({', '.join(policies)}) has "
@@ -46,7 +48,7 @@ def simulated(policy: str, params: Mapping[str, str], executors: int, cores: int
     """The cluster spec and the policy instance the simulator runs for live `policy` on executors
     x cores slots (as `simulate --nodes --slots`: cores and memory, so packers run too);
     CompareError, naming the policy, if the simulator cannot run it there."""
-    name = sim_policy(policy)
+    name = sim_model(policy)
     try:
         spec = uniform(executors, cores).spec(network_delay)
         return spec, create(name, PolicyEnv(spec, seed), config_for(name, dict(params)))
@@ -84,7 +86,7 @@ def _simulate(jobs: Sequence[Job], policy: str, params: Mapping[str, str], execu
     run's measured share (live, the node agents' minimum share: a queued or suspended task runs
     in its shrunk container); CompareError, naming the policy, if the simulation fails or leaves a
     job unfinished."""
-    name = sim_policy(policy)
+    name = sim_model(policy)
     spec, instance = simulated(policy, params, executors, cores, seed, calibration.network_delay_s)
     shape = replace(uniform(executors, cores), offslot_share=calibration.offslot_share)
     try:

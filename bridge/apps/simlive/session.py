@@ -21,7 +21,7 @@ import pandas as pd
 
 from bridge.apps.simlive import compare
 from bridge.apps.simlive.calibration import Calibration, apply, measure
-from bridge.apps.simlive.compare import STOCK, CompareError, Measured, sim_policy
+from bridge.apps.simlive.compare import CompareError, Measured
 from bridge.apps.simlive.measured import (DEFAULT_JOB_MODEL, JOB_MODELS, STAGED_MODELS, live_tasks, measured_jobs,
                                           offslot_share, replay_t0)
 from bridge.apps.simlive.predict import predict, predict_stages, simulated, split_params
@@ -33,6 +33,7 @@ from bridge.nodes.node_capacity import RaisedVcores
 from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
 from bridge.testbed.target import resolve
+from policies.registry import sim_model, stand_in
 from workloads.expand import expand
 from workloads.model import Job
 from workloads.multires.jsonl import write_jsonl
@@ -229,7 +230,7 @@ class Comparison:
     def _replay(self, policy: str, seed: int, results: Path) -> Path:
         """The replay itself, in its child process (see `_live`)."""
         conf = {"spark.executor.instances": str(self.shape[0]), "spark.executor.cores": str(self.shape[1])}
-        live_params = dict(self.params[policy]) | ({} if policy == STOCK else {"seed": str(seed)})
+        live_params = dict(self.params[policy]) | ({} if stand_in(policy) else {"seed": str(seed)})
         command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(self.workload),
                    "--policy", policy, "--out", str(results),
                    *(a for k, v in conf.items() for a in ("--conf", f"{k}={v}")),
@@ -273,7 +274,7 @@ class Comparison:
         try:
             played = self._played(live_dir, directory)
         except (CompareError, ValueError) as exc:
-            sim_error = f"{sim_policy(policy)}: {exc}"
+            sim_error = f"{sim_model(policy)}: {exc}"
         if not self.jobs:   # the first run sets the jobs' sizes: without them no figure can be classed
             raise CompareError(f"{live_dir}: the first run's jobs could not be measured ({sim_error})")
         nominal = {j.job_id: j for j in self.jobs}
