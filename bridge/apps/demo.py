@@ -66,6 +66,7 @@ class Planned:
     reading: tuple[str, str] = ("short", "p90")  # class, statistic
     params: dict[str, str] = field(default_factory=dict)
     job_model: str = DEFAULT_JOB_MODEL  # how a workload without trace durations is simulated
+    estimates_from: str | None = None  # the stand-in whose live run gives the other policies' estimates
 
 
 def _policies(table: TomlTable) -> tuple[str, ...]:
@@ -97,12 +98,15 @@ def _comparison(table: TomlTable, base: Path) -> Planned:
         raise table.error("preempt", f"expected true or false, got {preempt!r}")
     if not isinstance(params, dict) or not all(isinstance(v, (str, int, float)) for v in params.values()):
         raise table.error("params", f"expected a table of KEY = VALUE, got {params!r}")
+    estimates_from = table.raw("estimates_from", None)
+    if estimates_from is not None and not isinstance(estimates_from, str):
+        raise table.error("estimates_from", f"expected a stand-in's name, got {estimates_from!r}")
     workload = (base / table.text("workload")).resolve()
     planned = Planned(table.text("name"), table.text("title"), workload, _policies(table),
                       table.integer("executors", minimum=1), table.integer("executor_cores", minimum=1),
                       table.integer("extra_vcores", 0, minimum=0), preempt, _cutoff(table),
                       _reading(table), {k: str(v) for k, v in params.items()},
-                      table.text("job_model", DEFAULT_JOB_MODEL, choices=JOB_MODELS))
+                      table.text("job_model", DEFAULT_JOB_MODEL, choices=JOB_MODELS), estimates_from)
     table.finish()
     return planned
 
@@ -168,6 +172,7 @@ def _prepare(planned: Planned, conf_dir: Path) -> Comparison:
     comparison = Comparison.prepare(planned.workload, list(planned.policies), planned.executors,
                                     planned.executor_cores, None, planned.cutoff, planned.params, planned.preempt,
                                     conf_dir, planned.job_model, check=not planned.preempt)
+    comparison.use_estimates(None, planned.estimates_from)
     for policy in planned.policies:
         check_policy(policy, policy_conf(comparison.params[policy]), planned.preempt)
     return comparison

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,7 @@ import click
 from bridge.apps.report.eventlog import is_event_log
 from bridge.common.options import OutputPath, output_dir
 from bridge.common.tables import cell, text
-from bridge.drivers.estimates import Estimates, Learner, job_key, run_id
+from bridge.drivers.estimates import Estimates, EstimatesError, Learner, job_key, run_id
 from bridge.replay.eventlog import ApplicationStarted, EventLogError, JobEnded, JobStarted, TaskRecord, spark_history
 
 SHOWN_JOBS, SHOWN_STAGES = 40, 8  # rows and stage means printed; the file holds them all
@@ -77,6 +77,7 @@ class _Reading:
     first_read: dict[str, Path] = field(default_factory=dict)  # application id -> its log
     runs: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    logs: int = 0   # logs found in the sources (those skipped as read already included)
 
     def read(self, log: Path) -> None:
         """Feed one application's log to the learner, unless its application was read already."""
@@ -104,11 +105,25 @@ def event_logs(source: Path) -> list[Path]:
     if is_event_log(source):
         return [source]
     if not source.is_dir():
-        raise click.ClickException(f"{source}: not a Spark event log (a file Spark wrote, or an eventlog_v2_* folder)")
+        raise EstimatesError(f"{source}: not a Spark event log (a file Spark wrote, or an eventlog_v2_* folder)")
     found = list(_walk(source))
     if not found:
-        raise click.ClickException(f"{source}: no Spark event log in it, at any depth")
+        raise EstimatesError(f"{source}: no Spark event log in it, at any depth")
     return found
+
+
+def read_history(sources: Sequence[Path], progress: bool = False) -> _Reading:
+    """Every application's log in ``sources``, read once each. EstimatesError (a source holds no
+    log), EventLogError (a malformed one) or OSError."""
+    from tqdm import tqdm
+
+    reading = _Reading()
+    logs = [log for source in sources for log in event_logs(source)]
+    for log in tqdm(logs, unit="log", desc="estimates", file=sys.stderr, disable=not progress or len(logs) < 2,
+                    leave=False):
+        reading.read(log)
+    reading.logs = len(logs)
+    return reading
 
 
 def _walk(folder: Path) -> Iterator[Path]:
@@ -135,18 +150,13 @@ def build(sources: tuple[Path, ...], out: Path) -> None:
     logs (files or rolled eventlog_v2_* folders), or folders holding them at any depth (Spark's event
     log folder, replay or sim-vs-live results). A job recurs under what its application sets: the
     schedbridge.job property, else its job group, its job tags, its description, its call site."""
-    from tqdm import tqdm
-
-    reading = _Reading()
     try:
-        logs = [log for source in sources for log in event_logs(source)]
-        for log in tqdm(logs, unit="log", desc="estimates", file=sys.stderr, disable=len(logs) < 2, leave=False):
-            reading.read(log)
-    except EventLogError as exc:
+        reading = read_history(sources, progress=True)
+    except (EventLogError, EstimatesError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot read {exc.filename or 'an event log'}: {exc.strerror or exc}") from None
-    _report(reading, len(logs))
+    _report(reading, reading.logs)
     found = reading.learner.estimates()
     if not found:
         raise click.ClickException("no run of any job ended with a successful task: nothing written")

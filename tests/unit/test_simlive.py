@@ -457,7 +457,7 @@ def test_a_workload_without_trace_durations_is_simulated_from_each_runs_measured
 
     seeds: list[int] = []
 
-    def live(policy: str, seed: int, directory: Path) -> Path:
+    def live(policy: str, seed: int, directory: Path, repeat: int) -> Path:
         seeds.append(seed)
         return write_run(directory / "live", preemption=False)
 
@@ -500,7 +500,7 @@ def test_a_policy_the_simulator_cannot_run_stops_the_comparison_before_any_live_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trace = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "trace-tiny.toml"
 
-    def live(self: Comparison, policy: str, seed: int, directory: Path) -> Path:
+    def live(self: Comparison, policy: str, seed: int, directory: Path, repeat: int) -> Path:
         raise AssertionError(f"{policy} was run live")
 
     monkeypatch.setattr(Comparison, "_live", live)
@@ -523,7 +523,8 @@ def test_a_failed_simulation_keeps_the_live_run_and_the_other_policies(
             raise CompareError("hawk: 1 job(s) never finished in the simulation (first: [0])")
         return real(jobs, policy, *args, **kwargs)
 
-    monkeypatch.setattr(comparison, "_live", lambda policy, seed, directory: write_run(directory / "live", False))
+    monkeypatch.setattr(comparison, "_live",
+                        lambda policy, seed, directory, repeat: write_run(directory / "live", False))
     monkeypatch.setattr(session, "predict", predict)
     result = comparison.run(1, tmp_path / "out")
     stock, hawk = result.runs
@@ -556,7 +557,7 @@ def test_resume_reuses_complete_runs_and_runs_again_only_the_rest(tmp_path: Path
     comparison.resume = True
     replayed: list[tuple[str, int]] = []
 
-    def replay(policy: str, seed: int, results: Path) -> Path:
+    def replay(policy: str, seed: int, results: Path, estimates: Path | None = None) -> Path:
         replayed.append((policy, seed))
         return _complete(results, policy, seed)
 
@@ -599,7 +600,7 @@ def test_a_run_whose_jobs_cannot_be_measured_keeps_the_others(tmp_path: Path, mo
     comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None,
                                     "critical-path")
 
-    def live(policy: str, seed: int, directory: Path) -> Path:
+    def live(policy: str, seed: int, directory: Path, repeat: int) -> Path:
         run = write_run(directory / "live", preemption=False)
         if policy == "hawk":
             TASKS[TASKS["job_id"] == 0].to_csv(run / "tasks.csv", index=False)

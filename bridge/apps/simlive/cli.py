@@ -9,7 +9,16 @@ from pathlib import Path
 
 import click
 
-from bridge.common.options import EXECUTORS, MAX_SLOTS, REPEATS, SLOTS, FiniteFloat, OutputPath, param_option
+from bridge.common.options import (
+    EXECUTORS,
+    MAX_SLOTS,
+    REPEATS,
+    SLOTS,
+    FiniteFloat,
+    OutputPath,
+    estimates_option,
+    param_option,
+)
 from bridge.testbed.target import hadoop_conf_dir_option
 
 RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
@@ -50,6 +59,11 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
               help="Every NodeManager advertises this many more vcores during the live runs (sleeping "
                    "tasks hold a slot, not a CPU); local testbed only, restored at the end.")
 @param_option("Policy parameter (repeatable), given to each compared policy that has it.")
+@estimates_option()
+@click.option("--estimates-from", metavar="STAND-IN",
+              help="Build each repeat's runtime estimates from the history of this stand-in's live run of the "
+                   "same repeat (e.g. stock, listed first) and give them to the other policies, as the papers "
+                   "take estimates from earlier runs of recurring jobs.")
 @hadoop_conf_dir_option
 @click.option("--out", type=OutputPath(file_okay=False), default=None,
               help="Output directory [default: results/sim-vs-live-WORKLOAD-TIMESTAMP]; must be empty "
@@ -61,8 +75,8 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int, repeats: int,
                 preempt: bool, seed: int | None, cutoff: float | None, job_model: str | None, extra_vcores: int,
-                params: dict[str, str], hadoop_conf_dir: Path | None, out: Path | None, resume: bool,
-                as_json: bool) -> None:
+                params: dict[str, str], estimates: Path | None, estimates_from: str | None,
+                hadoop_conf_dir: Path | None, out: Path | None, resume: bool, as_json: bool) -> None:
     """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the
     live run's event logs; write one table and CDF plots with both."""
     from bridge.apps.simlive.calibration import CalibrationError
@@ -84,6 +98,7 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
         comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
                                         seed, cutoff, params, preempt, hadoop_conf_dir, job_model)
         comparison.resume = resume
+        comparison.use_estimates(estimates, estimates_from)
         target.mkdir(parents=True, exist_ok=True)  # kept on failure: a live run's results are evidence
         with ExitStack() as stack:
             if extra_vcores:

@@ -87,6 +87,7 @@ class Measured:
     live_dir: Path
     sim_file: Path
     plugin: Mapping[str, object] | None = None  # the replay's plugin counters (meta.json): who placed the tasks
+    estimates: Mapping[str, int] | None = None  # the replay's user jobs per estimate source (meta.json)
     sim_error: str | None = None   # why this run's simulation failed (its ``sim`` statistics are then NaN)
     answers: Mapping[str, int] | None = None  # the replay's answer check (meta.json): correct, wrong, ...
     seed: int | None = None   # the policy seed, live and simulated
@@ -106,6 +107,7 @@ class Measured:
                 "calibration": self.calibration.as_dict(), "live_dir": str(self.live_dir),
                 "sim_file": str(self.sim_file), "plugin": dict(self.plugin) if self.plugin is not None else None,
                 "sim_error": self.sim_error, "answers": dict(self.answers) if self.answers is not None else None,
+                "estimates": dict(self.estimates) if self.estimates is not None else None,
                 "totals": {"live": dict(self.live_totals), "sim": dict(self.sim_totals)}}
 
 

@@ -27,11 +27,14 @@ from bridge.apps.simlive.measured import (DEFAULT_JOB_MODEL, JOB_MODELS, STAGED_
 from bridge.apps.simlive.predict import predict, predict_stages, simulated, split_params
 from bridge.apps.simlive.stages import stage_play
 from bridge.common import atomic, metrics
+from bridge.apps.estimates_cli import read_history
 from bridge.common.tables import text as render
+from bridge.drivers.estimates import EstimatesError
 from bridge.drivers.node_engine import live_params, preempting_policies, preempts
 from bridge.nodes.node_capacity import RaisedVcores
 from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
+from bridge.replay.eventlog import EventLogError
 from bridge.testbed.target import resolve
 from policies.registry import sim_model, stand_in
 from workloads.expand import expand
@@ -61,6 +64,13 @@ def _placed(run: Measured) -> str:
         return ""
     return (f"; live: {run.plugin.get('placed_tasks', 0)} task(s) placed by the policy, "
             f"{run.plugin.get('fallback_rounds', 0)} round(s) fell back to Spark's scheduler")
+
+
+def _estimates(run: Measured) -> str:
+    """Where the live policy's runtime estimates came from, per user job (the replay's meta.json)."""
+    if not run.estimates:
+        return ""
+    return "; estimates: " + ", ".join(f"{n} {source}" for source, n in sorted(run.estimates.items()))
 
 
 def _answers(run: Measured) -> str:
@@ -98,7 +108,7 @@ class Result:
                  f"short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
                  f"simulated durations: {self.durations}", "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
-        lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}{_answers(r)}"
+        lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}{_estimates(r)}{_answers(r)}"
                   for r in self.runs]
         failed = [r for r in self.runs if r.sim_error]
         if failed:
@@ -132,6 +142,8 @@ class Comparison:
         self.preempt, self.conf_dir = preempt, conf_dir
         self.resume = False  # reuse complete live runs found in the output directory (`_reused`)
         self.submissions, self.job_model = list(submissions), job_model
+        self.estimates: Path | None = None        # the runtime-estimates file every live policy gets
+        self.estimates_from: str | None = None    # or: a compared stand-in whose run of a repeat gives them
         self._curves: dict[str, list[tuple[pd.DataFrame, pd.DataFrame]]] = {}  # policy -> (live, sim) per repeat
 
     @classmethod
@@ -163,6 +175,21 @@ class Comparison:
         if check:
             comparison.check_simulatable()
         return comparison
+
+    def use_estimates(self, file: Path | None, from_policy: str | None) -> None:
+        """Give each live policy (not the stand-ins, which take none) runtime estimates: ``file``,
+        or those built from the history of ``from_policy``'s run of the same repeat (a stand-in
+        compared first: the papers' estimates come from earlier runs of the jobs). CompareError
+        naming what is wrong."""
+        if file is not None and from_policy is not None:
+            raise CompareError("give an estimates file or a policy to build them from, not both")
+        if from_policy is not None:
+            if stand_in(from_policy) is None or from_policy not in self.policies:
+                raise CompareError(f"estimates from {from_policy!r}: it must be a compared stand-in "
+                                   f"({', '.join(p for p in self.policies if stand_in(p)) or 'none compared'})")
+            if self.policies[0] != from_policy:
+                raise CompareError(f"estimates from {from_policy}: list it first, its runs give the others' estimates")
+        self.estimates, self.estimates_from = file, from_policy
 
     def check_simulatable(self) -> None:
         """Every compared policy can be simulated on the shape it will be simulated on (with
@@ -218,21 +245,42 @@ class Comparison:
         so that a mean over repeats samples the policy's randomness on both sides alike."""
         return self.seed + repeat - 1
 
-    def _live(self, policy: str, seed: int, directory: Path) -> Path:
+    def _live(self, policy: str, seed: int, directory: Path, repeat: int) -> Path:
         """`schedbridge replay` of the workload under `policy` on the shape, in a child process (Spark's
         JVM is one per process, and the plugin must be on the classpath when it starts); its results
         directory. The child's output goes to stderr, so stdout stays the table or the JSON."""
         results = directory / "live"
         if self.resume and self._reused(results, policy, seed):
             return results
-        return self._replay(policy, seed, results)
+        estimates = None if stand_in(policy) else self._estimates_of(repeat, directory.parent.parent)
+        return self._replay(policy, seed, results, estimates)
 
-    def _replay(self, policy: str, seed: int, results: Path) -> Path:
+    def _estimates_of(self, repeat: int, out: Path) -> Path | None:
+        """The estimates file of ``repeat``'s live policies: the given one, or built from the history
+        of the ``estimates_from`` stand-in's run of that repeat (``POLICY/repeat-R/estimates.json``)."""
+        if self.estimates_from is None:
+            return self.estimates
+        directory = out / self.estimates_from / f"repeat-{repeat}"
+        path = directory / "estimates.json"
+        if not path.is_file():
+            try:
+                found = read_history([directory / "live" / "eventlogs"]).learner.estimates()
+            except (EventLogError, EstimatesError) as exc:
+                raise CompareError(f"estimates from {self.estimates_from}'s repeat {repeat}: {exc}") from None
+            if not found:
+                raise CompareError(f"{directory / 'live'}: no recurring job ended there to estimate from")
+            found.save(path)
+            print(f"sim-vs-live: {len(found)} recurring jobs' estimates from {self.estimates_from}'s repeat {repeat} "
+                  f"in {path}", file=sys.stderr)
+        return path
+
+    def _replay(self, policy: str, seed: int, results: Path, estimates: Path | None = None) -> Path:
         """The replay itself, in its child process (see `_live`)."""
         conf = {"spark.executor.instances": str(self.shape[0]), "spark.executor.cores": str(self.shape[1])}
         live_params = dict(self.params[policy]) | ({} if stand_in(policy) else {"seed": str(seed)})
         command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(self.workload),
                    "--policy", policy, "--out", str(results),
+                   *(("--estimates", str(estimates)) if estimates is not None else ()),
                    *(a for k, v in conf.items() for a in ("--conf", f"{k}={v}")),
                    *(a for k, v in live_params.items() for a in ("--param", f"{k}={v}")),
                    *(("--hadoop-conf-dir", str(self.conf_dir)) if self.conf_dir else ()),
@@ -269,7 +317,7 @@ class Comparison:
     def _one(self, policy: str, repeat: int, directory: Path) -> Measured:
         """One live run and its simulation. A run that cannot be simulated (its measured jobs or the
         simulation fail) keeps its live figures, the reason in ``sim_error``: the others' stand."""
-        live_dir = self._live(policy, self.seed_of(repeat), directory)
+        live_dir = self._live(policy, self.seed_of(repeat), directory, repeat)
         sim_error, played = None, None
         try:
             played = self._played(live_dir, directory)
@@ -285,6 +333,7 @@ class Comparison:
         meta = json.loads((live_dir / "meta.json").read_text())
         slots = self.shape[0] * self.shape[1]
         record = {"plugin": meta.get("plugin"), "answers": meta.get("answers"), "seed": self.seed_of(repeat),
+                  "estimates": meta.get("estimates"),
                   "live_totals": compare.totals(live, float(live_tasks(live_dir)["work"].sum()), slots)}
         live_stats = compare.class_stats(live, self.cutoff)
         if played is not None:
