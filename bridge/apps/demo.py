@@ -27,7 +27,7 @@ from bridge.apps.simlive.measured import DEFAULT_JOB_MODEL, JOB_MODELS
 from bridge.apps.simlive.session import Comparison
 from bridge.common import atomic
 from bridge.common.metrics import CLASSES
-from bridge.common.options import OutputPath, renamed_option
+from bridge.common.options import OutputPath, estimates_option, renamed_option
 from bridge.common.tables import text as render
 from bridge.replay.policy import check as check_policy
 from bridge.testbed.cluster import Testbed, TestbedError
@@ -164,7 +164,7 @@ def reading_lines(runs: Sequence[Measured], cls: str, stat: str) -> list[str]:
     return lines
 
 
-def _prepare(planned: Planned, conf_dir: Path) -> Comparison:
+def _prepare(planned: Planned, conf_dir: Path, estimates: Path | None = None) -> Comparison:
     """The comparison checked as far as it can be before anything runs: workload, policies,
     parameters, and the Spark plugin each live policy needs. Whether a --preempt comparison's
     policies can be simulated is checked once the testbed is up (:func:`_check_preempting`): they
@@ -172,7 +172,7 @@ def _prepare(planned: Planned, conf_dir: Path) -> Comparison:
     comparison = Comparison.prepare(planned.workload, list(planned.policies), planned.executors,
                                     planned.executor_cores, None, planned.cutoff, planned.params, planned.preempt,
                                     conf_dir, planned.job_model, check=not planned.preempt)
-    comparison.use_estimates(None, planned.estimates_from)
+    comparison.use_estimates(estimates, planned.estimates_from)
     for policy in planned.policies:
         check_policy(policy, policy_conf(comparison.params[policy]), planned.preempt)
     return comparison
@@ -199,9 +199,10 @@ def _not_runnable(planned: Planned) -> str | None:
     return None
 
 
-def _checked(plan_file: Path, conf_dir: Path) -> list[tuple[Planned, Comparison]]:
-    """The plan's comparisons, each checked before the testbed starts; a mistake ends the demo with
-    one line naming the plan file and the comparison or key."""
+def _checked(plan_file: Path, conf_dir: Path, estimates: Path | None = None) -> list[tuple[Planned, Comparison]]:
+    """The plan's comparisons, each checked before the testbed starts (``estimates``: the file every
+    live policy gets); a mistake ends the demo with one line naming the plan file and the comparison
+    or key."""
     try:
         plan = load_plan(plan_file)
     except ERRORS as exc:
@@ -209,7 +210,7 @@ def _checked(plan_file: Path, conf_dir: Path) -> list[tuple[Planned, Comparison]
     checked = []
     for planned in plan:
         try:
-            checked.append((planned, _prepare(planned, conf_dir)))
+            checked.append((planned, _prepare(planned, conf_dir, estimates)))
         except ERRORS as exc:
             raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
     return checked
@@ -237,7 +238,8 @@ def _minutes(seconds: float) -> str:
               help="Results directory, must be empty (default: results/demo-TIMESTAMP).")
 @renamed_option("--results", "--out")
 @click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
-def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
+@estimates_option()
+def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool, estimates: Path | None) -> None:
     """Start the local testbed and show, per comparison of the plan (placement on sleeping
     Yahoo-like tasks, preemption on CPU-bound WordCount, the mission's TPC-H and WordCount jobs),
     each policy's live figures beside the simulator's prediction; about 9 minutes on a 2-core machine."""
@@ -246,7 +248,7 @@ def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool) -> None:
         raise click.BadParameter(f"{results} is not empty", param_hint="--out")
     bed = Testbed(default_layout())
     plan_file = plan_file or default_plan()
-    plan = _checked(plan_file, bed.layout.conf_dir)
+    plan = _checked(plan_file, bed.layout.conf_dir, estimates)
     was_running = all(bed.running().values())
     try:
         bed.up(progress=_say)

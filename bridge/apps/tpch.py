@@ -22,7 +22,15 @@ import pandas as pd
 
 import sparkplugin
 from bridge.common import atomic
-from bridge.common.options import MAX_SCALE_FACTOR, FiniteFloat, OutputPath, output_dir, param_option
+from bridge.common.options import (
+    MAX_SCALE_FACTOR,
+    FiniteFloat,
+    OutputPath,
+    estimates_option,
+    output_dir,
+    param_option,
+)
+from bridge.drivers.estimates import JOB_NAME_PROP
 from bridge.replay import policy as policies
 from bridge.replay.inputs import local_tpch, prepare_inputs
 from bridge.replay.launchers import failure_summary
@@ -97,6 +105,7 @@ def run_queries(policy: str, conf: dict[str, str], target: ClusterTarget, data: 
         register_tables(spark, data)
         for number in numbers:
             click.echo(f"tpch: Q{number}", err=True)
+            spark.sparkContext.setLocalProperty(JOB_NAME_PROP, f"tpch/q{number}")  # its recurring job's name
             start = time.perf_counter()
             try:
                 rows, error = run_query(spark, number), ""
@@ -144,18 +153,22 @@ def _out_dir(out: Path | None, scale: float, policy: str) -> Path:
               help="A registered policy (run by the schedbridge Spark plugin), or 'stock' for "
                    "Spark's own FIFO scheduler, 'stock-fair' for its FAIR scheduler.")
 @param_option()
+@estimates_option()
 @click.option("--queries", callback=queries_callback, metavar="N,N,...",
               help="Only these queries, e.g. 1,3,6 (default: all 22).")
 @click.option("--out", type=OutputPath(file_okay=False),
               help="Results directory (default: results/tpch-sfSCALE-POLICY-TIMESTAMP).")
 @hadoop_conf_dir_option
-def tpch(scale: float, policy: str, params: dict[str, str], queries: tuple[int, ...], out: Path | None,
-         hadoop_conf_dir: Path | None) -> None:
+def tpch(scale: float, policy: str, params: dict[str, str], estimates: Path | None, queries: tuple[int, ...],
+         out: Path | None, hadoop_conf_dir: Path | None) -> None:
     """Run TPC-H queries on the cluster under a policy and check every answer against DuckDB.
 
     Prints one line per query (seconds, rows, match) and exits non-zero if any answer differs
-    or any query failed."""
+    or any query failed. Each query's Spark jobs carry the recurring job name tpch/qN, which
+    `schedbridge estimates build` keys its estimate by."""
     conf = sparkplugin.policy_conf(params)
+    if estimates is not None:
+        conf[sparkplugin.ESTIMATES_KEY] = str(estimates.resolve())
     results = _out_dir(out, scale, policy)
     try:
         target, data, local = _prepare(scale, policy, conf, hadoop_conf_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -154,3 +155,15 @@ def test_a_preemption_comparison_is_not_run_without_root(tmp_path: Path, monkeyp
     monkeypatch.setattr(module.os, "geteuid", lambda: 0)
     assert module._not_runnable(planned) is None
     assert module._not_runnable(load_plan(default_plan())[0]) is None  # placement runs as anyone
+
+
+def test_a_plan_takes_estimates_from_a_stand_in_and_the_command_a_file(tmp_path: Path) -> None:
+    (tmp_path / "plan.toml").write_text(PLACEMENT + 'estimates_from = "stock"\n')
+    [(planned, comparison)] = _checked(tmp_path / "plan.toml", tmp_path)
+    assert planned.estimates_from == comparison.estimates_from == "stock"
+    (tmp_path / "plan.toml").write_text(PLACEMENT)
+    [(_, comparison)] = _checked(tmp_path / "plan.toml", tmp_path, tmp_path / "e.json")
+    assert comparison.estimates == tmp_path / "e.json"
+    (tmp_path / "plan.toml").write_text(PLACEMENT + 'estimates_from = "eagle"\n')
+    with pytest.raises(click.ClickException, match="comparison 'placement': estimates from 'eagle': it must be"):
+        _checked(tmp_path / "plan.toml", tmp_path)

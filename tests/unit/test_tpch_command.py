@@ -80,3 +80,19 @@ def test_bad_options_are_refused_before_any_cluster_is_touched(monkeypatch: pyte
     monkeypatch.setattr(tpch, "resolve", lambda *a: pytest.fail("a cluster was chosen"))
     done = CliRunner().invoke(main, ["tpch", *args])
     assert done.exit_code != 0 and message in done.output
+
+
+def test_the_estimates_file_reaches_the_policy_by_its_absolute_path(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    (tmp_path / "e.json").write_text("{}")
+    confs: list[dict[str, str]] = []
+    cluster = SimpleNamespace(describe=lambda: "a fake cluster")
+    monkeypatch.setattr(tpch, "_prepare", lambda *a: (cluster, "hdfs:///tpch", tmp_path))
+    monkeypatch.setattr(tpch, "duckdb_answers", lambda data, numbers: {n: SPARK[n] for n in numbers})
+    monkeypatch.setattr(tpch, "run_queries", lambda policy, conf, target, data, numbers:
+                        confs.append(conf) or [QueryRun(n, 0.5, SPARK[n]) for n in numbers])
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["tpch", "--policy", "hawk", "--queries", "6", "--estimates", "e.json",
+                                     "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    assert confs == [{"spark.schedbridge.estimates": str(tmp_path / "e.json")}]
