@@ -11,6 +11,7 @@ import pytest
 
 from bridge.apps.simlive import session
 from bridge.apps.simlive.compare import CompareError
+from bridge.apps.simlive.predict import simulated, split_params
 from bridge.apps.simlive.session import Comparison
 from bridge.apps.simlive.stages import LIVE_ESTIMATE, stage_play
 from bridge.drivers.estimates import Estimates
@@ -98,3 +99,10 @@ def test_a_stand_ins_run_without_recurring_jobs_is_said(tmp_path: Path) -> None:
     (tmp_path / "out" / "stock" / "repeat-1" / "live" / "eventlogs").mkdir(parents=True)
     with pytest.raises(CompareError, match="estimates from stock's repeat 1: .*no Spark event log"):
         comparison._estimates_of(1, tmp_path / "out")
+
+
+def test_learn_goes_to_every_live_policy_and_never_to_the_simulator() -> None:
+    split = split_params(["stock", "hawk", "fifo"], {"learn": "true", "cutoff": "5"})
+    assert split == {"stock": {}, "hawk": {"learn": "true", "cutoff": "5"}, "fifo": {"learn": "true"}}
+    _, hawk = simulated("hawk", split["hawk"], 2, 1, 1)
+    assert hawk.cfg.cutoff == 5.0

@@ -2,7 +2,8 @@
 
 Policy parameters given once for a comparison of several policies go to each policy that has
 them (a Hawk cutoff does not reach Sparrow); a parameter no compared policy has is an error, as
-in `schedbridge simulate`.
+in `schedbridge simulate`. The live adapter's estimate keys (``LIVE_ONLY``) go to every live
+policy and not to the simulator, which tells its policy the estimates the live run recorded.
 """
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ from policies.registry import (
 from workloads.model import Job
 
 
+LIVE_ONLY = frozenset({"estimate", "learn"})  # the live adapter's estimate sources (bridge.drivers.user_jobs)
+
+
 def parameter_names(policy: str) -> set[str]:
     """The parameters the simulator's model of live `policy` takes."""
     try:
@@ -35,7 +39,7 @@ def parameter_names(policy: str) -> set[str]:
 
 def split_params(policies: Sequence[str], params: Mapping[str, str]) -> dict[str, dict[str, str]]:
     """Each policy's share of `params`; a stand-in takes none (Spark's own schedulers have no knobs here)."""
-    names = {p: parameter_names(p) if stand_in(p) is None else set() for p in policies}
+    names = {p: parameter_names(p) | LIVE_ONLY if stand_in(p) is None else set() for p in policies}
     unused = sorted(set(params) - set().union(*names.values()))
     if unused:
         raise CompareError(f"--param {', '.join(unused)}: no compared policy ({', '.join(policies)}) has "
@@ -51,7 +55,8 @@ def simulated(policy: str, params: Mapping[str, str], executors: int, cores: int
     name = sim_model(policy)
     try:
         spec = uniform(executors, cores).spec(network_delay)
-        return spec, create(name, PolicyEnv(spec, seed), config_for(name, dict(params)))
+        config = config_for(name, {k: v for k, v in params.items() if k not in LIVE_ONLY})
+        return spec, create(name, PolicyEnv(spec, seed), config)
     except (RegistryError, ConfigError, ValueError) as exc:
         raise CompareError(f"{name}: {exc}") from None
 
