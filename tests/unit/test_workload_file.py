@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from workloads.spec import TasksJob, TpchJob, WordCountJob
+from workloads.expand import expand
+from workloads.spec import TasksJob, TpchJob, WordCountInput, WordCountJob
 from workloads.workload_file import WorkloadFileError, load_workload
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workloads" / "examples"
@@ -179,3 +180,24 @@ def test_trace_rejects_mix_keys(tmp_path: Path) -> None:
 def test_job_kinds() -> None:
     assert (WordCountJob("x", 1).kind, TpchJob("x", 1).kind, TasksJob((1.0,)).kind) == (
         "wordcount", "tpch", "tasks")
+
+
+def test_interactive_batch_draws_its_three_batch_jobs_where_its_paragraph_says() -> None:
+    workload = load_workload(EXAMPLES / "interactive-batch.toml")
+    submissions = expand(workload)
+    batch = [(s.job_id, s.time_s) for s in submissions if s.category == "batch"]
+    assert [b[0] for b in batch] == [1, 9, 17] and [b[1] for b in batch] == pytest.approx([6.2, 55.8, 105.4])
+    assert len(submissions) == 24 and submissions[-1].time_s == pytest.approx(23 * 6.2)
+    assert all(isinstance(s.params, TpchJob) for s in submissions if s.category != "batch")
+    wc = next(i for i in workload.inputs if isinstance(i, WordCountInput))
+    assert (wc.size_mb / wc.block_mb, submissions[1].params) == (4, WordCountJob("wc-48m", 4, 0))  # 4 long maps
+
+
+def test_falcon_dag_draws_each_category_its_expected_count() -> None:
+    submissions = expand(load_workload(EXAMPLES / "falcon-dag.toml"))
+    counts = {c: sum(s.category == c for s in submissions)
+              for c in ("wordcount-cpu", "wordcount-memory", "query-small", "query-join")}
+    assert counts == {"wordcount-cpu": 6, "wordcount-memory": 4, "query-small": 9, "query-join": 5}
+    assert submissions[0].category == "query-small"
+    assert {s.params.query for s in submissions if isinstance(s.params, TpchJob) and s.category == "query-join"} \
+        <= {3, 5, 9, 18, 21}
