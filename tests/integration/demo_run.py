@@ -2,14 +2,16 @@
 or a Kairos `--preempt` replay (the `demo_run` fixture in conftest.py): the demo's three comparisons
 at a reduced size, seven Spark applications in all.
 
-- placement: a small trace of sleeping tasks (8 jobs, 18 tasks) under stock Spark and Eagle;
+- placement: a small trace of sleeping tasks (8 jobs, 18 tasks) under Spark's FAIR scheduler
+  (stock-fair: each replayed job its own pool) and Eagle;
 - preemption: kairos-hol.toml shrunk (two long CPU-bound WordCount jobs, then two short ones)
   under FIFO and Kairos with `--preempt` (the replay starts a node agent per NodeManager, which
   resizes containers through cgroups: root);
 - mission: mission-mini.toml shrunk (a TPC-H query and two WordCount jobs) under stock Spark, Hawk
   and Falcon, each Spark stage simulated as a job arriving when its parents end (`job_model =
   "stages"`; the preemption comparison keeps `critical-path`, so both paths run live); every job
-  short (the cutoff far above them), so the classes need no measurement to agree.
+  short (the cutoff far above them), so the classes need no measurement to agree. Hawk and Falcon
+  get the runtime estimates built from stock's run (`estimates_from`).
 
 The tests recompute what they check from the runs' own files (jobs.csv, tasks.csv, preemption.json,
 sim.csv, the event logs), never through the code that wrote the demo's tables."""
@@ -47,7 +49,8 @@ PLACEMENT_CUTOFF = 2.5  # trace jobs 2 and 5 are long
 # long 6-7 s on a quiet host, 16-17 s under a CI run; the later short job 1.5-2 s quiet, 2.04 s
 # under a CI run (over a 2 s cutoff, leaving no short job to compare), the earlier one up to 4 s.
 PREEMPTION_CUTOFF = 3.5
-PLACEMENT, PREEMPTION, MISSION = ("stock", "eagle"), ("fifo", "kairos"), ("stock", "hawk", "falcon")
+# stock-fair (Spark's FAIR scheduler) for the placement baseline, stock (its FIFO) for the mission's
+PLACEMENT, PREEMPTION, MISSION = ("stock-fair", "eagle"), ("fifo", "kairos"), ("stock", "hawk", "falcon")
 MISSION_CUTOFF = 1000.0  # every job short
 KAIROS_Q = 1  # Kairos' live default: one extra executor per NodeManager beside its N = 1
 
@@ -94,6 +97,7 @@ job_model = "stages"
 cutoff = {MISSION_CUTOFF}
 reading = "short p50"
 params = {{ masters = "1" }}
+estimates_from = "stock"
 """
 
 

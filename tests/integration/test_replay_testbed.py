@@ -159,3 +159,44 @@ def test_report_on_the_two_runs(shared_run: Path, per_job_run: Path, tmp_path: P
             assert table.loc[measure, label] == pytest.approx(value, rel=1e-9), (measure, label)
     for name in ("jct_cdf.png", "slowdown_cdf.png", "utilization.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+
+
+LEARN_WORKLOAD = """
+name = "it-learn"
+seed = 5
+jobs = 2
+arrival = "fixed"
+mean_interarrival_s = 12.0
+
+[inputs.wc]
+kind = "wordcount"
+size_mb = 1
+block_mb = 1
+
+[categories.wc]
+kind = "wordcount"
+input = "wc"
+reduces = 1
+probability = 1.0
+"""
+
+
+def test_learn_tells_a_recurring_job_what_its_finished_run_took(testbed, tmp_path: Path) -> None:
+    """Two runs of one WordCount, the second submitted 12 s after the first (which ends in a few):
+    with learn=true the policy host tells the first the default estimate and the second the mean
+    of the first's successful task times, as the event log has them."""
+    (tmp_path / "learn.toml").write_text(LEARN_WORKLOAD)
+    results = tmp_path / "fifo"
+    command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(tmp_path / "learn.toml"),
+               "--policy", "fifo", "--param", "learn=true", "--out", str(results),
+               "--hadoop-conf-dir", str(testbed.conf_dir)]
+    done = subprocess.run(command, env=testbed.spark_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, failure_excerpt(done.stderr)
+    told = pd.read_csv(results / "user-jobs.csv").set_index("occurrence")
+    first, second = told.loc["schedbridge-job-0"], told.loc["schedbridge-job-1"]
+    assert (first["key"], first["source"], first["estimate_s"]) == ("job:wc", "default", 1.0)
+    assert (second["key"], second["source"]) == ("job:wc", "learned"), told
+    tasks = pd.read_csv(results / "tasks.csv")
+    ran = tasks[(tasks["job_id"] == 0) & (tasks["status"] == "succeeded")]
+    assert second["estimate_s"] == pytest.approx((ran["finish_s"] - ran["launch_s"]).mean(), abs=0.002)
+    assert json.loads((results / "meta.json").read_text())["estimates"]["learned"] == 1

@@ -58,7 +58,7 @@ def test_a_trace_is_simulated_as_the_trace_with_the_measured_overheads(demo_run:
     path adds time to each, and the delays the simulator used are the measured ones."""
     result = demo_run.results("placement")
     assert (result["executors"], result["executor_cores"], result["slots"]) == (2, 2, 4)
-    assert [(r["policy"], r["sim_policy"]) for r in result["runs"]] == [("stock", "fifo"), ("eagle", "eagle")]
+    assert [(r["policy"], r["sim_policy"]) for r in result["runs"]] == [("stock-fair", "fair"), ("eagle", "eagle")]
     for run in result["runs"]:
         cal = run["calibration"]
         assert cal["samples"]["tasks"] == TRACE_TASKS and cal["samples"]["job_starts"] == len(MEANS)
@@ -72,7 +72,20 @@ def test_a_trace_is_simulated_as_the_trace_with_the_measured_overheads(demo_run:
         tasks = pd.read_csv(Path(run["live_dir"]) / "tasks.csv")
         assert len(tasks) == TRACE_TASKS and (tasks["finish_s"] - tasks["launch_s"]).min() >= 1.0  # slept
     text = (demo_run.out / "placement" / "table.txt").read_text()
-    assert "stock repeat 1: task overhead" in text and "eagle repeat 1: task overhead" in text
+    assert "stock-fair repeat 1: task overhead" in text and "eagle repeat 1: task overhead" in text
+
+
+def test_stock_fair_is_sparks_fair_scheduler_with_a_pool_per_replayed_job(demo_run: DemoRun) -> None:
+    """What Spark itself recorded: the FAIR scheduling mode, and each replayed job's Spark jobs in
+    the pool named after it."""
+    logs = demo_run.live_dir("placement", "stock-fair") / "eventlogs"
+    events = [json.loads(line) for log in logs.iterdir() for line in log.read_text().splitlines()]
+    [environment] = [e for e in events if e["Event"] == "SparkListenerEnvironmentUpdate"]
+    assert environment["Spark Properties"]["spark.scheduler.mode"] == "FAIR"
+    pools = {e["Properties"]["spark.jobGroup.id"]: e["Properties"].get("spark.scheduler.pool")
+             for e in events if e["Event"] == "SparkListenerJobStart"
+             and e["Properties"].get("spark.jobGroup.id", "").startswith("schedbridge-job-")}
+    assert pools == {f"schedbridge-job-{j}": f"schedbridge-pool-{j:06d}" for j in range(len(MEANS))}
 
 
 def test_wordcount_jobs_are_simulated_from_each_runs_measured_work(demo_run: DemoRun) -> None:
@@ -91,3 +104,23 @@ def test_wordcount_jobs_are_simulated_from_each_runs_measured_work(demo_run: Dem
         assert run["calibration"]["samples"]["tasks"] == 0  # the measured work holds the task overhead
     long = long_jobs(demo_run, "preemption")
     assert len(long) == 4 and any(long.values()) and not all(long.values())  # both classes, as measured
+
+
+def test_the_mission_policies_are_told_the_estimates_built_from_stocks_history(demo_run: DemoRun) -> None:
+    """Under Hawk and Falcon each replayed job is told its recurring job's mean task time in stock's
+    run (the estimates file sim-vs-live built from stock's event logs), recomputed here from stock's
+    jobs.csv and tasks.csv."""
+    stock = demo_run.live_dir("mission", "stock")
+    built = json.loads((stock.parent / "estimates.json").read_text())["jobs"]
+    jobs, tasks = pd.read_csv(stock / "jobs.csv"), pd.read_csv(stock / "tasks.csv")
+    key = {j: f"job:{c}" + (f"/q{json.loads(p)['query']}" if k == "tpch" else "")
+           for j, c, k, p in zip(jobs["job_id"], jobs["category"], jobs["kind"], jobs["params"])}
+    ok = tasks[tasks["status"] == "succeeded"]
+    took = (ok["finish_s"] - ok["launch_s"]).groupby(ok["job_id"].map(key)).mean()
+    assert {k: v["mean_s"] for k, v in built.items() if k.startswith("job:")} == pytest.approx(took.to_dict(),
+                                                                                                abs=0.002)
+    for policy in ("hawk", "falcon"):
+        told = pd.read_csv(demo_run.live_dir("mission", policy) / "user-jobs.csv")
+        replayed = told[told["occurrence"].str.startswith("schedbridge-job-")]
+        assert sorted(replayed["key"]) == sorted(key.values()) and set(replayed["source"]) == {"file"}, told
+        assert list(replayed["estimate_s"]) == pytest.approx([built[k]["mean_s"] for k in replayed["key"]])
