@@ -574,7 +574,7 @@ def test_a_stand_in_runs_live_through_the_replay_without_a_policy_seed(tmp_path:
                                     None)
     commands: list[list[str]] = []
     monkeypatch.setattr(session.subprocess, "Popen",
-                        lambda command, **kwargs: commands.append(command) or SimpleNamespace(wait=lambda: 0))
+                        lambda command, **kwargs: commands.append(command) or SimpleNamespace(wait=lambda: 0, pid=-1))
     for policy in ("stock-fair", "hawk"):
         with pytest.raises(CompareError, match=f"the live run of {policy} ended with exit status 0, state not started"):
             comparison._replay(policy, 5, tmp_path / policy)

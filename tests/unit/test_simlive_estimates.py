@@ -73,7 +73,7 @@ def test_each_repeats_estimates_come_from_the_stand_ins_run_of_that_repeat(tmp_p
     assert (table["job:wc"].mean_s, table["job:query/q3"].mean_s) == (3.0, 0.5)
     commands: list[list[str]] = []
     monkeypatch.setattr(session.subprocess, "Popen",
-                        lambda command, **kwargs: commands.append(command) or SimpleNamespace(wait=lambda: 0))
+                        lambda command, **kwargs: commands.append(command) or SimpleNamespace(wait=lambda: 0, pid=-1))
     for policy in ("stock", "hawk"):
         with pytest.raises(CompareError):
             comparison._live(policy, 5, out / policy / "repeat-2", 2)

@@ -10,6 +10,7 @@ policy, repeat, class and statistic), ``spread.csv`` (over repeats), ``results.j
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -34,8 +35,9 @@ from bridge.drivers.node_engine import live_params, preempting_policies, preempt
 from bridge.nodes.node_capacity import RaisedVcores
 from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
+from bridge.testbed.spark import favour_driver
 from bridge.replay.eventlog import EventLogError
-from bridge.testbed.target import resolve
+from bridge.testbed.target import choose_conf_dir, resolve
 from policies.registry import sim_model, stand_in
 from workloads.expand import expand
 from workloads.model import Job
@@ -49,13 +51,14 @@ TRACE_DURATIONS = "the trace's task durations, each plus the calibrated task ove
 
 
 def _wait(child: subprocess.Popen[bytes]) -> int:
-    """The child's exit status. A Ctrl-C reaches the child too (same process group), which cancels
-    its jobs and cleans up: wait for that rather than kill it half-way."""
+    """The child's exit status. A Ctrl-C is passed on to the child (in a session of its own, the
+    terminal's does not reach it), which cancels its jobs and cleans up: wait for that rather than
+    kill it half-way."""
     while True:
         try:
             return child.wait()
         except KeyboardInterrupt:
-            continue
+            child.send_signal(signal.SIGINT)
 
 
 def _placed(run: Measured) -> str:
@@ -94,11 +97,13 @@ class Result:
     runs: list[Measured]
     durations: str = TRACE_DURATIONS  # what the simulator played as task durations
     cutoff_origin: str = "as given"  # how the cutoff was chosen (`bridge.common.metrics.cutoff_origin`)
+    driver_share: str = ""  # how the live drivers shared the testbed's CPU (`bridge.testbed.driver_share`)
 
     def as_dict(self) -> dict[str, object]:
         """The one JSON object of ``--json`` (and results.json)."""
         return {"workload": self.workload, "executors": self.executors, "executor_cores": self.executor_cores,
                 "slots": self.executors * self.executor_cores, "reporting_cutoff_s": self.cutoff,
+                "driver_share": self.driver_share,
                 "sim_durations": self.durations, "runs": [r.as_dict() for r in self.runs]}
 
     def text(self) -> str:
@@ -106,7 +111,8 @@ class Result:
         delays the simulation used), and the spread over repeats when there are several."""
         lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores, live and simulated; "
                  f"short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
-                 f"simulated durations: {self.durations}", "",
+                 f"simulated durations: {self.durations}",
+                 *([f"live: {self.driver_share}"] if self.driver_share else []), "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
         lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}{_estimates(r)}{_answers(r)}"
                   for r in self.runs]
@@ -144,6 +150,7 @@ class Comparison:
         self.submissions, self.job_model = list(submissions), job_model
         self.estimates: Path | None = None        # the runtime-estimates file every live policy gets
         self.estimates_from: str | None = None    # or: a compared stand-in whose run of a repeat gives them
+        self.driver_share = ""  # how the live runs' drivers shared the testbed's CPU (bridge.testbed.driver_share)
         self._curves: dict[str, list[tuple[pd.DataFrame, pd.DataFrame]]] = {}  # policy -> (live, sim) per repeat
 
     @classmethod
@@ -219,6 +226,11 @@ class Comparison:
                 f"{'longest' if self.job_model == 'critical-path' else 'summed'} full-share task times "
                 "(launch to finish less time shrunk), stages in sequence; POLICY/repeat-R/sim.trace")
 
+    def _on_testbed(self) -> bool:
+        """Whether the live runs go to the local testbed, whose driver shares the executors' host."""
+        conf_dir, _ = choose_conf_dir(self.conf_dir)
+        return conf_dir is None or conf_dir.resolve() == default_layout().conf_dir.resolve()
+
     def raise_vcores(self, stack: ExitStack, extra: int) -> None:
         """Every NodeManager advertises `extra` more vcores until `stack` closes (the testbed's
         vcores record, as `replay --preempt` keeps it, so `testbed restore` can undo a killed run)."""
@@ -236,7 +248,8 @@ class Comparison:
         runs = [self._one(policy, repeat, out / policy / f"repeat-{repeat}")
                 for policy in self.policies for repeat in range(1, repeats + 1)]
         assert self.cutoff is not None  # set by the first run when the jobs are measured
-        result = Result(self.name, *self.shape, self.cutoff, runs, self.durations, self.cutoff_origin)
+        result = Result(self.name, *self.shape, self.cutoff, runs, self.durations, self.cutoff_origin,
+                        self.driver_share)
         self._write(result, out)
         return result
 
@@ -285,7 +298,10 @@ class Comparison:
                    *(a for k, v in live_params.items() for a in ("--param", f"{k}={v}")),
                    *(("--hadoop-conf-dir", str(self.conf_dir)) if self.conf_dir else ()),
                    *(("--preempt",) if self._preempts(policy) else ())]
-        code = _wait(subprocess.Popen(command, stdout=sys.stderr))
+        child = subprocess.Popen(command, stdout=sys.stderr, start_new_session=True)
+        if self._on_testbed():
+            self.driver_share = favour_driver(child.pid)
+        code = _wait(child)
         meta = results / "meta.json"
         state = json.loads(meta.read_text()).get("state") if meta.is_file() else "not started"
         if code != 0 or state != "complete":
