@@ -56,7 +56,7 @@ class UserJobs:
         self._table = table
         self._learner = Learner() if learn else None
         self._units: OrderedDict[tuple[str, str], UserJob] = OrderedDict()
-        self._runs: dict[tuple[str, int], tuple[str, tuple[str, int]]] = {}  # (app, stage) -> (key, run)
+        self._open_runs: dict[tuple[str, int], tuple[str, tuple[str, int]]] = {}  # (app, stage) -> (key, run)
         self.sources: Counter[str] = Counter()
         self.decided: deque[UserJob] = deque(maxlen=MAX_DECIDED)
 
@@ -109,9 +109,9 @@ class UserJobs:
             key = job_key(ev.props)
             if key:
                 for spec in ev.stages:
-                    self._runs[(app, spec.stage)] = (key, (app, ev.job))
+                    self._open_runs[(app, spec.stage)] = (key, (app, ev.job))
         elif isinstance(ev, TaskEnd):
-            run = self._runs.get((app, ev.stage))
+            run = self._open_runs.get((app, ev.stage))
             if run is not None and ev.reason == "Success":
                 self._learner.task_ended(run[0], run[1], ev.stage, ev.duration_ms / 1000.0)
         elif isinstance(ev, JobEnd):
@@ -119,12 +119,12 @@ class UserJobs:
 
     def _job_ended(self, app: str, ev: JobEnd) -> None:
         assert self._learner is not None
-        stages = [s for s, (_, run) in self._runs.items() if run == (app, ev.job)]
+        stages = [s for s, (_, run) in self._open_runs.items() if run == (app, ev.job)]
         if not stages:
             return
-        key = self._runs[stages[0]][0]
+        key = self._open_runs[stages[0]][0]
         for s in stages:
-            del self._runs[s]
+            del self._open_runs[s]
         if ev.ok:
             self._learner.run_ended(key, (app, ev.job))
         else:
@@ -139,8 +139,8 @@ class UserJobs:
         """``app`` ended: its user jobs and open runs go (what was learned stays)."""
         for occurrence in [o for o in self._units if o[0] == app]:
             del self._units[occurrence]
-        for stage in [s for s in self._runs if s[0] == app]:
-            key, run = self._runs.pop(stage)
+        for stage in [s for s in self._open_runs if s[0] == app]:
+            key, run = self._open_runs.pop(stage)
             if self._learner is not None:
                 self._learner.discard(key, run)
 

@@ -84,8 +84,9 @@ class PreemptiveSession:
             capacities = [executor_spread.Node(n.node_id, n.vcores_total, n.memory_mb_total)
                           for n in rm.nodes(states=["RUNNING"])]  # vcores raised by Q now
             sizing = executor_spread.size(capacities, per_node, conf, executor_spread.increment_mb(rm.conf()))
-            spark_conf = {**{k: v for k, v in conf.items() if not sparkplugin.is_policy_param(k)},
-                          **sparkplugin.policy_conf(settings),  # what the planner runs with
+            spark_conf = {**{k: v for k, v in conf.items()   # the policy's parameters and estimates file are
+                             if not sparkplugin.is_policy_param(k) and k != sparkplugin.ESTIMATES_KEY},
+                          **sparkplugin.policy_conf(settings),  # in what the planner runs with
                           **sizing.spark_conf(),
                           "spark.executor.instances": str(per_node * len(nodes)),
                           "spark.dynamicAllocation.enabled": "false", "spark.locality.wait": "0s"}
