@@ -83,6 +83,7 @@ policies = {list(PREEMPTION)!r}
 executors = 2
 executor_cores = 1
 preempt = true
+job_model = "critical-path"
 cutoff = {PREEMPTION_CUTOFF}
 reading = "short p50"
 
