@@ -22,13 +22,12 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from bridge.drivers.estimates import Estimates, Learner, job_key
+from bridge.drivers.estimates import GROUP_PROP, Estimates, Learner, job_key
 from bridge.protocol.messages import JobEnd, JobStart, LiveEvent, StageDemand, TaskEnd
 
 log = logging.getLogger(__name__)
 
 ESTIMATE_PROP = "schedbridge.estimate"   # seconds per task, set by the application on its jobs
-GROUP_PROP = "spark.jobGroup.id"
 MAX_UNITS = 4096                         # user jobs remembered per host: a long application forgets old ones
 MAX_ESTIMATE_S = 1e7                     # seconds: an estimate beyond ~4 months is a mistake
 MAX_DECIDED = 100_000                    # user jobs' estimates recorded per host, oldest dropped first
@@ -64,18 +63,19 @@ class UserJobs:
         """The user job of stage ``d`` of ``app`` (a new one takes ``job_id`` as its unit), with the
         stage's estimate."""
         occurrence = (app, d.props.get(GROUP_PROP) or f"spark-job-{d.job}")
+        given = _seconds(d.props.get(ESTIMATE_PROP))
         job = self._units.get(occurrence)
         if job is None:
-            job = self._new(occurrence, d.props, job_id)
+            job = self._new(occurrence, d.props, job_id, given)
         else:
             self._units.move_to_end(occurrence)
-        given = _seconds(d.props.get(ESTIMATE_PROP))
         return job if given is None or given == job.estimate else replace(job, estimate=given, source="property")
 
-    def _new(self, occurrence: tuple[str, str], props: Mapping[str, str], job_id: int) -> UserJob:
+    def _new(self, occurrence: tuple[str, str], props: Mapping[str, str], job_id: int,
+             given: float | None) -> UserJob:
         app = occurrence[0]
         key = job_key(props)
-        estimate, source = self._estimate(key, props)
+        estimate, source = (given, "property") if given is not None else self._estimate(key)
         self.sources[source] += 1
         log.info("schedbridge engine: user job %s (%s) of %s: estimate %.3g s (%s)", job_id, key or "no key",
                  app, estimate, source)
@@ -85,10 +85,8 @@ class UserJobs:
             self._units.popitem(last=False)
         return job
 
-    def _estimate(self, key: str, props: Mapping[str, str]) -> tuple[float, str]:
-        given = _seconds(props.get(ESTIMATE_PROP))
-        if given is not None:
-            return given, "property"
+    def _estimate(self, key: str) -> tuple[float, str]:
+        """A user job's estimate from history, or the default, and its source."""
         for table, source in ((self.learned, "learned"), (self._table, "file")):
             found = None if table is None or not key else table.get(key)
             if found is not None:
