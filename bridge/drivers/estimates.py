@@ -58,9 +58,8 @@ def job_key(props: Mapping[str, str], call_site: str = "") -> str:
 
 def run_id(props: Mapping[str, str], job_id: int) -> str:
     """Which run of its recurring job a Spark job is part of, within its application: its job group
-    (a query's many Spark jobs are one run), or the Spark job alone."""
-    group = props.get(GROUP_PROP, "").strip()
-    return f"group {group}" if group else f"job {job_id}"
+    (a query's many Spark jobs are one run), or "spark-job-N" for the Spark job alone."""
+    return props.get(GROUP_PROP, "").strip() or f"spark-job-{job_id}"
 
 
 def _tags(value: str) -> str:
@@ -215,7 +214,12 @@ class Learner:
         """Forget an open run without counting it (a failed job, an application gone)."""
         self._open.pop((key, run), None)
 
+    def get(self, key: str) -> Estimate | None:
+        """``key``'s estimate, None before its first finished run."""
+        history = self._done.get(key)
+        return None if history is None else Estimate(history.total.mean, history.total.tasks, history.runs,
+                                                     tuple(s.mean for s in history.stages))
+
     def estimates(self) -> Estimates:
         """The estimates of every key with a finished run."""
-        return Estimates({key: Estimate(h.total.mean, h.total.tasks, h.runs, tuple(s.mean for s in h.stages))
-                          for key, h in self._done.items()})
+        return Estimates({key: estimate for key in self._done if (estimate := self.get(key)) is not None})

@@ -22,7 +22,7 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from bridge.drivers.estimates import GROUP_PROP, Estimates, Learner, job_key
+from bridge.drivers.estimates import Estimate, Estimates, Learner, job_key, run_id
 from bridge.protocol.messages import JobEnd, JobStart, LiveEvent, StageDemand, TaskEnd
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class UserJobs:
     def of_stage(self, app: str, d: StageDemand, job_id: int) -> UserJob:
         """The user job of stage ``d`` of ``app`` (a new one takes ``job_id`` as its unit), with the
         stage's estimate."""
-        occurrence = (app, d.props.get(GROUP_PROP) or f"spark-job-{d.job}")
+        occurrence = (app, run_id(d.props, d.job))
         given = _seconds(d.props.get(ESTIMATE_PROP))
         job = self._units.get(occurrence)
         if job is None:
@@ -87,16 +87,15 @@ class UserJobs:
 
     def _estimate(self, key: str) -> tuple[float, str]:
         """A user job's estimate from history, or the default, and its source."""
-        for table, source in ((self.learned, "learned"), (self._table, "file")):
-            found = None if table is None or not key else table.get(key)
-            if found is not None:
-                return found.mean_s, source
+        if key:
+            filed = None if self._table is None else self._table.get(key)
+            for found, source in ((self._learned(key), "learned"), (filed, "file")):
+                if found is not None:
+                    return found.mean_s, source
         return self._default, "default"
 
-    @property
-    def learned(self) -> Estimates | None:
-        """What this host learned so far (None without ``learn``)."""
-        return None if self._learner is None else self._learner.estimates()
+    def _learned(self, key: str) -> Estimate | None:
+        return None if self._learner is None else self._learner.get(key)
 
     def heard(self, app: str, ev: LiveEvent) -> None:
         """Learns from ``app``'s listener events: each Spark job is a run of its recurring job, whose

@@ -120,7 +120,7 @@ def test_the_spark_jobs_of_one_group_are_one_run(tmp_path: Path) -> None:
     # run 1: stages 0, 1, 2 (two Spark jobs); run 2: stages 3, 4
     assert found["job:query-small/q3"] == Estimate(mean_s=round(17 / 7, 6), tasks=7, runs=2, stages=(2.0, 3.0, 3.0))
     assert "2 runs of recurring jobs ended" in result.output
-    assert run_id(q3, 4) == "job 4" and run_id({"spark.jobGroup.id": "g"}, 4) == "group g"
+    assert run_id(q3, 4) == "spark-job-4" and run_id({"spark.jobGroup.id": "g"}, 4) == "g"
 
 
 def test_runs_that_fail_or_do_not_end_before_the_log_are_left_out(tmp_path: Path) -> None:
