@@ -144,12 +144,14 @@ class Replay:
         self.plan, self.rm, self._make_launcher = plan, rm, launcher_factory
         self.run_tag = f"replay-{uuid.uuid4().hex[:12]}"
         self.t0 = 0.0
+        self.alone: dict[str, float] | None = None  # category -> seconds alone, once measured
+        self.estimates: dict[str, int] | None = None  # user jobs per estimate source (this process hosted the policy)
+        # Before jobs.csv: a folder killed before Spark starts (SIGKILL, no clean-up) says "running", never complete.
+        write_meta(plan.results, self._meta("running"))
         self.ledger = Ledger(plan.results, plan.submissions)
         self.answers = AnswerBook(plan.input_specs)
         self._threads: list[threading.Thread] = []
         self._progress: tqdm | None = None
-        self.alone: dict[str, float] | None = None  # category -> seconds alone, once measured
-        self.estimates: dict[str, int] | None = None  # user jobs per estimate source (this process hosted the policy)
 
     def _meta(self, state: str) -> dict[str, object]:
         p = self.plan

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import sparkplugin
+from bridge.apps.report.load import load_run
 from bridge.replay.cli import replay, spark_settings
 from bridge.replay.eventlog import read_logs
 from bridge.replay.launchers import Outcome, failure_summary
@@ -127,6 +128,19 @@ def test_interrupt_cancels_jobs_kills_tagged_apps_and_keeps_results(tmp_path: Pa
     jobs = pd.read_csv(p.results / "jobs.csv")
     assert list(jobs["status"]) == ["killed", "pending"]
     assert json.loads((p.results / "meta.json").read_text())["state"] == "interrupted"
+
+
+def test_a_run_killed_before_spark_starts_is_not_reported_complete(tmp_path: Path) -> None:
+    """SIGKILL while Spark starts leaves the folder as it is then: its meta.json says running."""
+    p = plan(tmp_path, [0.0])
+
+    def killed(plan: ReplayPlan, conf: dict[str, str]) -> FakeLauncher:
+        raise RuntimeError("killed")  # no clean-up runs, as after SIGKILL
+
+    with pytest.raises(RuntimeError):
+        Replay(p, FakeRM(), killed).run()
+    assert json.loads((p.results / "meta.json").read_text())["state"] == "running"
+    assert load_run(p.results).state == "running"
 
 
 def test_kill_tagged_apps_only_touches_live_apps_of_this_run() -> None:
