@@ -34,12 +34,13 @@ from bridge.nodes.cluster_agents import agents_option
 from bridge.plugin.host import PolicyHost
 from bridge.plugin.lines import LineSocket, LineTooLong
 from bridge.plugin.login import Limits, LoginGate
+from bridge.plugin.peer_text import peer_logger
 from bridge.plugin.preempting_host import host_planners
 from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file
 from bridge.protocol.messages import encode_error
 from bridge.testbed.target import hadoop_conf_dir_option
 
-log = logging.getLogger(__name__)
+log = peer_logger(__name__)
 
 DEFAULT_PORT = 7787
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

@@ -28,6 +28,7 @@ from typing import Any
 
 from bridge.drivers.planners import RoundPlanner, make_planner
 from bridge.drivers.spark_state import LiveCluster
+from bridge.plugin.peer_text import peer_logger
 from bridge.protocol.messages import (
     LiveEvent,
     OfferRound,
@@ -48,10 +49,10 @@ from bridge.protocol.messages import (
 )
 from policies.registry import RegistryError
 
-log = logging.getLogger(__name__)
+log = peer_logger(__name__)
 # One line per answered round: DEBUG, so a busy daemon's INFO log keeps to attaches, detaches and
 # refusals; the host beside one driver turns it on for its own log (``local_host``).
-placements = logging.getLogger(f"{__name__}.placements")
+placements = peer_logger(f"{__name__}.placements")
 
 
 @dataclass(frozen=True, slots=True)

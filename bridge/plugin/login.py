@@ -10,7 +10,6 @@ The handshake is ``bridge.protocol.auth``'s.
 from __future__ import annotations
 
 import hmac
-import logging
 import selectors
 import socket
 import ssl
@@ -21,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge.plugin.peer_text import peer_logger
 from bridge.protocol.auth import key_digest, new_nonce, proof
 from bridge.protocol.messages import (
     MAX_MESSAGE_BYTES,
@@ -31,7 +31,7 @@ from bridge.protocol.messages import (
     encode_hello_reply,
 )
 
-log = logging.getLogger(__name__)
+log = peer_logger(__name__)
 
 MIN_APP_KEY = 16
 

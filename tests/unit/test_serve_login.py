@@ -90,6 +90,29 @@ def test_login_lines_are_small_and_deeply_nested_json_is_one_log_line(daemon: Po
     assert not [r for r in caplog.records if r.exc_info]
 
 
+def test_a_newline_a_peer_sends_is_escaped_in_the_log_never_a_line_of_its_own(daemon: PolicyDaemon,
+                                                                             caplog) -> None:
+    caplog.set_level(logging.INFO)
+    forged = "x\n2026-01-01 00:00:00 WARNING schedbridge serve: forged"
+    with dial(daemon) as s, s.makefile("rwb") as f:  # unauthenticated: a hello, then a wrong proof
+        f.write(json.dumps({"v": 2, "kind": "hello", "app": forged, "nonce": new_nonce()}).encode() + b"\n")
+        f.flush()
+        assert "nonce" in json.loads(f.readline())
+        f.write(json.dumps({"v": 2, "kind": "auth", "proof": "0" * 64, "app_key": "k" * 16}).encode() + b"\n")
+        f.flush()
+        assert json.loads(f.readline())["ok"] is False
+        assert closed(f)
+    with dial(daemon) as s, log_in(s) as f:  # logged in: an application name in the host's log
+        assert exchange(f, {**ATTACH, "app": forged})["attached"]
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and "closed before login" not in caplog.text:
+        time.sleep(0.02)
+    lines = [r.getMessage() for r in caplog.records if "x\\n2026" in r.getMessage()]
+    assert any("closed before login" in line for line in lines), caplog.text
+    assert any("attached" in line for line in lines), caplog.text
+    assert not [r for r in caplog.records if "\n" in r.getMessage()]
+
+
 def test_connections_over_the_per_peer_cap_are_closed_at_once_with_one_log_line(daemon: PolicyDaemon,
                                                                                caplog) -> None:
     caplog.set_level(logging.WARNING)
