@@ -6,16 +6,69 @@ The temporary file gets a fresh random name, created exclusively (``O_EXCL``), s
 beside the target (a symlink, a file of the same name) is followed or overwritten. Only a regular
 file (or nothing) is replaced: a FIFO or a character device named as the target (``/dev/stdout``,
 a pipe to another program) is written in place, streamed, as the user asked; a directory or any
-other special file is refused, naming it (:func:`refusal`)."""
+other special file is refused, naming it (:func:`refusal`).
+
+A writer killed outright (SIGKILL, power loss) cannot remove its temporary file; the next write of
+the same target does, once it is stale (:func:`_stale`). The temporary's name carries its writer's
+pid for that; nothing not named so, and nothing but a regular file, is ever removed."""
 from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+STALE_S = 600.0  # untouched this long, with its writer gone, a temporary file is left over
+
+
+def _temporary(path: Path) -> Path:
+    """A fresh temporary name beside ``path``, with this process's pid (see :func:`_stale`)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (one of another user's included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # PermissionError: it runs, as someone else
+        return True
+    return True
+
+
+def _stale(entry: os.DirEntry[str], now: float) -> bool:
+    """Whether ``entry``, named as :func:`_temporary` names, is a left-over: a regular file whose
+    writer is not running and which was not written for ``STALE_S`` (the wait spares a writer on
+    another host sharing the directory, whose pid means nothing here)."""
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    pid = int(entry.name.rsplit(".", 3)[1])
+    return stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_S and not _running(pid)
+
+
+def _remove_stale(path: Path) -> None:
+    """Removes the stale temporary files earlier writers of ``path`` left (see :func:`_stale`)."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.[1-9][0-9]{{0,9}}\.[0-9a-f]{{16}}\.tmp")
+    now = time.time()
+    try:
+        with os.scandir(path.parent) as entries:
+            stale = [e for e in entries if own.fullmatch(e.name) and _stale(e, now)]
+    except OSError:
+        return
+    for entry in stale:
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            pass  # removed meanwhile, or not ours to remove: the write goes on
 
 
 def _mode(path: Path) -> int | None:
@@ -60,7 +113,8 @@ def replacing(path: Path, *, private: bool = False) -> Iterator[Path]:
     if streamed(path):
         yield path
         return
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    _remove_stale(path)
+    temp = _temporary(path)
     os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600 if private else 0o666))
     try:
         yield temp

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -31,6 +33,38 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
         raise RuntimeError("killed mid-write")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["jobs.csv"]
+
+
+_KILLED_MID_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from bridge.common import atomic
+with atomic.replacing(Path(sys.argv[1])) as temp:
+    temp.write_text("half")
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_killed_writers_stale_temporary_is_removed_by_the_next_write_and_no_other(tmp_path):
+    target = tmp_path / "jobs.csv"
+    child = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(target)], cwd=Path.cwd(), check=False)
+    assert child.returncode == -9
+    (left,) = tmp_path.iterdir()
+    dead = left.name.split(".")[3]
+    old = os.stat(left).st_mtime - atomic.STALE_S - 1
+    kept = {  # each misses one of: named by this module for this target, writer gone, untouched for long
+        f".jobs.csv.{dead}.{'0' * 16}.tmp": old + atomic.STALE_S,      # fresh
+        f".jobs.csv.{os.getpid()}.{'1' * 16}.tmp": old,                # its writer runs
+        f".tasks.csv.{dead}.{'2' * 16}.tmp": old,                      # another target's
+        ".jobs.csv.tmp": old, f"jobs.csv.{dead}.{'3' * 16}.tmp": old,  # not this module's naming
+    }
+    for name, mtime in kept.items():
+        (tmp_path / name).write_text("someone's")
+        os.utime(tmp_path / name, (mtime, mtime))
+    os.utime(left, (old, old))
+    atomic.write_text(target, "new")
+    assert target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*kept, "jobs.csv"])
 
 
 def test_permissions_follow_the_umask_unless_private(tmp_path):
