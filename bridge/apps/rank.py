@@ -7,8 +7,8 @@ p90, by the same reporting cutoff as `simulate`), makespan and utilization. Each
 policies that ran (1 = best: the lowest JCT or makespan, the highest utilization; a missing value
 ranks last); a policy's score is the mean of its ranks, and the table is ordered by it, policies
 that left jobs unfinished after those that finished every job. A policy that cannot run on this
-cluster (one that needs per-node capacity vectors, say) or that fails is kept in the table as
-"not run: <reason>" or "failed: <reason>", never dropped.
+cluster (one that needs per-node capacity vectors, say) or that fails, its worker process dying
+included, is kept in the table as "not run: <reason>" or "failed: <reason>", never dropped.
 
 Policies that take a scheduling cutoff from the trace in the thesis' simulations
 (`workloads.synthetic.kinds.TRACE_PARAMETERS`: Hawk, Eagle, DLWL, Big-C) get the trace's reporting
@@ -107,6 +107,11 @@ def run_point(point: Point) -> Outcome:
     done = with_completion(job_table, point.cutoff).dropna(subset=["jct"])
     jct = {cls: tuple(done.loc[done["cls"] == cls, "jct"].tolist()) for cls in ("short", "long")}
     return Outcome(point.policy, measures, len(result.unfinished), jct=jct)
+
+
+def died(point: Point, why: str) -> Outcome:
+    """A policy whose worker process died: a failed row, the other policies' rows kept."""
+    return Outcome(point.policy, problem=f"failed: {why}")
 
 
 def _ranks(values: Sequence[float], higher_is_better: bool) -> list[int]:
@@ -213,7 +218,7 @@ def rank(trace_path: Path, nodes: int, slots: int, only: tuple[str, ...], worker
                     "throughout, and the ranking measures overload, not steady state")
     points = [Point(trace_path.resolve(), name, nodes, slots, seed, cutoff) for name in (only or names)]
     with sweep.workers(workers or os.cpu_count() or 1):
-        outcomes = sweep.run_points(run_point, points, "rank")
+        outcomes = sweep.run_points(run_point, points, "rank", dead=died)
     rows = ranked(outcomes)
     note = "note".ljust(max(len(str(row["note"])) for row in rows))  # notes (and their header) left-aligned
     shown = [{**row, note: str(row["note"]).ljust(len(note))} for row in rows]

@@ -30,6 +30,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ R = TypeVar("R")
 
 _workers = 1
 _spark: Any = None  # the SparkContext of `on_spark`'s block, if any
+_started: Any = None  # in a worker process: the queue it names the points it starts on (`_announced`)
 PROGRESS_POLL_S = 0.5
 MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'")
 
@@ -126,10 +128,13 @@ def _open_session(run: SparkRun, app_name: str) -> Any:
 
 
 def run_points(fn: Callable[[P], R], points: Sequence[P], desc: str,
-               name: Callable[[P], str] = str) -> list[R]:
+               name: Callable[[P], str] = str, dead: Callable[[P, str], R] | None = None) -> list[R]:
     """``fn`` on every point, returned in ``points``' order, under one progress bar. A point that
     raises stops the sweep with one error naming it (``name(point)``). With more than one worker
-    or on Spark, ``fn`` must be a module-level function and the points and results picklable."""
+    or on Spark, ``fn`` must be a module-level function and the points and results picklable.
+    With worker processes, a point whose process dies (``os._exit``, a signal, a crash in native
+    code) is named too: its result is ``dead(point, why)`` and the others run on, or without
+    ``dead`` the sweep stops naming it."""
     count = min(_workers, len(points))
     with tqdm(total=len(points), desc=desc, unit="run") as bar:
         if _spark is not None and points:
@@ -140,7 +145,7 @@ def run_points(fn: Callable[[P], R], points: Sequence[P], desc: str,
                 results.append(_call(fn, point, desc, name))
                 bar.update()
             return results
-        return _in_workers(fn, points, desc, name, count, bar.update)
+        return _in_workers(fn, points, desc, name, count, bar.update, dead)
 
 
 def _call(fn: Callable[[P], R], point: P, desc: str, name: Callable[[P], str]) -> R:
@@ -151,24 +156,86 @@ def _call(fn: Callable[[P], R], point: P, desc: str, name: Callable[[P], str]) -
 
 
 def _in_workers(fn: Callable[[P], R], points: Sequence[P], desc: str, name: Callable[[P], str], count: int,
-                done: Callable[[], object]) -> list[R]:
-    """The points on ``count`` spawned processes; on a failure the points not started are
-    cancelled (those running finish first: a process cannot be stopped cleanly mid-point)."""
+                done: Callable[[], object], dead: Callable[[P, str], R] | None) -> list[R]:
+    """The points on ``count`` spawned processes. A process that dies breaks the whole pool, failing
+    every point not finished, whichever process ran it: those under way then run again each alone,
+    so the one that dies is known, and the others on a fresh pool."""
     results: dict[int, R] = {}
-    with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures: dict[Future[R], int] = {pool.submit(fn, point): i for i, point in enumerate(points)}
+    todo = list(range(len(points)))
+    while todo:
+        lost, under_way = _pool_round(fn, points, todo, desc, name, count, done, results)
+        suspects = [i for i in lost if i in under_way] or lost  # none said it started: any may have died
+        for i in suspects:
+            results[i] = _alone(fn, points[i], desc, name, dead)
+            done()
+        todo = [i for i in lost if i not in suspects]
+    return [results[i] for i in range(len(points))]
+
+
+def _pool_round(fn: Callable[[P], R], points: Sequence[P], todo: Sequence[int], desc: str,
+                name: Callable[[P], str], count: int, done: Callable[[], object],
+                results: dict[int, R]) -> tuple[list[int], set[int]]:
+    """``todo``'s points on a fresh pool, their results into ``results``; returns the points lost
+    to a dead process and the points that had started. On a point's failure the points not started
+    are cancelled (those running finish first: a process cannot be stopped cleanly mid-point)."""
+    context = multiprocessing.get_context("spawn")
+    started = context.SimpleQueue()
+    lost: list[int] = []
+    under_way: set[int] = set()
+    with ProcessPoolExecutor(min(count, len(todo)), mp_context=context, initializer=_listen,
+                             initargs=(started,)) as pool:
+        futures: dict[Future[R], int] = {pool.submit(_announced, fn, i, points[i]): i for i in todo}
         try:
             for future in as_completed(futures):
+                _drain(started, under_way)  # as they come: a full pipe would block the workers
                 index = futures[future]
                 try:
                     results[index] = future.result()
+                except BrokenProcessPool:
+                    lost.append(index)
+                    continue
                 except Exception as exc:
                     raise _failed(points[index], exc, desc, name) from exc
                 done()
         except BaseException:
             pool.shutdown(cancel_futures=True)
             raise
-    return [results[i] for i in range(len(points))]
+    _drain(started, under_way)
+    started.close()
+    return sorted(lost), under_way
+
+
+def _listen(started: Any) -> None:
+    """A worker process's initializer: where it names the points it starts."""
+    global _started
+    _started = started
+
+
+def _announced(fn: Callable[[P], R], index: int, point: P) -> R:
+    """``fn(point)`` in a worker process, named first as under way (if the process dies, see
+    `_in_workers`)."""
+    _started.put(index)
+    return fn(point)
+
+
+def _drain(started: Any, into: set[int]) -> None:
+    while not started.empty():
+        into.add(started.get())
+
+
+def _alone(fn: Callable[[P], R], point: P, desc: str, name: Callable[[P], str],
+           dead: Callable[[P, str], R] | None) -> R:
+    """``fn(point)`` on a process of its own: if that dies, the point's own doing."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            return pool.submit(fn, point).result()
+        except BrokenProcessPool:
+            why = "its worker process died (it exited or was killed while running it)"
+            if dead is None:
+                raise click.ClickException(f"{desc}: the run {name(point)} failed: {why}") from None
+            return dead(point, why)
+        except Exception as exc:
+            raise _failed(point, exc, desc, name) from exc
 
 
 def _on_spark(sc: Any, fn: Callable[[P], R], points: Sequence[P], desc: str, name: Callable[[P], str],

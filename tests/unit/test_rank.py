@@ -4,12 +4,14 @@ why, never dropped; the ranking rule itself on hand-made outcomes."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pandas as pd
 from click.testing import CliRunner
 
-from bridge.apps.rank import MEASURES, Outcome, ranked
+from bridge.apps import rank
+from bridge.apps.rank import MEASURES, Outcome, Point, ranked
 from bridge.cli import main
 from policies.registry import default_registry
 from tests.unit.test_trace_import import FIXTURE
@@ -37,6 +39,27 @@ def test_every_listed_policy_is_ranked_or_says_why_not(tmp_path: Path) -> None:
         assert policy in result.output and str(note) in result.output
     assert (out / "jct_cdf.png").stat().st_size > 0
     assert (out / "summary.txt").read_text() in result.output
+
+
+def hawk_exits(point: Point) -> Outcome:
+    """rank's run, whose worker process dies on hawk (module-level: the workers import it)."""
+    if point.policy == "hawk":
+        os._exit(3)
+    return rank.run_point(point)
+
+
+def test_a_policy_whose_worker_dies_fails_by_name_and_the_other_rows_are_written(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    trace, out = tmp_path / "t.trace", tmp_path / "rank"
+    trace.write_text("0 2 1 1 1\n1 2 5 5 5\n2 1 1 1\n")
+    monkeypatch.setattr(rank, "run_point", hawk_exits)
+    result = CliRunner().invoke(main, ["rank", str(trace), "--nodes", "2", "--workers", "2", "--out", str(out),
+                                       *(a for p in ("fifo", "hawk", "sparrow", "eagle") for a in ("--policy", p))])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out / "ranking.csv").set_index("policy")
+    assert sorted(table.index) == ["eagle", "fifo", "hawk", "sparrow"]
+    assert table.loc["hawk", "rank"] == "-" and table.loc["hawk", "note"].startswith("failed: its worker process died")
+    assert (table.drop(index="hawk")["rank"] != "-").all()
 
 
 def test_an_overloaded_cluster_is_called_out(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """`schedbridge experiment --workers`: the same bytes as a serial run, and a failing run named."""
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -43,6 +44,22 @@ def test_a_failing_point_stops_the_sweep_naming_it(workers: int) -> None:
         with pytest.raises(click.ClickException) as failed:
             sweep.run_points(fail_on_three, [1, 2, 3, 4], "demo", lambda p: f"point #{p}")
     assert failed.value.message == "demo: the run point #3 failed: ValueError: no such policy 'nope'"
+
+
+def exit_on_three(point: int) -> int:
+    """A run whose process dies at the point 3, as a crash in native code or the OOM killer would."""
+    if point == 3:
+        os._exit(3)
+    return point * 10
+
+
+def test_a_point_whose_worker_dies_is_named_and_the_others_kept() -> None:
+    with sweep.workers(2):
+        assert sweep.run_points(exit_on_three, [1, 2, 3, 4, 5], "demo",
+                                dead=lambda p, why: -p) == [10, 20, -3, 40, 50]
+        with pytest.raises(click.ClickException) as failed:
+            sweep.run_points(exit_on_three, [1, 3, 4], "demo", lambda p: f"point #{p}")
+    assert failed.value.message.startswith("demo: the run point #3 failed: its worker process died")
 
 
 def test_a_failing_run_leaves_no_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
