@@ -53,6 +53,12 @@ class Limits:
     max_per_peer: int = 256             # from one address (a gateway host runs many drivers)
     backlog: int = 256                  # many applications starting at once
     log_every_s: float = 10.0           # at most one line per kind of refusal in this time
+    # Once logged in (a token holder): what one application key can make the daemon keep.
+    apps_per_key: int = 16              # applications with a state (a Spark driver is one, with its own key)
+    apps_per_connection: int = 4
+    snapshot_bytes: int = 4 << 20       # a round carrying a snapshot (decoded, about ten times as much)
+    buffered_bytes: int = 64 << 20      # unfinished messages of all connections at once, past the next
+    own_buffer_bytes: int = 64 << 10    # each connection's unfinished message, outside that budget
 
 
 class Throttled:
