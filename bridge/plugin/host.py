@@ -199,18 +199,20 @@ class PolicyHost:
                 if client is not None and (why := self._capped(rnd.app, client)) is not None:
                     return self._over(rnd, why)
                 state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
+                if client is not None and rnd.app not in self._owners:  # before anything else may fail
+                    self._owners[rnd.app] = client.owner
+                    self._per_owner[client.owner] += 1
+                self._named[rnd.app] = time.monotonic()
                 log.info("schedbridge host: %s state rebuilt from snapshot: %d executors, %d running "
                          "tasks, %d active jobs", rnd.app, len(state.executors), len(state.running),
                          len(state.jobs))
                 self.planner.rebuild(state)
-                if client is not None and rnd.app not in self._owners:
-                    self._owners[rnd.app] = client.owner
-                    self._per_owner[client.owner] += 1
             elif rnd.app not in self.cluster:
                 return encode_resync(rnd.round)
+            else:
+                self._named[rnd.app] = time.monotonic()
             if client is not None:
                 client.apps.add(rnd.app)
-            self._named[rnd.app] = time.monotonic()
             self.cluster.apply(rnd.app, events)
             return self._plan(self.planner, rnd, events)
 
