@@ -4,7 +4,9 @@ A socket timeout restarts with every byte received, so a client sending one byte
 hold a connection forever; the deadline here covers the whole line instead. Each connection may
 buffer ``Buffers.own`` bytes of an unfinished line on its own; past that it draws on a budget
 shared by every connection, so that a few clients holding huge unfinished lines cannot make the
-daemon hold ``connections x line limit`` bytes, nor crowd out the small lines of the others.
+daemon hold ``connections x line limit`` bytes, nor crowd out the small lines of the others. A line
+stays charged until the next ``read_line`` (its reply sent), which bounds the big lines being
+decoded at once too (decoded JSON costs several times its bytes).
 """
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ class LineSocket:
 
         Raises ``LineTooLong`` past ``limit`` bytes (never holding more than ``limit`` + 1) and
         ``TimeoutError`` if the line is not complete by ``deadline`` (``time.monotonic()``)."""
+        self._charge(len(self._buf))  # the last line was answered
         while (end := self._buf.find(b"\n", self._scanned)) < 0:
             self._scanned = len(self._buf)
             if len(self._buf) > limit:
@@ -72,7 +75,7 @@ class LineSocket:
         line = bytes(self._buf[:end])
         del self._buf[:end + 1]
         self._scanned = 0
-        self._charge(len(self._buf))
+        self._charge(len(self._buf) + len(line))  # until it is answered
         return line
 
     def release(self) -> None:

@@ -12,6 +12,7 @@ import pytest
 from bridge.drivers.spark_fifo import FifoPlanner
 from bridge.plugin.daemon import PolicyDaemon
 from bridge.plugin.host import Client, PolicyHost
+from bridge.plugin.lines import Buffers, LineSocket
 from bridge.plugin.login import Limits
 from bridge.protocol.auth import new_nonce
 from tests.unit.test_serve_login import ATTACH, log_in
@@ -99,3 +100,17 @@ def test_unfinished_messages_are_bounded_across_connections_and_others_still_ser
     finally:
         first.close()
         second.close()
+
+
+def test_a_big_line_stays_charged_until_the_next_read_so_big_lines_decoded_at_once_are_bounded() -> None:
+    a, b = socket.socketpair()
+    buffers = Buffers(shared=1 << 20, own=1024, setting="--more")
+    with a, b:
+        conn = LineSocket(a, buffers=buffers)
+        b.sendall(b"x" * 5000 + b"\nok\n")
+        assert len(conn.read_line(1 << 20, time.monotonic() + 5) or b"") == 5000
+        assert buffers.used == 5000 + 3 - 1024  # being answered: still charged
+        assert conn.read_line(1 << 20, time.monotonic() + 5) == b"ok"
+        assert buffers.used == 0
+        conn.release()
+    assert buffers.used == 0
