@@ -38,7 +38,7 @@ from bridge.drivers.node_engine import NodePlanner, preempting_policies
 from bridge.nodes.cluster_agents import agents_option
 from bridge.plugin.host import Client, PolicyHost
 from bridge.plugin.lines import Buffers, LineSocket, LineTooLong
-from bridge.plugin.login import Limits, LoginGate
+from bridge.plugin.login import Limits, LoginGate, Throttled
 from bridge.plugin.preempting_host import host_planners
 from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file
 from bridge.protocol.messages import encode_error
@@ -54,11 +54,15 @@ DEFAULT_LIMITS = Limits()
 
 class Reaper:
     """Forgets the applications of an owner (application key) once none of its connections has been
-    open for ``timeout_s``; run from the daemon's loop, no thread or timer per connection."""
+    open for ``timeout_s``, and any application no request named for ``Limits.idle_timeout_s`` plus
+    ``timeout_s``; run from the daemon's loop, no thread or timer per connection. At most
+    ``Limits.closed_keys`` owners wait so: past that, the one whose connections closed first is
+    forgotten at once (a token holder cycling keys would otherwise keep every key's applications)."""
 
-    def __init__(self, host: PolicyHost, timeout_s: float, idle_s: float) -> None:
-        """``idle_s``: how long an application no request names is kept, even with connections open."""
-        self.host, self.timeout_s, self.idle_s = host, timeout_s, idle_s
+    def __init__(self, host: PolicyHost, timeout_s: float, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.host, self.timeout_s = host, timeout_s
+        self.idle_s, self.closed_keys = limits.idle_timeout_s + timeout_s, limits.closed_keys
+        self._crowded = Throttled(limits.log_every_s)
         self._open: dict[str, int] = {}
         self._since: dict[str, float] = {}  # owner without connections -> since when
         self._lock = threading.Lock()
@@ -74,6 +78,12 @@ class Reaper:
             if not self._open[owner]:
                 del self._open[owner]
                 self._since[owner] = time.monotonic()
+            first = next(iter(self._since)) if len(self._since) > self.closed_keys else None
+            if first is not None:
+                del self._since[first]
+        if first is not None and (apps := self.host.forget_owner(first)):
+            self._crowded.warning("schedbridge serve: %s forgotten before --app-timeout: over %d application "
+                                  "keys without connections", ", ".join(apps), self.closed_keys)
 
     def reap(self) -> None:
         cutoff = time.monotonic() - self.timeout_s
@@ -99,7 +109,7 @@ class PolicyDaemon:
         if len(token) < 16:
             raise ValueError("a policy daemon needs a token of at least 16 characters")
         self.host, self.limits = host, limits
-        self.reaper = Reaper(host, app_timeout_s, limits.idle_timeout_s + app_timeout_s)
+        self.reaper = Reaper(host, app_timeout_s, limits)
         self._buffers = Buffers(limits.buffered_bytes, limits.own_buffer_bytes,
                                 "schedbridge serve --max-buffered-bytes")
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET

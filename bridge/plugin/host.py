@@ -27,7 +27,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,7 +158,7 @@ class PolicyHost:
         self._lock = threading.Lock()
         self._failing = False
         self._owners: dict[str, str] = {}  # application's key (``scoped``) -> the owner it belongs to
-        self._per_owner: Counter[str] = Counter()  # owner -> its applications with a state
+        self._by_owner: dict[str, set[str]] = {}  # owner -> its applications with a state
         self._named: dict[str, float] = {}  # application's key -> when a request last named it
         self.held = HeldSlots()
 
@@ -201,7 +201,7 @@ class PolicyHost:
                 state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
                 if client is not None and rnd.app not in self._owners:  # before anything else may fail
                     self._owners[rnd.app] = client.owner
-                    self._per_owner[client.owner] += 1
+                    self._by_owner.setdefault(client.owner, set()).add(rnd.app)
                 self._named[rnd.app] = time.monotonic()
                 log.info("schedbridge host: %s state rebuilt from snapshot: %d executors, %d running "
                          "tasks, %d active jobs", rnd.app, len(state.executors), len(state.running),
@@ -224,7 +224,7 @@ class PolicyHost:
         if len(client.apps) >= client.apps_per_connection:
             return (f"a new application over the cap of {client.apps_per_connection} applications per "
                     "connection (schedbridge serve --max-apps-per-connection raises it)")
-        if self._per_owner[client.owner] >= client.apps_per_key:
+        if len(self._by_owner.get(client.owner, ())) >= client.apps_per_key:
             return (f"a new application over the cap of {client.apps_per_key} applications per application "
                     "key (schedbridge serve --max-apps-per-key raises it)")
         return None
@@ -271,7 +271,7 @@ class PolicyHost:
     def forget_owner(self, owner: str) -> list[str]:
         """Drops every application of ``owner`` (its connections are gone); returns their keys."""
         with self._lock:
-            apps = [app for app, o in self._owners.items() if o == owner]
+            apps = sorted(self._by_owner.get(owner, ()))
             for app in apps:
                 self._forget(app)
         return apps
@@ -287,9 +287,9 @@ class PolicyHost:
 
     def _forget(self, app: str) -> None:
         if (owner := self._owners.pop(app, None)) is not None:
-            self._per_owner[owner] -= 1
-            if not self._per_owner[owner]:
-                del self._per_owner[owner]
+            self._by_owner[owner].discard(app)
+            if not self._by_owner[owner]:
+                del self._by_owner[owner]
         self._named.pop(app, None)
         self.held.forget(app)
         self.cluster.forget(app)

@@ -59,6 +59,7 @@ class Limits:
     snapshot_bytes: int = 4 << 20       # a round carrying a snapshot (decoded, about ten times as much)
     buffered_bytes: int = 64 << 20      # unfinished messages of all connections at once, past the next
     own_buffer_bytes: int = 64 << 10    # each connection's unfinished message, outside that budget
+    closed_keys: int = 256              # keys whose connections all closed, kept for --app-timeout
 
 
 class Throttled:

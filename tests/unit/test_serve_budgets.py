@@ -114,3 +114,20 @@ def test_a_big_line_stays_charged_until_the_next_read_so_big_lines_decoded_at_on
         assert buffers.used == 0
         conn.release()
     assert buffers.used == 0
+
+
+def test_past_the_keys_kept_without_connections_the_first_closed_is_forgotten_at_once(caplog) -> None:
+    server = serve(PolicyDaemon(("127.0.0.1", 0), PolicyHost(FifoPlanner()), TOKEN,
+                                limits=Limits(closed_keys=2, log_every_s=60)))  # --app-timeout: 60 s
+    try:
+        for app in ("app-1", "app-2", "app-3"):
+            with dial(server) as s, log_in(s) as f:
+                assert "assign" in exchange(f, round_msg(app))
+        deadline = time.monotonic() + 2
+        while len(list(server.host.cluster)) > 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sorted(state.app.split("@")[0] for state in server.host.cluster) == ["app-2", "app-3"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "forgotten before --app-timeout: over 2 application keys without connections" in caplog.text
