@@ -1,11 +1,22 @@
-"""One HTTP session per daemon: timeouts, bounded retries with backoff, typed errors."""
+"""One HTTP session per daemon: timeouts, bounded retries with backoff, typed errors.
+
+A read timeout restarts with every byte, so a server answering one byte a second held a call for
+ever. Each call therefore also has a whole-request deadline, connect plus read timeout: when it
+passes, a watchdog shuts the call's socket down, which ends any read in progress.
+"""
 from __future__ import annotations
 
-from collections.abc import Callable
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
 from yarnclient.errors import (YarnBadRequest, YarnConnectionError, YarnError, YarnForbidden,
@@ -18,6 +29,82 @@ _SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 _STATUS_ERRORS: dict[int, type[YarnError]] = {
     400: YarnBadRequest, 401: YarnForbidden, 403: YarnForbidden, 404: YarnNotFound,
 }
+
+
+class _Deadline:
+    """Shuts down every socket a call reads its reply from once ``seconds`` have passed."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.passed = seconds, False
+        self._socks: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def watch(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            if sock is None:
+                return
+            self._socks.append(sock)
+            if self.passed:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.passed = True
+            for sock in self._socks:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed meanwhile
+
+
+_calls = threading.local()  # .deadline: the _Deadline of this thread's call in progress
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[_Deadline]:
+    deadline = _calls.deadline = _Deadline(seconds)
+    deadline._timer.start()
+    try:
+        yield deadline
+    finally:
+        deadline._timer.cancel()
+        _calls.deadline = None
+
+
+class _WatchedHTTPConnection(HTTPConnection):
+    """Hands its socket to the call's deadline once the request is sent (new or reused alike)."""
+
+    def getresponse(self) -> BaseHTTPResponse:  # type: ignore[override]
+        if (deadline := getattr(_calls, "deadline", None)) is not None:
+            deadline.watch(self.sock)
+        return super().getresponse()
+
+
+class _WatchedHTTPSConnection(HTTPSConnection):
+    def getresponse(self) -> BaseHTTPResponse:  # type: ignore[override]
+        if (deadline := getattr(_calls, "deadline", None)) is not None:
+            deadline.watch(self.sock)
+        return super().getresponse()
+
+
+class _WatchedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+class _WatchedAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
 
 
 class JsonCalls:
@@ -49,7 +136,8 @@ class JsonCalls:
 
 
 class RestSession(JsonCalls):
-    """JSON over HTTP against one base URL; never hangs, never returns a raw HTTP error."""
+    """JSON over HTTP against one base URL; never hangs (each call ends within its connect plus read
+    timeout, however slowly the reply comes), never returns a raw HTTP error."""
 
     def __init__(self, base_url: str, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT,
                  retries: int = 2, backoff: float = 0.3, user: str | None = None) -> None:
@@ -61,7 +149,7 @@ class RestSession(JsonCalls):
         # replayed after the server may have acted on it.
         retry = Retry(total=retries, connect=retries, read=0, status=0, other=0,
                       backoff_factor=backoff, allowed_methods=None)
-        adapter = HTTPAdapter(max_retries=retry)
+        adapter = _WatchedAdapter(max_retries=retry)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._session.headers.update({"Accept": "application/json"})
@@ -77,11 +165,16 @@ class RestSession(JsonCalls):
         if self.user and method != "GET":
             params.setdefault("user.name", self.user)
         try:
-            response = self._session.request(method, url, params=params, json=json,
-                                             timeout=self.timeout, allow_redirects=follow_redirects)
+            with _deadline(sum(self.timeout)) as deadline:
+                response = self._session.request(method, url, params=params, json=json,
+                                                 timeout=self.timeout, allow_redirects=follow_redirects)
         except requests.exceptions.RequestException as exc:
+            if deadline.passed:
+                raise _late(url, deadline) from exc
             raise YarnConnectionError(f"cannot reach {self.base_url} ({type(exc).__name__}: "
                                       f"{_root_cause(exc)})", url=url) from exc
+        if deadline.passed:  # cut short, a reply can even look whole: headers end at the end of input
+            raise _late(url, deadline)
         if response.is_redirect:
             raise YarnRedirect(f"{response.status_code} from {url}: redirects to "
                                f"{response.headers.get('Location', '?')}", url=url, status=response.status_code)
@@ -98,6 +191,11 @@ class RestSession(JsonCalls):
 
     def close(self) -> None:
         self._session.close()
+
+
+def _late(url: str, deadline: _Deadline) -> YarnConnectionError:
+    return YarnConnectionError(f"{url}: no whole reply within {deadline.seconds:g} s (the connect and read "
+                               "timeouts together)", url=url)
 
 
 def _root_cause(exc: BaseException) -> str:

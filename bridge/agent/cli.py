@@ -95,7 +95,9 @@ def _tls(host: str, cert: Path | None, key: Path | None, insecure: bool) -> ssl.
 @click.option("--cgroup-parent", help="Group holding this agent's groups. Default: schedbridge-<port> "
               "(with --restore-only: the one the state file records, if any)")
 @click.option("--reconcile-interval", default=1.0, show_default=True, type=FiniteFloat(0.05, 60))
-@click.option("--nm-timeout", default=5.0, show_default=True, type=FiniteFloat(0.1, 60))
+@click.option("--nm-timeout", default=5.0, show_default=True, type=FiniteFloat(0.1, 60),
+              help="Connect and read timeout of each NodeManager call; a call ends within twice this, "
+                   "however slowly the NodeManager answers.")
 @click.option("--restore-only", is_flag=True,
               help="Put every container a previous run touched back to full size, remove its groups, exit")
 @click.option("--proc-root", default="/proc", hidden=True, type=click.Path(path_type=Path))
@@ -179,6 +181,17 @@ def _run(node_agent: NodeAgent, server: AgentServer, interval: float) -> None:
     serving.start()
     click.echo(f"schedbridge agent listening on {server.url}")
     try:
+        work(node_agent, interval, stop)
+    finally:
+        server.shutdown()
+
+
+def work(node_agent: NodeAgent, interval: float, stop: threading.Event) -> None:
+    """Reconciles every ``interval`` until ``stop``; leases are lifted on a thread of their own, so
+    that a slow NodeManager never holds one back."""
+    leases = threading.Thread(target=node_agent.watch_leases, args=(stop,), name="agent-leases", daemon=True)
+    leases.start()
+    try:
         while not stop.is_set():
             try:
                 node_agent.reconcile()
@@ -186,4 +199,5 @@ def _run(node_agent: NodeAgent, server: AgentServer, interval: float) -> None:
                 log.exception("reconcile failed")
             stop.wait(interval)
     finally:
-        server.shutdown()
+        stop.set()
+        leases.join()

@@ -4,8 +4,8 @@ The list of suspended containers otherwise lives only in the controller's memory
 policy host beside a driver). If the controller dies (SIGKILL, a lost host), nobody would resume them,
 and they would crawl at the minimum share until they exit. So every suspend or resize holds for
 `lease_s` seconds; the controller renews its leases in one batch call per node
-(`POST /v1/leases/renew`) every lease/3, and the agent's reconciliation resumes a container whose
-lease ran out. Leases are kept in memory only: an agent that restarts releases every container anyway.
+(`POST /v1/leases/renew`) every lease/3, and the agent (`NodeAgent.watch_leases`) resumes a
+container whose lease ran out. Leases are kept in memory only: an agent that restarts releases every container anyway.
 """
 from __future__ import annotations
 

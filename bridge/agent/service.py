@@ -6,7 +6,8 @@ never scan /proc). Reconciliation sweeps stray processes into their groups and r
 every container that is no longer running, so a throttle never outlives its container. The state file
 records each limit before it takes effect, so a restart after a crash (`release_all`) can put every
 touched container back to full size. Every throttle holds under a lease (`leases.py`): one whose
-controller stopped renewing it is lifted by the next reconciliation.
+controller stopped renewing it is lifted by `watch_leases`, on a thread of its own: never behind a
+NodeManager call, which a slow NodeManager can stretch to its whole deadline.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from bridge.agent.state import Managed, StateFile
 log = logging.getLogger(__name__)
 DEFAULT_MIN_SHARE = 0.1  # Kairos' `processorsharing.minimum-cpu`: small, not zero, so heartbeats go on
 REMEMBERED_FINISHED = 4096  # released ids kept so a late command hears "finished", not "unknown"
+LEASE_TICK_S = 0.25  # how late `watch_leases` may lift a lease
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,15 @@ class NodeAgent:
             for cid in due:
                 self._guarded(self._lift, cid)
             return due
+
+    def watch_leases(self, stop: threading.Event) -> None:
+        """Lifts leases as they run out, every LEASE_TICK_S, until ``stop`` is set."""
+        while not stop.is_set():
+            try:
+                self.expire_leases()
+            except Exception:  # keep watching; a stopped watch would leak throttles
+                log.exception("lifting expired leases failed")
+            stop.wait(LEASE_TICK_S)
 
     def _lift(self, container_id: str) -> None:
         entry = self.managed.get(container_id)

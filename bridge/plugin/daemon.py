@@ -8,12 +8,17 @@ held to the small bounds of ``bridge.plugin.login`` (no thread, a few KiB, a few
 in, it gets a thread and each message must arrive whole within ``Limits.idle_timeout_s``. Each
 application's state belongs to its connection's application key (``PolicyHost``). An application
 asking for another policy or other parameters than the daemon serves is refused at its attach.
-An application's state is dropped when it detaches (its SparkContext stops) or when no connection
-with its key has been open for ``--app-timeout`` seconds. The daemon listens on 127.0.0.1 unless
-told otherwise; another address needs TLS (``--tls-cert``/``--tls-key``) or ``--insecure``.
+An application's state is dropped when it detaches (its SparkContext stops), when no connection
+with its key has been open for ``--app-timeout`` seconds, or when no request named it for
+``Limits.idle_timeout_s`` (a silent connection's bound) plus ``--app-timeout``. A token holder's
+cost is capped too: applications per key and per connection, snapshot size, and the bytes of
+unfinished messages buffered across connections (``Limits``; a refusal names the option raising it).
+The daemon listens on 127.0.0.1 unless told otherwise; another address needs TLS
+(``--tls-cert``/``--tls-key``) or ``--insecure``.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -31,9 +36,9 @@ from bridge.common.options import MAX_SECONDS, FiniteFloat, param_option
 from bridge.common.tls import check_listen, server_options, server_tls
 from bridge.drivers.node_engine import NodePlanner, preempting_policies
 from bridge.nodes.cluster_agents import agents_option
-from bridge.plugin.host import PolicyHost
-from bridge.plugin.lines import LineSocket, LineTooLong
-from bridge.plugin.login import Limits, LoginGate
+from bridge.plugin.host import Client, PolicyHost
+from bridge.plugin.lines import Buffers, LineSocket, LineTooLong
+from bridge.plugin.login import Limits, LoginGate, Throttled
 from bridge.plugin.peer_text import peer_logger
 from bridge.plugin.preempting_host import host_planners
 from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file
@@ -50,10 +55,15 @@ DEFAULT_LIMITS = Limits()
 
 class Reaper:
     """Forgets the applications of an owner (application key) once none of its connections has been
-    open for ``timeout_s``; run from the daemon's loop, no thread or timer per connection."""
+    open for ``timeout_s``, and any application no request named for ``Limits.idle_timeout_s`` plus
+    ``timeout_s``; run from the daemon's loop, no thread or timer per connection. At most
+    ``Limits.closed_keys`` owners wait so: past that, the one whose connections closed first is
+    forgotten at once (a token holder cycling keys would otherwise keep every key's applications)."""
 
-    def __init__(self, host: PolicyHost, timeout_s: float) -> None:
+    def __init__(self, host: PolicyHost, timeout_s: float, limits: Limits = DEFAULT_LIMITS) -> None:
         self.host, self.timeout_s = host, timeout_s
+        self.idle_s, self.closed_keys = limits.idle_timeout_s + timeout_s, limits.closed_keys
+        self._crowded = Throttled(limits.log_every_s)
         self._open: dict[str, int] = {}
         self._since: dict[str, float] = {}  # owner without connections -> since when
         self._lock = threading.Lock()
@@ -69,6 +79,12 @@ class Reaper:
             if not self._open[owner]:
                 del self._open[owner]
                 self._since[owner] = time.monotonic()
+            first = next(iter(self._since)) if len(self._since) > self.closed_keys else None
+            if first is not None:
+                del self._since[first]
+        if first is not None and (apps := self.host.forget_owner(first)):
+            self._crowded.warning("schedbridge serve: %s forgotten before --app-timeout: over %d application "
+                                  "keys without connections", ", ".join(apps), self.closed_keys)
 
     def reap(self) -> None:
         cutoff = time.monotonic() - self.timeout_s
@@ -79,6 +95,8 @@ class Reaper:
         for owner in gone:
             for app in self.host.forget_owner(owner):
                 log.info("schedbridge serve: %s forgotten (no connection for %.0f s)", app, self.timeout_s)
+        for app in self.host.forget_idle(self.idle_s):
+            log.info("schedbridge serve: %s forgotten (not named for %.0f s)", app, self.idle_s)
 
 
 class PolicyDaemon:
@@ -92,7 +110,9 @@ class PolicyDaemon:
         if len(token) < 16:
             raise ValueError("a policy daemon needs a token of at least 16 characters")
         self.host, self.limits = host, limits
-        self.reaper = Reaper(host, app_timeout_s)
+        self.reaper = Reaper(host, app_timeout_s, limits)
+        self._buffers = Buffers(limits.buffered_bytes, limits.own_buffer_bytes,
+                                "schedbridge serve --max-buffered-bytes")
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         listener = socket.create_server(address, family=family, backlog=limits.backlog)
         self.server_address: tuple[str, int] = listener.getsockname()[:2]
@@ -125,15 +145,16 @@ class PolicyDaemon:
         with self._lock:
             self._connections.add(sock)
         self.reaper.opened(owner)
-        threading.Thread(target=self._serve, args=(LineSocket(sock, buffered), peer, owner),
+        threading.Thread(target=self._serve, args=(LineSocket(sock, buffered, self._buffers), peer, owner),
                          name=f"serve-{peer}", daemon=True).start()
 
     def _serve(self, conn: LineSocket, peer: str, owner: str) -> None:
         """Request/reply lines until the client closes, stays silent too long or oversteps."""
         limits = self.limits
+        client = Client(owner, limits.apps_per_key, limits.apps_per_connection, limits.snapshot_bytes)
         try:
             while (raw := conn.read_line(limits.message_bytes, time.monotonic() + limits.idle_timeout_s)) is not None:
-                conn.send_line(self.host.handle(raw.decode("utf-8", "replace"), owner), limits.send_timeout_s)
+                conn.send_line(self.host.handle(raw.decode("utf-8", "replace"), client), limits.send_timeout_s)
         except LineTooLong as e:
             log.warning("schedbridge serve: %s sent %s; connection closed", peer, e)
             conn.send_line(encode_error(f"{e}; connection closed"), limits.send_timeout_s)
@@ -143,6 +164,7 @@ class PolicyDaemon:
             with self._lock:
                 self._connections.discard(conn.sock)
             conn.sock.close()
+            conn.release()
             self.reaper.closed(owner)
             self._gate.release(peer)
 
@@ -176,12 +198,23 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
 @click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="INFO",
               show_default=True, help="INFO: attaches, detaches, refusals and warnings; DEBUG adds a line "
                                       "per answered round (every placement).")
+@click.option("--max-apps-per-key", default=DEFAULT_LIMITS.apps_per_key, show_default=True,
+              type=click.IntRange(1), help="Applications one application key (a Spark driver) may have served.")
+@click.option("--max-apps-per-connection", default=DEFAULT_LIMITS.apps_per_connection, show_default=True,
+              type=click.IntRange(1), help="Applications one connection may name.")
+@click.option("--max-snapshot-bytes", default=DEFAULT_LIMITS.snapshot_bytes, show_default=True,
+              type=click.IntRange(1024, DEFAULT_LIMITS.message_bytes),
+              help="Bytes of a round carrying an application's snapshot (its state, after a reconnect).")
+@click.option("--max-buffered-bytes", default=DEFAULT_LIMITS.buffered_bytes, show_default=True,
+              type=click.IntRange(0), help=f"Bytes of unfinished messages all connections may buffer at once, "
+                                           f"beyond {DEFAULT_LIMITS.own_buffer_bytes} each.")
 @server_options
 @agents_option
 @hadoop_conf_dir_option
 def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file: Path | None,
-          app_timeout: float, log_level: str, tls_cert: Path | None, tls_key: Path | None, insecure: bool,
-          agents: Path | None, hadoop_conf_dir: Path | None) -> None:
+          app_timeout: float, log_level: str, max_apps_per_key: int, max_apps_per_connection: int,
+          max_snapshot_bytes: int, max_buffered_bytes: int, tls_cert: Path | None, tls_key: Path | None,
+          insecure: bool, agents: Path | None, hadoop_conf_dir: Path | None) -> None:
     """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT
     (tls://HOST:PORT with --tls-cert and --tls-key; needed on an address other than loopback).
 
@@ -197,7 +230,10 @@ def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file:
             context = tls.context() if tls is not None else None
             planner = host_planners(stack, agents, hadoop_conf_dir)(policy, params)
             token, source = _read_token(token_file)
-            daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout, context)
+            limits = dataclasses.replace(DEFAULT_LIMITS, apps_per_key=max_apps_per_key,
+                                         apps_per_connection=max_apps_per_connection,
+                                         snapshot_bytes=max_snapshot_bytes, buffered_bytes=max_buffered_bytes)
+            daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout, context, limits)
         except (ValueError, OSError) as e:
             raise click.ClickException(str(e)) from None
         how = (f"preempting on {len(planner.nodes)} NodeManager(s) through their agents, N = {planner.cores}"

@@ -14,6 +14,12 @@ An application's state is keyed by its Spark id *and* its owner, the digest of t
 its connections present (``bridge.protocol.auth``): Spark ids are predictable, so a client that
 plays another application's id first only ever creates a state of its own, and the real
 application is served as if it were alone. Logs and decisions name ``<spark id>@<owner prefix>``.
+
+A daemon's connection is a :class:`Client`, whose caps bound what a token holder can make the
+host keep: applications per key and per connection, and the size of a snapshot (a decoded
+snapshot costs the host about ten times its bytes). A request over a cap gets an error reply that
+names it (the plugin falls back to Spark for that round). Applications no request named for a
+while are forgotten (``forget_idle``); one that comes back resends its snapshot.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.drivers.planners import RoundPlanner, make_planner
@@ -125,6 +131,18 @@ def scoped(app: str, owner: str) -> str:
     return f"{app}@{owner[:16]}"
 
 
+@dataclass(eq=False)
+class Client:
+    """One daemon connection: its owner (application key digest), its caps and the applications it
+    named (``scoped``)."""
+
+    owner: str
+    apps_per_key: int
+    apps_per_connection: int
+    snapshot_bytes: int
+    apps: set[str] = field(default_factory=set)
+
+
 class PolicyHost:
     """Serves offer rounds for any number of applications with one planner (thread-safe).
 
@@ -141,48 +159,81 @@ class PolicyHost:
         self._lock = threading.Lock()
         self._failing = False
         self._owners: dict[str, str] = {}  # application's key (``scoped``) -> the owner it belongs to
+        self._by_owner: dict[str, set[str]] = {}  # owner -> its applications with a state
+        self._named: dict[str, float] = {}  # application's key -> when a request last named it
         self.held = HeldSlots()
 
-    def handle(self, text: str, owner: str | None = None) -> str:
+    def handle(self, text: str, client: Client | None = None) -> str:
         """One request in, one reply out; never raises, whatever the input.
 
-        ``owner`` identifies the connection's client (its application key's digest): the
-        application ids it names are its own (``scoped``). None (in-process) is the driver's own
-        caller, whose ids are used as they are."""
+        ``client`` is the daemon's connection: the application ids it names are its owner's
+        (``scoped``) and its caps apply. None (in-process) is the driver's own caller, whose ids are
+        used as they are."""
         try:
             msg = decode(text)
             if msg.get("kind") == "attach":
                 return self.attach(*parse_attach(msg))
             if msg.get("kind") == "detach":
-                return self._detach(self._own(parse_detach(msg), owner))
+                return self._detach(self._own(parse_detach(msg), client))
             rnd = parse_round(msg)
             events = [parse_event(e) for e in rnd.events]
         except ProtocolError as e:
             log.warning("schedbridge host: bad request: %s", e)
             return encode_error(str(e))
-        rnd = dataclasses.replace(rnd, app=self._own(rnd.app, owner))
+        rnd = dataclasses.replace(rnd, app=self._own(rnd.app, client))
+        if client is not None and rnd.snapshot is not None and len(text) > client.snapshot_bytes:
+            return self._over(rnd, f"a round with a snapshot of {len(text)} bytes, over the cap of "
+                                   f"{client.snapshot_bytes} (schedbridge serve --max-snapshot-bytes raises it)")
         try:
-            return self._round(rnd, events)
+            return self._round(rnd, events, client)
         except Exception as e:  # noqa: BLE001 - e.g. a malformed snapshot: this round only, never the host
             log.warning("schedbridge host: %s round %d refused: %s: %s", rnd.app, rnd.round, type(e).__name__, e)
             return encode_error(f"malformed round: {type(e).__name__}: {e}", rnd.round)
 
-    def _round(self, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
+    def _round(self, rnd: OfferRound, events: Sequence[LiveEvent], client: Client | None) -> str:
         with self._lock:
             if self.planner is None:
                 return encode_error("no policy yet: a connection must attach before its first round", rnd.round)
             if rnd.snapshot is not None:
                 if rnd.request is not None and (why := refusal(self.planner, rnd.request)) is not None:
                     return encode_error(why, rnd.round)
+                if client is not None and (why := self._capped(rnd.app, client)) is not None:
+                    return self._over(rnd, why)
                 state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
+                if client is not None and rnd.app not in self._owners:  # before anything else may fail
+                    self._owners[rnd.app] = client.owner
+                    self._by_owner.setdefault(client.owner, set()).add(rnd.app)
+                self._named[rnd.app] = time.monotonic()
                 log.info("schedbridge host: %s state rebuilt from snapshot: %d executors, %d running "
                          "tasks, %d active jobs", rnd.app, len(state.executors), len(state.running),
                          len(state.jobs))
                 self.planner.rebuild(state)
             elif rnd.app not in self.cluster:
                 return encode_resync(rnd.round)
+            else:
+                self._named[rnd.app] = time.monotonic()
+            if client is not None:
+                client.apps.add(rnd.app)
             self.cluster.apply(rnd.app, events)
             return self._plan(self.planner, rnd, events)
+
+    def _capped(self, app: str, client: Client) -> str | None:
+        """Why ``client`` may not add application ``app`` (None if it may, or has it already)."""
+        if app in self._owners:
+            return None
+        client.apps &= self._owners.keys()  # those forgotten meanwhile no longer count
+        if len(client.apps) >= client.apps_per_connection:
+            return (f"a new application over the cap of {client.apps_per_connection} applications per "
+                    "connection (schedbridge serve --max-apps-per-connection raises it)")
+        if len(self._by_owner.get(client.owner, ())) >= client.apps_per_key:
+            return (f"a new application over the cap of {client.apps_per_key} applications per application "
+                    "key (schedbridge serve --max-apps-per-key raises it)")
+        return None
+
+    @staticmethod
+    def _over(rnd: OfferRound, why: str) -> str:
+        log.warning("schedbridge host: %s round %d refused: %s", rnd.app, rnd.round, why)
+        return encode_error(why, rnd.round)
 
     def _plan(self, planner: RoundPlanner, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
         start = time.perf_counter_ns()
@@ -204,14 +255,10 @@ class PolicyHost:
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
         return encode_placement(placement, rnd.round)
 
-    def _own(self, app: str, owner: str | None) -> str:
-        """The key of ``owner``'s application ``app`` (``scoped``), noted as ``owner``'s."""
-        if owner is None:
-            return app
-        key = scoped(app, owner)
-        with self._lock:
-            self._owners[key] = owner
-        return key
+    @staticmethod
+    def _own(app: str, client: Client | None) -> str:
+        """The key of ``client``'s application ``app`` (``scoped``)."""
+        return app if client is None else scoped(app, client.owner)
 
     def _detach(self, app: str) -> str:
         """The application ended: its state goes (a daemon keeps only live applications)."""
@@ -225,13 +272,26 @@ class PolicyHost:
     def forget_owner(self, owner: str) -> list[str]:
         """Drops every application of ``owner`` (its connections are gone); returns their keys."""
         with self._lock:
-            apps = [app for app, o in self._owners.items() if o == owner]
+            apps = sorted(self._by_owner.get(owner, ()))
+            for app in apps:
+                self._forget(app)
+        return apps
+
+    def forget_idle(self, idle_s: float) -> list[str]:
+        """Drops every application no request named for ``idle_s``; returns their keys."""
+        cutoff = time.monotonic() - idle_s
+        with self._lock:
+            apps = [app for app, named in self._named.items() if named <= cutoff]
             for app in apps:
                 self._forget(app)
         return apps
 
     def _forget(self, app: str) -> None:
-        self._owners.pop(app, None)
+        if (owner := self._owners.pop(app, None)) is not None:
+            self._by_owner[owner].discard(app)
+            if not self._by_owner[owner]:
+                del self._by_owner[owner]
+        self._named.pop(app, None)
         self.held.forget(app)
         self.cluster.forget(app)
         if self.planner is not None:

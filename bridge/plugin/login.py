@@ -3,9 +3,13 @@
 Before a client proves it knows the token, it costs the daemon almost nothing: no thread (one
 selector serves every connection still logging in), at most ``Limits.login_line_bytes`` buffered,
 and ``Limits.login_timeout_s`` for the whole handshake (TLS included), however slowly its bytes
-arrive. Connections are capped in total and per peer address; one over a cap is closed at once.
-A client that logs in is handed, as a blocking socket, to ``admit`` (the daemon gives it a thread).
-The handshake is ``bridge.protocol.auth``'s.
+arrive. Connections are capped in total and per peer address. A newcomer over a cap is not refused
+while connections still logging in hold the room: the gate sheds one of those instead, the oldest
+that has not even sent its hello, from the newcomer's own address past the per-address cap, else
+from the address holding the most (an address over its fair share loses first). Idle sockets from a
+few addresses thus only ever push out each other, and a real application's login gets through. Only
+logged-in connections, which cost a token, fill a cap for good. A client that logs in is handed,
+as a blocking socket, to ``admit`` (the daemon gives it a thread). The handshake is ``bridge.protocol.auth``'s.
 """
 from __future__ import annotations
 
@@ -49,6 +53,13 @@ class Limits:
     max_per_peer: int = 256             # from one address (a gateway host runs many drivers)
     backlog: int = 256                  # many applications starting at once
     log_every_s: float = 10.0           # at most one line per kind of refusal in this time
+    # Once logged in (a token holder): what one application key can make the daemon keep.
+    apps_per_key: int = 16              # applications with a state (a Spark driver is one, with its own key)
+    apps_per_connection: int = 4
+    snapshot_bytes: int = 4 << 20       # a round carrying a snapshot (decoded, about ten times as much)
+    buffered_bytes: int = 64 << 20      # unfinished messages of all connections at once, past the next
+    own_buffer_bytes: int = 64 << 10    # each connection's unfinished message, outside that budget
+    closed_keys: int = 256              # keys whose connections all closed, kept for --app-timeout
 
 
 class Throttled:
@@ -104,12 +115,14 @@ class LoginGate:
         self._selector = selectors.DefaultSelector()
         self._logins: dict[int, _Login] = {}  # by fd, in accept order, so by deadline
         self._open: Counter[str] = Counter()  # peer -> connections, logged in or not
+        self._waiting: Counter[str] = Counter()  # peer -> connections still logging in
         self._lock = threading.Lock()  # _open: released by the connections' threads
         self._wake_r, self._wake_w = socket.socketpair()
         self._stop = threading.Event()
         self._stopped = threading.Event()
         self._refused = Throttled(limits.log_every_s)
         self._dropped = Throttled(limits.log_every_s)
+        self._shed = Throttled(limits.log_every_s)
         listener.setblocking(False)
         self._selector.register(listener, selectors.EVENT_READ)
         self._selector.register(self._wake_r, selectors.EVENT_READ)
@@ -169,16 +182,41 @@ class LoginGate:
             self._start(sock, addr[0])
 
     def _take(self, peer: str) -> bool:
-        """Counts a connection from ``peer`` unless a cap is reached."""
-        with self._lock:
-            total = sum(self._open.values())
-            if total < self.limits.max_connections and self._open[peer] < self.limits.max_per_peer:
-                self._open[peer] += 1
-                return True
+        """Counts a connection from ``peer``, shedding a login in progress if a cap is reached."""
+        while True:
+            with self._lock:
+                total = sum(self._open.values())
+                if total < self.limits.max_connections and self._open[peer] < self.limits.max_per_peer:
+                    self._open[peer] += 1
+                    return True
+                own = self._open[peer] >= self.limits.max_per_peer
+            victim = self._victim(peer if own else None)
+            if victim is None:
+                break
+            self._shed.warning("schedbridge serve: shedding connections not logged in: %d open in all, %d from "
+                               "%s (caps %d and %d per address); closed the oldest idle one from %s", total,
+                               self._open[peer], peer, self.limits.max_connections, self.limits.max_per_peer,
+                               victim.peer)
+            self._close(victim)
         self._refused.warning("schedbridge serve: refused a connection from %s: %d open from it, %d in all "
-                              "(caps %d and %d)", peer, self._open[peer], total, self.limits.max_per_peer,
-                              self.limits.max_connections)
+                              "(caps %d and %d), all logged in", peer, self._open[peer], total,
+                              self.limits.max_per_peer, self.limits.max_connections)
         return False
+
+    def _victim(self, peer: str | None) -> _Login | None:
+        """The login to shed for a newcomer: ``peer``'s (None: the address with most logins in
+        progress), the oldest that has sent no hello, else its oldest; None if it has none."""
+        if peer is None:
+            if not self._waiting:
+                return None
+            peer = self._waiting.most_common(1)[0][0]
+        oldest = None
+        for login in self._logins.values():
+            if login.peer == peer:
+                if not login.mine:
+                    return login
+                oldest = oldest or login
+        return oldest
 
     def _start(self, sock: socket.socket, peer: str) -> None:
         sock.setblocking(False)
@@ -186,6 +224,7 @@ class LoginGate:
             sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
         login = _Login(sock, peer, time.monotonic() + self.limits.login_timeout_s, self.tls is not None)
         self._logins[sock.fileno()] = login
+        self._waiting[peer] += 1
         self._selector.register(sock, selectors.EVENT_READ, login)
 
     def _expire(self) -> None:
@@ -294,7 +333,10 @@ class LoginGate:
         self.release(login.peer)
 
     def _forget(self, login: _Login) -> None:
-        self._logins.pop(login.sock.fileno(), None)
+        if self._logins.pop(login.sock.fileno(), None) is not None:
+            self._waiting[login.peer] -= 1
+            if not self._waiting[login.peer]:
+                del self._waiting[login.peer]
         try:
             self._selector.unregister(login.sock)
         except (KeyError, ValueError):

@@ -3,15 +3,20 @@ fake clock, fake /proc and in-memory cgroups."""
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from pathlib import Path, PurePosixPath
 
 import pytest
 
+from bridge.agent.cli import work
 from bridge.agent.errors import BadRequest
 from bridge.agent.leases import DEFAULT_LEASE_S, MAX_LEASE_S
+from bridge.agent.nodemanager import NmContainer, NodeManagerSource, YarnNodeManager
 from bridge.agent.procfs import TreeFinder
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
+from tests.trickle import trickling
 from tests.unit.agent_fakes import CID, LOCAL, OTHER, FakeCgroups, FakeNodeManager, container_tree
 
 
@@ -109,3 +114,41 @@ def test_renewal_takes_a_list_of_ids(rig) -> None:
     for bad in (None, CID, [1]):
         with pytest.raises(BadRequest, match="containers"):
             agent.renew(bad)
+
+
+class Switch:
+    """A NodeManagerSource whose NodeManager the test swaps: fast for the suspend, then a slow one."""
+
+    def __init__(self, inner: NodeManagerSource) -> None:
+        self.inner = inner
+
+    def containers(self) -> list[NmContainer]:
+        return self.inner.containers()
+
+    def container(self, container_id: str) -> NmContainer | None:
+        return self.inner.container(container_id)
+
+
+def test_a_lease_is_lifted_in_time_while_the_nodemanager_answers_one_byte_a_second(tmp_path: Path) -> None:
+    container_tree(tmp_path / "proc")
+    fake, cgroups = FakeNodeManager(), FakeCgroups()
+    fake.run(CID)
+    nm = Switch(fake)
+    agent = NodeAgent(nm, cgroups, TreeFinder((PurePosixPath(LOCAL),)), StateFile(tmp_path / "state.json"),
+                      proc_root=tmp_path / "proc")
+    stop = threading.Event()
+    with trickling(1.0) as url:
+        agent.suspend(CID, lease_s=3)
+        suspended = time.monotonic()
+        nm.inner = YarnNodeManager(url, timeout_s=5.0)  # a call to it takes its whole deadline, 10 s
+        worker = threading.Thread(target=work, args=(agent, 0.2, stop), daemon=True)
+        worker.start()
+        try:
+            while cgroups.groups_[CID].share is not None and time.monotonic() - suspended < 6:
+                time.sleep(0.05)
+            lifted = time.monotonic() - suspended
+        finally:
+            stop.set()
+        assert cgroups.groups_[CID].share is None and 3 <= lifted < 5, lifted
+    worker.join(timeout=12)  # the NodeManager call in progress ends at its deadline
+    assert not worker.is_alive()

@@ -113,23 +113,71 @@ def test_a_newline_a_peer_sends_is_escaped_in_the_log_never_a_line_of_its_own(da
     assert not [r for r in caplog.records if "\n" in r.getMessage()]
 
 
-def test_connections_over_the_per_peer_cap_are_closed_at_once_with_one_log_line(daemon: PolicyDaemon,
-                                                                               caplog) -> None:
+def test_past_the_per_peer_cap_the_oldest_idle_login_of_that_address_is_shed_with_one_log_line(
+        daemon: PolicyDaemon, caplog) -> None:
     caplog.set_level(logging.WARNING)
     held = [dial(daemon) for _ in range(FAST.max_per_peer)]
     try:
         time.sleep(0.1)
+        with dial(daemon) as s, log_in(s) as f:  # the newcomer gets in: it costs the oldest idle one its place
+            assert exchange(f, ATTACH)["attached"]
+            with held[0].makefile("rb") as oldest:
+                assert closed(oldest)
+    finally:
+        for s in held:
+            s.close()
+    assert len([r for r in caplog.records if "shedding connections not logged in" in r.getMessage()]) == 1
+
+
+def test_past_the_per_peer_cap_of_logged_in_connections_a_newcomer_is_refused_with_one_log_line(
+        daemon: PolicyDaemon, caplog) -> None:
+    caplog.set_level(logging.WARNING)
+    held = [dial(daemon) for _ in range(FAST.max_per_peer)]
+    files = [log_in(s) for s in held]  # logged in: never shed
+    try:
         extra = [dial(daemon) for _ in range(3)]
         for s in extra:
             with s, s.makefile("rb") as f:
                 assert closed(f)
+        for f in files:
+            assert exchange(f, ATTACH)["attached"]
     finally:
+        for f in files:
+            f.close()
         for s in held:
             s.close()
     assert len([r for r in caplog.records if "refused a connection" in r.getMessage()]) == 1
     time.sleep(0.2)  # the closed ones are counted out: an application gets in again
     with dial(daemon) as s, log_in(s) as f:
         assert exchange(f, ATTACH)["attached"]
+
+
+def dial_from(daemon: PolicyDaemon, source: str) -> socket.socket:
+    return socket.create_connection(daemon.server_address, timeout=5, source_address=(source, 0))
+
+
+def test_idle_connections_filling_every_slot_from_four_addresses_cannot_lock_an_application_out(caplog) -> None:
+    """The defaults' caps (1,024 in all, 256 per address), filled by 127.0.0.2-5 and refilled as they are
+    shed; the login deadline is long so that nothing but shedding makes room."""
+    caplog.set_level(logging.WARNING)
+    limits = Limits(login_timeout_s=60.0)
+    sources = [f"127.0.0.{i}" for i in range(2, 6)]
+    daemon = serve(PolicyDaemon(("127.0.0.1", 0), PolicyHost(FifoPlanner()), TOKEN, limits=limits))
+    idle = [dial_from(daemon, src) for src in sources for _ in range(limits.max_per_peer)]
+    try:
+        assert len(idle) == limits.max_connections
+        for attempt in range(3):
+            idle += [dial_from(daemon, src) for src in sources for _ in range(16)]  # the flood goes on
+            with dial(daemon) as s, log_in(s) as f:
+                assert exchange(f, ATTACH)["attached"]
+                assert exchange(f, round_msg(f"app-{attempt}"))["assign"]
+    finally:
+        daemon.shutdown()
+        daemon.server_close()
+        for s in idle:
+            s.close()
+    shed = [r for r in caplog.records if "shedding connections not logged in" in r.getMessage()]
+    assert len(shed) == 1 and not [r for r in caplog.records if "refused a connection" in r.getMessage()]
 
 
 def test_an_application_is_forgotten_by_the_reaper_without_a_thread_per_connection() -> None:

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from yarnclient import (NodeManagerClient, ResourceManagerClient, YarnBadRequest, YarnNotFound,
-                        YarnServerError)
+from tests.trickle import trickling
+from yarnclient import (NodeManagerClient, ResourceManagerClient, YarnBadRequest, YarnConnectionError,
+                        YarnNotFound, YarnServerError)
 from yarnclient.hadoopconf import HadoopConfError, rm_webapp_urls, webhdfs_url
 from yarnclient.submission import AppSubmission, LocalResource
 
@@ -140,3 +142,13 @@ def test_the_latest_attempts_containers_with_its_am_marked(server: str) -> None:
 
 def test_the_rms_own_configuration(server: str) -> None:
     assert ResourceManagerClient(server).conf()["yarn.scheduler.minimum-allocation-mb"] == "128"
+
+
+def test_a_call_against_a_server_trickling_its_reply_ends_within_its_whole_request_deadline() -> None:
+    """Each byte comes well within the read timeout, so only a deadline for the whole call ends it."""
+    with trickling(0.05) as url:
+        client = NodeManagerClient(url, timeout=(0.5, 1.0), retries=0)
+        started = time.monotonic()
+        with pytest.raises(YarnConnectionError, match=r"no whole reply within 1\.5 s"):
+            client.containers()
+        assert time.monotonic() - started < 2.5
