@@ -54,9 +54,9 @@ def generate_command(kind: str, jobs: int | None, seed: int, load: float | None,
         return
     try:
         generated = generate(kind, jobs=jobs, seed=seed, load=load, nodes=nodes)
+        written = generated.jobs if shrink is None else scaling.shrink(generated.jobs, shrink)
     except ValueError as err:
         raise click.ClickException(str(err)) from None
-    written = generated.jobs if shrink is None else scaling.shrink(generated.jobs, shrink)
     cutoff = generated.stats.cutoff
     try:
         with output_dir(out.parent):
