@@ -79,6 +79,14 @@ def test_report_refuses_a_malformed_event_in_one_line_naming_file_and_line(tmp_p
 
 
 @pytest.mark.parametrize("name", HOSTILE)
+def test_estimates_build_refuses_a_malformed_event_in_one_line(tmp_path: Path, name: str) -> None:
+    index, change, fragment = HOSTILE[name]
+    log = _log(tmp_path, _with(index, change))
+    result = CliRunner().invoke(main, ["estimates", "build", str(log), "--out", str(tmp_path / "e.json")])
+    assert_one_error_line(result, f"{log} line {index + 1}", fragment)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
 def test_the_other_readers_name_the_file_and_line_too(tmp_path: Path, name: str) -> None:
     index, change, fragment = HOSTILE[name]
     log = _log(tmp_path, _with(index, change))

@@ -50,11 +50,12 @@ def _assert_one_line(code: int, output: str, *fragments: str) -> None:
         assert fragment in errors[0], output
 
 
-def test_shrinking_past_the_longest_time_is_one_error(tmp_path: Path) -> None:
-    out = tmp_path / "y.trace"
-    result = CliRunner().invoke(main, ["trace", "generate", "yahoo", "--jobs", "20", "--shrink=1e-300",
-                                       "--out", str(out)])
-    _assert_one_line(result.exit_code, result.output, "shrinking x1e-300", f"{MAX_TIME_S:g} s")
+@pytest.mark.parametrize("args", [
+    ("yahoo", "--jobs", "20", "--shrink=1e-300"), ("yahoo", "--jobs", "2000", "--load", "0.001", "--nodes", "1")])
+def test_generating_arrivals_past_the_longest_time_is_one_error(tmp_path: Path, args: tuple[str, ...]) -> None:
+    out = tmp_path / "g.jsonl"
+    result = CliRunner().invoke(main, ["trace", "generate", *args, "--out", str(out)])
+    _assert_one_line(result.exit_code, result.output, "the last job would arrive at", f"past {MAX_TIME_S:g} s")
     assert not out.exists()
 
 
