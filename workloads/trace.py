@@ -17,7 +17,9 @@ the trace's short/long reporting cutoff (:func:`stated_cutoff`, used by
 ``bridge.common.metrics.reporting_cutoff``). The authors' simulator reads no comments: strip the
 line (``grep -v '^#'``) for it.
 
-Every error is a :class:`TraceError` naming the file, the line and the field.
+Every error is a :class:`TraceError` naming the file, the line and the field. A time (a submission,
+a duration, an estimate) is at most `bridge.common.magnitudes.MAX_TIME_S`: a job submitted at
+1e300 s would simulate to a completion of 0.0, its time lost in float sums.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bridge.common import atomic
+from bridge.common.magnitudes import MAX_TIME_S
 from workloads.model import Job, Vector, WorkloadError
 
 
@@ -51,6 +54,8 @@ def _num(path: Path, lineno: int, field: str, text: str, *, integer: bool = Fals
         raise TraceError(path, lineno, field, f"expected a finite number, got {text!r}")
     if value < 0:
         raise TraceError(path, lineno, field, f"must be >= 0, got {text!r}")
+    if not integer and value > MAX_TIME_S:
+        raise TraceError(path, lineno, field, f"a time of at most {MAX_TIME_S:g} s, got {text[:40]!r}")
     return value
 
 
@@ -85,7 +90,7 @@ def parse_thesis_line(path: Path, lineno: int, line: str, job_id: int,
             durations = tuple(map(float, texts))
         except ValueError:
             durations = ()
-        if not durations or min(durations) < 0 or not math.isfinite(sum(durations)):
+        if not durations or min(durations) < 0 or max(durations) > MAX_TIME_S or not math.isfinite(sum(durations)):
             for i, text in enumerate(texts, start=1):  # slow path: find the culprit
                 _num(path, lineno, f"d{i}", text)
         if shared is not None:  # keyed by text, so "-0" stays -0.0; once full, only looked up
@@ -114,6 +119,10 @@ def _json_job(path: Path, lineno: int, line: str, job_id: int, shared: dict[str,
         obj = json.loads(line)
     except json.JSONDecodeError as e:
         raise TraceError(path, lineno, "json", f"invalid JSON: {e.msg} at column {e.colno}") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise TraceError(path, lineno, "json", f"invalid JSON: {e}") from None
+    except RecursionError:
+        raise TraceError(path, lineno, "json", "invalid JSON: nested too deeply") from None
     if not isinstance(obj, dict):
         raise TraceError(path, lineno, "json", "expected a JSON object per line")
     known = {"id", "submit", "durations", "estimate", "demands", "parents", "stage_of",

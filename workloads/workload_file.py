@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from bridge.common import tomltext
 from workloads.spec import (
     ARRIVALS,
     TASK_MODES,
@@ -189,7 +190,7 @@ def _text(path: Path) -> str:
 def load_workload(path: Path) -> Workload:
     """Parse and validate a workload file; raises `WorkloadFileError` on any mistake."""
     try:
-        data = tomllib.loads(_text(path))
+        data = tomltext.loads(_text(path))
     except OSError as exc:
         raise WorkloadFileError(path, "", f"cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:

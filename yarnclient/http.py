@@ -1,11 +1,15 @@
-"""One HTTP session per daemon: timeouts, bounded retries with backoff, typed errors.
+"""One HTTP session per daemon: timeouts, bounded retries with backoff, bounded bodies, typed errors.
 
 A read timeout restarts with every byte, so a server answering one byte a second held a call for
 ever. Each call therefore also has a whole-request deadline, connect plus read timeout: when it
-passes, a watchdog shuts the call's socket down, which ends any read in progress.
+passes, a watchdog shuts the call's socket down, which ends any read in progress. A reply is read
+as it arrives and refused past `MAX_BODY_BYTES` decoded (a 1 MB gzip body that inflates to
+gigabytes, from a daemon or whatever answers on its port, stops there); JSON nested too deeply or
+with numbers past a float is a typed error too, never a traceback.
 """
 from __future__ import annotations
 
+import json as jsonlib
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -23,9 +27,14 @@ from yarnclient.errors import (YarnBadRequest, YarnConnectionError, YarnError, Y
                                YarnNotFound, YarnRedirect, YarnServerError, YarnUnexpectedReply)
 
 DEFAULT_TIMEOUT = (3.0, 30.0)  # (connect, read) seconds
+MAX_BODY_BYTES = 64 << 20
+"""The largest reply body read, decoded: a ResourceManager listing thousands of applications sends a
+few MB; more is not a YARN reply (or a decompression bomb) and would be held whole."""
+_CHUNK = 1 << 16
 T = TypeVar("T")
-# What reading a reply of the wrong shape raises: a missing key, a list for an object, text for a number.
-_SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+# What reading a reply of the wrong shape raises: a missing key, a list for an object, text for a
+# number, a number past a float (startedTime: 1e400 is infinite, and int() of it overflows).
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError)
 _STATUS_ERRORS: dict[int, type[YarnError]] = {
     400: YarnBadRequest, 401: YarnForbidden, 403: YarnForbidden, 404: YarnNotFound,
 }
@@ -166,8 +175,10 @@ class RestSession(JsonCalls):
             params.setdefault("user.name", self.user)
         try:
             with _deadline(sum(self.timeout)) as deadline:
-                response = self._session.request(method, url, params=params, json=json,
+                response = self._session.request(method, url, params=params, json=json, stream=True,
                                                  timeout=self.timeout, allow_redirects=follow_redirects)
+                with response:
+                    body = _body(response, url)
         except requests.exceptions.RequestException as exc:
             if deadline.passed:
                 raise _late(url, deadline) from exc
@@ -179,15 +190,16 @@ class RestSession(JsonCalls):
             raise YarnRedirect(f"{response.status_code} from {url}: redirects to "
                                f"{response.headers.get('Location', '?')}", url=url, status=response.status_code)
         if response.status_code >= 400:
-            raise _error_from(response, url)
-        if not response.content:
+            raise _error_from(response, body, url)
+        if not body:
             return None
         try:
-            return response.json()
-        except ValueError as exc:
+            return jsonlib.loads(body)
+        except (ValueError, RecursionError) as exc:
             raise YarnServerError(f"{url} answered with non-JSON content "
-                                  f"({response.headers.get('Content-Type', 'no type')})",
-                                  url=url, status=response.status_code) from exc
+                                  f"({response.headers.get('Content-Type', 'no type')}"
+                                  f"{', nested too deeply' if isinstance(exc, RecursionError) else ''})",
+                                  url=url, status=response.status_code) from None
 
     def close(self) -> None:
         self._session.close()
@@ -198,21 +210,33 @@ def _late(url: str, deadline: _Deadline) -> YarnConnectionError:
                                "timeouts together)", url=url)
 
 
+def _body(response: requests.Response, url: str) -> bytes:
+    """The decoded body, read chunk by chunk; YarnServerError as soon as it passes MAX_BODY_BYTES."""
+    chunks, size = [], 0
+    for chunk in response.iter_content(chunk_size=_CHUNK):
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise YarnServerError(f"{url} answered with more than {MAX_BODY_BYTES} bytes (decoded): not a "
+                                  "YARN reply", url=url, status=response.status_code)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _root_cause(exc: BaseException) -> str:
     while exc.__cause__ is not None or exc.__context__ is not None:
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     return str(exc) or type(exc).__name__
 
 
-def _error_from(response: requests.Response, url: str) -> YarnError:
+def _error_from(response: requests.Response, body: bytes, url: str) -> YarnError:
     """Map an HTTP error to a typed error carrying YARN's RemoteException message."""
     message, exception = response.reason or "error", ""
     try:
-        remote = response.json().get("RemoteException", {})
-        message = remote.get("message") or message
-        exception = remote.get("exception", "")
-    except ValueError:
-        text = response.text.strip()
+        remote = jsonlib.loads(body).get("RemoteException", {})
+        message = str(remote.get("message") or message)
+        exception = str(remote.get("exception", ""))
+    except (ValueError, RecursionError, AttributeError):  # not JSON, or not YARN's shape of it
+        text = body.decode("utf-8", errors="replace").strip()
         if text:
             message = text.splitlines()[0][:300]
     cls = _STATUS_ERRORS.get(response.status_code,

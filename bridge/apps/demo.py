@@ -25,6 +25,7 @@ import click
 from bridge.apps.simlive.compare import Measured
 from bridge.apps.simlive.measured import DEFAULT_JOB_MODEL, JOB_MODELS
 from bridge.apps.simlive.session import Comparison
+from bridge.common import tomltext
 from bridge.common import atomic
 from bridge.common.metrics import CLASSES
 from bridge.common.options import OutputPath, estimates_option, renamed_option
@@ -114,7 +115,7 @@ def _comparison(table: TomlTable, base: Path) -> Planned:
 def load_plan(path: Path) -> list[Planned]:
     """The demo's comparisons from a plan file; a mistake names the file and the key."""
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomltext.loads(path.read_text())
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkloadFileError(path, "", f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:

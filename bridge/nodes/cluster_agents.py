@@ -46,6 +46,7 @@ from bridge.agent.client import AgentClient
 from bridge.agent.errors import AgentError
 from bridge.agent.leases import DEFAULT_LEASE_S, MAX_LEASE_S
 from bridge.agent.server import MIN_TOKEN_LEN
+from bridge.common import tomltext
 from bridge.common.secret_file import check_private
 from bridge.common.tls import client_context
 from bridge.testbed.layout import ClusterLayout, default_layout
@@ -152,7 +153,7 @@ def load(path: Path, origin: str = "agents file") -> AgentsConfig:
     """Read and check an agents file; ``AgentsConfigError`` names the file, the key or the line
     (``origin``, e.g. "--agents", says where an unreadable file's name came from)."""
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomltext.loads(path.read_text())
     except OSError as exc:
         raise AgentsConfigError(f"agents file {path} (from {origin}): {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -220,8 +221,12 @@ def _url(value: object, fail: Any, pattern: bool = False) -> str:
         raise fail(f"{value!r}: placeholders are for the url pattern only")
     if bad := fields - PLACEHOLDERS:
         raise fail(f"{value!r}: unknown placeholder {{{sorted(bad)[0]}}} (only {{host}})")
-    parts = urlsplit(value.replace("{host}", "host"))
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(value.replace("{host}", "host"))
+        host = parts.hostname
+    except ValueError as exc:  # an unclosed IPv6 bracket
+        raise fail(f"{value!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not host:
         raise fail(f"{value!r} is not an http(s) URL with a host")
     return value.rstrip("/")
 

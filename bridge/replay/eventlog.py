@@ -10,16 +10,26 @@ default codec, read through pyarrow's zstd, a core dependency); logs in Spark's 
 (lz4, lzf, snappy: each its own Java framing) are refused, naming the codec. `log_lines` gives
 every line with its file and number, so a reader can say which lines it skipped; `spark_history`
 gives an application's jobs (with the properties that name them) and task ends as typed records.
+
+A log is a file anyone can hand over, so reading is bounded: only regular files are read (a part
+linked to /dev/zero is refused), a line longer than `MAX_LINE_BYTES` or a file that decompresses
+past `MAX_LOG_BYTES` is an EventLogError naming file and line (a 16 KB zstd bomb is one long
+line), a line nested too deeply for JSON is a malformed line, and times are bounded by
+`bridge.common.magnitudes`. Readers of fields catch `FIELD_ERRORS` and say `event_problem`.
 """
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import BinaryIO
+
+from bridge.common.magnitudes import time_ms
 
 _GROUP_PREFIX = "schedbridge-job-"
 ROLLED_PREFIX = "eventlog_v2_"  # Spark's folder of a rolled event log
@@ -27,6 +37,14 @@ _PART = re.compile(r"events_(\d+)_.*")
 CODECS = ("zstd", "lz4", "lzf", "snappy")  # spark.io.compression.codec short names: Spark's file suffixes
 READABLE_CODECS = ("zstd",)  # Spark's default for event logs; the others are refused
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+MAX_LINE_BYTES = 64 << 20
+"""The longest event-log line read: Spark's longest (an environment update, a stage's accumulables)
+stay far below; a longer one is a decompression bomb or not an event log, and would be held whole."""
+MAX_LOG_BYTES = 16 << 30
+"""The most (decompressed) bytes read from one file of a log: past any application's history."""
+FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, OverflowError)
+"""What reading a field of an event of the wrong shape raises: a missing key, a list for an object
+("Properties": [1, 2]), text for an object ("Job Result": "oops"), a time out of bounds."""
 
 
 class EventLogError(ValueError):
@@ -69,19 +87,33 @@ def log_lines(path: Path) -> Iterator[Line]:
     codec this reader does not decode raises EventLogError before any line."""
     parts = rolled_parts(path) if path.is_dir() else [path]
     for part in parts:
+        _require_regular(part)
         _refuse_compressed(part)
     for part in parts:
         yield from _part_lines(part)
 
 
 def _part_lines(part: Path) -> Iterator[Line]:
-    number = 0
-    with _open_text(part) as text:
-        try:
-            for number, raw in enumerate(text, start=1):
-                yield _parsed(part, number, raw)
-        except OSError as exc:  # pyarrow's, on a zstd stream cut mid-frame (its writer killed, or still running)
-            yield Line(part, number + 1, None, f"the file cannot be read past here ({exc})")
+    """The lines of one file, each at most MAX_LINE_BYTES, MAX_LOG_BYTES in all."""
+    _require_regular(part)
+    number = read = 0
+    with _open_binary(part) as stream:
+        while True:
+            try:
+                raw = stream.readline(MAX_LINE_BYTES + 1)
+            except OSError as exc:  # pyarrow's, on a zstd stream cut mid-frame (its writer killed, or still running)
+                yield Line(part, number + 1, None, f"the file cannot be read past here ({exc})")
+                return
+            if not raw:
+                return
+            number, read = number + 1, read + len(raw)
+            if len(raw) > MAX_LINE_BYTES:
+                raise EventLogError(f"{part} line {number}: longer than {MAX_LINE_BYTES} bytes (the most "
+                                    "read as one event): not a Spark event log, or a decompression bomb")
+            if read > MAX_LOG_BYTES:
+                raise EventLogError(f"{part} line {number}: the file holds more than {MAX_LOG_BYTES} bytes "
+                                    "(decompressed), the most read from one file of an event log")
+            yield _parsed(part, number, raw.decode("utf-8", errors="replace"))
 
 
 def _parsed(part: Path, number: int, raw: str) -> Line:
@@ -89,19 +121,40 @@ def _parsed(part: Path, number: int, raw: str) -> Line:
         event = json.loads(raw)
     except json.JSONDecodeError as exc:
         return Line(part, number, None, f"not JSON: {exc.msg} (column {exc.colno})")
+    except ValueError as exc:  # an integer of more digits than Python converts
+        return Line(part, number, None, f"not JSON: {exc}")
+    except RecursionError:
+        return Line(part, number, None, "not JSON: nested too deeply")
     if not isinstance(event, dict):
         return Line(part, number, None, f"not a JSON object but {type(event).__name__}")
     return Line(part, number, event)
 
 
-def _open_text(part: Path) -> IO[str]:
-    """The file's text, decompressed on the fly when Spark compressed it with zstd."""
+def event_problem(line: Line, exc: Exception) -> str:
+    """Which event of the line has a field of the wrong shape (``exc``, one of `FIELD_ERRORS`);
+    the caller says where the line is."""
+    detail = f"no {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+    return f"{str((line.event or {}).get('Event', 'an event'))[:80]} with {detail}"
+
+
+def _require_regular(part: Path) -> None:
+    """Refuse anything but a regular file (a link to /dev/zero would be read forever, a pipe block)."""
+    try:
+        mode = os.stat(part).st_mode
+    except OSError as exc:
+        raise EventLogError(f"{part}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise EventLogError(f"{part}: not a regular file (a device, a pipe or a folder): not an event log")
+
+
+def _open_binary(part: Path) -> BinaryIO:
+    """The file's bytes, decompressed on the fly when Spark compressed it with zstd."""
     if _codec(part) != "zstd":
-        return part.open(encoding="utf-8", errors="replace")
+        return part.open("rb")
     import pyarrow as pa  # lazily: a second or so of imports the plain logs do not need
 
     stream = pa.CompressedInputStream(pa.OSFile(str(part)), "zstd")
-    return io.TextIOWrapper(io.BufferedReader(stream), encoding="utf-8", errors="replace")
+    return io.BufferedReader(stream, buffer_size=1 << 20)
 
 
 def events(path: Path) -> Iterator[dict]:
@@ -176,10 +229,11 @@ def task_record(event: dict, job_id: int, app_id: str = "",
         job_id=job_id, app_id=app_id, stage_id=event["Stage ID"],
         stage_attempt=event.get("Stage Attempt ID", 0), task_id=info["Task ID"],
         attempt=info.get("Attempt", 0), executor_id=executor_id, host=info.get("Host", ""),
-        node=node or info.get("Host", ""), container_id=container_id, launch_epoch_s=info["Launch Time"] / 1000.0,
-        finish_epoch_s=info["Finish Time"] / 1000.0,
+        node=node or info.get("Host", ""), container_id=container_id,
+        launch_epoch_s=time_ms(info["Launch Time"], "Launch Time") / 1000.0,
+        finish_epoch_s=time_ms(info["Finish Time"], "Finish Time") / 1000.0,
         status="succeeded" if reason == "Success" else (reason or "failed").lower(),
-        run_time_s=metrics.get("Executor Run Time", 0) / 1000.0,
+        run_time_s=time_ms(metrics.get("Executor Run Time", 0), "Executor Run Time") / 1000.0,
         cpu_time_s=metrics.get("Executor CPU Time", 0) / 1e9)
 
 
@@ -220,10 +274,8 @@ def spark_history(path: Path) -> Iterator[History]:
             continue
         try:
             record = _typed(line.event, app_id, stage_job)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            detail = f"no {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
-            raise EventLogError(f"{line.part} line {line.number}: {line.event.get('Event', 'an event')} with "
-                                f"{detail}") from None
+        except FIELD_ERRORS as exc:
+            raise EventLogError(f"{line.part} line {line.number}: {event_problem(line, exc)}") from None
         if isinstance(record, ApplicationStarted):
             app_id = record.app_id
         if record is not None:
@@ -240,7 +292,7 @@ def _typed(event: dict, app_id: str, stage_job: dict[int, int]) -> History | Non
         for stage in stages:
             stage_job.setdefault(stage, job_id)
         infos = event.get("Stage Infos") or [{}]
-        return JobStarted(job_id, float(event["Submission Time"]) / 1000.0, stages,
+        return JobStarted(job_id, time_ms(event["Submission Time"], "Submission Time") / 1000.0, stages,
                           {str(k): str(v) for k, v in (event.get("Properties") or {}).items()},
                           str(infos[0].get("Stage Name", "")))
     if kind == "SparkListenerJobEnd":

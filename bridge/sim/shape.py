@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bridge.common import tomltext
 from policies.api import ClusterSpec
 from workloads.model import Job
 
@@ -136,7 +137,7 @@ def load(path: Path, max_slots: int) -> ClusterShape:
     except (OSError, UnicodeDecodeError) as e:
         raise ClusterFileError(f"{path}: cannot read the cluster file: {e}") from None
     try:
-        doc = tomllib.loads(text)
+        doc = tomltext.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ClusterFileError(f"{path}: not valid TOML: {e}") from None
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from bridge.common.magnitudes import MAX_TIME_S
 from bridge.common.options import JOBS, NODES, FiniteFloat, OutputPath, output_dir
 from workloads.model import Job
 from workloads.multires import dag_jobs
@@ -57,6 +58,7 @@ def generate_command(kind: str, jobs: int | None, seed: int, load: float | None,
     except ValueError as err:
         raise click.ClickException(str(err)) from None
     written = generated.jobs if shrink is None else scaling.shrink(generated.jobs, shrink)
+    _refuse_late_arrivals(max(job.submit_time for job in written))
     cutoff = generated.stats.cutoff
     try:
         with output_dir(out.parent):
@@ -72,6 +74,15 @@ def generate_command(kind: str, jobs: int | None, seed: int, load: float | None,
     click.echo(f"reporting cutoff {cutoff:g} s, the thesis simulator's for {kind}, stated in the trace: "
                "simulate and report split short and long jobs by it")
     click.echo(f"wrote {out}")
+
+
+def _refuse_late_arrivals(last: float) -> None:
+    """A trace arriving past MAX_TIME_S would be refused by every reader (a --shrink of 1e-300 put
+    arrivals near 1e302 s): say so now, with what to change, and write nothing."""
+    if not last <= MAX_TIME_S:
+        raise click.ClickException(f"the last job would arrive at {last:g} s, past {MAX_TIME_S:g} s (the longest "
+                                   "time a trace may hold): ask for fewer --jobs, a higher --load, more --nodes "
+                                   "or a larger --shrink")
 
 
 def _falcon_dag(jobs: int, seed: int, load: float | None, nodes: int | None, shrink: float | None,
@@ -92,6 +103,7 @@ def _falcon_dag(jobs: int, seed: int, load: float | None, nodes: int | None, shr
     if load is not None and nodes is not None:
         interval = interarrival_for_load(work, len(made), load, nodes)
         made = [replace(j, submit=j.job_id * interval) for j in made]
+    _refuse_late_arrivals(made[-1].submit)
     try:
         with output_dir(out.parent):
             write_jsonl(out, made)

@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from bridge.apps.report.run import TASK_COLUMNS, ResultsError, Run
-from bridge.replay.eventlog import CODECS, ROLLED_PREFIX, EventLogError, application_events, sniff
+from bridge.common.magnitudes import time_ms
+from bridge.replay.eventlog import (CODECS, FIELD_ERRORS, ROLLED_PREFIX, EventLogError, Line,
+                                    event_problem, log_lines, sniff)
 
 PLACEMENT = "org.schedbridge.spark.PlacementEvent"
 BY = {"POLICY": "placed_tasks", "FALLBACK": "fallback_tasks", "UNMANAGED": "unmanaged_tasks"}  # -> counter
@@ -56,15 +58,16 @@ class _Reading:
     def add(self, event: dict) -> None:
         kind = event.get("Event")
         if kind == "SparkListenerApplicationStart":
-            self.app, self.start_ms = str(event.get("App ID", "")), float(event["Timestamp"])
+            self.app, self.start_ms = str(event.get("App ID", "")), time_ms(event["Timestamp"], "Timestamp")
         elif kind == "SparkListenerExecutorAdded":
             self.cores[str(event["Executor ID"])] = int((event.get("Executor Info") or {}).get("Total Cores", 0))
         elif kind == "SparkListenerJobStart":
             group = (event.get("Properties") or {}).get("spark.jobGroup.id")
-            self.jobs[event["Job ID"]] = _Job(float(event["Submission Time"]), str(group or event["Job ID"]))
+            self.jobs[event["Job ID"]] = _Job(time_ms(event["Submission Time"], "Submission Time"),
+                                              str(group or event["Job ID"]))
             self.stage_job.update({stage: event["Job ID"] for stage in event.get("Stage IDs", [])})
         elif kind == "SparkListenerJobEnd" and (job := self.jobs.get(event["Job ID"])) is not None:
-            job.finish = float(event["Completion Time"])
+            job.finish = time_ms(event["Completion Time"], "Completion Time")
             job.status = _RESULTS.get((event.get("Job Result") or {}).get("Result", ""), "failed")
         elif kind == "SparkListenerTaskEnd":
             self.tasks.append(self._task(event))
@@ -75,7 +78,8 @@ class _Reading:
         info = event["Task Info"]
         return {"job_id": self.stage_job.get(event["Stage ID"], -1), "task": info["Task ID"],
                 "node": info.get("Host", ""), "slot": str(info.get("Executor ID", "")),
-                "start": float(info["Launch Time"]), "end": float(info["Finish Time"]),
+                "start": time_ms(info["Launch Time"], "Launch Time"),
+                "end": time_ms(info["Finish Time"], "Finish Time"),
                 "done": (event.get("Task End Reason") or {}).get("Reason") == "Success"}
 
 
@@ -84,13 +88,11 @@ def load_event_log(path: Path) -> Run:
     naming the file."""
     reading = _Reading()
     try:
-        for event in application_events(path):
-            reading.add(event)
+        for line in log_lines(path):
+            if line.event is not None:
+                _add(reading, line)
     except EventLogError as exc:
         raise ResultsError(str(exc)) from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ResultsError(f"{path}: not a Spark event log this report understands: {type(exc).__name__} "
-                           f"{exc} in an event") from None
     if not reading.jobs:
         raise ResultsError(f"{path}: no SparkListenerJobStart in it (is this a Spark event log?)")
     unfinished = tuple(str(j) for j, job in reading.jobs.items() if job.status == "unfinished")
@@ -99,6 +101,14 @@ def load_event_log(path: Path) -> Run:
                plugin=placements(reading.placed), state="running" if unfinished else "complete",
                unfinished=unfinished, stopped="the event log ends before some jobs did (the application "
                                               "was killed, or still runs)")
+
+
+def _add(reading: _Reading, line: Line) -> None:
+    try:
+        reading.add(line.event or {})
+    except FIELD_ERRORS as exc:
+        raise ResultsError(f"{line.part} line {line.number}: not a Spark event log this report understands: "
+                          f"{event_problem(line, exc)}") from None
 
 
 def _seconds(reading: _Reading, ms: pd.Series) -> pd.Series:

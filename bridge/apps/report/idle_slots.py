@@ -25,7 +25,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bridge.replay.eventlog import events
+from bridge.common import magnitudes
+from bridge.replay import eventlog
 
 StageKey = tuple[int, int]  # (stage id, stage attempt id)
 
@@ -161,11 +162,11 @@ def _timed(log: Iterable[dict]) -> Iterator[tuple[int, dict]]:
     change itself (a task's end is posted after the next task on its slot may have launched)."""
     stamped, previous = [], 0
     for seq, event in enumerate(log):  # an event without a time happened with the one before it
-        time_ms = _timestamp(event)
-        previous = previous if time_ms is None else int(time_ms)
+        stamp = _timestamp(event)
+        previous = previous if stamp is None else int(magnitudes.time_ms(stamp, f"{event.get('Event')} time"))
         stamped.append((previous, seq, event))
     stamped.sort(key=lambda item: (item[0], item[1]))
-    return ((time_ms, event) for time_ms, _, event in stamped)
+    return ((stamp, event) for stamp, _, event in stamped)
 
 
 def integrate(log: Iterable[dict]) -> IdleSlots:
@@ -199,8 +200,10 @@ def integrate(log: Iterable[dict]) -> IdleSlots:
 def read(path: Path) -> IdleSlots:
     """Idle slot-seconds of the application whose event log is `path` (plain JSON lines)."""
     try:
-        return integrate(events(path))
-    except (KeyError, TypeError, ValueError) as e:
-        if isinstance(e, EventLogError):
-            raise EventLogError(f"{path}: {e}") from None
+        return integrate(eventlog.events(path))
+    except eventlog.EventLogError as e:  # the reader's: names the file and line
+        raise EventLogError(str(e)) from None
+    except EventLogError as e:
+        raise EventLogError(f"{path}: {e}") from None
+    except eventlog.FIELD_ERRORS as e:
         raise EventLogError(f"{path}: malformed event ({type(e).__name__}: {e})") from None

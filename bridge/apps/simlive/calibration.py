@@ -35,7 +35,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from statistics import median
 
-from bridge.replay.eventlog import events, replayed_job_id
+from bridge.common.magnitudes import time_ms
+from bridge.replay.eventlog import FIELD_ERRORS, EventLogError, Line, event_problem, log_lines, replayed_job_id
 from workloads.model import Job
 
 
@@ -105,32 +106,53 @@ class _Log:
 
 
 def _read(path: Path) -> _Log:
+    """One live run's event log; CalibrationError naming file and line for one it cannot read."""
     log = _Log()
-    for event in events(path):
-        kind = event.get("Event")
-        if kind == "SparkListenerApplicationStart":
-            log.app_start = event["Timestamp"] / 1000
-        elif kind == "SparkListenerExecutorAdded":
-            executor = str(event["Executor ID"])
-            log.executor_added[executor] = event["Timestamp"] / 1000
-            log.executor_cores[executor] = int((event.get("Executor Info") or {}).get("Total Cores", 1))
-        elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
-            log.spark_jobs[event["Job ID"]] = (job, event["Submission Time"] / 1000, math.nan)
-            for stage in event.get("Stage IDs", []):
-                log.stage_job.setdefault(stage, job)
-        elif kind == "SparkListenerJobEnd" and event.get("Job ID") in log.spark_jobs:
-            job, submitted, _ = log.spark_jobs[event["Job ID"]]
-            log.spark_jobs[event["Job ID"]] = (job, submitted, event["Completion Time"] / 1000)
-        elif kind == "SparkListenerStageSubmitted":
-            info = event["Stage Info"]
-            if "Submission Time" in info:
-                log.stage_submit.setdefault(info["Stage ID"], info["Submission Time"] / 1000)
-        elif kind == "SparkListenerTaskEnd" and event.get("Stage ID") in log.stage_job:
-            info = event["Task Info"]
-            ok = (event.get("Task End Reason") or {}).get("Reason") == "Success"
-            log.tasks.append((log.stage_job[event["Stage ID"]], int(info["Index"]), str(info["Executor ID"]),
-                              info["Launch Time"] / 1000, info["Finish Time"] / 1000, ok))
+    try:
+        for line in log_lines(path):
+            if line.event is not None:
+                _add(log, line)
+    except EventLogError as exc:
+        raise CalibrationError(str(exc)) from None
     return log
+
+
+def _add(log: _Log, line: Line) -> None:
+    try:
+        _add_event(log, line.event or {})
+    except FIELD_ERRORS as exc:
+        raise CalibrationError(f"{line.part} line {line.number}: {event_problem(line, exc)}") from None
+
+
+def _seconds(value: object, what: str) -> float:
+    return time_ms(value, what) / 1000
+
+
+def _add_event(log: _Log, event: dict) -> None:
+    kind = event.get("Event")
+    if kind == "SparkListenerApplicationStart":
+        log.app_start = _seconds(event["Timestamp"], "Timestamp")
+    elif kind == "SparkListenerExecutorAdded":
+        executor = str(event["Executor ID"])
+        log.executor_added[executor] = _seconds(event["Timestamp"], "Timestamp")
+        log.executor_cores[executor] = int((event.get("Executor Info") or {}).get("Total Cores", 1))
+    elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
+        log.spark_jobs[event["Job ID"]] = (job, _seconds(event["Submission Time"], "Submission Time"), math.nan)
+        for stage in event.get("Stage IDs", []):
+            log.stage_job.setdefault(stage, job)
+    elif kind == "SparkListenerJobEnd" and event.get("Job ID") in log.spark_jobs:
+        job, submitted, _ = log.spark_jobs[event["Job ID"]]
+        log.spark_jobs[event["Job ID"]] = (job, submitted, _seconds(event["Completion Time"], "Completion Time"))
+    elif kind == "SparkListenerStageSubmitted":
+        info = event["Stage Info"]
+        if "Submission Time" in info:
+            log.stage_submit.setdefault(info["Stage ID"], _seconds(info["Submission Time"], "Submission Time"))
+    elif kind == "SparkListenerTaskEnd" and event.get("Stage ID") in log.stage_job:
+        info = event["Task Info"]
+        ok = (event.get("Task End Reason") or {}).get("Reason") == "Success"
+        log.tasks.append((log.stage_job[event["Stage ID"]], int(info["Index"]), str(info["Executor ID"]),
+                          _seconds(info["Launch Time"], "Launch Time"),
+                          _seconds(info["Finish Time"], "Finish Time"), ok))
 
 
 def _decision_waits(log: _Log) -> list[float]:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge.apps.traceimport.imported import ImportedJob, Skipped
-from bridge.replay.eventlog import log_lines, task_record
+from bridge.common.magnitudes import time_ms
+from bridge.replay.eventlog import FIELD_ERRORS, event_problem, log_lines, task_record
 
 _RESULTS = {"JobSucceeded": "succeeded", "JobFailed": "failed"}
 
@@ -60,7 +61,7 @@ class _Log:
             self.stage_job.setdefault(int(stage), job_id)
         call_site = (event.get("Properties") or {}).get("callSite.short", "")
         name = f"{self.app or self.path.name} job {job_id}" + (f": {call_site}" if call_site else "")
-        self.jobs[job_id] = _SparkJob(float(event["Submission Time"]), name, parents)
+        self.jobs[job_id] = _SparkJob(time_ms(event["Submission Time"], "Submission Time"), name, parents)
 
     def _task_end(self, event: dict, where: str) -> None:
         info = event["Task Info"]
@@ -120,9 +121,8 @@ def read_event_log(path: Path, skipped: Skipped) -> tuple[list[ImportedJob], str
             continue
         try:
             log.add(line.event, where)
-        except (KeyError, TypeError, ValueError) as exc:
-            detail = f"no {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
-            skipped.add("malformed lines", f"{where}: {line.event.get('Event', 'an event')} with {detail}")
+        except FIELD_ERRORS as exc:
+            skipped.add("malformed lines", f"{where}: {event_problem(line, exc)}")
     jobs = log.imported()
     return jobs, (f"{path}: {lines} lines, application {log.app or '(no start event)'}, "
                   f"{len(log.jobs)} Spark jobs, {log.tasks_read} task ends")

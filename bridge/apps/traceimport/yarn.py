@@ -11,17 +11,24 @@ vcore-seconds and its span when alone. Failed, killed and unfinished application
 from __future__ import annotations
 
 from bridge.apps.traceimport.imported import ImportedJob, Skipped
+from bridge.common.magnitudes import MAX_TIME_MS
+from bridge.common.options import MAX_TOTAL_SLOTS
 from yarnclient.models import Application
 from yarnclient.resourcemanager import ResourceManagerClient
 
 TASK_READINGS = ("vcores", "one")
 
 
-def _tasks(app: Application, duration_s: float, reading: str) -> int:
-    vcore_seconds = float(app.raw.get("vcoreSeconds") or 0)
+def _tasks(app: Application, duration_s: float, reading: str) -> int | None:
+    """The job's task count; None when its vcore-seconds are no number or more than any cluster holds."""
+    try:
+        vcore_seconds = float(app.raw.get("vcoreSeconds") or 0)
+    except (TypeError, ValueError, OverflowError):
+        return None
     if reading == "one" or duration_s <= 0 or vcore_seconds <= 0:
         return 1
-    return max(1, round(vcore_seconds / duration_s))
+    vcores = vcore_seconds / duration_s
+    return max(1, round(vcores)) if vcores <= MAX_TOTAL_SLOTS else None
 
 
 def _job(app: Application, reading: str, skipped: Skipped) -> ImportedJob | None:
@@ -32,13 +39,17 @@ def _job(app: Application, reading: str, skipped: Skipped) -> ImportedJob | None
     if not app.is_done:
         skipped.add("unfinished applications", f"{app.app_id} {app.state}")
         return None
-    if app.started_ms <= 0 or app.finished_ms < app.started_ms:
-        skipped.add("applications without valid start and finish times",
+    if not 0 < app.started_ms <= app.finished_ms <= MAX_TIME_MS:
+        skipped.add(f"applications without valid start and finish times (within (0, {MAX_TIME_MS:g}] ms)",
                     f"{app.app_id}: startedTime {app.started_ms}, finishedTime {app.finished_ms}")
         return None
     duration = (app.finished_ms - app.started_ms) / 1000.0
+    if (tasks := _tasks(app, duration, reading)) is None:
+        skipped.add(f"applications whose vcoreSeconds are no number or more than {MAX_TOTAL_SLOTS} vcores "
+                    "on average", f"{app.app_id}: vcoreSeconds {str(app.raw.get('vcoreSeconds'))[:40]}")
+        return None
     name = " ".join(part for part in (app.app_id, app.application_type, app.name) if part)
-    return ImportedJob(float(app.started_ms), (duration,) * _tasks(app, duration, reading), name)
+    return ImportedJob(float(app.started_ms), (duration,) * tasks, name)
 
 
 def read_applications(client: ResourceManagerClient, reading: str, skipped: Skipped) -> tuple[list[ImportedJob], str]:
