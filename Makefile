@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CACHE  := .cache
 
-.PHONY: setup compiled plugin plugin-test lint demo test test-cluster unit integration bench testbed-up testbed-down clean
+.PHONY: setup compiled plugin plugin-test lint demo test test-long unit integration bench testbed-up testbed-down clean
 
 setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin compiled
 
@@ -72,18 +72,19 @@ PURE_TESTS = tests/unit/test_conformance.py tests/unit/test_sim_properties.py te
 # -rs lists every skipped test with its reason at the end; with CI set (.ci/run sets it) a skip
 # fails the run instead (tests/conftest.py). Every test has a time limit (pytest-timeout).
 # `make test` runs two lanes (pytest-xdist): the local testbed's tests in one worker, the other
-# integration tests and the unit tests in the other (tests/conftest.py, docs/testing.md). The
-# docker-compose cluster (a second Hadoop cluster, minutes of CPU) is `make test-cluster`'s; CI
-# (.ci/run) runs both.
+# integration tests and the unit tests in the other (tests/conftest.py, docs/testing.md).
+# `make test-long` runs the tests marked `long`, one at a time: the docker-compose cluster (a second
+# Hadoop cluster, minutes of CPU) and the crash-recovery tests (SIGKILLed agents, replays, serve,
+# drivers); CI (.ci/run) runs both targets.
 PYTEST = $(PY) -m pytest -q -rs -p no:cacheprovider
 LANES  = -n 2 --dist loadgroup
 
 test: setup lint $(COMPOSE_SCHEMA) plugin-test
-	$(PYTEST) $(LANES) --durations=15 -m "not compose" tests
+	$(PYTEST) $(LANES) --durations=15 -m "not long" tests
 	SCHEDBRIDGE_PURE=1 $(PYTEST) $(PURE_TESTS)
 
-test-cluster: setup
-	$(PYTEST) --durations=10 -m compose tests/integration
+test-long: setup
+	$(PYTEST) --durations=15 -m long tests/integration
 
 unit: setup lint $(COMPOSE_SCHEMA) plugin-test
 	$(PYTEST) tests/unit

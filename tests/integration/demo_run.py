@@ -1,17 +1,18 @@
 """One `schedbridge demo` on the testbed, shared by every test that reads a sim-vs-live comparison
 or a Kairos `--preempt` replay (the `demo_run` fixture in conftest.py): the demo's three comparisons
-at a reduced size, seven Spark applications in all.
+at a reduced size, six Spark applications in all.
 
 - placement: a small trace of sleeping tasks (8 jobs, 18 tasks) under Spark's FAIR scheduler
   (stock-fair: each replayed job its own pool) and Eagle;
 - preemption: kairos-hol.toml shrunk (two long CPU-bound WordCount jobs, then two short ones)
   under FIFO and Kairos with `--preempt` (the replay starts a node agent per NodeManager, which
   resizes containers through cgroups: root);
-- mission: mission-mini.toml shrunk (a TPC-H query and two WordCount jobs) under stock Spark, Hawk
-  and Falcon, each Spark stage simulated as a job arriving when its parents end (`job_model =
-  "stages"`; the preemption comparison keeps `critical-path`, so both paths run live); every job
-  short (the cutoff far above them), so the classes need no measurement to agree. Hawk and Falcon
-  get the runtime estimates built from stock's run (`estimates_from`).
+- mission: mission-mini.toml shrunk (a TPC-H query and two WordCount jobs) under stock Spark and
+  Hawk (Falcon's live path is test_replay_preempt_testbed.py's), each Spark stage simulated as a
+  job arriving when its parents end (`job_model = "stages"`; the preemption comparison keeps
+  `critical-path`, so both paths run live); every job short (the cutoff far above them), so the
+  classes need no measurement to agree. Hawk gets the runtime estimates built from stock's run
+  (`estimates_from`).
 
 The tests recompute what they check from the runs' own files (jobs.csv, tasks.csv, preemption.json,
 sim.csv, the event logs), never through the code that wrote the demo's tables."""
@@ -48,10 +49,10 @@ PLACEMENT_CUTOFF = 2.5  # trace jobs 2 and 5 are long
 # seconds of measured work: the shrunk long WordCount jobs above, the short ones below. Measured at
 # extra_flops 2000: long 6-7 s on a quiet host, 16-17 s under a CI run; the short ones 1.5-2 s
 # quiet, up to 4 s under a CI run, and over 3.5 s on a host running the compose cluster beside the
-# testbed (every job long: nothing to compare). The long ones now burn 3500 (about 11 s quiet).
+# testbed (every job long: nothing to compare). The long ones now burn 3000 (about 9.5 s quiet).
 PREEMPTION_CUTOFF = 6.0
 # stock-fair (Spark's FAIR scheduler) for the placement baseline, stock (its FIFO) for the mission's
-PLACEMENT, PREEMPTION, MISSION = ("stock-fair", "eagle"), ("fifo", "kairos"), ("stock", "hawk", "falcon")
+PLACEMENT, PREEMPTION, MISSION = ("stock-fair", "eagle"), ("fifo", "kairos"), ("stock", "hawk")
 MISSION_CUTOFF = 1000.0  # every job short
 KAIROS_Q = 1  # Kairos' live default: one extra executor per NodeManager beside its N = 1
 
@@ -98,7 +99,6 @@ executor_cores = 1
 job_model = "stages"
 cutoff = {MISSION_CUTOFF}
 reading = "short p50"
-params = {{ masters = "1" }}
 estimates_from = "stock"
 """
 
@@ -114,7 +114,7 @@ def hol_workload() -> str:
     """kairos-hol.toml shrunk: its two long jobs (lighter) and two short ones."""
     text = (EXAMPLES / "kairos-hol.toml").read_text()
     return (text.replace('name = "kairos-hol"', 'name = "hol"').replace("jobs = 14", "jobs = 4")
-            .replace("extra_flops = 9000", "extra_flops = 3500"))
+            .replace("extra_flops = 9000", "extra_flops = 3000"))
 
 
 @dataclass(frozen=True)

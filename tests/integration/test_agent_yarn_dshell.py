@@ -25,7 +25,7 @@ from tests import needs
 from yarnclient import ResourceManagerClient
 from yarnclient.hdfs import hdfs_client
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.long]  # make test-long: a CPU share, measured alone
 SPIN = ["python3", "-c", "import time\nend = time.time() + 300\nwhile time.time() < end: pass"]
 
 

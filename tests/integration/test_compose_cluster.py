@@ -11,8 +11,8 @@ Where no Docker engine runs, as root it installs Debian's and starts one (tests/
 docker_engine.py); otherwise it skips, saying why. Its own project name and free host ports let it
 run beside the local testbed (8088/9870) and beside a developer's compose cluster.
 
-Marked `compose`: `make test-cluster` runs this file (CI runs it after `make test`), so that the
-second Hadoop cluster's minutes of CPU stay out of `make test` on a two-core machine.
+Marked `long`: `make test-long` runs this file (CI runs it after `make test`), so that the second
+Hadoop cluster's minutes of CPU stay out of `make test` on a two-core machine.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from tests.integration.jobs.burn import burn
 from tests.integration.test_replay_preempt_testbed import WORKLOAD
 from yarnclient import ResourceManagerClient
 
-pytestmark = [pytest.mark.integration, pytest.mark.compose]
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 DOCKER = docker_engine.ROOT / "docker"
 NODEMANAGERS = 3

@@ -105,6 +105,7 @@ def test_the_default_lease_is_under_a_minute() -> None:
     assert DEFAULT_LEASE_S <= 60
 
 
+@pytest.mark.long  # make test-long: crash recovery
 def test_sigkill_of_serve_mid_run_leaves_no_throttle_and_no_raised_vcores(testbed, operator_agents,  # noqa: F811
                                                                          tmp_path: Path) -> None:
     agents_file, processes = operator_agents
@@ -140,6 +141,7 @@ def test_sigkill_of_serve_mid_run_leaves_no_throttle_and_no_raised_vcores(testbe
         kill_burn_apps(rm, apps_before)
 
 
+@pytest.mark.long  # make test-long: crash recovery
 def test_sigkill_of_a_driver_with_kairos_beside_it_leaves_no_throttle_and_no_raised_vcores(
         testbed, operator_agents, tmp_path: Path) -> None:  # noqa: F811
     agents_file, processes = operator_agents

@@ -1,6 +1,6 @@
 """`schedbridge demo` on the real local testbed, its three comparisons at a reduced size (the
-shared `demo_run`: stock Spark vs Eagle on a small sleeping-task trace, FIFO vs Kairos `--preempt`
-on a few WordCount jobs, stock Spark vs Hawk and Falcon on a TPC-H query and WordCount jobs).
+shared `demo_run`: Spark's FAIR scheduler vs Eagle on a small sleeping-task trace, FIFO vs Kairos `--preempt`
+on a few WordCount jobs, stock Spark vs Hawk on a TPC-H query and WordCount jobs).
 Every figure the demo prints, and each reading line, is parsed back and checked against figures
 recomputed here with numpy from the runs' own files: the replay's jobs.csv (live) and the
 simulator's per-job file (predicted)."""

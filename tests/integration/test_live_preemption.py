@@ -95,6 +95,7 @@ def job(testbed, tmp_path: Path) -> Iterator[SpinningJob]:
             rm.kill(app_id)
 
 
+@pytest.mark.long  # make test-long: crash recovery
 def test_spark_task_container_suspends_resumes_and_survives_agent_crash(testbed, job: SpinningJob,
                                                                          tmp_path: Path) -> None:
     parent = f"sbtest-live-{os.getpid()}"

@@ -217,6 +217,7 @@ def _wait_for(replay: subprocess.Popen, probe, timeout_s: float, what: str, ever
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 
 
+@pytest.mark.long  # make test-long: crash recovery
 def test_a_killed_agent_leaves_no_throttle_process_or_group(testbed, tmp_path: Path) -> None:
     require_root()
     workload, results = tmp_path / "it-crash.toml", tmp_path / "results"
@@ -247,6 +248,7 @@ def test_a_killed_agent_leaves_no_throttle_process_or_group(testbed, tmp_path: P
     assert len(failed_lines) == 1 and "preemption command(s) failed" in failed_lines[0], failed_lines
 
 
+@pytest.mark.long  # make test-long: crash recovery
 def test_vcores_of_a_killed_replay_are_restored_by_testbed_restore(testbed, tmp_path: Path) -> None:
     require_root()
     rm = ResourceManagerClient(testbed.rm_url)

@@ -107,7 +107,7 @@ def test_wordcount_jobs_are_simulated_from_each_runs_measured_work(demo_run: Dem
 
 
 def test_the_mission_policies_are_told_the_estimates_built_from_stocks_history(demo_run: DemoRun) -> None:
-    """Under Hawk and Falcon each replayed job is told its recurring job's mean task time in stock's
+    """Under Hawk each replayed job is told its recurring job's mean task time in stock's
     run (the estimates file sim-vs-live built from stock's event logs), recomputed here from stock's
     jobs.csv and tasks.csv."""
     stock = demo_run.live_dir("mission", "stock")
@@ -119,8 +119,7 @@ def test_the_mission_policies_are_told_the_estimates_built_from_stocks_history(d
     took = (ok["finish_s"] - ok["launch_s"]).groupby(ok["job_id"].map(key)).mean()
     assert {k: v["mean_s"] for k, v in built.items() if k.startswith("job:")} == pytest.approx(took.to_dict(),
                                                                                                 abs=0.002)
-    for policy in ("hawk", "falcon"):
-        told = pd.read_csv(demo_run.live_dir("mission", policy) / "user-jobs.csv")
-        replayed = told[told["occurrence"].str.startswith("schedbridge-job-")]
-        assert sorted(replayed["key"]) == sorted(key.values()) and set(replayed["source"]) == {"file"}, told
-        assert list(replayed["estimate_s"]) == pytest.approx([built[k]["mean_s"] for k in replayed["key"]])
+    told = pd.read_csv(demo_run.live_dir("mission", "hawk") / "user-jobs.csv")
+    replayed = told[told["occurrence"].str.startswith("schedbridge-job-")]
+    assert sorted(replayed["key"]) == sorted(key.values()) and set(replayed["source"]) == {"file"}, told
+    assert list(replayed["estimate_s"]) == pytest.approx([built[k]["mean_s"] for k in replayed["key"]])

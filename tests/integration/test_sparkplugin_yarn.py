@@ -2,8 +2,9 @@
 containers, and an application's results (WordCount, SQL, TPC-H Q1 and Q6, a long job) are
 right, checked against answers computed here (Python for WordCount and the SQL, DuckDB for
 TPC-H): under Hawk through a `schedbridge serve` daemon, whose placement is visible in its log
-(long stages only on its general partition), and under Sparrow hosted in the driver's own
-process. (The other policies run live in the demo, the replays and the `--preempt` tests.)"""
+(long stages only on its general partition). (A policy hosted in the driver's own process on
+YARN, with its answers checked, is every replay's: test_replay_testbed.py and the demo; the other
+policies run live in the demo, the replays and the `--preempt` tests.)"""
 from __future__ import annotations
 
 import json
@@ -84,8 +85,3 @@ def test_hawk_through_a_daemon_gives_right_results_and_keeps_long_stages_on_its_
     general = nodes[1].split("/", 1)[1]  # Hawk's general partition: the highest node ids
     long_grants = [ex for stage, ex in re.findall(r"s(\d+)\.\d+->(\S+?)x\d+", log) if int(stage) in got["long_stages"]]
     assert long_grants and set(long_grants) == {general}, (long_grants, nodes)  # fallback rounds may place some
-
-
-def test_a_policy_hosted_in_the_drivers_process_on_yarn(env, tpch, reference, tmp_path) -> None:
-    got = run_app([sys.executable], env, tmp_path / "out.json", tpch, "--inprocess", "sparrow")
-    assert_right_results(got, reference)

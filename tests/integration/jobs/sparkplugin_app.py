@@ -1,7 +1,6 @@
 """A PySpark application for the Spark plugin's YARN tests: WordCount, SQL, TPC-H and a long job.
 
-Run by spark-submit / `schedbridge submit` (the master comes from the command line), or with
-``--inprocess POLICY`` as a plain Python program hosting the policy in its own driver. Writes its
+Run by spark-submit / `schedbridge submit` (the master comes from the command line). Writes its
 results and the stage ids of its long job as JSON to ``--out``.
 """
 from __future__ import annotations
@@ -16,18 +15,6 @@ from pyspark.sql import SparkSession
 from tests.integration.sparkplugin_support import slow_sum, sql_rows, wordcount
 from workloads.tpch.compare import plain
 from workloads.tpch.spark import register_tables, run_query
-
-
-def session(inprocess: str | None, executors: int) -> SparkSession:
-    if inprocess is None:
-        return SparkSession.builder.appName("sparkplugin-app").getOrCreate()
-    from bridge.drivers.planners import make_planner
-    from bridge.plugin import inprocess as spark_inprocess
-    from bridge.plugin.host import PolicyHost
-
-    host = PolicyHost(make_planner(inprocess))
-    return spark_inprocess.session("yarn", host, conf={"spark.executor.instances": str(executors)},
-                                   app_name="sparkplugin-app-inprocess")
 
 
 def wait_for_executors(spark: SparkSession, n: int, timeout_s: float = 240.0) -> None:
@@ -45,9 +32,8 @@ def main() -> None:
     ap.add_argument("--tpch", type=Path, required=True)
     ap.add_argument("--queries", default="1,6")
     ap.add_argument("--executors", type=int, default=2)
-    ap.add_argument("--inprocess", metavar="POLICY")
     args = ap.parse_args()
-    spark = session(args.inprocess, args.executors)
+    spark = SparkSession.builder.appName("sparkplugin-app").getOrCreate()
     sc = spark.sparkContext
     try:
         wait_for_executors(spark, args.executors)
