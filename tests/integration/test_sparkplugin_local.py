@@ -5,6 +5,7 @@ start it); each test opens its own short SparkContext on ``spark-schedbridge://l
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import socket
@@ -29,8 +30,8 @@ from bridge.drivers.planners import make_planner
 from bridge.drivers.spark_fifo import FifoPlanner
 from bridge.drivers.spark_state import LiveCluster
 from bridge.plugin import inprocess as spark_inprocess
-from bridge.plugin.daemon import PolicyDaemon
 from bridge.plugin.host import PolicyHost, scoped
+from bridge.plugin.daemon import DEFAULT_LIMITS, PolicyDaemon
 from bridge.protocol.auth import key_digest
 from bridge.protocol.messages import Grant, LiveEvent, OfferRound, Placement
 from tests.integration.sparkplugin_support import (
@@ -493,9 +494,12 @@ def test_an_application_id_squatted_before_the_application_starts_is_still_the_a
         stock: dict[str, list]) -> None:
     """Another client with the daemon's token plays the id the application will have (every
     ``local-<ms>`` ahead of the clock) before the application's first round; the application's
-    tasks are placed by the policy all the same, none by Spark's fallback."""
+    tasks are placed by the policy all the same, none by Spark's fallback. (The default caps on
+    applications per key and per connection refuse such a squatter after a few ids; lifted here,
+    the ids it does claim must still not be the application's.)"""
     planner, token = TimedPlanner(), "squatted-daemon-token-0123"
-    daemon = PolicyDaemon(("127.0.0.1", 0), PolicyHost(planner), token=token)
+    uncapped = dataclasses.replace(DEFAULT_LIMITS, apps_per_key=1 << 20, apps_per_connection=1 << 20)
+    daemon = PolicyDaemon(("127.0.0.1", 0), PolicyHost(planner), token=token, limits=uncapped)
     threading.Thread(target=daemon.serve_forever, daemon=True).start()
     squatter = Squatter(daemon.server_address, token)
     try:
