@@ -286,17 +286,22 @@ def test_python_checks_the_keys_the_plugin_reads_with_the_plugin_s_messages(stoc
         assert str(java.value).partition("\n")[0] == f"schedbridge: {python.value}"
 
 
+# A connection that fails is retried within the start timeout (60 s by default): the tests of a host
+# that never answers wait 5 s instead.
+SHORT_START = {"spark.schedbridge.start.timeout": "5s"}
+
+
 def test_daemon_unreachable_at_start_stops_the_application() -> None:
     with pytest.raises(Exception, match=r"the policy host \(the daemon at tcp://127.0.0.1:9\) did not answer at "
                                         r"start.*spark.schedbridge.fallback=true"):
         with bridge_session(None, **{"spark.schedbridge.endpoint": "tcp://127.0.0.1:9",
-                                     "spark.schedbridge.token": "any-token-0123456789"}):
+                                     "spark.schedbridge.token": "any-token-0123456789", **SHORT_START}):
             pass
 
 
 def test_daemon_unreachable_at_start_with_fallback_opted_in(stock: dict[str, list]) -> None:
     conf = {"spark.schedbridge.endpoint": "tcp://127.0.0.1:9", "spark.schedbridge.fallback": "true",
-            "spark.schedbridge.token": "any-token-0123456789"}
+            "spark.schedbridge.token": "any-token-0123456789", **SHORT_START}
     with bridge_session(None, **conf) as spark:
         assert wordcount(spark) == stock["wordcount"]
         stats = spark_inprocess.stats()
