@@ -74,8 +74,8 @@ PURE_TESTS = tests/unit/test_conformance.py tests/unit/test_sim_properties.py te
 # `make test` runs two lanes (pytest-xdist): the local testbed's tests in one worker, the other
 # integration tests and the unit tests in the other (tests/conftest.py, docs/testing.md).
 # `make test-long` runs the tests marked `long`, one at a time: the docker-compose cluster (a second
-# Hadoop cluster, minutes of CPU) and the crash-recovery tests (SIGKILLed agents, replays, serve,
-# drivers); CI (.ci/run) runs both targets.
+# Hadoop cluster, minutes of CPU), the crash-recovery tests (SIGKILLed agents, replays, serve,
+# drivers) and live variants of paths make test runs live; CI (.ci/run) runs both targets.
 PYTEST = $(PY) -m pytest -q -rs -p no:cacheprovider
 LANES  = -n 2 --dist loadgroup
 

@@ -198,6 +198,7 @@ def test_simulate_and_report_run_the_example_policy(core: CoreVenv) -> None:
             assert shown == pytest.approx(value, rel=5e-3), (measure, label, rows[measure])
 
 
+@pytest.mark.long  # make test-long: make test runs built-in policies live; this one comes from its own package
 def test_the_example_policy_places_every_task_live_on_yarn(testbed, tmp_path: Path) -> None:
     site = tmp_path / "site"
     pip_install(sys.executable, "--no-deps", "--target", str(site), str(copy_of(EXAMPLE, tmp_path / "package")))

@@ -20,7 +20,7 @@ import pytest
 from tests.integration.process_output import failure_excerpt
 from tests.integration.sparkplugin_support import DaemonProcess
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.long]  # make test-long; make test: one application through serve
 
 ROOT = Path(__file__).resolve().parents[2]
 PI = Path(__file__).resolve().parent / "jobs" / "pi.py"

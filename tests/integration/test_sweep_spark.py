@@ -42,6 +42,7 @@ def serial(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     return files
 
 
+@pytest.mark.long  # make test-long: make test runs this path live on a local master (below)
 def test_runs_as_spark_tasks_on_yarn_write_the_serial_bytes(testbed, serial: dict[str, bytes], tmp_path: Path) -> None:
     """Through the plugin's `spark-schedbridge://yarn` (plain `yarn` is the same path to YARN, with
     Spark's own scheduling, which the local master below uses too)."""
