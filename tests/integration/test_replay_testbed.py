@@ -130,6 +130,7 @@ def test_a_shared_application_gives_complete_consistent_results(shared_run: Path
     assert meta["answers"] == {"correct": 4, "wrong": 0, "missing": 0, "none": 0}
 
 
+@pytest.mark.long  # make test-long: a live variant (one application per job, one failing)
 def test_per_job_mode_records_a_failed_job_and_continues(testbed, per_job_run: Path) -> None:
     jobs, tasks = assert_consistent(per_job_run)
     assert list(jobs["status"]) == ["failed", "succeeded"]
@@ -144,6 +145,7 @@ def test_per_job_mode_records_a_failed_job_and_continues(testbed, per_job_run: P
     assert not [a for a in live if a.name.startswith("schedbridge-it-small")]
 
 
+@pytest.mark.long  # make test-long: needs the per-job run
 def test_report_on_the_two_runs(shared_run: Path, per_job_run: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(report, [str(shared_run), str(per_job_run), "--out", str(tmp_path),
                                          "--cutoff", "1000000"])  # every job short: its rows are all jobs
@@ -181,6 +183,7 @@ probability = 1.0
 """
 
 
+@pytest.mark.long  # make test-long: a live variant (learn); make test runs estimates from a file live, in the demo
 def test_learn_tells_a_recurring_job_what_its_finished_run_took(testbed, tmp_path: Path) -> None:
     """Two runs of one WordCount, the second submitted 12 s after the first (which ends in a few):
     with learn=true the policy host tells the first the default estimate and the second the mean
