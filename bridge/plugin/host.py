@@ -221,7 +221,8 @@ class PolicyHost:
         """Why ``client`` may not add application ``app`` (None if it may, or has it already)."""
         if app in self._owners:
             return None
-        client.apps &= self._owners.keys()  # those forgotten meanwhile no longer count
+        if len(client.apps) >= client.apps_per_connection:  # those forgotten meanwhile no longer count:
+            client.apps &= self._owners.keys()                # pruned only at the cap (O(1) per new app)
         if len(client.apps) >= client.apps_per_connection:
             return (f"a new application over the cap of {client.apps_per_connection} applications per "
                     "connection (schedbridge serve --max-apps-per-connection raises it)")
