@@ -22,7 +22,7 @@ from bridge.agent.errors import AgentError
 from bridge.agent.nodemanager import AppFilter, NodeManagerSource, NoNodeManager, YarnNodeManager
 from bridge.agent.procfs import TreeFinder
 from bridge.agent.server import AgentServer, ListenAddress, check_token, listen_address
-from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent
+from bridge.agent.service import DEFAULT_MIN_SHARE, NodeAgent, repeat
 from bridge.agent.state import NodeLock, StateFile
 from bridge.common.options import FiniteFloat
 from bridge.common.secret_file import check_private
@@ -192,12 +192,7 @@ def work(node_agent: NodeAgent, interval: float, stop: threading.Event) -> None:
     leases = threading.Thread(target=node_agent.watch_leases, args=(stop,), name="agent-leases", daemon=True)
     leases.start()
     try:
-        while not stop.is_set():
-            try:
-                node_agent.reconcile()
-            except Exception:  # keep reconciling; a stopped loop would leak throttles
-                log.exception("reconcile failed")
-            stop.wait(interval)
+        repeat(node_agent.reconcile, interval, stop, "reconcile")
     finally:
         stop.set()
         leases.join()

@@ -51,6 +51,17 @@ class Limits:
         return self.share is not None or self.frozen
 
 
+def repeat(step: Callable[[], object], every_s: float, stop: threading.Event, what: str) -> None:
+    """Runs ``step`` every ``every_s`` until ``stop`` is set; a failure is logged and the loop goes
+    on (a stopped loop would leak throttles)."""
+    while not stop.is_set():
+        try:
+            step()
+        except Exception:  # keep going, see above
+            log.exception("%s failed", what)
+        stop.wait(every_s)
+
+
 class NodeAgent:
     """Owns the cgroups of one NodeManager's containers; thread-safe (one lock around all changes)."""
 
@@ -178,12 +189,7 @@ class NodeAgent:
 
     def watch_leases(self, stop: threading.Event) -> None:
         """Lifts leases as they run out, every LEASE_TICK_S, until ``stop`` is set."""
-        while not stop.is_set():
-            try:
-                self.expire_leases()
-            except Exception:  # keep watching; a stopped watch would leak throttles
-                log.exception("lifting expired leases failed")
-            stop.wait(LEASE_TICK_S)
+        repeat(self.expire_leases, LEASE_TICK_S, stop, "lifting expired leases")
 
     def _lift(self, container_id: str) -> None:
         entry = self.managed.get(container_id)
