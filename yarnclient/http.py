@@ -76,7 +76,8 @@ _calls = threading.local()  # .deadline: the _Deadline of this thread's call in 
 
 
 @contextmanager
-def _deadline(seconds: float) -> Iterator[_Deadline]:
+def call_deadline(seconds: float) -> Iterator[_Deadline]:
+    """The calls this thread makes inside it through a `WatchedAdapter` end within ``seconds`` in all."""
     deadline = _calls.deadline = _Deadline(seconds)
     deadline._timer.start()
     try:
@@ -110,7 +111,9 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
 
 
-class _WatchedAdapter(HTTPAdapter):
+class WatchedAdapter(HTTPAdapter):
+    """Pools whose connections obey the thread's `call_deadline`."""
+
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
@@ -158,7 +161,7 @@ class RestSession(JsonCalls):
         # replayed after the server may have acted on it.
         retry = Retry(total=retries, connect=retries, read=0, status=0, other=0,
                       backoff_factor=backoff, allowed_methods=None)
-        adapter = _WatchedAdapter(max_retries=retry)
+        adapter = WatchedAdapter(max_retries=retry)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._session.headers.update({"Accept": "application/json"})
@@ -174,7 +177,7 @@ class RestSession(JsonCalls):
         if self.user and method != "GET":
             params.setdefault("user.name", self.user)
         try:
-            with _deadline(sum(self.timeout)) as deadline:
+            with call_deadline(sum(self.timeout)) as deadline:
                 response = self._session.request(method, url, params=params, json=json, stream=True,
                                                  timeout=self.timeout, allow_redirects=follow_redirects)
                 with response:

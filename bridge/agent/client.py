@@ -6,15 +6,16 @@ connection raises `AgentUnavailable`.
 """
 from __future__ import annotations
 
+import json
 import ssl
 from pathlib import Path
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
 
 from bridge.agent.errors import ERRORS_BY_CODE, AgentError, AgentUnavailable
 from bridge.common.tls import client_context
+from yarnclient.http import WatchedAdapter, call_deadline
 
 
 class AgentClient:
@@ -24,6 +25,9 @@ class AgentClient:
     agent's typed `NodeManagerUnavailable` rather than a client-side `AgentUnavailable`. An https
     agent's certificate and host name are verified against ``ca`` (a PEM file, e.g. the agents'
     self-signed certificate), else the system's trust store; a bad ``ca`` is a ``ValueError`` naming it.
+
+    Every call ends within its timeout in all, not per byte (requests' read timeout restarts with
+    each byte, so an agent answering a byte a second held a call for ever).
     """
 
     def __init__(self, base_url: str, token: str, timeout_s: float = 8.0, ca: Path | None = None) -> None:
@@ -31,6 +35,7 @@ class AgentClient:
         self.timeout_s = timeout_s
         self._session = requests.Session()
         self._session.headers["Authorization"] = f"Bearer {token}"
+        self._session.mount("http://", WatchedAdapter())
         if self.base_url.startswith("https://"):
             self._session.mount("https://", _TlsAdapter(client_context(ca)))
 
@@ -67,13 +72,19 @@ class AgentClient:
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
               timeout_s: float | None = None) -> dict[str, Any]:
-        url = self.base_url + path
+        url, seconds = self.base_url + path, timeout_s or self.timeout_s
         try:
-            response = self._session.request(method, url, json=body, timeout=timeout_s or self.timeout_s)
+            with call_deadline(seconds) as deadline:
+                response = self._session.request(method, url, json=body, timeout=seconds)
+                content = response.content
         except requests.RequestException as exc:
-            raise AgentUnavailable(f"node agent at {self.base_url} did not answer {method} {path}: {exc}") from exc
+            why = f"no whole reply within {seconds:g} s" if deadline.passed else str(exc)
+            raise AgentUnavailable(f"node agent at {self.base_url} did not answer {method} {path}: {why}") from exc
+        if deadline.passed:  # cut short, a reply can even look whole
+            raise AgentUnavailable(f"node agent at {self.base_url} did not answer {method} {path}: "
+                                   f"no whole reply within {seconds:g} s")
         try:
-            payload = response.json()
+            payload = json.loads(content)
         except ValueError as exc:
             raise AgentError(f"{method} {path}: agent sent non-JSON (HTTP {response.status_code})") from exc
         if response.status_code != 200:
@@ -84,7 +95,7 @@ class AgentClient:
         return payload
 
 
-class _TlsAdapter(HTTPAdapter):
+class _TlsAdapter(WatchedAdapter):
     """requests' adapter with our verifying context (a CA file or the system store, TLS 1.2+)."""
 
     def __init__(self, context: ssl.SSLContext) -> None:

@@ -321,6 +321,7 @@ class NodeAgent:
             entries = list(self.managed.values())
             return {
                 "host": socket.gethostname(),
+                "pid": os.getpid(),  # which process answers: a supervisor's restart shows as a new one
                 "cgroup_version": self.cgroups.version,
                 "cpus": self.cpus,
                 "min_share": self.min_share,

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -148,6 +149,14 @@ class AgentProcess:
             raise AssertionError(f"agent did not start: {line!r} {self.log()[-2000:]}")
         self.url = match.group(1)
         return self.url
+
+    def restart(self, timeout_s: float = 30.0) -> str:
+        """Start it again on the port it had, so that clients keep their URL; the new agent first
+        lifts every throttle its predecessor left (its state file says which)."""
+        port = urllib.parse.urlsplit(self.url).port
+        assert port is not None, "started before: its URL names its port"
+        self.args[self.args.index("--port") + 1] = str(port)
+        return self.start(timeout_s)
 
     def log(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""

@@ -5,7 +5,8 @@ one); :meth:`ContainerCommands.flush` sends the due ones through a
 :class:`~bridge.nodes.preemption.ContainerPreemptor`, never while the caller's lock is held, so a
 hung agent delays no offer round. A resume that failed (agent unreachable) is retried after
 ``retry_s``, then at doubling intervals up to a minute: a container left shrunk would starve its
-task.
+task. A command for a node whose agent is not open yet (a replay opens them once its application
+exists, while executors already register) waits in the outbox until it is.
 """
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ class ContainerCommands:
     def _take_due(self) -> list[tuple[ContainerRef, str, float]]:
         with self.lock:
             now = self.clock()
-            due = [(ref, action, delay) for ref, (action, at, delay) in self.outbox.items() if at <= now]
+            due = [(ref, action, delay) for ref, (action, at, delay) in self.outbox.items()
+                   if at <= now and self.preemptor.ready_for(ref.node)]
             for ref, _, _ in due:
                 del self.outbox[ref]
             return due

@@ -24,6 +24,7 @@ from bridge.common import atomic
 from yarnclient.models import Node
 
 APPLY_TIMEOUT_S = 30.0  # how long the RM may take to show an update it accepted (it applies them asynchronously)
+RESEND_S = 5.0  # an update not shown by then is sent again: a NodeManager (re-)registering around it resets it
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +62,19 @@ class RaisedVcores:
             self._guard = self.start_guard(self.record)
         try:
             raised = {node: (vcores + self.extra, memory_mb) for node, (vcores, memory_mb) in self.original.items()}
-            for node_id, (vcores, memory_mb) in sorted(raised.items()):
-                self.rm.update_node_resource(node_id, vcores=vcores, memory_mb=memory_mb)
-            if lagging := wait_applied(self.rm, raised):
+            for node_id in sorted(raised):
+                self._send(node_id, raised)
+            if lagging := wait_applied(self.rm, raised, resend=lambda node: self._send(node, raised)):
                 raise RuntimeError(f"the ResourceManager accepted the raised vcores but did not show them within "
                                    f"{APPLY_TIMEOUT_S:g} s: {lagging}")
         except BaseException:
             self.__exit__(None, None, None)
             raise
         return self
+
+    def _send(self, node_id: str, capacities: dict[str, tuple[int, int]]) -> None:
+        vcores, memory_mb = capacities[node_id]
+        self.rm.update_node_resource(node_id, vcores=vcores, memory_mb=memory_mb)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -125,7 +130,13 @@ def restore(rm: NodeResources, record: Path) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - try every node, report the rest
             log.warning("could not restore %s to %d vcores / %d MB: %s", node_id, vcores, memory_mb, exc)
             failed.append(node_id)
-    for node_id, shown in wait_applied(rm, {n: c for n, c in saved.items() if n not in failed}).items():
+    def resend(node_id: str) -> None:
+        try:
+            rm.update_node_resource(node_id, vcores=saved[node_id][0], memory_mb=saved[node_id][1])
+        except Exception as exc:  # noqa: BLE001 - the node stays lagging, and is reported so
+            log.warning("could not restore %s again: %s", node_id, exc)
+
+    for node_id, shown in wait_applied(rm, {n: c for n, c in saved.items() if n not in failed}, resend=resend).items():
         log.warning("%s: the ResourceManager still shows %s (vcores, MB) after restoring %s", node_id, shown,
                     saved[node_id])
         failed.append(node_id)
@@ -135,17 +146,28 @@ def restore(rm: NodeResources, record: Path) -> list[str]:
 
 
 def wait_applied(rm: NodeResources, want: dict[str, tuple[int, int]], timeout_s: float | None = None,
-                 every_s: float = 0.2) -> dict[str, tuple[int, int]]:
+                 every_s: float = 0.2, resend: Callable[[str], None] | None = None) -> dict[str, tuple[int, int]]:
     """Wait until every listed node of ``want`` shows its (vcores, memory MB); the RM applies an
     accepted update through its event queue, so a listing right after it may still show the old
-    capacity. Returns what the nodes that never showed theirs still showed (empty: all applied;
-    a node the RM no longer lists is not waited for)."""
+    capacity. A node still lagging after RESEND_S gets ``resend`` (the update again): the RM
+    accepts an update and then loses it when the NodeManager re-registers (it takes the node's own
+    capacity again), which a testbed started moments before can do. Returns what the nodes that
+    never showed theirs still showed (empty: all applied; a node the RM no longer lists is not
+    waited for)."""
     if not want:
         return {}
-    deadline = time.monotonic() + (APPLY_TIMEOUT_S if timeout_s is None else timeout_s)
+    start = time.monotonic()
+    deadline, next_resend = start + (APPLY_TIMEOUT_S if timeout_s is None else timeout_s), start + RESEND_S
     while True:
         shown = {n.node_id: (n.vcores_total, n.memory_mb_total) for n in rm.nodes()}
         lagging = {node: shown[node] for node, capacity in want.items() if node in shown and shown[node] != capacity}
-        if not lagging or time.monotonic() >= deadline:
+        now = time.monotonic()
+        if not lagging or now >= deadline:
             return lagging
+        if resend is not None and now >= next_resend:
+            log.warning("the ResourceManager does not show the capacity it accepted for %s after %.0f s; "
+                        "sending it again", ", ".join(sorted(lagging)), now - start)
+            for node in sorted(lagging):
+                resend(node)
+            next_resend = now + RESEND_S
         time.sleep(every_s)

@@ -60,8 +60,12 @@ class ContainerPreemptor:
     except ``held`` and ``lapsed``, which the lease renewal calls from its own thread."""
 
     def __init__(self, agents: Mapping[str, Agent], freeze: bool = False,
-                 clock: Callable[[], float] = time.monotonic, lease_s: float = DEFAULT_LEASE_S) -> None:
+                 clock: Callable[[], float] = time.monotonic, lease_s: float = DEFAULT_LEASE_S,
+                 awaiting_agents: bool = False) -> None:
+        """``awaiting_agents``: the agents are opened later (``attach``), once the application they
+        manage exists; until then a sender holds commands rather than count them failed."""
         self.agents = dict(agents)
+        self.awaiting_agents = awaiting_agents
         self.freeze = freeze
         self.clock = clock
         self.lease_s = lease_s
@@ -69,6 +73,16 @@ class ContainerPreemptor:
         self._suspends = 0  # numbers each suspend, so a lapse seen late never undoes a newer one
         self._since: dict[ContainerRef, int] = {}  # every container held throttled -> its suspend's number
         self._lock = threading.Lock()
+
+    def attach(self, agents: Mapping[str, Agent]) -> None:
+        """The agents, now open: commands held for them can be sent."""
+        self.agents.update(agents)
+        self.awaiting_agents = False
+
+    def ready_for(self, node: str) -> bool:
+        """A command for ``node`` can be sent now (an agent missing once the agents are open is a
+        failed command, counted)."""
+        return node in self.agents or not self.awaiting_agents
 
     def suspend(self, ref: ContainerRef) -> Status:
         """Shrink ``ref`` to its agent's minimum share (or freeze it, if configured) under a lease."""

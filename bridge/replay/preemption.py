@@ -68,7 +68,7 @@ class PreemptiveSession:
         """``agents``: what `check` returned (prepared)."""
         self._work = work
         self._stack, self._agents = ExitStack(), ExitStack()
-        self.preemptor = ContainerPreemptor({})
+        self.preemptor = ContainerPreemptor({}, awaiting_agents=True)  # opened once the application exists
         rm = agents.rm
         nodes = sorted(n.http_address for n in rm.nodes(states=["RUNNING"]))
         if not nodes:
@@ -97,7 +97,7 @@ class PreemptiveSession:
                                          per_node)
             tqdm.write(f"replay: {per_node} executors of {sizing.container_mb} MB on each of {len(nodes)} "
                        f"NodeManagers (N = {cores}, {planner.extra} more for the policy)")
-            self.preemptor.agents.update(agents.open(self._agents, app_id, work))
+            self.preemptor.attach(agents.open(self._agents, app_id, work))
         except BaseException:
             self.close()
             raise

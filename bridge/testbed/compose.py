@@ -114,7 +114,8 @@ def role_commands(role: str, layout: ClusterLayout, policy: str, token_file: Pat
                   progress: Callable[[str], None]) -> list[Command]:
     """Prepare this container for `role` (first-start format, cgroups, token) and return the
     commands to run in the foreground. The node agent starts once its NodeManager answers:
-    before that it could only warn that the NodeManager is unreachable."""
+    before that it could only warn that the NodeManager is unreachable. It is restarted if it dies
+    (its successor lifts what it left), without stopping the NodeManager and its containers."""
     if role == "client":
         ensure_token(token_file)
         return [Command(serve_command(policy))]
@@ -125,5 +126,5 @@ def role_commands(role: str, layout: ClusterLayout, policy: str, token_file: Pat
         if delegate_cpu():
             progress("moved this container's processes to a leaf cgroup; cpu enabled for the agent")
         nm_info = f"http://127.0.0.1:{layout.nodemanagers[0].webapp_port}/ws/v1/node/info"
-        commands.append(Command(agent_command(layout, ensure_token(token_file)), after_url=nm_info))
+        commands.append(Command(agent_command(layout, ensure_token(token_file)), after_url=nm_info, restart=True))
     return commands

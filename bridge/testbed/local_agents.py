@@ -5,7 +5,8 @@ NodeManagers share this host, so the bridge can start one agent per NodeManager 
 manages only the given application's containers, under a token made for this run. Needs root
 (the agents write cgroups). Each running agent has a record beside the testbed (its pid and how it
 was started), so that if the run is killed, `schedbridge testbed restore` can stop it and restore
-its containers.
+its containers. An agent that dies mid-run is restarted on its port by an `AgentWatch` (as
+systemd or the compose supervisor does on a real node), and the successor lifts what it left.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import os
 import secrets
 import signal
 import subprocess
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -27,6 +29,8 @@ from yarnclient import ResourceManagerClient
 
 log = logging.getLogger(__name__)
 RESTORE_PAUSE_S = 3.0
+WATCH_EVERY_S = 0.5
+MAX_RESTARTS = 5
 
 
 class AgentsNeedRoot(PermissionError):
@@ -49,7 +53,7 @@ def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceMana
         log.error("a killed run's node agent: %s", failure)
     token = secrets.token_hex(16)
     web_addresses = [n.http_address for n in rm.nodes()]
-    agents = {}
+    agents, watch = {}, AgentWatch()
     for nm in layout.nodemanagers:
         address = next(a for a in web_addresses if a.endswith(f":{nm.webapp_port}"))
         settings = {"nm_url": nm.webapp_url, "state_file": str(work / f"agent-{nm.index}.json"),
@@ -58,10 +62,63 @@ def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceMana
         proc, record = _agent(settings, token), agent_records(layout) / f"{label}-{nm.index}.json"
         stack.callback(stop_agent, proc, record)
         agents[address] = AgentClient(proc.start(), token, timeout_s=10)
-        assert proc.proc is not None, "start() launched it"
         record.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(record, json.dumps({"pid": proc.proc.pid, "agent": settings}))
+        _record(proc, record, settings)
+        watch.add(proc, record, settings)
+    watch.start()
+    stack.callback(watch.stop)  # first: no restart may race the agents' stop
     return agents
+
+
+def _record(proc: AgentProcess, record: Path, settings: dict) -> None:
+    assert proc.proc is not None, "start() launched it"
+    atomic.write_text(record, json.dumps({"pid": proc.proc.pid, "agent": settings}))
+
+
+class AgentWatch:
+    """Restarts a run's agents that die (killed, crashed) on their own port, so that no container
+    stays throttled until the run ends: the successor lifts what its predecessor left on start.
+    Each restart is logged with its count; an agent that died MAX_RESTARTS times is left down and
+    its commands fail, counted by the preemptor."""
+
+    def __init__(self, every_s: float = WATCH_EVERY_S) -> None:
+        self.every_s = every_s
+        self.watched: list[tuple[AgentProcess, Path, dict]] = []
+        self.restarts: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="agent-watch", daemon=True)
+
+    def add(self, proc: AgentProcess, record: Path, settings: dict) -> None:
+        self.watched.append((proc, record, settings))
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            for proc, record, settings in self.watched:
+                if proc.proc is not None and proc.proc.poll() is not None and not self._stop.is_set():
+                    self._restart(proc, record, settings)
+
+    def _restart(self, proc: AgentProcess, record: Path, settings: dict) -> None:
+        count = self.restarts.get(proc.url, 0)
+        if count >= MAX_RESTARTS:
+            return
+        self.restarts[proc.url] = count + 1
+        assert proc.proc is not None
+        log.warning("node agent %s (NodeManager %s) exited with %s; restarting it (restart %d of at most %d)",
+                    proc.url, proc.nm_url, proc.proc.returncode, count + 1, MAX_RESTARTS)
+        try:
+            proc.restart()
+        except (AssertionError, OSError) as exc:  # start() raises AssertionError when no "listening" line comes
+            log.error("node agent %s did not restart: %s; see %s", proc.url, exc, proc.log_path)
+            return
+        _record(proc, record, settings)
 
 
 def agent_records(layout: ClusterLayout) -> Path:

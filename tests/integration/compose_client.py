@@ -4,6 +4,8 @@
     put PATH          stdin -> HDFS file PATH
     counts DIR        the (word, count) pairs a WordCount wrote to HDFS directory DIR
     agents            every NodeManager's agent (from $SCHEDBRIDGE_AGENTS): its containers' share and freeze
+    agent-nodes       every NodeManager's agent: its own status (host, pid, throttled containers, ...)
+    throttling SECS   polls every 0.2 s (up to SECS) for an agent holding a container throttled: its status
     mkdir PATH        an HDFS directory, open to every user (Spark's event-log directories are)
     placements DIR    per Spark event log in HDFS directory DIR: its application, the tasks Spark
                       started and the plugin's placement records
@@ -14,8 +16,11 @@ import ast
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
+from bridge.agent.client import AgentClient
+from bridge.agent.errors import AgentError
 from bridge.nodes.cluster_agents import connect, load
 from yarnclient import ResourceManagerClient
 from yarnclient.hadoopconf import rm_webapp_urls
@@ -44,6 +49,31 @@ def agents() -> dict[str, list[dict[str, object]]]:
     config = load(Path(os.environ["SCHEDBRIDGE_AGENTS"]))
     rm = ResourceManagerClient(rm_webapp_urls(Path(os.environ["HADOOP_CONF_DIR"])), timeout=(5, 20))
     return {node: agent.containers() for node, agent in connect(config, rm).items()}
+
+
+def agent_nodes() -> dict[str, dict[str, object]]:
+    """Unlike `agents`, an agent that does not answer (killed, restarting) is a row, not a failure."""
+    config = load(Path(os.environ["SCHEDBRIDGE_AGENTS"]))
+    rm = ResourceManagerClient(rm_webapp_urls(Path(os.environ["HADOOP_CONF_DIR"])), timeout=(5, 20))
+    found: dict[str, dict[str, object]] = {}
+    for node, url in sorted(config.urls(rm.nodes()).items()):
+        try:
+            found[node] = AgentClient(url, config.token(), timeout_s=5, ca=config.ca).node()
+        except AgentError as exc:
+            found[node] = {"error": str(exc)}
+    return found
+
+
+def throttling(timeout_s: str) -> dict[str, object]:
+    """The first agent seen holding a throttled container (polled here, not across `docker exec`,
+    so that a short suspension is not missed); {} if none within the time."""
+    deadline = time.monotonic() + float(timeout_s)
+    while time.monotonic() < deadline:
+        for node, status in agent_nodes().items():
+            if status.get("throttled_containers"):
+                return dict(status, node=node)
+        time.sleep(0.2)
+    return {}
 
 
 def mkdir(path: str) -> dict[str, str]:
@@ -79,5 +109,6 @@ def placements(directory: str) -> list[dict[str, object]]:
 
 if __name__ == "__main__":
     step, *args = sys.argv[1:]
-    steps = {"put": put, "counts": counts, "agents": agents, "mkdir": mkdir, "placements": placements}
+    steps = {"put": put, "counts": counts, "agents": agents, "agent-nodes": agent_nodes, "throttling": throttling,
+             "mkdir": mkdir, "placements": placements}
     print(json.dumps(steps[step](*args)))

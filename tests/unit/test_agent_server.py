@@ -19,6 +19,7 @@ from bridge.agent.procfs import TreeFinder
 from bridge.agent.server import WORKERS, AgentServer, listen_address
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
+from tests.trickle import trickling
 from tests.unit.agent_fakes import CID, OTHER, FakeCgroups, FakeNodeManager, container_tree
 
 TOKEN = "s3cret-token-0123456789"
@@ -168,6 +169,15 @@ def test_short_token_is_refused(tmp_path: Path) -> None:
 def test_unreachable_agent_raises_agent_unavailable() -> None:
     with pytest.raises(AgentUnavailable):
         AgentClient("http://127.0.0.1:9", TOKEN, timeout_s=1.0).node()
+
+
+def test_an_agent_trickling_its_reply_is_given_up_at_the_clients_timeout_in_all() -> None:
+    """Each byte comes well within the timeout, so only a deadline for the whole call ends it."""
+    with trickling(0.05) as url:
+        started = time.monotonic()
+        with pytest.raises(AgentUnavailable, match=r"no whole reply within 1 s"):
+            AgentClient(url, TOKEN, timeout_s=1.0).node()
+        assert time.monotonic() - started < 2.0
 
 
 METRIC_LINE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\})? '

@@ -113,6 +113,32 @@ def test_a_raise_and_a_restore_wait_until_the_rm_shows_them(tmp_path: Path, monk
     assert restore(never, record) == ["n1"] and record.exists()          # kept for another try
 
 
+class ReregisteringRM(FakeRM):
+    """Accepts the first update of each node and loses it, as the RM does when the NodeManager
+    re-registers (with its own capacity) just after it."""
+
+    def __init__(self, nodes: dict[str, tuple[int, int]]) -> None:
+        super().__init__(nodes)
+        self.lost: set[str] = set()
+
+    def update_node_resource(self, node_id: str, *, vcores: int, memory_mb: int,
+                             overcommit_timeout_s: int = -1) -> dict:
+        if node_id not in self.lost:
+            self.lost.add(node_id)
+            return {}
+        return super().update_node_resource(node_id, vcores=vcores, memory_mb=memory_mb)
+
+
+def test_an_update_the_rm_lost_is_sent_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr("bridge.nodes.node_capacity.RESEND_S", 0.05)
+    rm = ReregisteringRM({"n1": (4, 4096), "n2": (4, 4096)})
+    with RaisedVcores(rm, 2, tmp_path / "vcores.json"):
+        assert rm.capacity == {"n1": (6, 4096), "n2": (6, 4096)}
+    assert "sending it again" in caplog.text
+    assert rm.capacity == {"n1": (4, 4096), "n2": (4, 4096)}
+
+
 def test_restore_from_the_record_of_a_killed_driver(tmp_path: Path) -> None:
     rm = FakeRM({"n1": (4, 4096)})
     record = tmp_path / "vcores.json"

@@ -111,3 +111,65 @@ def test_restore_stops_only_a_pid_still_running_the_recorded_agent(tmp_path: Pat
         stand_in.kill()
     assert sorted(restored) == [str(tmp_path / "replay-orphan.json"), str(tmp_path / "replay-reused.json")]
     assert [p.name for p in (layout.home / "agents").iterdir()] == ["bench-1.json"]
+
+
+class Restartable:
+    """An `AgentProcess` whose process is a real `sleep`: SIGKILL it and the watch must start another."""
+
+    def __init__(self, fail_restarts: bool = False) -> None:
+        self.url, self.nm_url, self.log_path = "http://127.0.0.1:1", "http://127.0.0.1:2", Path("/nonexistent.log")
+        self.fail_restarts = fail_restarts
+        self.proc = self._spawn()
+        self.starts = 1
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(["sleep", "120"])
+
+    def restart(self) -> str:
+        self.starts += 1
+        if self.fail_restarts:
+            raise AssertionError("agent did not start")
+        self.proc = self._spawn()
+        return self.url
+
+
+def _wait(condition, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_the_watch_restarts_a_killed_agent_and_records_its_new_pid(tmp_path: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    agent, record = Restartable(), tmp_path / "replay-1.json"
+    watch = local_agents.AgentWatch(every_s=0.02)
+    watch.add(agent, record, {"state_file": "s"})  # type: ignore[arg-type]
+    watch.start()
+    try:
+        first = agent.proc
+        first.kill()
+        _wait(lambda: agent.starts == 2 and record.exists())
+        assert agent.proc.poll() is None and agent.proc.pid != first.pid
+        assert json.loads(record.read_text()) == {"pid": agent.proc.pid, "agent": {"state_file": "s"}}
+        assert watch.restarts == {agent.url: 1} and "restart 1 of at most" in caplog.text
+    finally:
+        watch.stop()
+        agent.proc.kill()
+    agent.proc.wait()
+    time.sleep(0.1)
+    assert agent.starts == 2  # a stopped watch restarts nothing
+
+
+def test_the_watch_gives_up_after_its_restarts(tmp_path: Path) -> None:
+    agent = Restartable(fail_restarts=True)
+    agent.proc.kill()
+    watch = local_agents.AgentWatch(every_s=0.01)
+    watch.add(agent, tmp_path / "r.json", {})  # type: ignore[arg-type]
+    watch.start()
+    try:
+        _wait(lambda: agent.starts == 1 + local_agents.MAX_RESTARTS)
+        time.sleep(0.1)
+    finally:
+        watch.stop()
+    assert agent.starts == 1 + local_agents.MAX_RESTARTS

@@ -316,6 +316,22 @@ def test_a_failed_resume_is_retried_at_doubling_intervals() -> None:
     assert len(agent.calls) == 2                   # once acknowledged, never sent again
 
 
+def test_commands_wait_for_agents_opened_later_and_then_a_missing_agent_is_a_counted_failure() -> None:
+    """A replay opens its agents once its application exists, while executors already register:
+    the commands of that window wait in the outbox instead of failing for want of an agent."""
+    agent, clock = FakeAgent(), Clock()
+    c = ContainerCommands(ContainerPreemptor({}, clock=clock, awaiting_agents=True), clock, threading.RLock())
+    c.want(ContainerRef(A, "a"), "suspend")
+    c.flush()
+    assert c.preemptor.commands == [] and ContainerRef(A, "a") in c.outbox
+    c.preemptor.attach({A: agent})
+    c.flush()
+    assert agent.calls == [("suspend", "a")] and c.outbox == {}
+    c.want(ContainerRef("elsewhere:8042", "b"), "suspend")
+    c.flush()
+    assert c.outbox == {} and "1 of 2 preemption command(s) failed, on elsewhere:8042" in c.preemptor.failures()
+
+
 def test_restore_drops_unsent_commands_and_resumes_what_is_throttled() -> None:
     agent, clock = FakeAgent(), Clock()
     c, ref = commands(agent, clock), ContainerRef(A, "a")

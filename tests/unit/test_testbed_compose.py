@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.testbed import compose
+from bridge.testbed import compose, foreground
 from bridge.testbed.cgroupdelegate import DelegationError, delegate_cpu
 from bridge.testbed.foreground import Command
 
@@ -92,6 +92,7 @@ def test_the_agent_starts_only_once_its_nodemanager_answers(tmp_path: Path, monk
     nm, agent = _role("nodemanager", tmp_path, monkeypatch)
     assert nm.after_url is None
     assert agent.after_url == "http://127.0.0.1:8042/ws/v1/node/info"  # the compose health check's URL
+    assert agent.restart and not nm.restart  # a dead agent comes back; the NodeManager's exit ends the unit
 
 
 def test_client_serves_the_chosen_policy_on_loopback_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,12 +108,15 @@ def test_datanode_runs_only_its_daemon(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 # --- the foreground supervisor -----------------------------------------------------------------
-def _supervisor(*scripts: str, after_url: str | None = None, timeout_s: float = 300) -> subprocess.Popen[str]:
-    """The supervisor over `scripts`; every script but the first waits for `after_url` if given."""
-    commands = [([sys.executable, "-c", script], after_url if i else None) for i, script in enumerate(scripts)]
-    code = ("import sys; from bridge.testbed.foreground import Command, supervise; "
-            f"sys.exit(supervise([Command(*c) for c in {commands!r}], ready_timeout_s={timeout_s}))")
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+def _supervisor(*scripts: str, after_url: str | None = None, timeout_s: float = 300,
+                restart: bool = False) -> subprocess.Popen[str]:
+    """The supervisor over `scripts`; every script but the first waits for `after_url` if given and,
+    with `restart`, is restarted (after 0.05 s rather than the default pause) when it exits."""
+    commands = [([sys.executable, "-c", script], after_url if i else None, restart and i > 0)
+                for i, script in enumerate(scripts)]
+    code = ("import sys; from bridge.testbed import foreground as f; f.RESTART_PAUSE_S = 0.05; "
+            f"sys.exit(f.supervise([f.Command(*c) for c in {commands!r}], ready_timeout_s={timeout_s}))")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 SLEEPER = "import os, time; os.write(1, b'ready\\n'); time.sleep(120)"  # one write: lines never interleave
@@ -153,3 +157,27 @@ def test_a_url_that_never_answers_stops_the_container() -> None:
     proc = _supervisor(SLEEPER, "print('never started')", after_url="http://127.0.0.1:9/", timeout_s=2)
     assert proc.wait(timeout=60) == 128 + signal.SIGTERM
     assert proc.stdout.read() == "ready\n"
+
+
+def test_a_restarted_process_comes_back_while_the_others_keep_running(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    crash_twice = (f"import os, time; f = open({str(starts)!r}, 'a'); f.write('x'); f.close()\n"
+                   f"n = os.path.getsize({str(starts)!r})\n"
+                   "time.sleep(120) if n >= 3 else os.kill(os.getpid(), 9)")
+    proc = _supervisor(SLEEPER, crash_twice, restart=True)
+    assert proc.stdout.readline() == "ready\n"
+    deadline = time.monotonic() + 60
+    while (not starts.exists() or starts.stat().st_size < 3) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert starts.read_text() == "xxx" and proc.poll() is None  # killed twice, running the third time
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert proc.stdout.read() == ""  # the sleeper was never restarted
+    assert proc.stderr.read().count("restarting it") == 2
+
+
+def test_a_crash_loop_stops_the_container_with_the_last_exit_code() -> None:
+    proc = _supervisor(SLEEPER, "import sys; sys.exit(7)", restart=True)
+    assert proc.wait(timeout=60) == 7
+    err = proc.stderr.read()
+    assert err.count("restarting it") == foreground.MAX_RESTARTS and "stopping the container" in err
