@@ -13,7 +13,8 @@ import pytest
 
 from tests.integration.demo_run import MISSION, PLACEMENT, PREEMPTION, DemoRun, live_figures, sim_figures
 
-pytestmark = pytest.mark.integration
+# make test-long: the shared demo run is six Spark applications (7-8 min of make test's 20)
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 COMPARISONS = [("placement", PLACEMENT, ("short", "p90")), ("preemption", PREEMPTION, ("short", "p50")),
                ("mission", MISSION, ("short", "p50"))]

@@ -100,6 +100,7 @@ def assert_preempted_and_left_clean(results: Path, rm: ResourceManagerClient, te
     assert app_ids and not [a for a in rm.apps(states=["RUNNING", "ACCEPTED"]) if a.app_id in app_ids]
 
 
+@pytest.mark.long  # make test-long: reads the shared demo run
 def test_kairos_resizes_real_containers_and_leaves_the_cluster_clean(demo_run: DemoRun, testbed) -> None:
     """The demo's Kairos run: 2 one-core executors on 2 NodeManagers, so N = 1 per node, plus Q."""
     rm = ResourceManagerClient(testbed.rm_url)

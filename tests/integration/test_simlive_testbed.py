@@ -17,7 +17,8 @@ from tests.integration.demo_run import (MEANS, PLACEMENT, PLACEMENT_CUTOFF, PREE
                                         TRACE_TASKS, DemoRun, live_figures, long_jobs, measured_work, sim_figures)
 from workloads.trace import read_trace
 
-pytestmark = pytest.mark.integration
+# make test-long: the shared demo run is six Spark applications (7-8 min of make test's 20)
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 
 def _eq(got: float | None, expected: float) -> bool:
