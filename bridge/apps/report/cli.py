@@ -84,7 +84,7 @@ def _default_out(first: Path) -> Path:
 def report(results: tuple[Path, ...], out: Path | None, cutoff: float | None, partial: bool) -> None:
     """Side-by-side table and plots for several runs: replay results directories, simulator
     per-job files (`schedbridge simulate --out FILE.csv`) and/or Spark event logs of applications
-    (a file, or Spark 4's rolled eventlog_v2_* folder; uncompressed: spark.eventLog.compress=false).
+    (a file, or Spark 4's rolled eventlog_v2_* folder; plain or zstd-compressed, Spark's default).
 
     A replay that did not finish is refused, naming the jobs that never finished: its percentiles
     would silently leave out the slowest jobs. --partial reports it anyway, marked.
