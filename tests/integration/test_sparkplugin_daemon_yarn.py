@@ -5,7 +5,7 @@ the policy, without many rounds in which its free slots were held back while its
 without the watchdog. Live under Eagle, whose churn across applications was the worst measured;
 the unit test `test_two_applications_in_one_daemon_get_only_their_own_slots` covers fifo, sparrow,
 hawk and eagle against a fake Spark. Job times are reported, not bounded: a benchmark measures
-them (docs/benchmarks.md: 1.1-1.4x alone on this 2-core machine, where even stock Spark's two
+them (docs/benchmarks-spark.md: 1.1-1.4x alone on this 2-core machine, where even stock Spark's two
 applications take 1.3-1.75x)."""
 from __future__ import annotations
 
