@@ -89,6 +89,9 @@ def _needs_extra(name: str, missing: MissingExtra) -> click.Command:
 @click.version_option(package_name="schedbridge")
 def main() -> None:
     """schedbridge: research scheduling policies on Apache Hadoop YARN and Apache Spark."""
+    from bridge.testbed.target import register  # the command line's choice: no lower layer names the testbed
+
+    register()  # a command given no Hadoop configuration talks to the local testbed
 
 
 @click.group(cls=LazyGroup, targets=BENCHMARKS)

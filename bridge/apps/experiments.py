@@ -32,7 +32,7 @@ from bridge.common.options import (
     param_option,
     require_directory_place,
 )
-from bridge.testbed.target import hadoop_conf_dir_option
+from bridge.target.config import hadoop_conf_dir_option
 from policies.registry import STOCK
 
 EXPERIMENTS: dict[str, str] = {

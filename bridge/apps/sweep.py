@@ -58,7 +58,7 @@ class SparkRun:
     master: str
     policy: str
     conf: dict[str, str] = field(default_factory=dict)
-    hadoop_conf_dir: Path | None = None  # which YARN cluster (`bridge.testbed.target`), for a yarn master
+    hadoop_conf_dir: Path | None = None  # which YARN cluster (`bridge.target.config`), for a yarn master
 
     @property
     def inner_master(self) -> str:
@@ -103,7 +103,7 @@ def _open_session(run: SparkRun, app_name: str) -> Any:
     except ImportError as exc:
         raise click.ClickException(f"--master needs pyspark ({exc}): install schedbridge[spark]") from None
     from bridge.replay.launchers import failure_summary
-    from bridge.testbed.target import announce, resolve
+    from bridge.target.config import announce, resolve
     from yarnclient.errors import YarnError
 
     # the executors' Python: the conf's, else the user's PYSPARK_PYTHON, else this one (PySpark's

@@ -6,7 +6,7 @@ once per scale factor (as `replay` does for its inputs); DuckDB answers each que
 copy. The queries run one after another in one Spark application on YARN whose driver is this
 process: under a policy, the schedbridge plugin places every task (the policy hosted here, as in
 `replay`'s shared mode); under a stand-in (`stock`, `stock-fair`), Spark's own scheduler does.
-Which cluster: the rule of every command (`bridge.testbed.target`).
+Which cluster: the rule of every command (`bridge.target.config`).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from bridge.drivers.estimates import JOB_NAME_PROP
 from bridge.replay import policy as policies
 from bridge.replay.inputs import local_tpch, prepare_inputs
 from bridge.replay.launchers import failure_summary
-from bridge.testbed.target import ClusterTarget, announce, hadoop_conf_dir_option, resolve
+from bridge.target.config import ClusterTarget, announce, hadoop_conf_dir_option, resolve
 from workloads.spec import TpchInput
 from workloads.tpch import QUERY_NUMBERS, parse_query_numbers
 from workloads.tpch.compare import plain

@@ -14,7 +14,7 @@ which options take a value; it reads them from the installed Spark's own option 
 (`bridge.launch.launcher`, the launcher jar's ``SparkSubmitOptionParser``), so the split
 matches spark-submit's for every Spark version, and no list is kept here.
 
-For YARN the cluster is chosen as by every schedbridge command (`bridge.testbed.target`):
+For YARN the cluster is chosen as by every schedbridge command (`bridge.target.config`):
 ``--hadoop-conf-dir DIR`` (ours, taken out before spark-submit sees the arguments), else
 ``$HADOOP_CONF_DIR``, else ``$YARN_CONF_DIR``, else the local testbed with its Spark defaults.
 """
@@ -32,7 +32,7 @@ import sparkplugin
 from bridge.common.options import KeyValue
 from bridge.launch.cluster_mode import cluster_args, is_cluster
 from bridge.launch.launcher import LauncherError, launcher_jar, value_options
-from bridge.testbed.target import announce, resolve
+from bridge.target.config import announce, resolve
 from yarnclient.errors import YarnError
 
 # spark-submit option -> conf key, for options spark-submit applies only when master == "yarn"

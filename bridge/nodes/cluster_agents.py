@@ -21,9 +21,9 @@ anything else happens, so a wrong URL, a wrong token or an agent that is down st
 with every such node named, never midway or by hanging.
 
 ``agents_for`` is the one entry point of a preempting run (``replay --preempt``, ``sim-vs-live
---preempt``): the configured agents when a file is given, else, on the local testbed only, one agent
-per NodeManager started for the run (``bridge.testbed.local_agents``); either way the run gets a mapping
-NodeManager -> agent client and goes on along the same path.
+--preempt``): the configured agents when a file is given, else the cluster's own, where it starts
+agents for a run itself (the local testbed: one agent per NodeManager, ``bridge.testbed.local_agents``);
+either way the run gets a mapping NodeManager -> agent client and goes on along the same path.
 """
 from __future__ import annotations
 
@@ -49,8 +49,6 @@ from bridge.agent.server import MIN_TOKEN_LEN
 from bridge.common import tomltext
 from bridge.common.secret_file import check_private
 from bridge.common.tls import client_context
-from bridge.testbed.layout import ClusterLayout, default_layout
-from bridge.testbed.local_agents import require_root, start_local_agents
 from yarnclient.models import Node
 from yarnclient.resourcemanager import ResourceManagerClient
 
@@ -318,35 +316,19 @@ class ConfiguredAgents:
         return agents
 
 
-class LocalTestbedAgents:
-    """The local testbed without an agents file: one agent per NodeManager, started for the run on
-    this host (as root) and stopped with it (``bridge.testbed.local_agents``)."""
-
-    def __init__(self, layout: ClusterLayout, label: str) -> None:
-        self.layout, self.label = layout, label
-        self.rm = ResourceManagerClient(layout.rm_url, user=layout.user)
-        self.vcores_record = layout.vcores_record
-        self.origin = "node agents started for the run on the local testbed"
-
-    def prepare(self) -> None:
-        require_root()
-
-    def open(self, stack: ExitStack, app_id: str, work: Path) -> dict[str, AgentClient]:
-        return start_local_agents(stack, self.layout, self.rm, app_id, work, self.label)
-
-
 def agents_for(rm: ResourceManagerClient, rm_url: str, given: Path | None = None,
-               environ: Mapping[str, str] | None = None, label: str = "replay") -> NodeAgents:
+               environ: Mapping[str, str] | None = None, label: str = "replay",
+               own: Callable[[str], NodeAgents] | None = None) -> NodeAgents:
     """The node agents of the cluster whose RM is ``rm`` (at ``rm_url``): those of the agents file
-    (``--agents``, else ``$SCHEDBRIDGE_AGENTS``), else, on the local testbed, agents started for the
-    run (``label`` names their records for `schedbridge testbed restore`). Any other cluster without
-    an agents file is an error saying how to give one. Nothing is contacted yet (``prepare`` does)."""
+    (``--agents``, else ``$SCHEDBRIDGE_AGENTS``), else the cluster's ``own`` (the local testbed's:
+    agents started for the run, ``label`` naming their records for `schedbridge testbed restore`).
+    Any other cluster without an agents file is an error saying how to give one. Nothing is
+    contacted yet (``prepare`` does)."""
     path, origin = agents_file(given, environ)
     if path is not None:
         return ConfiguredAgents(load(path, origin), rm, rm_url, origin)
-    layout = default_layout()
-    if rm_url == layout.rm_url:
-        return LocalTestbedAgents(layout, label)
+    if own is not None:
+        return own(label)
     raise AgentsConfigError(f"preemption on the cluster at {rm_url} needs its node agents (`schedbridge agent` "
                             f"on every NodeManager host): name them in an agents file given as --agents FILE "
                             f"or ${ENV_VAR} (docs/node-agent.md, 'Agents of a cluster')")

@@ -43,7 +43,7 @@ from bridge.plugin.peer_text import peer_logger
 from bridge.plugin.preempting_host import host_planners
 from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file
 from bridge.protocol.messages import encode_error
-from bridge.testbed.target import hadoop_conf_dir_option
+from bridge.target.config import hadoop_conf_dir_option
 
 log = peer_logger(__name__)
 

@@ -23,7 +23,7 @@ from bridge.nodes.cluster_agents import AgentsConfig, agents_file, connect, defa
 from bridge.nodes.node_capacity import load_record
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.nodes.vcores_guard import GuardTarget
-from bridge.testbed.target import resolve
+from bridge.target.config import resolve
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient
 
@@ -73,8 +73,9 @@ def host_planners(stack: ExitStack, agents: Path | None = None, conf_dir: Path |
                   environ: Mapping[str, str] | None = None) -> Callable[[str, Mapping[str, str]], RoundPlanner]:
     """The planner factory of a host whose agents file is ``agents``, else ``$SCHEDBRIDGE_AGENTS``
     (none: every policy the usual way), on the cluster of ``conf_dir`` (else ``$HADOOP_CONF_DIR``,
-    ``$YARN_CONF_DIR``, the local testbed); the file is read and checked now, its agents asked when
-    a preempting policy is built."""
+    ``$YARN_CONF_DIR``, the default cluster: the local testbed in a host `schedbridge serve` runs; a
+    host beside a driver has the driver's configuration); the file is read and checked now, its
+    agents asked when a preempting policy is built."""
     environ = os.environ if environ is None else environ
     path, origin = agents_file(agents, environ)
     if path is None:

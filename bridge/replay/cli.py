@@ -21,7 +21,7 @@ from bridge.replay import preemption
 from bridge.replay.executor_spread import SpreadError
 from bridge.replay.inputs import prepare_inputs
 from bridge.replay.runner import MODES, Replay, ReplayPlan
-from bridge.testbed.target import announce, hadoop_conf_dir_option, resolve
+from bridge.target.config import announce, hadoop_conf_dir_option, resolve
 from workloads.expand import expand
 from workloads.trace import TraceError
 from workloads.workload_file import WorkloadFileError, load_workload

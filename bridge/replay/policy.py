@@ -22,7 +22,7 @@ from bridge.launch import preflight as spark_preflight
 from bridge.launch.submit import rewrite
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
-from bridge.testbed.spark import spark_submit
+from bridge.target.spark import spark_submit
 from policies.registry import StandIn, stand_in, stand_ins_hint
 
 

@@ -34,7 +34,7 @@ from bridge.nodes.preemption import ContainerPreemptor
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
 from bridge.replay import executor_spread
-from bridge.testbed.target import ClusterTarget
+from bridge.target.config import ClusterTarget
 
 
 def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str],
@@ -46,7 +46,7 @@ def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str]
         raise ValueError("--preempt needs --mode shared: one node scheduler must see every job")
     node_cores(settings.pop(NODE_CORES, "1"))
     engine_settings(policy, settings)  # unknown or impossible parameters: the registry's error names them
-    agents = agents_for(target.rm_client(user=hadoop_user()), target.rm_url, agents_file)
+    agents = agents_for(target.rm_client(user=hadoop_user()), target.rm_url, agents_file, own=target.own_agents)
     agents.prepare()
     return agents
 

@@ -37,7 +37,7 @@ from bridge.replay.results import (
     write_meta,
 )
 from bridge.replay.sampler import UtilizationSampler
-from bridge.testbed.target import ClusterTarget
+from bridge.target.config import ClusterTarget
 from policies.registry import stand_in
 from workloads.spec import Input, Submission
 from yarnclient.errors import YarnError

@@ -1,7 +1,8 @@
 """Node agents for the local testbed, started for one application and stopped with it.
 
 On a real cluster `schedbridge agent` runs on every NodeManager host; on the local testbed all
-NodeManagers share this host, so the bridge can start one agent per NodeManager itself. Each
+NodeManagers share this host, so the bridge can start one agent per NodeManager itself
+(``LocalTestbedAgents``: the testbed's own agents, when no agents file names others). Each
 manages only the given application's containers, under a token made for this run. Needs root
 (the agents write cgroups). Each running agent has a record beside the testbed (its pid and how it
 was started), so that if the run is killed, `schedbridge testbed restore` can stop it and restore
@@ -31,6 +32,23 @@ log = logging.getLogger(__name__)
 RESTORE_PAUSE_S = 3.0
 WATCH_EVERY_S = 0.5
 MAX_RESTARTS = 5
+
+
+class LocalTestbedAgents:
+    """The local testbed without an agents file: one agent per NodeManager, started for the run on
+    this host (as root) and stopped with it; ``bridge.nodes.cluster_agents.NodeAgents``."""
+
+    def __init__(self, layout: ClusterLayout, label: str) -> None:
+        self.layout, self.label = layout, label
+        self.rm = ResourceManagerClient(layout.rm_url, user=layout.user)
+        self.vcores_record = layout.vcores_record
+        self.origin = "node agents started for the run on the local testbed"
+
+    def prepare(self) -> None:
+        require_root()
+
+    def open(self, stack: ExitStack, app_id: str, work: Path) -> dict[str, AgentClient]:
+        return start_local_agents(stack, self.layout, self.rm, app_id, work, self.label)
 
 
 class AgentsNeedRoot(PermissionError):

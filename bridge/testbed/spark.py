@@ -14,13 +14,9 @@ import shlex
 import sys
 from pathlib import Path
 
-import pyspark
-
+from bridge.target.spark import SPARK_HOME
 from bridge.testbed.hadoopconf import write_conf_dir
 from bridge.testbed.layout import ClusterLayout
-
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
-
 
 JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"   # short-lived JVMs on few cores
 
@@ -97,10 +93,6 @@ def spark_env(layout: ClusterLayout) -> dict[str, str]:
     })
     env.setdefault("PYSPARK_PYTHON", sys.executable)  # a user's own choice wins, as under spark-submit
     return env
-
-
-def spark_submit() -> Path:
-    return SPARK_HOME / "bin" / "spark-submit"
 
 
 # -- the driver's share of this host's CPU --------------------------------------------------------

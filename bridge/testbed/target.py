@@ -1,127 +1,49 @@
-"""Which cluster a command talks to: one rule for every command that has a cluster option.
+"""The local testbed as a cluster a command talks to: the default cluster of the command line.
 
-`--hadoop-conf-dir DIR`, else `$HADOOP_CONF_DIR`, else `$YARN_CONF_DIR` (which Spark reads too),
-else the local testbed; the command prints which on stderr (`announce`), so that a user who
-exported a variable, or forgot to, sees where the work is going before it goes there. A conf
-dir that is the local testbed's own client configuration is the testbed, with its Spark
-defaults, whichever way it was given. The testbed reached by default (no option, no variable)
-must be running: a user who forgot to export HADOOP_CONF_DIR gets an error naming both ways out,
-never a job sent to a cluster they did not mean. A ``PYSPARK_PYTHON`` the user exported reaches
-Spark unchanged, and on a cluster other than the testbed none is made up: executors on real
-NodeManagers run the user's path or Spark's default (``python3`` there), never the gateway's
-interpreter, which the nodes need not have. (The testbed's nodes are this host: its Spark
-defaults run this Python.)
+``schedbridge`` registers it (``bridge.cli``), so that a command given no Hadoop configuration
+directory talks to the testbed of `schedbridge testbed up` (its rendered HADOOP_CONF_DIR and
+Spark defaults), and a preempting run on it gets node agents started for the run. Its nodes are
+this host: its Spark defaults run this Python unless the user's PYSPARK_PYTHON says otherwise.
 """
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-import click
-
+from bridge.target.config import ClusterTarget, register_default
 from bridge.testbed.cluster import Testbed
 from bridge.testbed.layout import default_layout
-from yarnclient.hadoopconf import HadoopConfError, fs_default, rm_webapp_urls, webhdfs_url
-from yarnclient.resourcemanager import ResourceManagerClient
+from bridge.testbed.local_agents import LocalTestbedAgents
+from yarnclient.hadoopconf import HadoopConfError
 
-ENV_VARS = ("HADOOP_CONF_DIR", "YARN_CONF_DIR")
-TESTBED = "the local testbed"
-OPTION_HELP = ("Hadoop configuration directory of the cluster (default: $HADOOP_CONF_DIR, else "
-               "$YARN_CONF_DIR, else the local testbed).")
+NAME = "the local testbed"
 
 
-@dataclass(frozen=True)
-class ClusterTarget:
-    """Addresses of one cluster and the environment its Spark drivers run in."""
+class LocalTestbed:
+    """The testbed at ``default_layout()`` (its home and ports from the environment, read on each use)."""
 
-    conf_dir: Path
-    rm_url: str
-    webhdfs_url: str
-    fs_default: str
-    env: dict[str, str] = field(repr=False, compare=False)
-    rm_urls: tuple[str, ...] = ()  # with ResourceManager HA: every RM, in yarn.resourcemanager.ha.rm-ids order
-    origin: str = TESTBED  # how it was chosen, for the line `announce` prints
+    @property
+    def conf_dir(self) -> Path:
+        return default_layout().conf_dir
 
-    def rm_client(self, user: str | None = None) -> ResourceManagerClient:
-        """A client of this cluster's RM; with HA, of whichever RM is active."""
-        return ResourceManagerClient(self.rm_urls or self.rm_url, user=user)
+    def check_running(self) -> None:
+        """The default target must be up: a stopped testbed means the user meant another cluster."""
+        stopped = sorted(name for name, pid in Testbed(default_layout()).running().items() if pid is None)
+        if stopped:
+            raise HadoopConfError(
+                f"no --hadoop-conf-dir, $HADOOP_CONF_DIR or $YARN_CONF_DIR, and the local testbed is not running "
+                f"({', '.join(stopped)} stopped): point one of them at your cluster's Hadoop configuration, "
+                "or start the testbed with `schedbridge testbed up`")
 
-    def describe(self) -> str:
-        """One line: where the cluster came from and its addresses."""
-        source = TESTBED if self.origin == TESTBED else f"{self.origin} {self.conf_dir}"
-        rms = ", ".join(self.rm_urls or (self.rm_url,))
-        hdfs = f", WebHDFS {self.webhdfs_url}" if self.webhdfs_url else ""
-        return f"cluster from {source}: ResourceManager {rms}{hdfs}"
+    def target(self) -> ClusterTarget:
+        """Its addresses, its Spark defaults and agents started for a run on its NodeManagers."""
+        from bridge.testbed.spark import spark_env  # imports pyspark: only when Spark will run
 
-
-def choose_conf_dir(given: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:
-    """The rule itself: (the conf dir, how it was chosen); None means the local testbed."""
-    environ = os.environ if environ is None else environ
-    if given is not None:
-        return _existing(given, "--hadoop-conf-dir"), "--hadoop-conf-dir"
-    for name in ENV_VARS:
-        if environ.get(name):
-            return _existing(Path(environ[name]), f"${name}"), f"${name}"
-    return None, TESTBED
+        layout = default_layout()
+        return ClusterTarget(layout.conf_dir, layout.rm_url, layout.webhdfs_url, layout.fs_default,
+                             spark_env(layout), origin=NAME,
+                             own_agents=lambda label: LocalTestbedAgents(layout, label))
 
 
-def _existing(conf_dir: Path, origin: str) -> Path:
-    if not conf_dir.is_dir():
-        raise HadoopConfError(f"{origin} {conf_dir}: no such directory")
-    return conf_dir
-
-
-def _is_testbed(conf_dir: Path) -> bool:
-    return conf_dir.resolve() == default_layout().conf_dir.resolve()
-
-
-def local_testbed() -> ClusterTarget:
-    """The testbed of `schedbridge testbed up` (its rendered HADOOP_CONF_DIR and Spark defaults)."""
-    from bridge.testbed.spark import spark_env  # imports pyspark: only when Spark will run
-
-    layout = default_layout()
-    return ClusterTarget(layout.conf_dir, layout.rm_url, layout.webhdfs_url, layout.fs_default,
-                         spark_env(layout))
-
-
-def _check_testbed_running() -> None:
-    """The default target must be up: a stopped testbed means the user meant another cluster."""
-    stopped = sorted(name for name, pid in Testbed(default_layout()).running().items() if pid is None)
-    if stopped:
-        raise HadoopConfError(
-            f"no --hadoop-conf-dir, $HADOOP_CONF_DIR or $YARN_CONF_DIR, and the local testbed is not running "
-            f"({', '.join(stopped)} stopped): point one of them at your cluster's Hadoop configuration, "
-            "or start the testbed with `schedbridge testbed up`")
-
-
-def from_conf_dir(conf_dir: Path, hdfs: bool = True) -> ClusterTarget:
-    """Any cluster described by a Hadoop configuration directory; its HDFS only if `hdfs`
-    (a replay keeps its inputs there; a plain submission may not use HDFS at all)."""
-    env = dict(os.environ, HADOOP_CONF_DIR=str(conf_dir), YARN_CONF_DIR=str(conf_dir))
-    rm_urls = tuple(rm_webapp_urls(conf_dir))
-    nn, fs = (webhdfs_url(conf_dir), fs_default(conf_dir)) if hdfs else ("", "")
-    return ClusterTarget(conf_dir, rm_urls[0], nn, fs, env, rm_urls)
-
-
-def resolve(given: Path | None, environ: Mapping[str, str] | None = None, hdfs: bool = True) -> ClusterTarget:
-    """The cluster by `choose_conf_dir`'s rule, with its addresses read from its configuration."""
-    conf_dir, origin = choose_conf_dir(given, environ)
-    if conf_dir is None:
-        _check_testbed_running()
-    if conf_dir is None or _is_testbed(conf_dir):
-        return replace(local_testbed(), origin=origin)
-    return replace(from_conf_dir(conf_dir, hdfs), origin=origin)
-
-
-def announce(command: str, target: ClusterTarget) -> None:
-    """Say on stderr which cluster `command` talks to."""
-    click.echo(f"{command}: {target.describe()}", err=True)
-
-
-def hadoop_conf_dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`--hadoop-conf-dir`, spelt and explained the same in every command that has it."""
-    return click.option("--hadoop-conf-dir", type=click.Path(file_okay=False, path_type=Path),
-                        help=OPTION_HELP)(function)
+def register() -> None:
+    """Make the local testbed the default cluster of this process's commands."""
+    register_default(LocalTestbed())

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sparkplugin
-from bridge.testbed.spark import SPARK_HOME
+from bridge.target.spark import SPARK_HOME
 from tests.integration.docker_engine import ROOT, Engine
 from tests.integration.test_packaging import clean_env, copy_of
 

@@ -35,7 +35,7 @@ spark.stop()
 
 
 def test_a_real_event_log_is_integrated(tmp_path: Path) -> None:
-    from bridge.testbed.spark import spark_submit
+    from bridge.target.spark import spark_submit
 
     (tmp_path / "logs").mkdir()
     app = tmp_path / "app.py"

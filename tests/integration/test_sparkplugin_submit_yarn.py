@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import sparkplugin
-from bridge.testbed.spark import SPARK_HOME, spark_submit
+from bridge.target.spark import SPARK_HOME, spark_submit
 from yarnclient.resourcemanager import ResourceManagerClient
 from tests.integration.process_output import failure_excerpt
 from tests.integration.sparkplugin_support import DaemonProcess

@@ -5,6 +5,8 @@
   block has no cycle, so no two packages import each other, however indirectly.
 * Outside ``bridge``, only ``workloads`` imports ``bridge`` and only its ``common`` utilities.
 * No package holds more than 15 modules of its own; ``bridge/`` itself at most 10.
+* The packages that run against any cluster never import the local testbed, however indirectly:
+  the testbed is one cluster among others, registered as the default by the command line.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ DOC = ROOT / "docs" / "architecture.md"
 TOP = "(root)"  # bridge/'s own modules (cli.py)
 MAX_MODULES, MAX_TOP_MODULES = 15, 10
 OTHER_PACKAGES = ("policies", "workloads", "yarnclient", "sparkplugin")
+ANY_CLUSTER = ("plugin", "launch", "replay", "nodes", "drivers", "agent", "cluster", "sim")
+"""The packages that work on whichever cluster a command talks to: none of them reaches ``testbed``."""
 
 
 def documented_layers(text: str) -> dict[str, set[str]]:
@@ -121,6 +125,24 @@ def test_outside_bridge_only_workloads_imports_it_and_only_common() -> None:
     assert not offenders, "\n".join(offenders)
 
 
+def reachable(graph: Mapping[str, set[str]], start: str) -> set[str]:
+    """Every package ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_only_the_commands_that_start_or_show_the_testbed_import_it() -> None:
+    layers = actual_layers()
+    reaching = [name for name in ANY_CLUSTER if "testbed" in reachable(layers, name)]
+    assert not reaching, f"these packages reach bridge.testbed: {reaching}"
+
+
 def test_no_package_is_a_flat_heap_of_modules() -> None:
     sizes = {d: len(list(d.glob("*.py"))) for d in [BRIDGE, *BRIDGE.rglob("*")] if (d / "__init__.py").is_file()}
     over = [f"{d.relative_to(ROOT)}: {n} modules" for d, n in sizes.items()
@@ -131,6 +153,7 @@ def test_no_package_is_a_flat_heap_of_modules() -> None:
 def test_the_checks_catch_a_cycle_and_an_undocumented_import(tmp_path: Path) -> None:
     assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert cycle({"a": {"b"}, "b": set()}) is None
+    assert reachable({"a": {"b"}, "b": {"c"}, "c": set()}, "a") == {"b", "c"}
     code = "def f():\n    from bridge.replay import runner\nimport bridge.common.metrics as m\n"
     modules = set(imported_modules(ast.parse(code)))
     assert {bridge_package(m) for m in modules} == {"replay", "common"}

@@ -22,12 +22,13 @@ from bridge.drivers.spark_engine import EnginePlanner
 from bridge.nodes import cluster_agents
 from bridge.agent.leases import DEFAULT_LEASE_S
 from tests.certs import make_cert
-from bridge.nodes.cluster_agents import AgentsConfigError, ConfiguredAgents, LocalTestbedAgents, agents_for, load
+from bridge.nodes.cluster_agents import AgentsConfigError, ConfiguredAgents, agents_for, load
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.plugin.host import refusal
 from bridge.plugin.preempting_host import host_planners
 from bridge.protocol.messages import PolicyRequest
 from bridge.testbed.layout import default_layout
+from bridge.testbed.local_agents import LocalTestbedAgents
 from tests.unit.agent_fakes import FakeCgroups, FakeNodeManager
 from yarnclient.models import Node
 from yarnclient.resourcemanager import ResourceManagerClient
@@ -144,9 +145,14 @@ def test_agents_for_a_cluster_needs_a_file_except_on_the_local_testbed(tmp_path:
     assert isinstance(configured, ConfiguredAgents) and "$SCHEDBRIDGE_AGENTS" in configured.origin
     assert configured.vcores_record == cluster_agents.default_vcores_record("http://rm.example:8088")
     assert configured.vcores_record != cluster_agents.default_vcores_record("http://other:8088")
-    testbed = default_layout().rm_url
-    assert isinstance(agents_for(rm, testbed, None, {}), LocalTestbedAgents)
-    assert isinstance(agents_for(rm, testbed, path, {}), ConfiguredAgents)  # a file wins, on the testbed too
+    layout = default_layout()
+
+    def own(label: str) -> LocalTestbedAgents:  # what the local testbed's target gives
+        return LocalTestbedAgents(layout, label)
+
+    local = agents_for(rm, layout.rm_url, None, {}, label="sim-vs-live", own=own)
+    assert isinstance(local, LocalTestbedAgents) and local.label == "sim-vs-live"
+    assert isinstance(agents_for(rm, layout.rm_url, path, {}, own=own), ConfiguredAgents)  # a file wins there too
 
 
 def test_the_plugin_takes_the_agents_conf_key() -> None:

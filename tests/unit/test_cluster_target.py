@@ -1,5 +1,6 @@
 """Which cluster a command talks to: --hadoop-conf-dir, else HADOOP_CONF_DIR, else YARN_CONF_DIR,
-else the local testbed; and the command says which. Nothing here reaches a cluster."""
+else the default cluster (the local testbed, which the command line registers); and the command
+says which. Nothing here reaches a cluster."""
 from __future__ import annotations
 
 import socket
@@ -9,12 +10,16 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from bridge.cli import main
 from bridge.launch.submit import cluster_env, take_own
 from bridge.replay.cli import replay
+from bridge.target import config
+from bridge.target.config import register_default, resolve
 from bridge.testbed import hadoopconf as testbed_conf
 from bridge.testbed import cluster as testbed_cluster
 from bridge.testbed.layout import default_layout
-from bridge.testbed.target import resolve
+from bridge.testbed.local_agents import LocalTestbedAgents
+from bridge.testbed.target import LocalTestbed
 from yarnclient.hadoopconf import HadoopConfError
 
 DEMO = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "demo.toml"
@@ -32,10 +37,11 @@ def conf_dir(path: Path, rm: str, nn: str = "nn.example") -> Path:
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No conf dir from the developer's shell; a testbed home of our own (resolving the testbed
-    writes its Spark defaults there)."""
+    writes its Spark defaults there); the local testbed the default cluster, as `schedbridge` makes it."""
     for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SCHEDBRIDGE_TESTBED_BASE_PORT", "PYSPARK_PYTHON"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path / "testbed"))
+    monkeypatch.setattr(config, "_default", LocalTestbed())
 
 
 def test_hadoop_conf_dir_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,6 +87,35 @@ def test_a_stopped_testbed_is_never_the_silent_default(tmp_path: Path) -> None:
                                               r"your cluster's Hadoop configuration, or start the testbed"):
         resolve(None)
     assert not (tmp_path / "testbed").exists()
+
+
+def test_the_testbed_starts_its_own_agents_for_a_run_and_another_cluster_has_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(testbed_cluster.Testbed, "running", lambda self: {"resourcemanager": 4242})
+    own = resolve(None).own_agents
+    assert own is not None and isinstance(own("replay"), LocalTestbedAgents)
+    assert resolve(conf_dir(tmp_path / "prod", "rm.example:8088")).own_agents is None
+
+
+def test_without_a_default_cluster_nothing_given_is_an_error_and_a_conf_dir_is_any_cluster(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process the command line did not start (a policy host beside a driver) has no default."""
+    register_default(None)
+    with pytest.raises(HadoopConfError, match=r"^no --hadoop-conf-dir, \$HADOOP_CONF_DIR or \$YARN_CONF_DIR: point "
+                                              r"one of them at your cluster's Hadoop configuration$"):
+        resolve(None)
+    layout = default_layout()
+    testbed_conf.write_all(layout)
+    target = resolve(layout.conf_dir)  # the testbed's conf dir, read as any cluster's
+    assert target.rm_url == layout.rm_url and "SPARK_CONF_DIR" not in target.env and target.own_agents is None
+
+
+def test_the_command_line_makes_the_local_testbed_the_default(tmp_path: Path) -> None:
+    register_default(None)
+    result = CliRunner().invoke(main, ["replay", str(DEMO), "--policy", "stock", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 1, result.output
+    assert "the local testbed is not running" in result.output and "Traceback" not in result.output
+    assert isinstance(config.default_cluster(), LocalTestbed)
 
 
 def test_a_users_pyspark_python_reaches_spark_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ from bridge.replay.eventlog import read_logs
 from bridge.replay.launchers import Outcome, failure_summary
 from bridge.replay.runner import Replay, ReplayPlan, kill_tagged_apps, spark_conf
 from bridge.replay.sampler import UtilizationSampler
-from bridge.testbed.target import ClusterTarget
+from bridge.target.config import ClusterTarget
 from workloads.spec import Submission, TasksJob
 from yarnclient.errors import YarnConnectionError
 

@@ -6,14 +6,17 @@ from pathlib import Path
 import pytest
 
 from bridge.replay import preemption
+from bridge.target.config import ClusterTarget
 from bridge.testbed.layout import default_layout
-from bridge.testbed.target import ClusterTarget
+from bridge.testbed.local_agents import LocalTestbedAgents
 
 
 def target(rm_url: str | None = None) -> ClusterTarget:
+    """The local testbed's target (agents of its own), or another cluster's at ``rm_url``."""
     layout = default_layout()
+    own = None if rm_url else (lambda label: LocalTestbedAgents(layout, label))
     return ClusterTarget(Path("/nonexistent"), rm_url or layout.rm_url, layout.webhdfs_url,
-                         layout.fs_default, {})
+                         layout.fs_default, {}, own_agents=own)
 
 
 def test_a_policy_that_does_not_preempt_is_refused() -> None:

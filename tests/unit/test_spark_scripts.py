@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.testbed.spark import SPARK_HOME
+from bridge.target.spark import SPARK_HOME
 from bridge.testbed.spark_scripts import UPSTREAM, pin_python, pinned
 
 PATH_WITHOUT_VENV = "/usr/bin:/bin"

@@ -14,7 +14,7 @@ from bridge.replay import policy as live
 from bridge.replay.cli import replay
 from bridge.replay.launchers import SharedApplication
 from bridge.replay.runner import ReplayPlan, spark_conf
-from bridge.testbed.target import ClusterTarget
+from bridge.target.config import ClusterTarget
 from policies.registry import default_registry, sim_model, stand_in
 from policies.standins import STAND_INS
 from workloads.spec import Submission, TasksJob

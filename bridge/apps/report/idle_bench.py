@@ -85,7 +85,7 @@ def command(kind: str, logs: Path, stats: Path, executors: int, parallelism: int
             "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
             "spark.default.parallelism": str(parallelism)}
     if stand_in(kind):
-        from bridge.testbed.spark import spark_submit
+        from bridge.target.spark import spark_submit
 
         head = [str(spark_submit()), "--master", "yarn", "--num-executors", str(executors)]
     else:

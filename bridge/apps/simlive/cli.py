@@ -19,7 +19,7 @@ from bridge.common.options import (
     estimates_option,
     param_option,
 )
-from bridge.testbed.target import hadoop_conf_dir_option
+from bridge.target.config import hadoop_conf_dir_option
 
 RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 

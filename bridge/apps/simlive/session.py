@@ -37,7 +37,7 @@ from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import favour_driver
 from bridge.replay.eventlog import EventLogError
-from bridge.testbed.target import choose_conf_dir, resolve
+from bridge.target.config import choose_conf_dir, resolve
 from policies.registry import sim_model, stand_in
 from workloads.expand import expand
 from workloads.model import Job
