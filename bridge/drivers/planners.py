@@ -1,7 +1,7 @@
 """What a policy host asks of a planner (`RoundPlanner`) and policy names -> planners."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from bridge.drivers.spark_engine import EnginePlanner
@@ -35,15 +35,22 @@ class RoundPlanner(Protocol):
         first (``bridge.drivers.user_jobs``); none for a planner that tells a policy no estimates."""
 
 
+BUILT_IN: dict[str, Callable[[Mapping[str, str] | None], RoundPlanner]] = {FifoPlanner.name: FifoPlanner}
+"""The planners the plugin runs without a policy engine, by name (``spark-fifo``): looked up here,
+beside the registered policies (``policies.registry``), never compared by name elsewhere."""
+
+
 def make_planner(name: str, params: Mapping[str, str] | None = None) -> RoundPlanner:
-    """``spark-fifo`` (no policy engine) or any registered policy, driven by the engine adapter.
+    """A built-in planner (``BUILT_IN``: no policy engine) or any registered policy, driven by the
+    engine adapter.
 
     Unknown names and parameters raise ValueError (the registry's errors list what is valid)."""
-    if name == FifoPlanner.name:
-        return FifoPlanner(params)
+    built_in = BUILT_IN.get(name)
+    if built_in is not None:
+        return built_in(params)
     try:
         return EnginePlanner(name, params)
     except RegistryError as e:
-        raise ValueError(f"{e}, or {FifoPlanner.name}") from None
+        raise ValueError(f"{e}, or {' or '.join(BUILT_IN)}") from None
     except ConfigError as e:
         raise ValueError(str(e)) from None

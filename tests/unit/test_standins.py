@@ -3,12 +3,16 @@ live commands do: the Spark settings they need, refusing a conf that contradicts
 replayed job."""
 from __future__ import annotations
 
+import ast
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
 
+from bridge.drivers.planners import BUILT_IN, make_planner
+from bridge.drivers.spark_fifo import FifoPlanner
 from bridge.replay import launchers
 from bridge.replay import policy as live
 from bridge.replay.cli import replay
@@ -19,7 +23,28 @@ from policies.registry import default_registry, sim_model, stand_in
 from policies.standins import STAND_INS
 from workloads.spec import Submission, TasksJob
 
-DEMO = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "demo.toml"
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "workloads" / "examples" / "demo.toml"
+OUTSIDE_POLICIES = ("bridge", "workloads", "yarnclient", "sparkplugin", "examples")
+SCHEDULER_NAMES = frozenset({*STAND_INS, *BUILT_IN})  # the stand-ins, and the plugin's own planners
+
+
+def name_comparisons(tree: ast.AST, names: frozenset[str]) -> Iterator[int]:
+    """The lines where a string in ``names`` is compared with (``==``, ``!=``, ``in``, a
+    ``match`` case, ``startswith``) rather than looked up in the registry."""
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        return isinstance(node, ast.Tuple | ast.List | ast.Set) and any(named(e) for e in node.elts)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(named(n) for n in (node.left, *node.comparators)):
+            yield node.lineno
+        elif isinstance(node, ast.MatchValue) and named(node.value):
+            yield node.value.lineno
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("startswith", "endswith") and any(named(a) for a in node.args)):
+            yield node.lineno
 
 
 def test_the_registry_says_which_names_are_stand_ins_and_what_models_them() -> None:
@@ -30,6 +55,26 @@ def test_the_registry_says_which_names_are_stand_ins_and_what_models_them() -> N
     registered = set(default_registry().names())
     assert not registered & set(STAND_INS)  # a stand-in name never hides a policy
     assert {s.sim_model for s in STAND_INS.values()} <= registered
+
+
+def test_no_stand_in_name_is_compared_as_a_string_outside_policies() -> None:
+    """Which names run without the plugin, and how, is the registry's to say (``stand_in``)."""
+    found = [f"{path.relative_to(ROOT)}:{line}" for package in OUTSIDE_POLICIES
+             for path in sorted((ROOT / package).rglob("*.py"))
+             for line in name_comparisons(ast.parse(path.read_text(), str(path)), SCHEDULER_NAMES)]
+    assert not found, "compare stand-in names through policies.registry.stand_in: " + ", ".join(found)
+
+
+def test_the_check_sees_every_way_of_comparing_a_name() -> None:
+    code = ('a == "stock"\nif p in ("x", "stock-fair"): pass\nmatch p:\n    case "spark-fifo": pass\n'
+            'p.startswith("stock")\nb = "stock"\nstand_in(p)\nx == STOCK.name\n')
+    assert sorted(name_comparisons(ast.parse(code), SCHEDULER_NAMES)) == [1, 2, 4, 5]
+
+
+def test_the_plugins_own_planner_is_found_by_name_beside_the_registered_policies() -> None:
+    assert BUILT_IN == {"spark-fifo": FifoPlanner} and isinstance(make_planner("spark-fifo"), FifoPlanner)
+    with pytest.raises(ValueError, match=r"^unknown policy 'spark-fif'; known policies: .*, or spark-fifo$"):
+        make_planner("spark-fif")
 
 
 def test_stock_fair_puts_each_job_in_a_pool_named_so_that_names_sort_as_ids() -> None:
