@@ -6,6 +6,7 @@ import importlib
 import click
 
 from bridge.common.extras import MissingExtra, missing_extra
+from bridge.target.default import DefaultCluster, register_default
 
 # name -> "module:attribute" of a click command; imported lazily so `schedbridge --help`
 # stays fast and a subcommand's heavy imports (pandas, pyspark) load only when used.
@@ -89,9 +90,15 @@ def _needs_extra(name: str, missing: MissingExtra) -> click.Command:
 @click.version_option(package_name="schedbridge")
 def main() -> None:
     """schedbridge: research scheduling policies on Apache Hadoop YARN and Apache Spark."""
-    from bridge.testbed.target import register  # the command line's choice: no lower layer names the testbed
+    register_default(_local_testbed)  # a command given no Hadoop configuration talks to the local testbed
 
-    register()  # a command given no Hadoop configuration talks to the local testbed
+
+def _local_testbed() -> DefaultCluster:
+    """The command line's default cluster (no lower layer names the testbed), imported only by a
+    command that asks for it."""
+    from bridge.testbed.target import LocalTestbed
+
+    return LocalTestbed()
 
 
 @click.group(cls=LazyGroup, targets=BENCHMARKS)

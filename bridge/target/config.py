@@ -5,7 +5,7 @@ else the default cluster; the command prints which on stderr (`announce`), so th
 exported a variable, or forgot to, sees where the work is going before it goes there. A conf
 dir that is the default cluster's own client configuration is that cluster, with its Spark
 defaults, whichever way it was given. The default cluster is whatever the command line registered
-(`register_default`: the local testbed, `bridge.testbed.target`), and it must be running: a user
+(`bridge.target.default`: the local testbed, `bridge.testbed.target`), and it must be running: a user
 who forgot to export HADOOP_CONF_DIR gets an error naming both ways out, never a job sent to a
 cluster they did not mean. A ``PYSPARK_PYTHON`` the user exported reaches Spark unchanged, and on
 a cluster other than the default none is made up: executors on real NodeManagers run the user's
@@ -18,10 +18,11 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from bridge.target.default import default_cluster
 from yarnclient.hadoopconf import HadoopConfError, fs_default, rm_webapp_urls, webhdfs_url
 from yarnclient.resourcemanager import ResourceManagerClient
 
@@ -60,34 +61,6 @@ class ClusterTarget:
         rms = ", ".join(self.rm_urls or (self.rm_url,))
         hdfs = f", WebHDFS {self.webhdfs_url}" if self.webhdfs_url else ""
         return f"cluster from {source}: ResourceManager {rms}{hdfs}"
-
-
-class DefaultCluster(Protocol):
-    """The cluster a command talks to when no configuration directory is named."""
-
-    @property
-    def conf_dir(self) -> Path:
-        """Its client configuration: a conf dir given that is this one means this cluster."""
-
-    def check_running(self) -> None:
-        """Raise ``HadoopConfError`` naming both ways out if it is not running."""
-
-    def target(self) -> ClusterTarget:
-        """Its addresses and Spark environment (``origin``: its own name)."""
-
-
-_default: DefaultCluster | None = None  # what `register_default` was last given
-
-
-def register_default(cluster: DefaultCluster | None) -> None:
-    """Make ``cluster`` the one a command talks to when none is named (None: no default)."""
-    global _default
-    _default = cluster
-
-
-def default_cluster() -> DefaultCluster | None:
-    """The registered default cluster, if any."""
-    return _default
 
 
 def choose_conf_dir(given: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:

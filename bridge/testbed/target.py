@@ -1,15 +1,16 @@
 """The local testbed as a cluster a command talks to: the default cluster of the command line.
 
-``schedbridge`` registers it (``bridge.cli``), so that a command given no Hadoop configuration
-directory talks to the testbed of `schedbridge testbed up` (its rendered HADOOP_CONF_DIR and
-Spark defaults), and a preempting run on it gets node agents started for the run. Its nodes are
-this host: its Spark defaults run this Python unless the user's PYSPARK_PYTHON says otherwise.
+``schedbridge`` registers it (``bridge.cli``; built only when a command asks), so that a command
+given no Hadoop configuration directory talks to the testbed of `schedbridge testbed up` (its
+rendered HADOOP_CONF_DIR and Spark defaults), and a preempting run on it gets node agents started
+for the run. Its nodes are this host: its Spark defaults run this Python unless the user's
+PYSPARK_PYTHON says otherwise.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from bridge.target.config import ClusterTarget, register_default
+from bridge.target.config import ClusterTarget
 from bridge.testbed.cluster import Testbed
 from bridge.testbed.layout import default_layout
 from bridge.testbed.local_agents import LocalTestbedAgents
@@ -43,7 +44,3 @@ class LocalTestbed:
                              spark_env(layout), origin=NAME,
                              own_agents=lambda label: LocalTestbedAgents(layout, label))
 
-
-def register() -> None:
-    """Make the local testbed the default cluster of this process's commands."""
-    register_default(LocalTestbed())

@@ -4,6 +4,8 @@ says which. Nothing here reaches a cluster."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -13,8 +15,9 @@ from click.testing import CliRunner
 from bridge.cli import main
 from bridge.launch.submit import cluster_env, take_own
 from bridge.replay.cli import replay
-from bridge.target import config
-from bridge.target.config import register_default, resolve
+from bridge.target import default
+from bridge.target.config import resolve
+from bridge.target.default import register_default
 from bridge.testbed import hadoopconf as testbed_conf
 from bridge.testbed import cluster as testbed_cluster
 from bridge.testbed.layout import default_layout
@@ -41,7 +44,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "SCHEDBRIDGE_TESTBED_BASE_PORT", "PYSPARK_PYTHON"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SCHEDBRIDGE_TESTBED", str(tmp_path / "testbed"))
-    monkeypatch.setattr(config, "_default", LocalTestbed())
+    monkeypatch.setattr(default, "_make", LocalTestbed)
+    monkeypatch.setattr(default, "_built", None)
 
 
 def test_hadoop_conf_dir_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,7 +119,23 @@ def test_the_command_line_makes_the_local_testbed_the_default(tmp_path: Path) ->
     result = CliRunner().invoke(main, ["replay", str(DEMO), "--policy", "stock", "--out", str(tmp_path / "r")])
     assert result.exit_code == 1, result.output
     assert "the local testbed is not running" in result.output and "Traceback" not in result.output
-    assert isinstance(config.default_cluster(), LocalTestbed)
+    assert isinstance(default.default_cluster(), LocalTestbed)
+
+
+def test_a_command_that_asks_for_no_cluster_imports_neither_the_testbed_nor_a_cluster_client(
+        tmp_path: Path) -> None:
+    """The default is registered, not built: ``simulate`` starts without the testbed's imports."""
+    trace = tmp_path / "trace.txt"
+    trace.write_text("0.0 2 1.0 1.0 1.0\n1.0 1 2.0 2.0\n")
+    code = ("import sys\nfrom bridge.cli import main\n"
+            f"main(['simulate', '--trace', {str(trace)!r}, '--policy', 'fifo', '--nodes', '2', '--json'], "
+            "standalone_mode=False)\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('bridge.testbed', 'bridge.target.config', "
+            "'yarnclient'))))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 0, run.stderr
+    assert '"jobs": 2' in run.stdout and run.stdout.splitlines()[-1] == "[]", run.stdout
 
 
 def test_a_users_pyspark_python_reaches_spark_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
