@@ -12,7 +12,8 @@ up to one gap between neighbouring values, which matters at p99 of a few hundred
 
 **Job measures** (thesis §0.3) are computed once, on numpy columns: :class:`Jobs` (one entry a
 job) and :class:`Segments` (one entry a run segment) in, numbers out (:func:`completion`,
-:func:`class_stats`, :func:`utilization`, :func:`suspensions`, :func:`summary`). This module
+:func:`class_stats`, :func:`makespan`, :func:`utilization`, :func:`suspensions`,
+:func:`summary`). This module
 imports no pandas at module level, so ``schedbridge simulate`` feeds them straight from the
 simulation log's arrays (``bridge.sim.output``) and never loads pandas. Every other command holds
 its runs as pandas tables, and the functions that take a table (:func:`with_completion`,
@@ -171,6 +172,12 @@ def _extreme(values: np.ndarray, largest: bool) -> float:
     return float((np.fmax if largest else np.fmin).reduce(values)) if len(values) else math.nan
 
 
+def makespan(submit: np.ndarray, finish: np.ndarray) -> float:
+    """From the first submission to the last finish (unfinished jobs' NaN passed over); NaN when
+    no job finished."""
+    return _extreme(finish, largest=True) - _extreme(submit, largest=False) if (~np.isnan(finish)).any() else math.nan
+
+
 def utilization(starts: np.ndarray, ends: np.ndarray, n_slots: int, start: float,
                 end: float | None = None) -> float:
     """Busy slot-seconds (the segments' summed lengths) / (slots x span), span from ``start`` to
@@ -212,7 +219,7 @@ def summary(jobs: Jobs, segments: Segments, *, cutoff: float, n_slots: int,
         "rejected_jobs": int(jobs.rejected.sum()),
         "jct": class_stats(done.jct.astype(float, copy=False), done.long, percentiles),
         "slowdown": class_stats(done.slowdown.astype(float, copy=False), done.long, percentiles),
-        "makespan": _extreme(jobs.finish, largest=True) - first if finished.any() else math.nan,
+        "makespan": makespan(jobs.submit, jobs.finish),
         "utilization": utilization(segments.start, segments.end, n_slots, first if len(jobs.submit) else 0.0),
         **suspensions(segments.done, segments.job, segments.task),
     })

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from bridge.apps.simlive.calibration import Calibration
@@ -121,11 +122,11 @@ def totals(jobs: pd.DataFrame, busy_s: float, slots: int) -> dict[str, float]:
     """The whole run (`live_jobs` / `calibrated_jobs` frames): makespan from the first submission to
     the last finish, throughput in finished jobs per minute of it, and utilization: the seconds of
     tasks' full-share work over slots x makespan (NaN without a finished job)."""
-    done = jobs["finish"].dropna()
-    if done.empty:
+    finish = jobs["finish"].to_numpy(dtype=float)
+    makespan = metrics.makespan(jobs["submit"].to_numpy(dtype=float), finish)
+    if math.isnan(makespan):
         return dict.fromkeys(TOTALS, math.nan)
-    makespan = float(done.max() - jobs["submit"].min())
-    return {"makespan_s": makespan, "throughput_per_min": 60.0 * len(done) / makespan,
+    return {"makespan_s": makespan, "throughput_per_min": 60.0 * int((~np.isnan(finish)).sum()) / makespan,
             "utilization": busy_s / (slots * makespan)}
 
 
