@@ -9,14 +9,17 @@ floor) gets no containers, and an application would wait for them until the test
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from bridge.target.default import register_default
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import ClusterLayout, default_layout
 from bridge.testbed.spark import spark_env
+from bridge.testbed.target import LocalTestbed
 from tests.integration.demo_run import DemoRun, run_demo
 
 # Longer than a NodeManager's disk check interval (2 min): a node that recovers is seen recovered.
@@ -51,6 +54,15 @@ class RunningTestbed:
 
     def spark_env(self) -> dict[str, str]:
         return spark_env(self.layout)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def default_cluster() -> Iterator[None]:
+    """The session stands in for the command line: a command run in-process (``build_plan``) given
+    the testbed's conf dir, or none, talks to the local testbed with its Spark defaults."""
+    register_default(LocalTestbed)
+    yield
+    register_default(None)
 
 
 @pytest.fixture(scope="session")
