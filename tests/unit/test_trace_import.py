@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from bridge.cli import main
-from bridge.replay.eventlog import log_lines
+from bridge.history.logs import log_lines
 from workloads.trace import read_trace
 
 FIXTURE = next((Path(__file__).resolve().parents[1] / "fixtures").glob("eventlog_v2_*"))

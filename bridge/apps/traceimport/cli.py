@@ -10,7 +10,7 @@ from bridge.apps.traceimport import imported as imp
 from bridge.apps.traceimport.spark import read_event_log
 from bridge.apps.traceimport.yarn import TASK_READINGS, read_applications
 from bridge.common.options import OutputPath, output_dir
-from bridge.replay.eventlog import EventLogError
+from bridge.history.logs import EventLogError
 from workloads.synthetic.cli import trace
 
 __all__ = ["trace"]
