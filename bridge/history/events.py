@@ -92,6 +92,18 @@ class EnvironmentUpdate:
         pairs = props.items() if isinstance(props, dict) else props  # an object, or [key, value] pairs
         return cls({str(k): str(v) for k, v in pairs})
 
+    @property
+    def task_cpus(self) -> int:
+        """`spark.task.cpus`, the cores each task takes; ValueError for a value Spark would refuse."""
+        value = self.spark_properties.get("spark.task.cpus", "1")
+        try:
+            cpus = int(value)
+        except ValueError:
+            raise ValueError(f"spark.task.cpus is not an integer: {value!r}") from None
+        if cpus < 1:
+            raise ValueError(f"spark.task.cpus must be at least 1, got {cpus}")
+        return cpus
+
 
 @dataclass(frozen=True)
 class ExecutorAdded:

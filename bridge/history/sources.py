@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bridge.history.events import ApplicationStart
-from bridge.history.logs import EventLogError, is_event_log, read_events
+from bridge.history.events import FIELD_ERRORS, ApplicationStart
+from bridge.history.logs import EventLogError, is_event_log, log_lines
 
 
 def event_logs(source: Path) -> list[Path]:
@@ -40,8 +40,15 @@ def _walk(folder: Path) -> Iterator[Path]:
 
 
 def application_id(log: Path) -> str:
-    """The id of the application whose log ``log`` is ("" when it has no start event, or an empty id)."""
-    return next((e.app_id for e in read_events(log) if isinstance(e, ApplicationStart)), "")
+    """The id of the application whose log ``log`` is ("" when it has no start event, or an empty
+    id). Other events are not read here: a malformed one is its reader's to report."""
+    for line in log_lines(log):
+        if line.event is not None and line.event.get("Event") == ApplicationStart.NAME:
+            try:
+                return ApplicationStart.parse(line.event).app_id
+            except FIELD_ERRORS:  # its reader says which field, and where
+                return ""
+    return ""
 
 
 @dataclass
@@ -55,9 +62,14 @@ class Applications:
         """``log``'s application id ("": none to tell it by), or None when that application was
         admitted already (and a note says so)."""
         app_id = application_id(log)
+        return app_id if self.first(app_id, log) else None
+
+    def first(self, app_id: str, log: Path) -> bool:
+        """Whether ``log`` is the first log of application ``app_id`` ("": one without an id, always
+        first); a note says which log it repeats when not."""
         if app_id in self.first_read:
             self.notes.append(f"skipped {log}: application {app_id}, already read from {self.first_read[app_id]}")
-            return None
+            return False
         if app_id:
             self.first_read[app_id] = log
-        return app_id
+        return True

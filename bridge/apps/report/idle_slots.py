@@ -83,14 +83,10 @@ class _State:
 
 def _task_cpus(event: EnvironmentUpdate) -> int:
     """`spark.task.cpus` of the application's settings."""
-    value = event.spark_properties.get("spark.task.cpus", "1")
     try:
-        cpus = int(value)
-    except ValueError:
-        raise EventLogError(f"spark.task.cpus is not an integer: {value!r}") from None
-    if cpus < 1:
-        raise EventLogError(f"spark.task.cpus must be at least 1, got {cpus}")
-    return cpus
+        return event.task_cpus
+    except ValueError as e:
+        raise EventLogError(str(e)) from None
 
 
 def _timestamp(event: Event) -> float | None:

@@ -5,14 +5,18 @@ Read through `bridge.history` (plain, zstd-compressed or rolled logs, line by li
 events). A stage whose output an earlier job already computed is listed in a job's stage
 infos but runs no task in it: it is left out with the edges to it (its own parents were computed
 then too). A partition that succeeded twice (a speculative copy, a stage re-attempt) counts once.
+Each executor is kept with its span and slots, for the cluster the trace records (`cluster`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bridge.apps.traceimport.cluster import Executor
 from bridge.apps.traceimport.imported import ImportedJob, Skipped
-from bridge.history.events import (FIELD_ERRORS, ApplicationStart, Event, JobEnd, JobStart, TaskEnd, TaskStart,
+from bridge.history.events import (FIELD_ERRORS, ApplicationEnd, ApplicationStart, EnvironmentUpdate, Event,
+                                   ExecutorAdded, ExecutorRemoved, JobEnd, JobStart, TaskEnd, TaskStart,
                                    event_problem, need, typed)
 from bridge.history.logs import log_lines
 
@@ -39,10 +43,22 @@ class _Log:
     durations: dict[int, dict[int, float]] = field(default_factory=dict)  # stage -> partition -> s
     running: dict[int, str] = field(default_factory=dict)  # task id -> where its start is
     tasks_read: int = 0
+    task_cpus: int = 1
+    added: dict[str, tuple[float, int]] = field(default_factory=dict)  # executor -> (added ms, cores)
+    removed: dict[str, float] = field(default_factory=dict)  # executor -> removed ms
+    end_ms: float = math.inf  # the application's end
 
     def add(self, event: Event, where: str) -> None:
         if isinstance(event, ApplicationStart):
             self.app = event.app_id
+        elif isinstance(event, ApplicationEnd):
+            self.end_ms = need(event.timestamp_ms, "Timestamp")
+        elif isinstance(event, EnvironmentUpdate):
+            self.task_cpus = event.task_cpus
+        elif isinstance(event, ExecutorAdded):
+            self.added[event.executor_id] = (need(event.timestamp_ms, "Timestamp"), need(event.cores, "Total Cores"))
+        elif isinstance(event, ExecutorRemoved):
+            self.removed[event.executor_id] = need(event.timestamp_ms, "Timestamp")
         elif isinstance(event, JobStart):
             self._job_start(event)
         elif isinstance(event, JobEnd) and (job := self.jobs.get(event.job_id)) is not None:
@@ -80,6 +96,12 @@ class _Log:
             else:
                 done[partition] = round(end.finish_ms / 1000.0 - end.launch_ms / 1000.0, 3)
 
+    def executors(self) -> list[Executor]:
+        """The application's executors, each running its cores' worth of tasks (`spark.task.cpus` each)."""
+        return [Executor(f"{self.app or self.path.name} executor {name}", added,
+                         min(self.removed.get(name, math.inf), self.end_ms), cores // self.task_cpus)
+                for name, (added, cores) in self.added.items()]
+
     def imported(self) -> list[ImportedJob]:
         """The succeeded jobs that ran tasks; every other job counted in ``skipped``."""
         for where in self.running.values():
@@ -105,10 +127,20 @@ def _with_stages(job: _SparkJob, stages: list[int], durations: dict[int, dict[in
                        stage_parents=tuple(tuple(index[p] for p in job.parents[s] if p in index) for s in stages))
 
 
-def read_event_log(path: Path, skipped: Skipped) -> tuple[list[ImportedJob], str]:
-    """The jobs of one application's event log and a line saying what was read. Lines that are not
-    events, and events missing what they must hold, are counted in ``skipped`` with their line
-    numbers; a log in a codec it cannot read raises `EventLogError`, an unreadable file OSError."""
+@dataclass(frozen=True)
+class Application:
+    """What one application's event log gave: its id, jobs, executors and a line saying what was read."""
+
+    app_id: str
+    jobs: list[ImportedJob]
+    executors: list[Executor]
+    what: str
+
+
+def read_event_log(path: Path, skipped: Skipped) -> Application:
+    """The jobs and executors of one application's event log. Lines that are not events, and events
+    missing what they must hold, are counted in ``skipped`` with their line numbers; a log in a
+    codec it cannot read raises `EventLogError`, an unreadable file OSError."""
     log = _Log(path, skipped)
     lines = 0
     for line in log_lines(path):
@@ -121,6 +153,6 @@ def read_event_log(path: Path, skipped: Skipped) -> tuple[list[ImportedJob], str
             log.add(typed(line.event), where)
         except FIELD_ERRORS as exc:
             skipped.add("malformed lines", f"{where}: {event_problem(line.event, exc)}")
-    jobs = log.imported()
-    return jobs, (f"{path}: {lines} lines, application {log.app or '(no start event)'}, "
-                  f"{len(log.jobs)} Spark jobs, {log.tasks_read} task ends")
+    return Application(log.app, log.imported(), log.executors(),
+                       f"{path}: {lines} lines, application {log.app or '(no start event)'}, "
+                       f"{len(log.jobs)} Spark jobs, {log.tasks_read} task ends, {len(log.added)} executors")
