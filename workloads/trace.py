@@ -14,8 +14,10 @@ Two formats, chosen by file extension:
 
 A leading comment ``# reporting_cutoff=SECONDS ...`` (``trace generate`` writes its kind's) states
 the trace's short/long reporting cutoff (:func:`stated_cutoff`, used by
-``bridge.common.metrics.reporting_cutoff``). The authors' simulator reads no comments: strip the
-line (``grep -v '^#'``) for it.
+``bridge.common.metrics.reporting_cutoff``); one ``# cluster=NODESxSLOTS ...`` (``trace import``
+writes the cluster its jobs ran on) the cluster ``simulate`` and ``rank`` play it on when given no
+``--nodes`` (:func:`stated_cluster`). The authors' simulator reads no comments: strip the lines
+(``grep -v '^#'``) for it.
 
 Every error is a :class:`TraceError` naming the file, the line and the field. A time (a submission,
 a duration, an estimate) is at most `bridge.common.magnitudes.MAX_TIME_S`: a job submitted at
@@ -26,7 +28,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bridge.common import atomic
@@ -222,15 +225,41 @@ def cutoff_comment(cutoff: float, why: str) -> str:
 
 
 def stated_cutoff(path: str | os.PathLike[str]) -> float | None:
-    """The reporting cutoff a trace's leading comments state (:func:`cutoff_comment`), or None.
-    Only the comments and blank lines before the first job are read."""
+    """The reporting cutoff a trace's leading comments state (:func:`cutoff_comment`), or None."""
+    found = _stated(Path(path), CUTOFF_KEY)
+    return None if found is None else _num(Path(path), found[0], CUTOFF_KEY, found[1])
+
+
+CLUSTER_KEY = "cluster"
+
+
+def cluster_comment(nodes: int, slots: int, why: str) -> str:
+    """The header line stating the cluster a trace's jobs ran on, ``nodes`` of ``slots`` (no newline)."""
+    return f"# {CLUSTER_KEY}={nodes}x{slots} {why}".rstrip()
+
+
+def stated_cluster(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(nodes, slots per node) a trace's leading comments state (:func:`cluster_comment`), or None."""
     p = Path(path)
+    found = _stated(p, CLUSTER_KEY)
+    if found is None:
+        return None
+    lineno, value = found
+    shape = re.fullmatch(r"([1-9]\d{0,8})x([1-9]\d{0,8})", value, re.ASCII)
+    if shape is None:
+        raise TraceError(p, lineno, CLUSTER_KEY, f"expected NODESxSLOTS (two positive integers), got {value[:40]!r}")
+    return int(shape[1]), int(shape[2])
+
+
+def _stated(p: Path, key: str) -> tuple[int, str] | None:
+    """(line number, value) of the leading comment ``# key=value ...``, or None. Only the comments
+    and blank lines before the first job are read."""
     for lineno, s in _lines(p):
         if s and not s.startswith("#"):
             return None
         words = s.lstrip("#").split()
-        if words and words[0].startswith(f"{CUTOFF_KEY}="):
-            return _num(p, lineno, CUTOFF_KEY, words[0].partition("=")[2])
+        if words and words[0].startswith(f"{key}="):
+            return lineno, words[0].partition("=")[2]
     return None
 
 
@@ -243,9 +272,11 @@ def read_trace(path: str | os.PathLike[str], demand: Vector | None = None) -> li
     return jobs
 
 
-def write_trace(path: str | os.PathLike[str], jobs: list[Job]) -> None:
-    """Write jobs in the thesis format (``repr`` of floats, so a round trip is exact)."""
+def write_trace(path: str | os.PathLike[str], jobs: list[Job], header: Sequence[str] = ()) -> None:
+    """Write jobs in the thesis format (``repr`` of floats, so a round trip is exact), after the
+    ``header`` comment lines (:func:`cutoff_comment`, :func:`cluster_comment`)."""
     p = Path(path)
     with atomic.replacing(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in header)
         for j in jobs:
             fh.write(f"{j.submit!r} {j.n_tasks} {j.estimate!r} {' '.join(map(repr, j.durations))}\n")

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
-from bridge.apps.report.eventlog import is_event_log
 from bridge.common.options import OutputPath, output_dir
 from bridge.common.tables import cell, text
 from bridge.drivers.estimates import Estimates, EstimatesError, Learner, job_key, run_id
-from bridge.replay.eventlog import ApplicationStarted, EventLogError, JobEnded, JobStarted, TaskRecord, spark_history
+from bridge.history.events import Event, JobEnd, JobStart, TaskEnd, need
+from bridge.history.logs import EventLogError, feed
+from bridge.history.sources import Applications, event_logs
 
 SHOWN_JOBS, SHOWN_STAGES = 40, 8  # rows and stage means printed; the file holds them all
 _Run = tuple[str, tuple[str, str]]  # (job key, (application, run id))
@@ -38,26 +39,39 @@ class _Application:
     label: str
     learner: Learner
     runs: dict[int, _Run] = field(default_factory=dict)  # Spark job id -> its run
+    stage_job: dict[int, int] = field(default_factory=dict)  # stage -> the first Spark job that lists it
     open_jobs: Counter[_Run] = field(default_factory=Counter)
     failed: set[_Run] = field(default_factory=set)
 
-    def job_started(self, job: JobStarted) -> None:
-        key = job_key(job.properties, job.first_stage_name)
+    def add(self, event: Event) -> None:
+        if isinstance(event, JobStart):
+            self.job_started(event)
+        elif isinstance(event, JobEnd):
+            self.job_ended(event)
+        elif isinstance(event, TaskEnd):
+            self.task_ended(event)
+
+    def job_started(self, job: JobStart) -> None:
+        need(job.submission_ms, "Submission Time")  # a job's start without it is no event Spark wrote
+        for stage in job.stage_ids:
+            self.stage_job.setdefault(stage, job.job_id)
+        key = job_key(job.properties, job.stages[0].name if job.stages else "")
         if key:
             run = (key, (self.label, run_id(job.properties, job.job_id)))
             self.runs[job.job_id] = run
             self.open_jobs[run] += 1
 
-    def job_ended(self, end: JobEnded) -> None:
+    def job_ended(self, end: JobEnd) -> None:
         if (run := self.runs.get(end.job_id)) is not None:
             self.open_jobs[run] -= 1
             if not end.succeeded:
                 self.failed.add(run)
 
-    def task_ended(self, task: TaskRecord) -> None:
-        run = self.runs.get(task.job_id)
-        if run is not None and task.status == "succeeded" and 0 < task.launch_epoch_s <= task.finish_epoch_s:
-            self.learner.task_ended(*run, task.stage_id, task.finish_epoch_s - task.launch_epoch_s)
+    def task_ended(self, task: TaskEnd) -> None:
+        run = self.runs.get(self.stage_job.get(task.stage_id, -1))
+        launch, finish = task.launch_ms / 1000.0, task.finish_ms / 1000.0
+        if run is not None and task.succeeded and 0 < launch <= finish:
+            self.learner.task_ended(*run, task.stage_id, finish - launch)
 
     def close(self) -> Counter[str]:
         """End the runs the log saw end; the others are discarded. How many of each."""
@@ -74,47 +88,27 @@ class _Reading:
     """Every log read so far: one learner, the applications already read, what became of the runs."""
 
     learner: Learner = field(default_factory=Learner)
-    first_read: dict[str, Path] = field(default_factory=dict)  # application id -> its log
+    applications: Applications = field(default_factory=Applications)
     runs: Counter[str] = field(default_factory=Counter)
-    notes: list[str] = field(default_factory=list)
     logs: int = 0   # logs found in the sources (those skipped as read already included)
+
+    @property
+    def notes(self) -> list[str]:
+        return self.applications.notes
 
     def read(self, log: Path) -> None:
         """Feed one application's log to the learner, unless its application was read already."""
-        app = _Application(str(log), self.learner)
-        for record in spark_history(log):
-            if isinstance(record, ApplicationStarted) and record.app_id:
-                if record.app_id in self.first_read:
-                    self.notes.append(f"skipped {log}: application {record.app_id}, already read from "
-                                      f"{self.first_read[record.app_id]}")
-                    return
-                self.first_read[record.app_id] = log
-                app.label = record.app_id
-            elif isinstance(record, JobStarted):
-                app.job_started(record)
-            elif isinstance(record, JobEnded):
-                app.job_ended(record)
-            elif isinstance(record, TaskRecord):
-                app.task_ended(record)
+        app_id = self.applications.admit(log)
+        if app_id is None:
+            return
+        app = _Application(app_id or str(log), self.learner)
+        feed(log, app.add)
         self.runs += app.close()
 
 
-def event_logs(source: Path) -> list[Path]:
-    """The applications' logs ``source`` is or holds (at any depth, hidden entries and symlinked
-    folders left out)."""
-    if is_event_log(source):
-        return [source]
-    if not source.is_dir():
-        raise EstimatesError(f"{source}: not a Spark event log (a file Spark wrote, or an eventlog_v2_* folder)")
-    found = list(_walk(source))
-    if not found:
-        raise EstimatesError(f"{source}: no Spark event log in it, at any depth")
-    return found
-
-
 def read_history(sources: Sequence[Path], progress: bool = False) -> _Reading:
-    """Every application's log in ``sources``, read once each. EstimatesError (a source holds no
-    log), EventLogError (a malformed one) or OSError."""
+    """Every application's log in ``sources`` (`bridge.history.sources`), read once each.
+    EventLogError (a source holds no log, or a malformed one) or OSError."""
     from tqdm import tqdm
 
     reading = _Reading()
@@ -124,16 +118,6 @@ def read_history(sources: Sequence[Path], progress: bool = False) -> _Reading:
         reading.read(log)
     reading.logs = len(logs)
     return reading
-
-
-def _walk(folder: Path) -> Iterator[Path]:
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if is_event_log(entry):
-            yield entry
-        elif entry.is_dir() and not entry.is_symlink():
-            yield from _walk(entry)
 
 
 @click.group()

@@ -165,7 +165,9 @@ COLUMNS = ["rank", "policy", *(m for m, _, _ in MEASURES), "score", "note"]
 
 @click.command()
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--nodes", required=True, type=NODES, help="Nodes of the cluster to rank the policies on.")
+@click.option("--nodes", type=NODES, default=None,
+              help="Nodes of the cluster to rank the policies on [default: the cluster the trace states, as "
+                   "trace import records it].")
 @click.option("--slots", default=1, show_default=True, type=SLOTS, help="Slots per node.")
 @click.option("--policy", "only", multiple=True,
               help="Rank only this policy (repeatable) [default: every policy simulate --list-policies lists].")
@@ -178,7 +180,7 @@ COLUMNS = ["rank", "policy", *(m for m, _, _ in MEASURES), "score", "note"]
                    "percentile of the trace's job mean task durations].")
 @click.option("--out", "out_dir", type=OutputPath(file_okay=False), default=None,
               show_default="results/rank-TRACE", help="Directory for ranking.csv, summary.txt and jct_cdf.png.")
-def rank(trace_path: Path, nodes: int, slots: int, only: tuple[str, ...], workers: int | None, seed: int,
+def rank(trace_path: Path, nodes: int | None, slots: int, only: tuple[str, ...], workers: int | None, seed: int,
          cutoff: float | None, out_dir: Path | None) -> None:
     """Rank every policy on TRACE: which one would have helped this cluster?
 
@@ -188,8 +190,10 @@ def rank(trace_path: Path, nodes: int, slots: int, only: tuple[str, ...], worker
     from bridge.common import tables
     from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff
     from policies.registry import default_registry, did_you_mean
+    from bridge.sim.cli import nodes_and_slots
     from workloads.trace import TraceError, stated_cutoff
 
+    nodes, slots = nodes_and_slots(trace_path, nodes, slots)
     if nodes * slots > MAX_TOTAL_SLOTS:
         raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
                                  param_hint="--nodes/--slots")

@@ -90,7 +90,8 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
-@click.option("--nodes", type=NODES, default=None, help="number of nodes (or --cluster)")
+@click.option("--nodes", type=NODES, default=None,
+              help="number of nodes (or --cluster) [default: the cluster the trace states, as trace import records it]")
 @click.option("--slots", "slots", default=1, show_default=True, type=SLOTS,
               help="slots per node: its cores, with 4 GB of memory per core")
 @click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -130,7 +131,7 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
     for path, hint in ((out, "--out"), (tasks_out, "--tasks-out")):
         if path is not None and path.suffix not in OUT_SUFFIXES:
             raise click.BadParameter(f"{path}: use a .csv or .parquet file name", param_hint=hint)
-    shape = cluster_shape(nodes, slots, cluster_file)
+    shape = cluster_shape(trace_path, nodes, slots, cluster_file)
     try:
         config = config_for(policy, params)
         spec = shape.spec(network_delay)
@@ -146,7 +147,8 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
     origin = cutoff_origin(report_cutoff is not None, stated is not None)
     load = offered_load([j.submit for j in jobs], sum(j.work for j in jobs), shape.total_slots)
     if load > 1:
-        cluster = shape.describe() if cluster_file else f"{nodes} nodes x {slots} slot{'s' * (slots > 1)}"
+        cluster = shape.describe() if cluster_file else \
+            f"{shape.n_nodes} nodes x {spec.slots_per_node} slot{'s' * (spec.slots_per_node > 1)}"
         click.echo(f"warning: the trace offers load {load:.3g} to {cluster} (over 1: queues grow for the whole "
                    "run, and the figures measure an overloaded cluster)", err=True)
     sim = Simulation(jobs, pol, spec, report_long=lambda j: j.mean_duration > cutoff, **shape.sim_options())
@@ -202,20 +204,43 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
                    f"(first: {result.unfinished[:5]})", err=True)
 
 
-def cluster_shape(nodes: int | None, slots: int, cluster_file: Path | None) -> Any:
-    """The simulated cluster of ``--nodes/--slots`` or of ``--cluster`` (``bridge.sim.shape``)."""
+def _slots_given() -> bool:
+    return click.get_current_context().get_parameter_source("slots") is not click.core.ParameterSource.DEFAULT
+
+
+def nodes_and_slots(trace_path: Path, nodes: int | None, slots: int, other: str = "") -> tuple[int, int]:
+    """``--nodes/--slots``, else the cluster ``trace_path`` states (``trace import`` records the one
+    its jobs ran on; said on stderr); UsageError when neither says, naming ``other`` ways out too."""
+    from workloads.trace import TraceError, stated_cluster
+
+    if nodes is not None:
+        return nodes, slots
+    if _slots_given():
+        raise click.UsageError("--slots needs --nodes (without both, the cluster the trace states)")
+    try:
+        stated = stated_cluster(trace_path)
+    except TraceError as e:
+        raise click.ClickException(str(e)) from None
+    if stated is None:
+        raise click.UsageError(f"give --nodes (with --slots){other}: {trace_path} states no cluster "
+                               "(trace import records the one its jobs ran on)")
+    click.echo(f"cluster {stated[0]} nodes x {stated[1]} slots: the one {trace_path} states", err=True)
+    return stated
+
+
+def cluster_shape(trace_path: Path, nodes: int | None, slots: int, cluster_file: Path | None) -> Any:
+    """The simulated cluster of ``--nodes/--slots``, of ``--cluster`` (``bridge.sim.shape``), else
+    the one the trace states."""
     from bridge.sim.shape import ClusterFileError, load, uniform
 
     if cluster_file is not None:
-        given = click.get_current_context().get_parameter_source("slots") is not click.core.ParameterSource.DEFAULT
-        if nodes is not None or given:
+        if nodes is not None or _slots_given():
             raise click.UsageError("--cluster describes the nodes: give it without --nodes/--slots")
         try:
             return load(cluster_file, MAX_TOTAL_SLOTS)
         except ClusterFileError as e:
             raise click.ClickException(str(e)) from None
-    if nodes is None:
-        raise click.UsageError("give --nodes (with --slots) or --cluster FILE")
+    nodes, slots = nodes_and_slots(trace_path, nodes, slots, " or --cluster FILE")
     if nodes * slots > MAX_TOTAL_SLOTS:
         raise click.BadParameter(f"{nodes} nodes x {slots} slots is more than {MAX_TOTAL_SLOTS:,} slots in all",
                                  param_hint="--nodes/--slots")

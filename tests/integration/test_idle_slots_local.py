@@ -18,7 +18,9 @@ from click.testing import CliRunner
 
 from bridge.apps.report.idle_slots import read
 from bridge.cli import main
-from bridge.replay.eventlog import events, logging_conf
+from bridge.history.events import TaskEnd
+from bridge.history.logs import read_events
+from bridge.replay.eventlog import logging_conf
 from workloads.trace import read_trace
 
 pytestmark = pytest.mark.integration
@@ -47,10 +49,10 @@ def test_a_real_event_log_is_integrated(tmp_path: Path) -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=110)
     assert done.returncode == 0, done.stderr[-3000:]
     [log] = list((tmp_path / "logs").iterdir())
-    ends = [e["Task Info"] for e in events(log) if e.get("Event") == "SparkListenerTaskEnd"]
+    ends = [e for e in read_events(log) if isinstance(e, TaskEnd)]
     result = read(log)
     assert (result.tasks, result.max_slots) == (8, 2)
-    assert result.busy_slot_s == pytest.approx(sum(t["Finish Time"] - t["Launch Time"] for t in ends) / 1000.0)
+    assert result.busy_slot_s == pytest.approx(sum(t.finish_ms - t.launch_ms for t in ends) / 1000.0)
     # 6 half-second tasks on 2 slots: 4 wait ~0.5 s and 2 ~1 s beyond their stage's start.
     assert result.pending_task_s >= 3.0, json.dumps(result.__dict__)
     # Idle never exceeds waiting (min(free, pending) <= pending at every instant), and a slot free

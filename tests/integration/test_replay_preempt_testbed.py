@@ -21,7 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bridge.replay.eventlog import events
+from bridge.history.events import ExecutorAdded
+from bridge.history.logs import log_lines
 from tests import needs
 from tests.integration.demo_run import KAIROS_Q, DemoRun
 from tests.integration.process_output import failure_excerpt
@@ -71,8 +72,8 @@ def executors_per_nodemanager(results: Path) -> dict[str, int]:
     """How many executors the run's application had on each NodeManager (web address), from its
     event log: where YARN really placed them."""
     [log] = (results / "eventlogs").iterdir()
-    return dict(Counter(e["Executor Info"]["Attributes"]["NM_HTTP_ADDRESS"] for e in events(log)
-                        if e.get("Event") == "SparkListenerExecutorAdded"))
+    added = (line.event for line in log_lines(log) if line.event and line.event.get("Event") == ExecutorAdded.NAME)
+    return dict(Counter(e["Executor Info"]["Attributes"]["NM_HTTP_ADDRESS"] for e in added))
 
 
 def assert_preempted_and_left_clean(results: Path, rm: ResourceManagerClient, testbed, per_node: int,

@@ -7,6 +7,8 @@
 * No package holds more than 15 modules of its own; ``bridge/`` itself at most 10.
 * The packages that run against any cluster never import the local testbed, however indirectly:
   the testbed is one cluster among others, registered as the default by the command line.
+* One module reads Spark's history: only ``bridge/history/events.py`` names Spark's listener events
+  (and the plugin's own) or their fields; every other reader takes its typed events.
 """
 from __future__ import annotations
 
@@ -23,6 +25,10 @@ MAX_MODULES, MAX_TOP_MODULES = 15, 10
 OTHER_PACKAGES = ("policies", "workloads", "yarnclient", "sparkplugin")
 ANY_CLUSTER = ("plugin", "launch", "replay", "nodes", "drivers", "agent", "cluster", "sim")
 """The packages that work on whichever cluster a command talks to: none of them reaches ``testbed``."""
+HISTORY_EVENTS = BRIDGE / "history" / "events.py"
+# a listener event's name, the plugin's placement event, or a field only Spark's events hold
+SPARK_EVENT_WORDS = re.compile(r"SparkListener[A-Z]\w*|org\.schedbridge\.spark\.PlacementEvent"
+                               r"|\"(?:Task Info|Stage Info|Executor Info|Task End Reason|Job Result|Stage Infos)\"")
 
 
 def documented_layers(text: str) -> dict[str, set[str]]:
@@ -148,6 +154,25 @@ def test_no_package_is_a_flat_heap_of_modules() -> None:
     over = [f"{d.relative_to(ROOT)}: {n} modules" for d, n in sizes.items()
             if n > (MAX_TOP_MODULES if d == BRIDGE else MAX_MODULES)]
     assert not over, "\n".join(over)
+
+
+def spark_event_namers(root: Path = BRIDGE) -> list[str]:
+    """The modules under ``root`` (paths relative to it) that spell a Spark listener event or one of
+    its fields."""
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*.py")
+                  if SPARK_EVENT_WORDS.search(path.read_text()))
+
+
+def test_one_module_names_sparks_listener_events() -> None:
+    assert spark_event_namers() == [str(HISTORY_EVENTS.relative_to(BRIDGE))], (
+        "read Spark's events through bridge.history.events' typed events, not by their names")
+
+
+def test_the_event_name_check_catches_a_reader_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "mine.py").write_text('if event.get("Event") == "SparkListenerTaskEnd":\n    pass\n')
+    (tmp_path / "fields.py").write_text('info = event["Task Info"]\n')
+    (tmp_path / "clean.py").write_text('from bridge.history.events import TaskEnd\n')
+    assert spark_event_namers(tmp_path) == ["fields.py", "mine.py"]
 
 
 def test_the_checks_catch_a_cycle_and_an_undocumented_import(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Hostile Spark event logs (issue 46, items 5-7): a decompression bomb, a part linked to a device,
 and events of the wrong shape or of impossible magnitudes each end in one error naming the file and
-the line, in every reader that shares `bridge.replay.eventlog`'s line reader (report, trace import,
+the line, in every reader of `bridge.history` (its typed events, report, trace import,
 the estimates' history, idle slots, the simulator's calibration), never a traceback, a
 MemoryError or a silently wrong number."""
 from __future__ import annotations
@@ -26,8 +26,8 @@ from bridge.apps.simlive.calibration import CalibrationError, _read
 from bridge.apps.traceimport.imported import Skipped
 from bridge.apps.traceimport.spark import read_event_log
 from bridge.cli import main
-from bridge.replay import eventlog
-from bridge.replay.eventlog import EventLogError, log_lines, spark_history
+from bridge.history import logs
+from bridge.history.logs import EventLogError, log_lines, read_events
 from tests.unit.test_report_eventlog import APP, TWO_JOBS, application, lines
 from tests.unit.test_report_inputs import assert_one_error_line
 
@@ -91,7 +91,7 @@ def test_the_other_readers_name_the_file_and_line_too(tmp_path: Path, name: str)
     index, change, fragment = HOSTILE[name]
     log = _log(tmp_path, _with(index, change))
     with pytest.raises(EventLogError, match=f"{APP} line {index + 1}: .*{re.escape(fragment)}"):
-        list(spark_history(log))
+        list(read_events(log))
     skipped = Skipped()
     read_event_log(log, skipped)
     assert any(f"{APP} line {index + 1}: " in line and fragment in line for line in skipped.lines())
@@ -139,7 +139,7 @@ def _zstd(path: Path, chunk: bytes, size: int) -> Path:
 
 def test_a_zstd_bomb_stops_at_the_line_cap_before_reading_past_it(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(eventlog, "MAX_LINE_BYTES", 1 << 20)
+    monkeypatch.setattr(logs, "MAX_LINE_BYTES", 1 << 20)
     bomb = _zstd(tmp_path / "events.zstd", b"a" * (1 << 20), 64 << 20)
     assert bomb.stat().st_size < 16_384
     tracemalloc.start()
@@ -153,14 +153,14 @@ def test_a_zstd_bomb_stops_at_the_line_cap_before_reading_past_it(tmp_path: Path
 
 
 def test_a_file_inflating_past_the_byte_cap_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(eventlog, "MAX_LOG_BYTES", 1 << 20)
+    monkeypatch.setattr(logs, "MAX_LOG_BYTES", 1 << 20)
     bomb = _zstd(tmp_path / "events.zstd", b"a" * 65_535 + b"\n", 4 << 20)  # lines of 64 KiB
     with pytest.raises(EventLogError, match=f"{bomb} line 17: the file holds more than {1 << 20} bytes"):
         list(log_lines(bomb))
 
 
 def test_the_report_of_a_bomb_is_one_error_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(eventlog, "MAX_LINE_BYTES", 1 << 20)
+    monkeypatch.setattr(logs, "MAX_LINE_BYTES", 1 << 20)
     bomb = _zstd(tmp_path / f"{APP}.zstd", b"a" * (1 << 20), 8 << 20)
     assert_one_error_line(CliRunner().invoke(report, [str(bomb)]), "line 1: longer than")
 
@@ -196,7 +196,7 @@ def test_fuzzed_events_end_in_a_result_or_one_typed_error(tmp_path: Path, extra:
     texts[at:at] = [json.dumps(e) for e in extra]
     log = _log(tmp_path, texts)
     readers: list[tuple[Callable[[], object], type[Exception]]] = [
-        (lambda: load_event_log(log), ResultsError), (lambda: list(spark_history(log)), EventLogError),
+        (lambda: load_event_log(log), ResultsError), (lambda: list(read_events(log)), EventLogError),
         (lambda: read_event_log(log, Skipped()), EventLogError),
         (lambda: idle_slots.read(log), idle_slots.EventLogError), (lambda: _read(log), CalibrationError)]
     for read, error in readers:

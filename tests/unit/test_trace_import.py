@@ -6,17 +6,22 @@ what was left out and why. Expected values are computed from the log's own event
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner, Result
 
+from bridge.apps.report.eventlog import load_event_log
+from bridge.apps.traceimport.cluster import Executor, Shape, at_peak, shape_of
 from bridge.cli import main
-from bridge.replay.eventlog import log_lines
-from workloads.trace import read_trace
+from bridge.common.metrics import reporting_cutoff
+from bridge.history.logs import log_lines
+from workloads.trace import read_trace, stated_cluster
 
 FIXTURE = next((Path(__file__).resolve().parents[1] / "fixtures").glob("eventlog_v2_*"))
 
@@ -69,6 +74,97 @@ def test_simulate_plays_the_imported_trace(tmp_path: Path, name: str) -> None:
     assert summary["finished_jobs"] == 6 and summary["tasks"] == 33
 
 
+def test_a_folder_of_applications_is_read_each_once(tmp_path: Path) -> None:
+    spark_events = tmp_path / "spark-events"
+    shutil.copytree(FIXTURE, spark_events / FIXTURE.name)
+    shutil.copytree(FIXTURE, spark_events / "copy" / FIXTURE.name)  # the same application again, deeper
+    (spark_events / "notes.txt").write_text("not a log\n")
+    out = tmp_path / "t.trace"
+    result = invoke("--from-eventlog", str(spark_events), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    first, again = spark_events / "copy" / FIXTURE.name, spark_events / FIXTURE.name
+    assert f"skipped {again}: application {FIXTURE.name.removeprefix('eventlog_v2_')}, already read from {first}" \
+        in result.output
+    assert sum(line.startswith("read ") for line in result.output.splitlines()) == 1
+    assert "imported 6 jobs" in result.output
+    assert len(read_trace(out)) == 6
+    result = invoke("--from-eventlog", str(tmp_path / "spark-events" / "copy"), "--from-eventlog", str(FIXTURE),
+                    "--out", str(out))  # the same application given twice, by a folder and by its log
+    assert result.exit_code == 0 and "skipped " in result.output and len(read_trace(out)) == 6
+
+
+def test_a_folder_without_a_log_is_one_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = invoke("--from-eventlog", str(tmp_path / "empty"), "--out", str(tmp_path / "t.trace"))
+    assert result.exit_code == 1 and "no Spark event log in it, at any depth" in result.output
+
+
+def live_p50s(log: Path) -> tuple[float, float]:
+    """The application's all-job and short-job JCT p50 as it ran, from its own log (`report`'s reader)."""
+    run = load_event_log(log)
+    jct = run.jobs["finish"] - run.jobs["submit"]
+    cutoff = reporting_cutoff(list(run.jobs["mean_duration"]))
+    return float(jct.median()), float(jct[run.jobs["mean_duration"] <= cutoff].median())
+
+
+def test_the_trace_records_the_cluster_and_simulate_plays_it_there(tmp_path: Path) -> None:
+    out = tmp_path / "six.jsonl"
+    result = invoke("--from-eventlog", str(FIXTURE), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    # local[2]: the driver is the one executor, of 2 cores, one task each
+    assert "cluster 1 x 2 slots (1 executor of 2 slots at the peak)" in result.output
+    assert stated_cluster(out) == (1, 2)
+    played = CliRunner().invoke(main, ["simulate", "--trace", str(out), "--policy", "fifo", "--json",
+                                       "--out", str(tmp_path / "jobs.csv")])
+    assert played.exit_code == 0, played.output
+    summary = json.loads(played.stdout.splitlines()[-1])
+    assert (summary["nodes"], summary["slots_per_node"]) == (1, 2)
+    all_live, short_live = live_p50s(FIXTURE)
+    jobs = pd.read_csv(tmp_path / "jobs.csv")
+    assert float(jobs["completion_time"].median()) == pytest.approx(all_live, rel=0.2)
+    assert summary["jct"]["short"]["p50"] == pytest.approx(short_live, rel=0.2)
+    assert summary["utilization"] > 0.7  # on 2 nodes x 2 slots it was 0.42 (0.83 live)
+    given = CliRunner().invoke(main, ["simulate", "--trace", str(out), "--policy", "fifo", "--json", "--nodes", "2"])
+    assert json.loads(given.stdout.splitlines()[-1])["nodes"] == 2  # --nodes still decides
+    ranked = CliRunner().invoke(main, ["rank", str(out), "--policy", "fifo", "--workers", "1",
+                                       "--out", str(tmp_path / "rank")])
+    assert ranked.exit_code == 0, ranked.output
+    assert "cluster 1 nodes x 2 slots = 2 slots" in ranked.output
+
+
+def test_the_cluster_is_the_executors_alive_when_the_most_slots_were() -> None:
+    inf = float("inf")
+    # a and b overlap (4 slots); b and c too, but c comes as a goes: 4 again, not 6; then d joins: 6
+    executors = [Executor("a", 0, 10, 2), Executor("b", 5, inf, 2), Executor("c", 10, 30, 2),
+                 Executor("d", 20, 25, 2), Executor("e", 40, inf, 8)]
+    assert [e.name for e in at_peak(executors[:4])] == ["b", "c", "d"]
+    assert shape_of(executors[:4]) == Shape(3, 2, "3 executors of 2 slots at the peak")
+    mixed = shape_of(executors[:2] + [Executor("f", 6, 9, 4)])  # 2 + 2 + 4 slots at once
+    assert mixed.nodes is None and "executors of different sizes at the peak (2 of 2 slots, 1 of 4 slots)" in mixed.why
+    assert [e.name for e in at_peak(executors)] == ["b", "e"]  # 10 slots, after the others left
+
+
+def test_an_executor_runs_its_cores_over_spark_task_cpus_tasks(tmp_path: Path) -> None:
+    events = fixture_events()
+    for event in events:
+        if event["Event"] == "SparkListenerEnvironmentUpdate":
+            event["Spark Properties"] = {**event["Spark Properties"], "spark.task.cpus": "2"}
+    out = tmp_path / "t.trace"
+    result = invoke("--from-eventlog", str(plain_copy(tmp_path, events)), "--out", str(out))
+    assert result.exit_code == 0 and stated_cluster(out) == (1, 1), result.output
+
+
+def test_without_nodes_a_trace_stating_no_cluster_is_a_usage_error(tmp_path: Path) -> None:
+    trace_file = tmp_path / "t.trace"
+    trace_file.write_text("0 1 1.0 1.0\n")
+    for command in (["simulate", "--trace", str(trace_file), "--policy", "fifo"], ["rank", str(trace_file)]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 2 and "states no cluster" in result.output, result.output
+    trace_file.write_text("# cluster=2xfour\n0 1 1.0 1.0\n")
+    result = CliRunner().invoke(main, ["simulate", "--trace", str(trace_file), "--policy", "fifo"])
+    assert result.exit_code == 1 and f"{trace_file}:1: field 'cluster': expected NODESxSLOTS" in result.output
+
+
 def test_a_plain_copy_gives_the_same_trace(tmp_path: Path) -> None:
     rolled, plain = tmp_path / "rolled.trace", tmp_path / "plain.trace"
     assert invoke("--from-eventlog", str(FIXTURE), "--out", str(rolled)).exit_code == 0
@@ -109,7 +205,7 @@ def test_a_log_with_no_job_writes_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,message", [
-    ((), "give --from-eventlog PATH (repeatable) or --from-rm URL, one of the two"),
+    ((), "give --from-eventlog PATH (repeatable) or --from-rm [URL], one of the two"),
     (("--from-eventlog", str(FIXTURE), "--from-rm", "http://127.0.0.1:9"), "one of the two"),
     (("--from-eventlog", str(FIXTURE), "--format", "jsonl"), "--format jsonl needs a .jsonl name"),
 ])
@@ -154,8 +250,9 @@ def rm() -> Iterator[dict]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = json.dumps(served["body"]).encode()
-            self.send_response(200 if self.path.startswith("/ws/v1/cluster/apps") else 404)
+            info = self.path.startswith("/ws/v1/cluster/info")  # asked by a client of several RMs (HA)
+            body = json.dumps({"clusterInfo": {"haState": "ACTIVE"}} if info else served["body"]).encode()
+            self.send_response(200 if info or self.path.startswith("/ws/v1/cluster/apps") else 404)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -210,3 +307,38 @@ def test_an_rm_that_cannot_be_reached_is_one_error_naming_it(tmp_path: Path) -> 
         port = probe.getsockname()[1]
     result = invoke("--from-rm", f"http://127.0.0.1:{port}", "--out", str(tmp_path / "t.trace"))
     assert result.exit_code == 1 and f"cannot reach http://127.0.0.1:{port}" in result.output
+
+
+def yarn_site(conf_dir: Path, properties: dict[str, str]) -> Path:
+    conf_dir.mkdir()
+    (conf_dir / "yarn-site.xml").write_text("<configuration>" + "".join(
+        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in properties.items())
+        + "</configuration>")
+    return conf_dir
+
+
+def test_from_rm_without_a_url_reads_the_hadoop_configuration_with_ha(tmp_path: Path, rm: dict,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as probe:  # rm1: a port nothing listens on (a ResourceManager down)
+        probe.bind(("127.0.0.1", 0))
+        down = probe.getsockname()[1]
+    conf = yarn_site(tmp_path / "conf", {
+        "yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "rm1,rm2",
+        "yarn.resourcemanager.webapp.address.rm1": f"127.0.0.1:{down}",
+        "yarn.resourcemanager.webapp.address.rm2": rm["url"].removeprefix("http://")})
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(conf))
+    out = tmp_path / "yarn.trace"
+    result = invoke("--from-rm", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert f"$HADOOP_CONF_DIR {conf}: ResourceManager http://127.0.0.1:{down}, {rm['url']}" in result.output
+    assert f"read {rm['url']}/ws/v1/cluster/apps: 6 applications" in result.output  # rm2, the active one
+    assert len(read_trace(out)) == 2
+    monkeypatch.delenv("HADOOP_CONF_DIR")
+    single = yarn_site(tmp_path / "single", {"yarn.resourcemanager.webapp.address": rm["url"].removeprefix("http://")})
+    result = invoke("--from-rm", "--hadoop-conf-dir", str(single), "--out", str(out))
+    assert result.exit_code == 0 and f"--hadoop-conf-dir {single}: ResourceManager {rm['url']}" in result.output
+    result = invoke("--from-rm", rm["url"], "--hadoop-conf-dir", str(single), "--out", str(out))
+    assert result.exit_code == 2 and "--hadoop-conf-dir names the cluster of --from-rm given without a URL" \
+        in result.output

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bridge.common import atomic
@@ -27,11 +27,13 @@ def job_record(job: Job) -> dict[str, object]:
     return rec
 
 
-def write_jsonl(path: str | os.PathLike[str], jobs: Iterable[Job]) -> None:
-    """Write atomically (a temporary file renamed into place)."""
+def write_jsonl(path: str | os.PathLike[str], jobs: Iterable[Job], header: Sequence[str] = ()) -> None:
+    """Write atomically (a temporary file renamed into place), after the ``header`` comment lines
+    (`workloads.trace.cluster_comment`: the readers skip lines starting with ``#``)."""
     p = Path(path)
     if p.suffix != ".jsonl":
         raise ValueError(f"{p}: the rich trace format needs the .jsonl extension")
     with atomic.replacing(p) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in header)
         for job in jobs:
             fh.write(json.dumps(job_record(job)) + "\n")

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from bridge.apps.report.eventlog import is_event_log
 from bridge.apps.report.load import load_runs
 from bridge.apps.report.measures import (
     CLASSES, allocated_vcores, alone_estimates, busy_series, completed, resolve_cutoff, with_ideal,
@@ -17,6 +16,7 @@ from bridge.apps.report.table import build
 from bridge.common import atomic, plots
 from bridge.common.options import FiniteFloat, OutputPath, output_dir, require_directory_place
 from bridge.common.tables import text as render_text
+from bridge.history.logs import is_event_log
 
 MEASURES = (("jct", "job completion time", "job completion time (s)"),
             ("slowdown", "slowdown", "slowdown (JCT / runtime alone)"))

@@ -1,12 +1,12 @@
 """A Spark application's own event log as a report input (`schedbridge report EVENTLOG`).
 
 An application run through the plugin needs no replay to be reported on: its event log holds each
-job's submission and completion (SparkListenerJobStart/JobEnd), each task's launch and end, the
-executors' cores, and, from the plugin, one `org.schedbridge.spark.PlacementEvent` per task naming
-who placed it: the policy, Spark in a fallback round, or Spark for a task the plugin did not
-manage. Times are seconds since the application started; a job's key (what makes it "the same
-job" in another run, for slowdown estimates) is its job group, else its Spark job id, so two runs
-of one program line up job by job.
+job's submission and completion, each task's launch and end, the executors' cores, and, from the
+plugin, one placement record per task (`bridge.history.events.Placement`) naming who placed it:
+the policy, Spark in a fallback round, or Spark for a task the plugin did not manage. Times are
+seconds since the application started; a job's key (what makes it "the same job" in another run,
+for slowdown estimates) is its job group, else its Spark job id, so two runs of one program line
+up job by job.
 """
 from __future__ import annotations
 
@@ -19,20 +19,11 @@ import numpy as np
 import pandas as pd
 
 from bridge.apps.report.run import TASK_COLUMNS, ResultsError, Run
-from bridge.common.magnitudes import time_ms
-from bridge.replay.eventlog import (CODECS, FIELD_ERRORS, ROLLED_PREFIX, EventLogError, Line,
-                                    event_problem, log_lines, sniff)
+from bridge.history.events import ApplicationStart, Event, ExecutorAdded, JobEnd, JobStart, Placement, TaskEnd, need
+from bridge.history.logs import EventLogError, feed
 
-PLACEMENT = "org.schedbridge.spark.PlacementEvent"
 BY = {"POLICY": "placed_tasks", "FALLBACK": "fallback_tasks", "UNMANAGED": "unmanaged_tasks"}  # -> counter
 _RESULTS = {"JobSucceeded": "succeeded", "JobFailed": "failed"}
-
-
-def is_event_log(path: Path) -> bool:
-    """Spark's names for one (a rolled folder, a compressed file) or a first line Spark writes."""
-    if path.is_dir():
-        return path.name.startswith(ROLLED_PREFIX)
-    return path.is_file() and (any(f".{c}" in path.suffixes for c in CODECS) or sniff(path))
 
 
 @dataclass
@@ -55,32 +46,26 @@ class _Reading:
     tasks: list[dict] = field(default_factory=list)
     placed: Counter[tuple[str, str]] = field(default_factory=Counter)  # (policy, by) -> tasks
 
-    def add(self, event: dict) -> None:
-        kind = event.get("Event")
-        if kind == "SparkListenerApplicationStart":
-            self.app, self.start_ms = str(event.get("App ID", "")), time_ms(event["Timestamp"], "Timestamp")
-        elif kind == "SparkListenerExecutorAdded":
-            self.cores[str(event["Executor ID"])] = int((event.get("Executor Info") or {}).get("Total Cores", 0))
-        elif kind == "SparkListenerJobStart":
-            group = (event.get("Properties") or {}).get("spark.jobGroup.id")
-            self.jobs[event["Job ID"]] = _Job(time_ms(event["Submission Time"], "Submission Time"),
-                                              str(group or event["Job ID"]))
-            self.stage_job.update({stage: event["Job ID"] for stage in event.get("Stage IDs", [])})
-        elif kind == "SparkListenerJobEnd" and (job := self.jobs.get(event["Job ID"])) is not None:
-            job.finish = time_ms(event["Completion Time"], "Completion Time")
-            job.status = _RESULTS.get((event.get("Job Result") or {}).get("Result", ""), "failed")
-        elif kind == "SparkListenerTaskEnd":
+    def add(self, event: Event) -> None:
+        if isinstance(event, ApplicationStart):
+            self.app, self.start_ms = event.app_id, need(event.timestamp_ms, "Timestamp")
+        elif isinstance(event, ExecutorAdded):
+            self.cores[event.executor_id] = event.cores or 0
+        elif isinstance(event, JobStart):
+            submitted = need(event.submission_ms, "Submission Time")
+            self.jobs[event.job_id] = _Job(submitted, str(event.properties.get("spark.jobGroup.id") or event.job_id))
+            self.stage_job.update({stage: event.job_id for stage in event.stage_ids})
+        elif isinstance(event, JobEnd) and (job := self.jobs.get(event.job_id)) is not None:
+            job.finish = need(event.completion_ms, "Completion Time")
+            job.status = _RESULTS.get(event.result, "failed")
+        elif isinstance(event, TaskEnd):
             self.tasks.append(self._task(event))
-        elif kind == PLACEMENT:
-            self.placed[(str(event.get("policy", "")), str(event.get("by", "")))] += 1
+        elif isinstance(event, Placement):
+            self.placed[(event.policy, event.by)] += 1
 
-    def _task(self, event: dict) -> dict:
-        info = event["Task Info"]
-        return {"job_id": self.stage_job.get(event["Stage ID"], -1), "task": info["Task ID"],
-                "node": info.get("Host", ""), "slot": str(info.get("Executor ID", "")),
-                "start": time_ms(info["Launch Time"], "Launch Time"),
-                "end": time_ms(info["Finish Time"], "Finish Time"),
-                "done": (event.get("Task End Reason") or {}).get("Reason") == "Success"}
+    def _task(self, end: TaskEnd) -> dict:
+        return {"job_id": self.stage_job.get(end.stage_id, -1), "task": end.task_id, "node": end.host,
+                "slot": end.executor_id or "", "start": end.launch_ms, "end": end.finish_ms, "done": end.succeeded}
 
 
 def load_event_log(path: Path) -> Run:
@@ -88,27 +73,17 @@ def load_event_log(path: Path) -> Run:
     naming the file."""
     reading = _Reading()
     try:
-        for line in log_lines(path):
-            if line.event is not None:
-                _add(reading, line)
+        feed(path, reading.add, ResultsError, "not a Spark event log this report understands: ")
     except EventLogError as exc:
         raise ResultsError(str(exc)) from None
     if not reading.jobs:
-        raise ResultsError(f"{path}: no SparkListenerJobStart in it (is this a Spark event log?)")
+        raise ResultsError(f"{path}: no {JobStart.NAME} in it (is this a Spark event log?)")
     unfinished = tuple(str(j) for j, job in reading.jobs.items() if job.status == "unfinished")
     tasks = _tasks(reading)
     return Run(_label(reading), path, _jobs(reading, tasks), tasks, n_slots=sum(reading.cores.values()) or None,
                plugin=placements(reading.placed), state="running" if unfinished else "complete",
                unfinished=unfinished, stopped="the event log ends before some jobs did (the application "
                                               "was killed, or still runs)")
-
-
-def _add(reading: _Reading, line: Line) -> None:
-    try:
-        reading.add(line.event or {})
-    except FIELD_ERRORS as exc:
-        raise ResultsError(f"{line.part} line {line.number}: not a Spark event log this report understands: "
-                          f"{event_problem(line, exc)}") from None
 
 
 def _seconds(reading: _Reading, ms: pd.Series) -> pd.Series:

@@ -25,8 +25,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bridge.common import magnitudes
-from bridge.replay import eventlog
+from bridge.history import logs
+from bridge.history.events import (FIELD_ERRORS, ApplicationEnd, ApplicationStart, EnvironmentUpdate, Event,
+                                   ExecutorAdded, ExecutorRemoved, Other, StageCompleted, StageSubmitted, TaskEnd,
+                                   TaskStart, need, typed)
 
 StageKey = tuple[int, int]  # (stage id, stage attempt id)
 
@@ -79,91 +81,83 @@ class _State:
         return min(free, sum(s.pending() for s in self.stages.values()))
 
 
-def _stage_key(event: dict) -> StageKey:
-    info = event.get("Stage Info") or {}
-    return (int(event.get("Stage ID", info.get("Stage ID", -1))),
-            int(event.get("Stage Attempt ID", info.get("Stage Attempt ID", 0))))
-
-
-def _task_cpus(event: dict) -> int:
-    """`spark.task.cpus` from an environment update (a JSON object, or [key, value] pairs)."""
-    props = event.get("Spark Properties") or {}
-    pairs = props.items() if isinstance(props, dict) else props
-    value = dict(pairs).get("spark.task.cpus", "1")
+def _task_cpus(event: EnvironmentUpdate) -> int:
+    """`spark.task.cpus` of the application's settings."""
     try:
-        cpus = int(value)
-    except ValueError:
-        raise EventLogError(f"spark.task.cpus is not an integer: {value!r}") from None
-    if cpus < 1:
-        raise EventLogError(f"spark.task.cpus must be at least 1, got {cpus}")
-    return cpus
+        return event.task_cpus
+    except ValueError as e:
+        raise EventLogError(str(e)) from None
 
 
-def _timestamp(event: dict) -> int | None:
+def _timestamp(event: Event) -> float | None:
     """When the change an event reports happened (ms), from the event's own time fields."""
-    kind = event.get("Event")
-    if kind in ("SparkListenerTaskStart", "SparkListenerTaskEnd"):
-        info = event.get("Task Info") or {}
-        return info.get("Finish Time" if kind == "SparkListenerTaskEnd" else "Launch Time")
-    if kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
-        info = event.get("Stage Info") or {}
-        return info.get("Completion Time" if kind == "SparkListenerStageCompleted" else "Submission Time")
-    return event.get("Timestamp")
+    if isinstance(event, TaskStart):
+        return event.launch_ms
+    if isinstance(event, TaskEnd):
+        return event.finish_ms
+    if isinstance(event, StageSubmitted):
+        return event.stage.submission_ms
+    if isinstance(event, StageCompleted):
+        return event.stage.completion_ms
+    if isinstance(event, (ApplicationStart, ApplicationEnd, ExecutorAdded, ExecutorRemoved)):
+        return event.timestamp_ms
+    return event.timestamp_ms() if isinstance(event, Other) else None
 
 
-def _apply(state: _State, event: dict) -> None:
+def _apply(state: _State, event: Event) -> None:
     """One event's change to the state (events that change nothing measured are ignored)."""
-    kind = event.get("Event")
-    if kind == "SparkListenerEnvironmentUpdate":
+    if isinstance(event, EnvironmentUpdate):
         state.task_cpus = _task_cpus(event)
-    elif kind == "SparkListenerExecutorAdded":
-        state.cores[str(event["Executor ID"])] = int((event.get("Executor Info") or {}).get("Total Cores", 0))
-    elif kind == "SparkListenerExecutorRemoved":
-        state.cores.pop(str(event["Executor ID"]), None)
-    elif kind == "SparkListenerStageSubmitted":
-        state.stages[_stage_key(event)] = _Stage(int(event["Stage Info"]["Number of Tasks"]))
-    elif kind == "SparkListenerStageCompleted":
-        state.stages.pop(_stage_key(event), None)
-    elif kind == "SparkListenerTaskStart":
+    elif isinstance(event, ExecutorAdded):
+        state.cores[event.executor_id] = event.cores or 0
+    elif isinstance(event, ExecutorRemoved):
+        state.cores.pop(event.executor_id, None)
+    elif isinstance(event, StageSubmitted):
+        state.stages[(event.stage.stage_id, event.stage.attempt)] = _Stage(need(event.stage.tasks, "Number of Tasks"))
+    elif isinstance(event, StageCompleted):
+        state.stages.pop((event.stage.stage_id, event.stage.attempt), None)
+    elif isinstance(event, TaskStart):
         _task_started(state, event)
-    elif kind == "SparkListenerTaskEnd":
+    elif isinstance(event, TaskEnd):
         _task_ended(state, event)
 
 
-def _task_started(state: _State, event: dict) -> None:
+def _task_started(state: _State, event: TaskStart) -> None:
     state.running += 1
     state.started += 1
-    stage = state.stages.get(_stage_key(event))
+    stage = state.stages.get((event.stage_id, event.stage_attempt))
     if stage is not None:
-        index = int(event["Task Info"]["Index"])
+        index = need(event.index, "Index")
         stage.running[index] = stage.running.get(index, 0) + 1
 
 
-def _task_ended(state: _State, event: dict) -> None:
+def _task_ended(state: _State, event: TaskEnd) -> None:
     """A task's slot is free again; its index is done on success, pending again otherwise."""
     state.running = max(0, state.running - 1)
-    stage = state.stages.get(_stage_key(event))
+    stage = state.stages.get((event.stage_id, event.stage_attempt))
     if stage is None:  # a task of a completed stage (a zombie or speculative copy)
         return
-    index = int(event["Task Info"]["Index"])
+    index = need(event.index, "Index")
     left = stage.running.get(index, 0) - 1
     if left > 0:
         stage.running[index] = left
     else:
         stage.running.pop(index, None)
-    if (event.get("Task End Reason") or {}).get("Reason") == "Success":
+    if event.succeeded:
         stage.done.add(index)
 
 
-def _timed(log: Iterable[dict]) -> Iterator[tuple[int, dict]]:
-    """Events with the time of their change, in time order (log order among equal times).
+def _timed(log: Iterable[dict]) -> Iterator[tuple[int, Event]]:
+    """Events, typed, with the time of their change, in time order (log order among equal times).
 
     The log is written in the order the listener bus delivers events, which may trail the
     change itself (a task's end is posted after the next task on its slot may have launched)."""
-    stamped, previous = [], 0
-    for seq, event in enumerate(log):  # an event without a time happened with the one before it
+    stamped: list[tuple[int, int, Event]] = []
+    previous = 0
+    for seq, raw in enumerate(log):  # an event without a time happened with the one before it
+        event = typed(raw)
         stamp = _timestamp(event)
-        previous = previous if stamp is None else int(magnitudes.time_ms(stamp, f"{event.get('Event')} time"))
+        previous = previous if stamp is None else int(stamp)
         stamped.append((previous, seq, event))
     stamped.sort(key=lambda item: (item[0], item[1]))
     return ((stamp, event) for stamp, _, event in stamped)
@@ -182,15 +176,14 @@ def integrate(log: Iterable[dict]) -> IdleSlots:
             busy += state.running * span
             pending += sum(s.pending() for s in state.stages.values()) * span
         last = time_ms  # _timed yields times in order
-        kind = event.get("Event")
-        if kind == "SparkListenerApplicationStart":
-            app_id, app_name, start = event.get("App ID", ""), event.get("App Name", ""), time_ms
-        elif kind == "SparkListenerApplicationEnd":
+        if isinstance(event, ApplicationStart):
+            app_id, app_name, start = event.app_id, event.app_name, time_ms
+        elif isinstance(event, ApplicationEnd):
             end = time_ms
         _apply(state, event)
         max_slots = max(max_slots, state.slots())
     if start is None:
-        raise EventLogError("no SparkListenerApplicationStart: not a Spark event log")
+        raise EventLogError(f"no {ApplicationStart.NAME}: not a Spark event log")
     assert last is not None, "set at every event, so by the start event too"
     return IdleSlots(app_id=app_id, app_name=app_name, runtime_s=((end or last) - start) / 1000.0,
                      idle_slot_s=idle, busy_slot_s=busy, pending_task_s=pending, max_slots=max_slots,
@@ -198,12 +191,13 @@ def integrate(log: Iterable[dict]) -> IdleSlots:
 
 
 def read(path: Path) -> IdleSlots:
-    """Idle slot-seconds of the application whose event log is `path` (plain JSON lines)."""
+    """Idle slot-seconds of the application whose event log is `path` (any log `bridge.history`
+    reads: a file, plain or zstd-compressed, or a rolled folder)."""
     try:
-        return integrate(eventlog.events(path))
-    except eventlog.EventLogError as e:  # the reader's: names the file and line
+        return integrate(line.event for line in logs.log_lines(path) if line.event is not None)
+    except logs.EventLogError as e:  # the reader's: names the file and line
         raise EventLogError(str(e)) from None
     except EventLogError as e:
         raise EventLogError(f"{path}: {e}") from None
-    except eventlog.FIELD_ERRORS as e:
+    except FIELD_ERRORS as e:
         raise EventLogError(f"{path}: malformed event ({type(e).__name__}: {e})") from None

@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bridge.apps.report.eventlog import is_event_log, load_event_log
+from bridge.apps.report.eventlog import load_event_log
 from bridge.apps.report.run import TASK_COLUMNS, ResultsError, Run
+from bridge.history.logs import is_event_log
 from bridge.replay.results import PLUGIN_COUNTERS
 
 _LIVE_JOB_COLUMNS = ("job_id", "submit_s", "end_s", "status")

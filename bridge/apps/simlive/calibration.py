@@ -35,8 +35,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from statistics import median
 
-from bridge.common.magnitudes import time_ms
-from bridge.replay.eventlog import FIELD_ERRORS, EventLogError, Line, event_problem, log_lines, replayed_job_id
+from bridge.history.events import (ApplicationStart, Event, ExecutorAdded, JobEnd, JobStart, StageSubmitted, TaskEnd,
+                                   need)
+from bridge.history.logs import EventLogError, feed
+from bridge.replay.eventlog import replayed_job_id
 from workloads.model import Job
 
 
@@ -100,7 +102,7 @@ class _Log:
     stage_job: dict[int, int] = field(default_factory=dict)
     stage_submit: dict[int, float] = field(default_factory=dict)
     spark_jobs: dict[int, tuple[int, float, float]] = field(default_factory=dict)  # Spark job id: replayed
-    # job, submission, end (NaN until its SparkListenerJobEnd)
+    # job, submission, end (NaN until its job end event)
     tasks: list[tuple[int, int, str, float, float, bool]] = field(default_factory=list)  # job, index, executor,
     # launch, finish, succeeded
 
@@ -109,50 +111,31 @@ def _read(path: Path) -> _Log:
     """One live run's event log; CalibrationError naming file and line for one it cannot read."""
     log = _Log()
     try:
-        for line in log_lines(path):
-            if line.event is not None:
-                _add(log, line)
+        feed(path, lambda event: _add_event(log, event), CalibrationError)
     except EventLogError as exc:
         raise CalibrationError(str(exc)) from None
     return log
 
 
-def _add(log: _Log, line: Line) -> None:
-    try:
-        _add_event(log, line.event or {})
-    except FIELD_ERRORS as exc:
-        raise CalibrationError(f"{line.part} line {line.number}: {event_problem(line, exc)}") from None
-
-
-def _seconds(value: object, what: str) -> float:
-    return time_ms(value, what) / 1000
-
-
-def _add_event(log: _Log, event: dict) -> None:
-    kind = event.get("Event")
-    if kind == "SparkListenerApplicationStart":
-        log.app_start = _seconds(event["Timestamp"], "Timestamp")
-    elif kind == "SparkListenerExecutorAdded":
-        executor = str(event["Executor ID"])
-        log.executor_added[executor] = _seconds(event["Timestamp"], "Timestamp")
-        log.executor_cores[executor] = int((event.get("Executor Info") or {}).get("Total Cores", 1))
-    elif kind == "SparkListenerJobStart" and (job := replayed_job_id(event.get("Properties"))) is not None:
-        log.spark_jobs[event["Job ID"]] = (job, _seconds(event["Submission Time"], "Submission Time"), math.nan)
-        for stage in event.get("Stage IDs", []):
+def _add_event(log: _Log, event: Event) -> None:
+    if isinstance(event, ApplicationStart):
+        log.app_start = need(event.timestamp_ms, "Timestamp") / 1000
+    elif isinstance(event, ExecutorAdded):
+        log.executor_added[event.executor_id] = need(event.timestamp_ms, "Timestamp") / 1000
+        log.executor_cores[event.executor_id] = 1 if event.cores is None else event.cores
+    elif isinstance(event, JobStart) and (job := replayed_job_id(event.properties)) is not None:
+        log.spark_jobs[event.job_id] = (job, need(event.submission_ms, "Submission Time") / 1000, math.nan)
+        for stage in event.stage_ids:
             log.stage_job.setdefault(stage, job)
-    elif kind == "SparkListenerJobEnd" and event.get("Job ID") in log.spark_jobs:
-        job, submitted, _ = log.spark_jobs[event["Job ID"]]
-        log.spark_jobs[event["Job ID"]] = (job, submitted, _seconds(event["Completion Time"], "Completion Time"))
-    elif kind == "SparkListenerStageSubmitted":
-        info = event["Stage Info"]
-        if "Submission Time" in info:
-            log.stage_submit.setdefault(info["Stage ID"], _seconds(info["Submission Time"], "Submission Time"))
-    elif kind == "SparkListenerTaskEnd" and event.get("Stage ID") in log.stage_job:
-        info = event["Task Info"]
-        ok = (event.get("Task End Reason") or {}).get("Reason") == "Success"
-        log.tasks.append((log.stage_job[event["Stage ID"]], int(info["Index"]), str(info["Executor ID"]),
-                          _seconds(info["Launch Time"], "Launch Time"),
-                          _seconds(info["Finish Time"], "Finish Time"), ok))
+    elif isinstance(event, JobEnd) and event.job_id in log.spark_jobs:
+        job, submitted, _ = log.spark_jobs[event.job_id]
+        log.spark_jobs[event.job_id] = (job, submitted, need(event.completion_ms, "Completion Time") / 1000)
+    elif isinstance(event, StageSubmitted) and event.stage.submission_ms is not None:
+        log.stage_submit.setdefault(event.stage.stage_id, event.stage.submission_ms / 1000)
+    elif isinstance(event, TaskEnd) and event.stage_id in log.stage_job:
+        log.tasks.append((log.stage_job[event.stage_id], need(event.index, "Index"),
+                          need(event.executor_id, "Executor ID"), event.launch_ms / 1000, event.finish_ms / 1000,
+                          event.succeeded))
 
 
 def _decision_waits(log: _Log) -> list[float]:

@@ -32,11 +32,11 @@ from bridge.apps.estimates_cli import read_history
 from bridge.common.tables import text as render
 from bridge.drivers.estimates import EstimatesError
 from bridge.drivers.node_engine import live_params, preempting_policies, preempts
+from bridge.history.logs import EventLogError
 from bridge.nodes.node_capacity import RaisedVcores
 from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import favour_driver
-from bridge.replay.eventlog import EventLogError
 from bridge.target.config import choose_conf_dir, resolve
 from policies.registry import sim_model, stand_in
 from workloads.expand import expand

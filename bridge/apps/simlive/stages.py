@@ -33,6 +33,7 @@ from bridge.apps.simlive.compare import CompareError
 from bridge.apps.simlive.measured import in_stage_order, replay_t0, spark_by_job, stage_graph, succeeded_tasks
 from bridge.drivers.spark_dag import successors_of
 from bridge.drivers.spark_engine import EngineParams
+from bridge.history.events import StageSubmitted
 from bridge.protocol.messages import JobStart, StageSpec
 from bridge.replay.eventlog import SparkJob, replayed_job_id, stage_submissions
 from bridge.replay.results import USER_JOBS
@@ -84,7 +85,7 @@ def _stage_jobs(submission: Submission, tasks: pd.DataFrame, spark: Sequence[Spa
         at = submitted.get((owner.app_id, stage))
         if at is None:
             raise CompareError(f"job {submission.job_id}: stage {stage} ran but its event log has no "
-                               "SparkListenerStageSubmitted for it")
+                               f"{StageSubmitted.NAME} for it")
         release = max((graph.ended[p] for p in parents), default=live_submit)
         gap = max(0.0, at - t0 - release)
         work = tuple(float(w) for w in tasks.loc[tasks["stage_id"] == stage, "work"])

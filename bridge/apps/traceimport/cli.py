@@ -1,54 +1,112 @@
-"""`schedbridge trace import`: a Spark event log or a ResourceManager's applications into a trace
-file, and the `trace` group it joins (`trace generate` is `workloads.synthetic.cli`'s)."""
+"""`schedbridge trace import`: Spark event logs (files, or folders of them) or a ResourceManager's
+applications into a trace file, and the `trace` group it joins (`trace generate` is
+`workloads.synthetic.cli`'s)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
 from bridge.apps.traceimport import imported as imp
+from bridge.apps.traceimport.cluster import Executor, shape_of
 from bridge.apps.traceimport.spark import read_event_log
 from bridge.apps.traceimport.yarn import TASK_READINGS, read_applications
 from bridge.common.options import OutputPath, output_dir
-from bridge.replay.eventlog import EventLogError
+from bridge.history.logs import EventLogError
+from bridge.history.sources import Applications, event_logs
+from bridge.target.config import announce, hadoop_conf_dir_option, resolve
 from workloads.synthetic.cli import trace
+from workloads.trace import cluster_comment
+from yarnclient.hadoopconf import HadoopConfError
 
 __all__ = ["trace"]
 
 
-def _read(eventlogs: tuple[Path, ...], rm_url: str | None, rm_tasks: str,
-          skipped: imp.Skipped) -> tuple[list[imp.ImportedJob], list[str]]:
-    from yarnclient.errors import YarnError
+@dataclass
+class _History:
+    """What the sources held: jobs, executors, a line per source read, and notes (duplicates)."""
+
+    jobs: list[imp.ImportedJob] = field(default_factory=list)
+    executors: list[Executor] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _read_eventlogs(sources: tuple[Path, ...], skipped: imp.Skipped, history: _History) -> None:
+    """Every application in ``sources`` (a log, or a folder of them at any depth), each once."""
+    applications = Applications()
+    for source in sources:
+        for log in [source] if source.is_file() else event_logs(source):
+            if applications.admit(log) is None:
+                continue
+            app = read_event_log(log, skipped)
+            history.jobs += app.jobs
+            history.executors += app.executors
+            history.read.append(app.what)
+    history.notes += applications.notes
+
+
+def _read_rm(rm_url: str, conf_dir: Path | None, rm_tasks: str, skipped: imp.Skipped, history: _History) -> None:
+    """The finished applications of the ResourceManager at ``rm_url``, else of the cluster's
+    configuration (`bridge.target.config`: --hadoop-conf-dir, $HADOOP_CONF_DIR, ..., with HA)."""
     from yarnclient.resourcemanager import ResourceManagerClient
 
-    jobs: list[imp.ImportedJob] = []
-    read: list[str] = []
+    if rm_url:
+        client = ResourceManagerClient(rm_url)
+    else:
+        target = resolve(conf_dir, hdfs=False)
+        announce("trace import", target)
+        client = target.rm_client()
     try:
-        for path in eventlogs:
-            found, what = read_event_log(path, skipped)
-            jobs += found
-            read.append(what)
+        found, what = read_applications(client, rm_tasks, skipped)
+    finally:
+        client.close()
+    history.jobs += found
+    history.read.append(what)
+
+
+def _read(eventlogs: tuple[Path, ...], rm_url: str | None, conf_dir: Path | None, rm_tasks: str,
+          skipped: imp.Skipped) -> _History:
+    from yarnclient.errors import YarnError
+
+    history = _History()
+    try:
+        _read_eventlogs(eventlogs, skipped, history)
         if rm_url is not None:
-            client = ResourceManagerClient(rm_url)
-            try:
-                found, what = read_applications(client, rm_tasks, skipped)
-            finally:
-                client.close()
-            jobs += found
-            read.append(what)
-    except (EventLogError, YarnError) as exc:
+            _read_rm(rm_url, conf_dir, rm_tasks, skipped, history)
+    except (EventLogError, YarnError, HadoopConfError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot read {exc.filename or 'the event log'}: {exc.strerror or exc}") from None
-    return jobs, read
+    return history
+
+
+def _cluster_header(history: _History) -> list[str]:
+    """The trace's cluster comment, from the event logs' executors (none from a ResourceManager),
+    and a line saying what it is."""
+    if not history.executors:
+        return []
+    shape = shape_of(history.executors)
+    if shape.nodes is None or shape.slots is None:
+        click.echo(f"cluster not recorded: {shape.why}")
+        return []
+    click.echo(f"cluster {shape.nodes} x {shape.slots} slots ({shape.why}): simulate and rank use it "
+               "when given no --nodes")
+    return [cluster_comment(shape.nodes, shape.slots, f"executors x slots, from the event logs ({shape.why})")]
 
 
 @trace.command("import")
 @click.option("--from-eventlog", "eventlogs", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="A Spark application's event log: a file (plain or zstd-compressed, as Spark 4 writes it) "
-                   "or a rolled eventlog_v2_* folder. Repeatable: the applications' jobs in one trace.")
-@click.option("--from-rm", "rm_url", default=None, metavar="URL",
-              help="A ResourceManager's web address (http://HOST:8088): its applications over REST.")
+              help="A Spark application's event log (a file, plain or zstd-compressed as Spark 4 writes it, "
+                   "or a rolled eventlog_v2_* folder), or a folder of them such as spark.eventLog.dir, "
+                   "searched at any depth. Repeatable: the applications' jobs in one trace, each "
+                   "application once.")
+@click.option("--from-rm", "rm_url", is_flag=False, flag_value="", metavar="[URL]",  # no default: URL optional
+              help="A ResourceManager's web address (http://HOST:8088): its applications over REST. Without "
+                   "URL, the ResourceManager (with HA, the active one) of --hadoop-conf-dir, else "
+                   "$HADOOP_CONF_DIR, else $YARN_CONF_DIR, else the local testbed.")
+@hadoop_conf_dir_option
 @click.option("--rm-tasks", type=click.Choice(TASK_READINGS), default="vcores", show_default=True,
               help="With --from-rm, an application's tasks: its average vcores held (vcoreSeconds / "
                    "duration), each lasting the application's duration, or one such task.")
@@ -56,24 +114,30 @@ def _read(eventlogs: tuple[Path, ...], rm_url: str | None, rm_tasks: str,
               help="thesis (submit n mean d1..dn; a job is a bag of tasks) or jsonl (the rich format: "
                    "each job's stages and their parents kept) [default: by --out's extension].")
 @click.option("--out", type=OutputPath(dir_okay=False), required=True, help="The trace file to write.")
-def import_command(eventlogs: tuple[Path, ...], rm_url: str | None, rm_tasks: str, fmt: str | None,
-                   out: Path) -> None:
+def import_command(eventlogs: tuple[Path, ...], rm_url: str | None, hadoop_conf_dir: Path | None, rm_tasks: str,
+                   fmt: str | None, out: Path) -> None:
     """Import a cluster's history (Spark event logs, a ResourceManager) as a trace.
 
     Each Spark job of an event log (its submission,
     its successful tasks' durations, its stages), or each finished application of a
-    ResourceManager, becomes a job; submissions are in seconds after the first. Prints what was
-    read and what was left out, and why."""
+    ResourceManager, becomes a job; submissions are in seconds after the first. From event logs,
+    the trace records the cluster the jobs ran on (executors as nodes, their task slots). Prints
+    what was read and what was left out, and why."""
     if bool(eventlogs) == (rm_url is not None):
-        raise click.UsageError("give --from-eventlog PATH (repeatable) or --from-rm URL, one of the two")
+        raise click.UsageError("give --from-eventlog PATH (repeatable) or --from-rm [URL], one of the two")
+    if hadoop_conf_dir is not None and rm_url != "":
+        raise click.UsageError("--hadoop-conf-dir names the cluster of --from-rm given without a URL")
     try:
         fmt = imp.format_of(out, fmt)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--format") from None
     skipped = imp.Skipped()
-    found, read = _read(eventlogs, rm_url, rm_tasks, skipped)
-    for line in read:
+    history = _read(eventlogs, rm_url, hadoop_conf_dir, rm_tasks, skipped)
+    found = history.jobs
+    for line in history.read:
         click.echo(f"read {line}")
+    for line in history.notes:
+        click.echo(line)
     if skipped.counts:
         click.echo("left out:")
         for line in skipped.lines():
@@ -81,9 +145,10 @@ def import_command(eventlogs: tuple[Path, ...], rm_url: str | None, rm_tasks: st
     if not found:
         raise click.ClickException("no job to import: nothing written")
     jobs = imp.trace_jobs(found, stages=fmt == "jsonl")
+    header = _cluster_header(history)
     try:
         with output_dir(out.parent):
-            imp.write(jobs, out, fmt)
+            imp.write(jobs, out, fmt, header)
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
     stages = sum(len(j.stage_parents or ()) for j in found)

@@ -4,6 +4,7 @@ from them in the project's formats (`workloads.trace`: the thesis text format, o
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,9 +73,9 @@ def format_of(out: Path, given: str | None) -> str:
     return by_name
 
 
-def write(jobs: list[Job], out: Path, fmt: str) -> None:
-    """Write atomically in ``fmt`` (a failure leaves no partial file)."""
+def write(jobs: list[Job], out: Path, fmt: str, header: Sequence[str] = ()) -> None:
+    """Write atomically in ``fmt`` after the ``header`` comments (a failure leaves no partial file)."""
     if fmt == "jsonl":
-        write_jsonl(out, jobs)
+        write_jsonl(out, jobs, header)
     else:
-        write_trace(out, jobs)
+        write_trace(out, jobs, header)

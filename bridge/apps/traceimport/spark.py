@@ -1,19 +1,24 @@
 """Spark event logs -> imported jobs: one per Spark job that succeeded, its tasks the successful
 attempts (launch to finish), its stages those that ran tasks in it, with their parents.
 
-Read through `bridge.replay.eventlog` (plain, zstd-compressed or rolled logs, line by line, and its
-task records). A stage whose output an earlier job already computed is listed in a job's stage
+Read through `bridge.history` (plain, zstd-compressed or rolled logs, line by line, into typed
+events). A stage whose output an earlier job already computed is listed in a job's stage
 infos but runs no task in it: it is left out with the edges to it (its own parents were computed
 then too). A partition that succeeded twice (a speculative copy, a stage re-attempt) counts once.
+Each executor is kept with its span and slots, for the cluster the trace records (`cluster`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bridge.apps.traceimport.cluster import Executor
 from bridge.apps.traceimport.imported import ImportedJob, Skipped
-from bridge.common.magnitudes import time_ms
-from bridge.replay.eventlog import FIELD_ERRORS, event_problem, log_lines, task_record
+from bridge.history.events import (FIELD_ERRORS, ApplicationEnd, ApplicationStart, EnvironmentUpdate, Event,
+                                   ExecutorAdded, ExecutorRemoved, JobEnd, JobStart, TaskEnd, TaskStart,
+                                   event_problem, need, typed)
+from bridge.history.logs import log_lines
 
 _RESULTS = {"JobSucceeded": "succeeded", "JobFailed": "failed"}
 
@@ -38,49 +43,64 @@ class _Log:
     durations: dict[int, dict[int, float]] = field(default_factory=dict)  # stage -> partition -> s
     running: dict[int, str] = field(default_factory=dict)  # task id -> where its start is
     tasks_read: int = 0
+    task_cpus: int = 1
+    added: dict[str, tuple[float, int]] = field(default_factory=dict)  # executor -> (added ms, cores)
+    removed: dict[str, float] = field(default_factory=dict)  # executor -> removed ms
+    end_ms: float = math.inf  # the application's end
 
-    def add(self, event: dict, where: str) -> None:
-        kind = event.get("Event")
-        if kind == "SparkListenerApplicationStart":
-            self.app = str(event.get("App ID", ""))
-        elif kind == "SparkListenerJobStart":
+    def add(self, event: Event, where: str) -> None:
+        if isinstance(event, ApplicationStart):
+            self.app = event.app_id
+        elif isinstance(event, ApplicationEnd):
+            self.end_ms = need(event.timestamp_ms, "Timestamp")
+        elif isinstance(event, EnvironmentUpdate):
+            self.task_cpus = event.task_cpus
+        elif isinstance(event, ExecutorAdded):
+            self.added[event.executor_id] = (need(event.timestamp_ms, "Timestamp"), need(event.cores, "Total Cores"))
+        elif isinstance(event, ExecutorRemoved):
+            self.removed[event.executor_id] = need(event.timestamp_ms, "Timestamp")
+        elif isinstance(event, JobStart):
             self._job_start(event)
-        elif kind == "SparkListenerJobEnd" and (job := self.jobs.get(int(event["Job ID"]))) is not None:
-            job.status = _RESULTS.get((event.get("Job Result") or {}).get("Result", ""), "failed")
-        elif kind == "SparkListenerTaskStart":
-            self.running[int(event["Task Info"]["Task ID"])] = where
-        elif kind == "SparkListenerTaskEnd":
+        elif isinstance(event, JobEnd) and (job := self.jobs.get(event.job_id)) is not None:
+            job.status = _RESULTS.get(event.result, "failed")
+        elif isinstance(event, TaskStart):
+            self.running[event.task_id] = where
+        elif isinstance(event, TaskEnd):
             self._task_end(event, where)
 
-    def _job_start(self, event: dict) -> None:
-        job_id = int(event["Job ID"])
-        infos = event.get("Stage Infos") or []
-        parents = {int(s["Stage ID"]): tuple(int(p) for p in s.get("Parent IDs", [])) for s in infos}
-        for stage in event.get("Stage IDs", parents):
-            parents.setdefault(int(stage), ())
-            self.stage_job.setdefault(int(stage), job_id)
-        call_site = (event.get("Properties") or {}).get("callSite.short", "")
-        name = f"{self.app or self.path.name} job {job_id}" + (f": {call_site}" if call_site else "")
-        self.jobs[job_id] = _SparkJob(time_ms(event["Submission Time"], "Submission Time"), name, parents)
+    def _job_start(self, event: JobStart) -> None:
+        submitted = need(event.submission_ms, "Submission Time")
+        parents = {info.stage_id: info.parents for info in event.stages}
+        for stage in event.stage_ids or tuple(parents):
+            parents.setdefault(stage, ())
+            self.stage_job.setdefault(stage, event.job_id)
+        call_site = event.properties.get("callSite.short", "")
+        name = f"{self.app or self.path.name} job {event.job_id}" + (f": {call_site}" if call_site else "")
+        self.jobs[event.job_id] = _SparkJob(submitted, name, parents)
 
-    def _task_end(self, event: dict, where: str) -> None:
-        info = event["Task Info"]
-        self.running.pop(int(info["Task ID"]), None)
+    def _task_end(self, end: TaskEnd, where: str) -> None:
+        self.running.pop(end.task_id, None)
         self.tasks_read += 1
-        record = task_record(event, self.stage_job.get(int(event["Stage ID"]), -1), self.app)
-        if record.status != "succeeded":
-            self.skipped.add(f"task attempts that did not succeed ({record.status})",
-                             f"task {record.task_id} of stage {record.stage_id}")
-        elif record.finish_epoch_s <= 0 or record.finish_epoch_s < record.launch_epoch_s:
+        if not end.succeeded:
+            self.skipped.add(f"task attempts that did not succeed ({end.status})",
+                             f"task {end.task_id} of stage {end.stage_id}")
+        elif end.finish_ms <= 0 or end.finish_ms < end.launch_ms:
             self.skipped.add("tasks without a finish time", where)
         else:
-            partition = int(info.get("Partition ID", info.get("Index", record.task_id)))
-            done = self.durations.setdefault(record.stage_id, {})
+            partition = end.partition if end.partition is not None else end.index if end.index is not None \
+                else end.task_id
+            done = self.durations.setdefault(end.stage_id, {})
             if partition in done:
                 self.skipped.add("repeated successes of a partition (speculation, stage re-attempts)",
-                                 f"stage {record.stage_id} partition {partition}")
+                                 f"stage {end.stage_id} partition {partition}")
             else:
-                done[partition] = round(record.finish_epoch_s - record.launch_epoch_s, 3)
+                done[partition] = round(end.finish_ms / 1000.0 - end.launch_ms / 1000.0, 3)
+
+    def executors(self) -> list[Executor]:
+        """The application's executors, each running its cores' worth of tasks (`spark.task.cpus` each)."""
+        return [Executor(f"{self.app or self.path.name} executor {name}", added,
+                         min(self.removed.get(name, math.inf), self.end_ms), cores // self.task_cpus)
+                for name, (added, cores) in self.added.items()]
 
     def imported(self) -> list[ImportedJob]:
         """The succeeded jobs that ran tasks; every other job counted in ``skipped``."""
@@ -107,10 +127,20 @@ def _with_stages(job: _SparkJob, stages: list[int], durations: dict[int, dict[in
                        stage_parents=tuple(tuple(index[p] for p in job.parents[s] if p in index) for s in stages))
 
 
-def read_event_log(path: Path, skipped: Skipped) -> tuple[list[ImportedJob], str]:
-    """The jobs of one application's event log and a line saying what was read. Lines that are not
-    events, and events missing what they must hold, are counted in ``skipped`` with their line
-    numbers; a log in a codec it cannot read raises `EventLogError`, an unreadable file OSError."""
+@dataclass(frozen=True)
+class Application:
+    """What one application's event log gave: its id, jobs, executors and a line saying what was read."""
+
+    app_id: str
+    jobs: list[ImportedJob]
+    executors: list[Executor]
+    what: str
+
+
+def read_event_log(path: Path, skipped: Skipped) -> Application:
+    """The jobs and executors of one application's event log. Lines that are not events, and events
+    missing what they must hold, are counted in ``skipped`` with their line numbers; a log in a
+    codec it cannot read raises `EventLogError`, an unreadable file OSError."""
     log = _Log(path, skipped)
     lines = 0
     for line in log_lines(path):
@@ -120,9 +150,9 @@ def read_event_log(path: Path, skipped: Skipped) -> tuple[list[ImportedJob], str
             skipped.add("malformed lines", f"{where}: {line.problem}")
             continue
         try:
-            log.add(line.event, where)
+            log.add(typed(line.event), where)
         except FIELD_ERRORS as exc:
-            skipped.add("malformed lines", f"{where}: {event_problem(line, exc)}")
-    jobs = log.imported()
-    return jobs, (f"{path}: {lines} lines, application {log.app or '(no start event)'}, "
-                  f"{len(log.jobs)} Spark jobs, {log.tasks_read} task ends")
+            skipped.add("malformed lines", f"{where}: {event_problem(line.event, exc)}")
+    return Application(log.app, log.imported(), log.executors(),
+                       f"{path}: {lines} lines, application {log.app or '(no start event)'}, "
+                       f"{len(log.jobs)} Spark jobs, {log.tasks_read} task ends, {len(log.added)} executors")
