@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Literal
 
 from policies.bounds import DAY, MS, check_bounds, within
@@ -108,7 +109,7 @@ class UrsaScheduler:
         self.planner = planner
         self.accounting = accounting
         self.resources = spec.resources
-        self.peak: dict[int, Vector] = {}
+        self.reserved: dict[int, Vector] = {}  # per job: what the baselines hold for each task
         self.capacity = spec.capacity
         self.hard = tuple(r in MEMORY_NAMES for r in spec.resources)
         self.cpu = spec.resources.index("cpu") if "cpu" in spec.resources else -1
@@ -150,7 +151,8 @@ class UrsaScheduler:
         self.jobs[ev.job.job_id] = ev.job
         self.unplaced[ev.job.job_id] = set(range(ev.job.n_tasks))
         demands = ev.job.demands or (tuple(0.0 for _ in self.capacity),)
-        self.peak[ev.job.job_id] = tuple(max(col) for col in zip(*demands))
+        peak = tuple(max(col) for col in zip(*demands))
+        self.reserved[ev.job.job_id] = peak if self.accounting is None else self.accounting.belief(peak, self.resources)
         self.left[ev.job.job_id] = [0.0] * len(self.capacity)
         for t in range(ev.job.n_tasks):
             self._account(ev.job.job_id, t, +1)
@@ -166,7 +168,7 @@ class UrsaScheduler:
         del self.assigned[ev.node][(ev.job_id, ev.task)]
         self._account(ev.job_id, ev.task, -1)
         if view.job(ev.job_id).n_tasks == self._done.setdefault(ev.job_id, 0) + 1:
-            for store in (self.jobs, self.unplaced, self.left, self._done, self.peak):
+            for store in (self.jobs, self.unplaced, self.left, self._done, self.reserved):
                 del store[ev.job_id]
         else:
             self._done[ev.job_id] += 1
@@ -209,17 +211,20 @@ class UrsaScheduler:
         groups: dict[tuple[int, int], list[int]] = {}
         for jid in sorted(self.jobs, key=self.job_rank):
             job = self.jobs[jid]
-            for t in sorted(self.unplaced[jid]):
+            todo = sorted(self.unplaced[jid])
+            if not job.has_dag:  # one stage, all ready
+                if todo:
+                    groups[(jid, 0)] = todo
+                continue
+            for t in todo:
                 if view.is_ready(jid, t):
                     groups.setdefault((jid, job.stage_of[t] if job.stage_of else 0), []).append(t)
-        return [Stage(k, tuple((k[0], t) for t in ts), self.order_bonus(k[0], view.now))
+        return [Stage(k, tuple(zip(repeat(k[0]), ts)), self.order_bonus(k[0], view.now))
                 for k, ts in groups.items()]
 
     def believed(self, key: TaskKey) -> Vector:
         """What the planner thinks a task occupies: its demand, or its job's peak."""
-        if self.accounting is None:
-            return self.demand(key)
-        return self.accounting.belief(self.peak[key[0]], self.resources)
+        return self.demand(key) if self.accounting is None else self.reserved[key[0]]
 
     def _table(self, view: ClusterView) -> Table:
         free: dict[int, Vector] = {}
@@ -298,10 +303,16 @@ def greedy(score: Callable[[Vector, Vector, Vector], float]) -> Planner:
         # skipped without the scan (a backlog of thousands of tasks on a full cluster was a scan of
         # every worker per waiting task per pass)
         top = ceiling(table.free.values(), len(table.capacity))
+        # top only shrinks during a pass: a demand that did not fit it once never will (tasks
+        # share a few demand vectors, a baseline's one per job)
+        unfit: set[Vector] = set()
         for s in stages:
             for t in s.tasks:
                 d = demand(t)
+                if d in unfit:
+                    continue
                 if not fits(d, top):
+                    unfit.add(d)
                     continue
                 fit = [(score(d, f, table.capacity), -w, w) for w, f in table.free.items() if fits(d, f)]
                 if fit:
