@@ -11,7 +11,17 @@ Per-resource load (APT) is the assigned, unfinished work on a worker divided by 
 (work is duration × demand, known exactly: Ursa estimates it from input sizes; our reading
 uses the true durations). A worker with an idle core has APT_cpu = 0 (§4.2.2); we extend the
 rule to an idle network slot. While ready tasks remain unplaced, passes repeat every
-``interval`` seconds (the paper's batching interval).
+``interval`` seconds (the paper's batching interval), on a grid that starts at the last
+event-driven pass (:class:`~policies.ursa.retry.RetryGrid`).
+
+A pass reads only state that changes in one of this policy's hooks (arrivals, completions,
+tasks reaching or leaving a worker) and the clock, and the clock only orders stages that can
+place something (the EJF bonus), never whether one can. So a pass that places nothing is
+followed by passes that place nothing until a hook runs: by default (``retry="on-change"``)
+the policy then stops ticking and, at the next hook, resumes on the same grid at its first
+tick at or after that instant. The decisions are those of ticking every interval
+(``retry="every-interval"``, kept to check exactly that), but a cluster whose backlog cannot
+move costs no passes.
 
 The placement step is a :data:`Planner`: Algorithm 1 (stage-aware or per task), or the
 paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
@@ -21,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Literal
 
 from policies.bounds import DAY, MS, check_bounds, within
@@ -30,6 +41,7 @@ from policies.common.vectors import ceiling, fits, normalized, sub
 from policies.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
 from policies.ursa.placement import Stage, headroom, place_batch
+from policies.ursa.retry import RetryGrid
 from workloads.model import Job
 
 TaskKey = tuple[int, int]
@@ -40,12 +52,16 @@ MEMORY_NAMES = ("mem", "memory")
 @dataclass(frozen=True)
 class UrsaConfig:
     """EPT (s), job order and its weight W (EJF: per second of age; SRJF: times priority),
-    and the scheduling interval: how soon to retry while ready tasks remain unplaced."""
+    the scheduling interval: how soon to retry while ready tasks remain unplaced, and when
+    to retry: ``on-change`` skips the retries that cannot place anything (nothing changed
+    since a pass that placed nothing), ``every-interval`` runs them all (same decisions,
+    slower: a reference for the tests)."""
 
     ept: float = field(default=4.0, metadata=within(MS, DAY))
     order: Literal["ejf", "srjf"] = "ejf"
     weight: float = field(default=0.01, metadata=within(0, 1e6))
     interval: float = field(default=0.1, metadata=within(MS, DAY))
+    retry: Literal["on-change", "every-interval"] = "on-change"
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -93,7 +109,7 @@ class UrsaScheduler:
         self.planner = planner
         self.accounting = accounting
         self.resources = spec.resources
-        self.peak: dict[int, Vector] = {}
+        self.reserved: dict[int, Vector] = {}  # per job: what the baselines hold for each task
         self.capacity = spec.capacity
         self.hard = tuple(r in MEMORY_NAMES for r in spec.resources)
         self.cpu = spec.resources.index("cpu") if "cpu" in spec.resources else -1
@@ -104,6 +120,7 @@ class UrsaScheduler:
         self.queued: list[dict[TaskKey, ProbeInfo]] = [{} for _ in range(spec.n_nodes)]
         self._done: dict[int, int] = {}
         self.pass_at: float | None = None
+        self.retry = RetryGrid(config.interval)
 
     # -- bookkeeping -----------------------------------------------------------------------
     def demand(self, key: TaskKey) -> Vector:
@@ -134,7 +151,8 @@ class UrsaScheduler:
         self.jobs[ev.job.job_id] = ev.job
         self.unplaced[ev.job.job_id] = set(range(ev.job.n_tasks))
         demands = ev.job.demands or (tuple(0.0 for _ in self.capacity),)
-        self.peak[ev.job.job_id] = tuple(max(col) for col in zip(*demands))
+        peak = tuple(max(col) for col in zip(*demands))
+        self.reserved[ev.job.job_id] = peak if self.accounting is None else self.accounting.belief(peak, self.resources)
         self.left[ev.job.job_id] = [0.0] * len(self.capacity)
         for t in range(ev.job.n_tasks):
             self._account(ev.job.job_id, t, +1)
@@ -150,7 +168,7 @@ class UrsaScheduler:
         del self.assigned[ev.node][(ev.job_id, ev.task)]
         self._account(ev.job_id, ev.task, -1)
         if view.job(ev.job_id).n_tasks == self._done.setdefault(ev.job_id, 0) + 1:
-            for store in (self.jobs, self.unplaced, self.left, self._done, self.peak):
+            for store in (self.jobs, self.unplaced, self.left, self._done, self.reserved):
                 del store[ev.job_id]
         else:
             self._done[ev.job_id] += 1
@@ -169,6 +187,7 @@ class UrsaScheduler:
         self.pass_at = None
         stages = self._stages(view)
         if not stages:
+            self.retry.clear()
             return NONE
         out: list[Decision] = []
         placed = self.planner(stages, self._table(view), self._increment, self.believed)
@@ -176,25 +195,36 @@ class UrsaScheduler:
             self.unplaced[key[0]].discard(key[1])
             self.assigned[node][key] = self.work(key)
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
-        if len(placed) < sum(len(s.tasks) for s in stages):
-            out.extend(self._wake(ev.time + self.config.interval))
+        if len(placed) == sum(len(s.tasks) for s in stages):
+            self.retry.clear()
+        elif placed or self.config.retry == "every-interval":
+            out.extend(self._wake(self.retry.after_pass(ev.time)))
+        else:
+            self.retry.stall(ev.time)
         return out
+
+    def _changed(self, at: float) -> Decisions:
+        """A hook changed what a pass reads: if stalled, retry at the first tick at or after ``at``."""
+        return self._wake(self.retry.resume(at)) if self.retry.stalled else NONE
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], list[int]] = {}
         for jid in sorted(self.jobs, key=self.job_rank):
             job = self.jobs[jid]
-            for t in sorted(self.unplaced[jid]):
+            todo = sorted(self.unplaced[jid])
+            if not job.has_dag:  # one stage, all ready
+                if todo:
+                    groups[(jid, 0)] = todo
+                continue
+            for t in todo:
                 if view.is_ready(jid, t):
                     groups.setdefault((jid, job.stage_of[t] if job.stage_of else 0), []).append(t)
-        return [Stage(k, tuple((k[0], t) for t in ts), self.order_bonus(k[0], view.now))
+        return [Stage(k, tuple(zip(repeat(k[0]), ts)), self.order_bonus(k[0], view.now))
                 for k, ts in groups.items()]
 
     def believed(self, key: TaskKey) -> Vector:
         """What the planner thinks a task occupies: its demand, or its job's peak."""
-        if self.accounting is None:
-            return self.demand(key)
-        return self.accounting.belief(self.peak[key[0]], self.resources)
+        return self.demand(key) if self.accounting is None else self.reserved[key[0]]
 
     def _table(self, view: ClusterView) -> Table:
         free: dict[int, Vector] = {}
@@ -226,10 +256,10 @@ class UrsaScheduler:
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
         assert ev.probe.task is not None, "Ursa binds every task at the scheduler"
         self.queued[ev.node][(ev.probe.job_id, ev.probe.task)] = ev.probe
-        return self._fill(ev.node, view)
+        return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
-        return self._fill(ev.node, view)
+        return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def _fill(self, node: int, view: ClusterView) -> list[Decision]:
         """Start queued monotasks in MO order while they fit (a later one may pass a blocked one)."""
@@ -273,10 +303,16 @@ def greedy(score: Callable[[Vector, Vector, Vector], float]) -> Planner:
         # skipped without the scan (a backlog of thousands of tasks on a full cluster was a scan of
         # every worker per waiting task per pass)
         top = ceiling(table.free.values(), len(table.capacity))
+        # top only shrinks during a pass: a demand that did not fit it once never will (tasks
+        # share a few demand vectors, a baseline's one per job)
+        unfit: set[Vector] = set()
         for s in stages:
             for t in s.tasks:
                 d = demand(t)
+                if d in unfit:
+                    continue
                 if not fits(d, top):
+                    unfit.add(d)
                     continue
                 fit = [(score(d, f, table.capacity), -w, w) for w, f in table.free.items() if fits(d, f)]
                 if fit:
