@@ -5,13 +5,14 @@ ranking writes the rows that finished; several seeds give each figure its spread
 and its ties on hand-made outcomes."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import make_dataclass
+from dataclasses import make_dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -100,10 +101,10 @@ def register_slow_policy() -> None:
         default_registry().register(PolicyEntry(SLOW, make_dataclass("SleeperConfig", []), lambda c, e: Sleeper()))
 
 
-def slow_or_simulated(point: Point) -> Outcome:
+def slow_or_simulated(point: Point, tick: runs.Tick | None = None) -> Outcome:
     """rank's run, with the slow policy known to the worker process (module-level: workers import it)."""
     register_slow_policy()
-    return simulated(point)
+    return simulated(point, tick)
 
 
 def alive(pid: int) -> bool:
@@ -114,8 +115,9 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_a_run_over_the_time_limit_is_stopped_and_is_a_row_while_the_others_finish(tmp_path: Path,
-                                                                                    monkeypatch) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_over_the_time_limit_is_stopped_and_is_a_row_while_the_others_finish(tmp_path: Path, monkeypatch,
+                                                                                    workers: int) -> None:
     trace, out, pid_file = tmp_path / "t.trace", tmp_path / "rank", tmp_path / "pid"
     trace.write_text("0 2 1 1 1\n1 2 5 5 5\n2 1 1 1\n")
     monkeypatch.setattr(registry, "_DEFAULT", None)  # a registry of this test's own, dropped after it
@@ -123,16 +125,39 @@ def test_a_run_over_the_time_limit_is_stopped_and_is_a_row_while_the_others_fini
     monkeypatch.setattr(runs, "run_point", slow_or_simulated)
     monkeypatch.setenv(PID_FILE, str(pid_file))
     started = time.monotonic()
-    # one worker: fifo and sparrow can only run once the slow policy's worker has been stopped
-    result = CliRunner().invoke(main, ["rank", str(trace), "--nodes", "2", "--workers", "1", "--policy-timeout", "3",
-                                       "--out", str(out), "--policy", SLOW, "--policy", "fifo", "--policy", "sparrow"])
+    # one worker: in this process, stopped by the alarm; two, under two seeds: both workers run the slow
+    # policy, and fifo and sparrow can only run once they have been stopped and replaced
+    result = CliRunner().invoke(main, ["rank", str(trace), "--nodes", "2", "--workers", str(workers),
+                                       "--seeds", str(workers), "--policy-timeout", "3", "--out", str(out),
+                                       "--policy", SLOW, "--policy", "fifo", "--policy", "sparrow"])
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started < 120  # the policy sleeps 600 s
     table = pd.read_csv(out / "ranking.csv").set_index("policy")
     assert table.loc[SLOW, "rank"] == "-" and table.loc[SLOW, "note"] == "timed out after 3 s"
     assert sorted(table.index[table["rank"] != "-"]) == ["fifo", "sparrow"]
     assert "timed out after 3 s" in result.output
-    assert not alive(int(pid_file.read_text()))  # its worker process was stopped
+    slow_pid = int(pid_file.read_text())
+    if workers == 1:
+        assert slow_pid == os.getpid()  # in this process
+    else:
+        assert slow_pid != os.getpid() and not alive(slow_pid)  # its worker process was stopped
+
+
+def test_the_simulations_tick_stops_a_run_the_alarm_cannot_reach(monkeypatch) -> None:
+    """In the compiled core no signal handler runs: the tick's own deadline check stops the run."""
+    def busy(point: Point, tick: runs.Tick | None = None) -> Outcome:
+        assert tick is not None
+        while True:
+            tick(0, 0.0)
+
+    monkeypatch.setattr(runs, "run_point", busy)
+    monkeypatch.setattr(runs, "_alarm", lambda limit_s: contextlib.nullcontext())
+    got: list[Outcome] = []
+    point = Point(Path("unused"), "fifo", uniform(1, 1), 0.0, 1, 1.0)
+    started = time.monotonic()
+    runs.run_all([point, replace(point, seed=2)], 1, 0.3, lambda p, o: got.append(o))
+    assert 0.3 <= time.monotonic() - started < 10
+    assert [o.problem for o in got] == ["timed out after 0.3 s"]  # its second seed skipped: the row is decided
 
 
 INTERRUPTED = """
@@ -147,14 +172,14 @@ main(sys.argv[1:])
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupted_ranking_writes_the_rows_that_finished_says_so_and_fails(tmp_path: Path,
-                                                                                 signum: signal.Signals) -> None:
+@pytest.mark.parametrize(("signum", "workers"), [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGINT, 2)])
+def test_an_interrupted_ranking_writes_the_rows_that_finished_says_so_and_fails(tmp_path: Path, signum: signal.Signals,
+                                                                                 workers: int) -> None:
     trace, out, pid_file = tmp_path / "t.trace", tmp_path / "rank", tmp_path / "pid"
     trace.write_text("0 2 1 1 1\n1 2 5 5 5\n2 1 1 1\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), PID_FILE: str(pid_file)}
-    command = [sys.executable, "-c", INTERRUPTED, "rank", str(trace), "--nodes", "2", "--workers", "2",
-               "--out", str(out), "--policy", "fifo", "--policy", SLOW, "--policy", "sparrow"]
+    command = [sys.executable, "-c", INTERRUPTED, "rank", str(trace), "--nodes", "2", "--workers", str(workers),
+               "--out", str(out), "--policy", "fifo", "--policy", "sparrow", "--policy", SLOW]
     with subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True) as rank:
         deadline = time.monotonic() + 120
@@ -172,14 +197,16 @@ def test_an_interrupted_ranking_writes_the_rows_that_finished_says_so_and_fails(
     assert table.loc[SLOW, "note"] == "interrupted before it finished"
     summary = (out / "summary.txt").read_text()
     assert f"interrupted by {signum.name}: 2 of 3 policies finished" in summary and summary in stdout
-    assert not alive(int(pid_file.read_text()))  # the slow run's worker was stopped with the command
+    slow_pid = int(pid_file.read_text())
+    assert (slow_pid == rank.pid) == (workers == 1)  # one worker: in the command's own process
+    assert not alive(slow_pid)  # the slow run's worker was stopped with the command
 
 
 def test_several_seeds_give_each_figure_its_spread_and_the_network_delay_reaches_the_runs(tmp_path: Path) -> None:
     trace, out = tmp_path / "t.trace", tmp_path / "rank"
     trace.write_text("".join(f"{i * 0.5} 3 1 0.5 1 1.5\n" for i in range(12)))
     result = CliRunner().invoke(main, ["rank", str(trace), "--nodes", "2", "--seeds", "3", "--network-delay", "0.25",
-                                       "--workers", "2", "--out", str(out), "--policy", "fifo", "--policy", "sparrow"])
+                                       "--workers", "1", "--out", str(out), "--policy", "fifo", "--policy", "sparrow"])
     assert result.exit_code == 0, result.output
     assert "seeds 1, 2, 3" in result.output and "network delay 0.25 s one way" in result.output
     table = pd.read_csv(out / "ranking.csv").set_index("policy")

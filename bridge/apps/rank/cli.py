@@ -131,8 +131,7 @@ def sigterm_stops() -> Iterator[None]:
               help="Relative difference within which two policies' figures tie (besides overlapping mean ± std "
                    "bands over several seeds).")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None, show_default="the machine's cores",
-              help="Worker processes running the runs (1: one after another, still in a worker process, so "
-                   "that the time limit can stop one).")
+              help="Worker processes running the runs (1: one after another in this process).")
 @click.option("--top", type=click.IntRange(1, 10), default=8, show_default=True,
               help="Policies drawn in jct_cdf.png, the best first (measures.png draws every one).")
 @click.option("--cutoff", type=FiniteFloat(min=0, max=1e9), default=None,

@@ -1,22 +1,28 @@
-"""`rank`'s runs: one policy under one seed, simulated in a worker process under a time limit.
+"""`rank`'s runs: one policy under one seed, simulated under a time limit.
 
-A run is stopped from outside when it exceeds the limit: a thread cannot be stopped, and a signal
-(an alarm) reaches Python code only between bytecodes, never inside the compiled simulator core
-or numpy. So every run, with ``--workers 1`` too, runs in a worker process of pebble's pool
-(the policies one after another on one worker), which stops the worker running an overdue run by
-its own process handle (SIGTERM, then SIGKILL) and starts a fresh one for the runs still to come.
-A worker that dies (``os._exit``, a signal, a crash in native code, the OOM killer) fails only its
-own run: pebble names the run, and the others go on. Workers ignore SIGINT: a Ctrl-C is the
-command's to handle (it stops the pool and writes the rows that finished).
+With ``--workers 1`` the runs follow one another in this process (a debugger, a profiler and a
+traceback see them as they are). A run over the limit is stopped by a wall-clock alarm
+(``SIGALRM``), whose handler raises :class:`Overdue` in Python code (a policy stuck in one
+decision, a sleep), and by the simulation's own tick (every 65,536 events), which checks the
+deadline: the compiled simulator core runs no signal handler until it calls back into Python.
+
+With more workers every run goes to a worker process of pebble's pool (spawned, not forked: see
+`bridge.apps.sweep`), which stops the worker running an overdue run by its own process handle
+(SIGTERM, then SIGKILL) and starts a fresh one for the runs still to come, so the limit holds
+whatever the run is doing. A worker that dies (``os._exit``, a signal, a crash in native code,
+the OOM killer) fails only its own run: pebble names the run, and the others go on. Workers ignore
+SIGINT: a Ctrl-C is the command's to handle (it stops the pool and writes the rows that finished).
 """
 from __future__ import annotations
 
 import functools
 import multiprocessing
+import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from concurrent.futures import TimeoutError as RunTimedOut
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +38,7 @@ MEASURES: tuple[tuple[str, str, str], ...] = (
     ("long p50 (s)", "long", "p50"), ("long p90 (s)", "long", "p90"),
     ("makespan (s)", "", "makespan"), ("utilization", "", "utilization"))
 POLL_S = 0.5  # how often the progress bar's list of running runs (and their times) is refreshed
+Tick = Callable[[int, float], None]  # the simulation's tick(events, simulated time)
 
 
 @dataclass(frozen=True)
@@ -75,11 +82,11 @@ def settings_for(policy: str, cutoff: float) -> dict[str, str]:
     return {"cutoff": repr(cutoff)} if "cutoff" in TRACE_PARAMETERS.get(policy, ()) else {}
 
 
-def run_point(point: Point) -> Outcome:
-    """Simulate one policy under one seed and measure it, as ``simulate`` would (module-level:
-    worker processes import it)."""
+def run_point(point: Point, tick: Tick | None = None) -> Outcome:
+    """Simulate one policy under one seed and measure it, as ``simulate`` would; ``tick`` is
+    called as the simulation goes (module-level: worker processes import it)."""
     from bridge.common.metrics import summarize, with_completion
-    from bridge.sim.engine import simulate
+    from bridge.sim.engine import Simulation
     from policies.api import PolicyEnv
     from policies.registry import ConfigError, RegistryError, config_for, create
 
@@ -91,8 +98,8 @@ def run_point(point: Point) -> Outcome:
     except (RegistryError, ConfigError, ValueError) as exc:
         return Outcome(point.policy, problem=f"not run: {exc}")
     try:
-        result = simulate(jobs, policy, spec, report_long=lambda j: j.mean_duration > point.cutoff,
-                          **point.shape.sim_options())
+        result = Simulation(jobs, policy, spec, report_long=lambda j: j.mean_duration > point.cutoff,
+                            **point.shape.sim_options()).run(progress=tick)
     except Exception as exc:  # noqa: BLE001 - one policy's failure is a row of the table, not the end of the others
         return Outcome(point.policy, problem=f"failed: {type(exc).__name__}: {exc}")
     job_table = result.job_table()
@@ -104,12 +111,75 @@ def run_point(point: Point) -> Outcome:
     return Outcome(point.policy, measures, len(result.unfinished), jct=jct)
 
 
+class Overdue(BaseException):
+    """A run in this process past its time limit (not an Exception: a run's failures are rows,
+    caught as Exception, and this one must reach :func:`_in_process` as itself)."""
+
+
 def run_all(points: Sequence[Point], workers: int, limit_s: float,
             finished: Callable[[Point, Outcome], None]) -> None:
-    """Every point on ``workers`` worker processes, each run stopped after ``limit_s`` seconds;
-    ``finished(point, outcome)`` as each ends, in the order they end. A policy whose run cannot
-    give figures (timed out, failed, not run) has its other seeds' runs cancelled: its row says
-    why already. The progress bar names the runs under way and how long each has run."""
+    """Every point, in this process (``workers`` 1) or on ``workers`` worker processes, each run
+    stopped after ``limit_s`` seconds; ``finished(point, outcome)`` as each ends, in the order
+    they end. A policy whose run cannot give figures (timed out, failed, not run) has its other
+    seeds' runs skipped: its row says why already. The progress bar names the runs under way and
+    how long each has run."""
+    with tqdm(total=len(points), desc="rank", unit="run") as bar:
+        if workers == 1:
+            _in_process(points, limit_s, finished, bar)
+        else:
+            _in_pool(points, workers, limit_s, finished, bar)
+
+
+def _in_process(points: Sequence[Point], limit_s: float, finished: Callable[[Point, Outcome], None],
+                bar: tqdm) -> None:
+    """The runs one after another in this process (module docstring)."""
+    decided: set[str] = set()  # policies whose row a problem decided
+    for point in points:
+        if point.policy not in decided:
+            outcome = _within_limit(point, limit_s, bar)
+            if outcome.problem:
+                decided.add(point.policy)
+            finished(point, outcome)
+        bar.update()
+
+
+def _within_limit(point: Point, limit_s: float, bar: tqdm) -> Outcome:
+    """One run in this process, stopped by an alarm or its tick past ``limit_s`` (module docstring);
+    the tick also shows how long it has run."""
+    started = time.monotonic()
+
+    def tick(events: int, now: float) -> None:
+        elapsed = time.monotonic() - started
+        if elapsed > limit_s:
+            raise Overdue()
+        bar.set_postfix_str(f"{point} {elapsed:.0f}s", refresh=True)
+
+    bar.set_postfix_str(f"{point} 0s", refresh=True)
+    try:
+        with _alarm(limit_s):
+            return run_point(point, tick)
+    except Overdue:
+        return Outcome(point.policy, problem=f"timed out after {limit_s:g} s")
+
+
+@contextmanager
+def _alarm(limit_s: float) -> Iterator[None]:
+    """:class:`Overdue` raised in the block once ``limit_s`` seconds have passed."""
+    def overdue(signum: int, frame: object) -> None:
+        raise Overdue()
+
+    previous = signal.signal(signal.SIGALRM, overdue)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _in_pool(points: Sequence[Point], workers: int, limit_s: float, finished: Callable[[Point, Outcome], None],
+             bar: tqdm) -> None:
+    """The runs on ``workers`` worker processes of pebble's pool (module docstring)."""
     context = multiprocessing.get_context("spawn")  # not fork: see bridge.apps.sweep
     pool = ProcessPool(max_workers=max(1, min(workers, len(points))), context=context)
     futures: dict[Future[Outcome], Point] = {}
@@ -117,21 +187,20 @@ def run_all(points: Sequence[Point], workers: int, limit_s: float,
         futures = {pool.schedule(run_point, args=(point,), timeout=limit_s): point for point in points}
         pending = set(futures)
         since: dict[Future[Outcome], float] = {}
-        with tqdm(total=len(points), desc="rank", unit="run") as bar:
-            while pending:
-                done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
-                for future in done:
-                    point = futures[future]
-                    outcome = _outcome(future, point, limit_s)
-                    if outcome is None:  # cancelled: its policy's row is decided
-                        continue
-                    if outcome.problem:
-                        for other in pending:
-                            if futures[other].policy == point.policy:
-                                other.cancel()
-                    finished(point, outcome)
-                bar.update(len(done))
-                bar.set_postfix_str(_under_way(futures, pending, since), refresh=True)
+        while pending:
+            done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                point = futures[future]
+                outcome = _outcome(future, point, limit_s)
+                if outcome is None:  # cancelled: its policy's row is decided
+                    continue
+                if outcome.problem:
+                    for other in pending:
+                        if futures[other].policy == point.policy:
+                            other.cancel()
+                finished(point, outcome)
+            bar.update(len(done))
+            bar.set_postfix_str(_under_way(futures, pending, since), refresh=True)
     finally:
         pool.stop()  # stops the workers still running (an interrupt, an error): nothing outlives the command
         pool.join()
