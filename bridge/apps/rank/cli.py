@@ -125,7 +125,7 @@ def sigterm_stops() -> Iterator[None]:
                    "each figure is the mean ± std over them.")
 @renamed_option("--seed", "--seeds N or --seeds LIST")
 @click.option("--policy-timeout", "limit_s", type=FiniteFloat(min=1, max=MAX_SECONDS), default=DEFAULT_TIMEOUT_S,
-              show_default=True, help="Seconds one run (a policy under a seed) may take, its worker's start "
+              show_default=True, help="Seconds one run (a policy under a seed) may take, a worker process's start "
                                       "included; past it, the run is stopped and the policy's row says it timed out.")
 @click.option("--tie-tolerance", type=FiniteFloat(min=0, max=1), default=DEFAULT_TOLERANCE, show_default=True,
               help="Relative difference within which two policies' figures tie (besides overlapping mean ± std "
