@@ -115,6 +115,7 @@ def alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.timeout(240)  # two workers spawned, stopped and spawned again: a minute on a loaded machine
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_run_over_the_time_limit_is_stopped_and_is_a_row_while_the_others_finish(tmp_path: Path, monkeypatch,
                                                                                     workers: int) -> None:
@@ -158,6 +159,22 @@ def test_the_simulations_tick_stops_a_run_the_alarm_cannot_reach(monkeypatch) ->
     runs.run_all([point, replace(point, seed=2)], 1, 0.3, lambda p, o: got.append(o))
     assert 0.3 <= time.monotonic() - started < 10
     assert [o.problem for o in got] == ["timed out after 0.3 s"]  # its second seed skipped: the row is decided
+
+
+def test_an_alarm_set_before_a_run_is_set_again_after_it() -> None:
+    """The in-process limit borrows SIGALRM; a watchdog armed before (pytest-timeout's) still goes off."""
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    watchdog = signal.setitimer(signal.ITIMER_REAL, 0.5)  # pytest-timeout's, if any: set again below
+    try:
+        with runs._alarm(5.0):
+            time.sleep(0.1)
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 0.4 and not fired
+        time.sleep(1.0)
+        assert fired == [signal.SIGALRM]
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_REAL, *watchdog)
 
 
 INTERRUPTED = """

@@ -164,17 +164,22 @@ def _within_limit(point: Point, limit_s: float, bar: tqdm) -> Outcome:
 
 @contextmanager
 def _alarm(limit_s: float) -> Iterator[None]:
-    """:class:`Overdue` raised in the block once ``limit_s`` seconds have passed."""
+    """:class:`Overdue` raised in the block once ``limit_s`` seconds have passed. An alarm set
+    before (a test runner's watchdog) is set again after the block, less the time spent in it: it
+    goes off late by at most the block's time, never not at all."""
     def overdue(signum: int, frame: object) -> None:
         raise Overdue()
 
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, overdue)
-    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    outer, interval = signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3), interval)
 
 
 def _in_pool(points: Sequence[Point], workers: int, limit_s: float, finished: Callable[[Point, Outcome], None],
