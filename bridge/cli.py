@@ -22,7 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "submit": "bridge.launch.submit:submit",
     "replay": "bridge.replay.cli:replay",
     "report": "bridge.apps.report.cli:report",
-    "rank": "bridge.apps.rank:rank",
+    "rank": "bridge.apps.rank.cli:rank",
     "sim-vs-live": "bridge.apps.simlive.cli:sim_vs_live",
     "tpch": "bridge.apps.tpch:tpch",
     "estimates": "bridge.apps.estimates_cli:estimates",

@@ -121,6 +121,43 @@ def bars(labels: Sequence[str], values: Sequence[float], path: Path, ylabel: str
     return _save(fig, path)
 
 
+@dataclass(frozen=True)
+class Intervals:
+    """One measure of many labelled items (the rows of a table): a dot at each mean, a bar over its
+    spread (none where NaN); a missing mean leaves its row empty."""
+
+    title: str
+    means: Sequence[float]
+    spreads: Sequence[float]
+    logx: bool = False
+
+
+def intervals(labels: Sequence[str], panels: Sequence[Intervals], path: Path, title: str,
+              columns: int = 3) -> Path:
+    """Small multiples, one panel per measure, every label a row of its own (the first at the top)
+    in every panel: readable with dozens of labels, with no legend and no colour to tell apart."""
+    n_rows = -(-len(panels) // columns)
+    height = 0.6 + 0.22 * len(labels)
+    fig, axes = plt.subplots(n_rows, columns, figsize=(4.0 * columns, height * n_rows), squeeze=False,
+                             sharey=True)
+    y = np.arange(len(labels))
+    for ax, panel in zip(axes.flat, panels):
+        ax.errorbar(np.asarray(panel.means, dtype=float), y, xerr=np.nan_to_num(np.asarray(panel.spreads, dtype=float)),
+                    fmt="o", markersize=3, capsize=2)
+        ax.set_title(panel.title, fontsize="medium")
+        if panel.logx:
+            ax.set_xscale("log")
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    axes[0][0].set_yticks(y, list(labels))  # the panels share their y axis: once for all
+    axes[0][0].invert_yaxis()
+    for ax in axes[:, 0]:
+        ax.tick_params(axis="y", labelsize="small")
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path)
+
+
 def _save(fig: plt.Figure, path: Path) -> Path:
     """Write through a temporary file, so `path` is either the whole image or untouched."""
     fig.tight_layout()

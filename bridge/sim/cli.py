@@ -5,8 +5,9 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -17,6 +18,7 @@ from bridge.common.options import (
 
 OUT_SUFFIXES = (".csv", ".parquet")
 PROGRESS_MIN_TASKS = 200_000
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def summary_table(summary: dict[str, Any]) -> str:
@@ -84,18 +86,31 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit(0)
 
 
+def cluster_options(command: F) -> F:
+    """The simulated cluster's options, one definition for every command that simulates (``simulate``,
+    ``rank``): ``--nodes``/``--slots`` or ``--cluster`` (:func:`cluster_shape` makes the shape of
+    them) and ``--network-delay``."""
+    for option in reversed((
+            click.option("--nodes", type=NODES, default=None,
+                         help="number of nodes (or --cluster) [default: the cluster the trace states, as trace "
+                              "import records it]"),
+            click.option("--slots", "slots", default=1, show_default=True, type=SLOTS,
+                         help="slots per node: its cores, with 4 GB of memory per core"),
+            click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                         help="TOML file of heterogeneous nodes instead of --nodes/--slots (docs/workloads.md)"),
+            click.option("--network-delay", default=0.0005, show_default=True, type=FiniteFloat(min=0, max=60),
+                         help="one way, seconds"))):
+        command = option(command)
+    return command
+
+
 @click.command()
 @click.option("--list-policies", is_flag=True, expose_value=False, is_eager=True, callback=_list_policies,
               help="list the registered policies and their parameters, then exit")
 @click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
-@click.option("--nodes", type=NODES, default=None,
-              help="number of nodes (or --cluster) [default: the cluster the trace states, as trace import records it]")
-@click.option("--slots", "slots", default=1, show_default=True, type=SLOTS,
-              help="slots per node: its cores, with 4 GB of memory per core")
-@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="TOML file of heterogeneous nodes instead of --nodes/--slots (docs/workloads.md)")
+@cluster_options
 @param_option("policy parameter (repeatable; see --list-policies)")
 @renamed_option("--set", "--param KEY=VALUE")
 @click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
@@ -103,8 +118,6 @@ def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> 
               help="reporting cutoff (s) on the mean task duration for short/long; default: the one "
                    "the trace states (trace generate writes its kind's), else the 90th percentile of "
                    "the jobs' mean task durations (top 10% are long)")
-@click.option("--network-delay", default=0.0005, show_default=True, type=FiniteFloat(min=0, max=60),
-              help="one way, seconds")
 @click.option("--out", type=OutputPath(dir_okay=False), default=None,
               help="per-job results, .csv or .parquet")
 @click.option("--tasks-out", type=OutputPath(dir_okay=False), default=None,
