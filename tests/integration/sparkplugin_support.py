@@ -79,7 +79,8 @@ class DaemonProcess:
     """``schedbridge serve`` in a subprocess, logging to a file; stopped by its pid."""
 
     def __init__(self, log: Path, port: int = 0, policy: str = "spark-fifo",
-                 params: Sequence[str] = (), tls: ServerTls | None = None) -> None:
+                 params: Sequence[str] = (), tls: ServerTls | None = None, metrics: bool = False) -> None:
+        """``metrics``: with ``--metrics-port 0``, its page's address in ``metrics_url``."""
         exe = Path(sys.executable).parent / "schedbridge"
         self.log = log
         self.token_file = log.parent / "daemon-token"  # created owner-only by serve; shared by a restart
@@ -91,8 +92,11 @@ class DaemonProcess:
         self.tls = tls
         if tls is not None:
             cmd += ["--tls-cert", str(tls.cert), "--tls-key", str(tls.key)]
+        if metrics:
+            cmd += ["--metrics-port", "0"]
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
         self.port = int(self.wait_for(r"on (?:tcp|tls)://127\.0\.0\.1:(\d+)").group(1))
+        self.metrics_url = self.wait_for(r"metrics at (http://\S+/metrics)").group(1) if metrics else None
 
     @property
     def conf(self) -> dict[str, str]:

@@ -13,12 +13,14 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from py4j.java_gateway import JavaObject, JavaPackage, get_field
 from pyspark import SparkConf, SparkContext
 from pyspark.errors import IllegalArgumentException
@@ -400,6 +402,26 @@ def test_daemon_killed_mid_job_then_restarted(stock: dict[str, list], tmp_path) 
             second.kill()
     assert after["policy_rounds"] > before["policy_rounds"]
     assert after["warnings"] == 1
+
+
+def test_serve_answers_metrics_with_the_rounds_it_placed(stock: dict[str, list], tmp_path) -> None:
+    """`schedbridge serve --metrics-port`: Prometheus' parser reads its page, which counts the
+    application's attach, the rounds the policy placed and the slots it granted."""
+    daemon = DaemonProcess(tmp_path / "daemon.log", metrics=True)
+    try:
+        with bridge_session(None, **daemon.conf) as spark:
+            assert wordcount(spark) == stock["wordcount"]
+        with urllib.request.urlopen(daemon.metrics_url, timeout=10) as answer:
+            page = answer.read().decode()
+    finally:
+        daemon.kill()
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(page) for s in family.samples}
+    assert samples[("schedbridge_host_attaches_total", (("result", "accepted"),))] == 1
+    placed = samples[("schedbridge_host_rounds_total", (("outcome", "placed"),))]
+    assert placed > 0 and samples[("schedbridge_host_plan_seconds_count", ())] == placed
+    assert samples[("schedbridge_host_granted_slots_total", ())] > 0
+    assert samples[("schedbridge_host_detaches_total", ())] == 1
 
 
 class FaultyHost(PolicyHost):
