@@ -57,6 +57,8 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         grantsLaunchAtOnce(sc.conf());
         PolicyEndpoint endpoint = PolicyEndpoint.open(conf, sc.appName());
         BridgeStats stats = BridgeStats.reset(conf.policy, endpoint.description);
+        BridgeUiTab.attach(sc);
+        stats.journal(sc.listenerBus()::post);
         ClusterMirror mirror = new ClusterMirror();
         PolicyClient client = new PolicyClient(sc.appName(), endpoint, mirror, conf, stats);
         try {
@@ -65,6 +67,8 @@ public final class BridgeClusterManager implements ExternalClusterManager {
             client.close();
             throw e;
         }
+        sc.listenerBus().post(new BridgeEvents.PolicyStart(System.currentTimeMillis(), conf.policy, conf.params,
+                endpoint.description));
         sc.addSparkListener(new BridgeListener(mirror));
         return new PlacementRounds(sc, conf, client, mirror, stats);
     }

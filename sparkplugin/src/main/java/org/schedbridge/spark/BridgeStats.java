@@ -5,6 +5,10 @@ import com.codahale.metrics.Histogram;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import org.apache.spark.scheduler.SparkListenerEvent;
 
 /**
  * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string, written
@@ -14,10 +18,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
  * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
  * recent policy calls and of whole policy rounds. The same counters reach Spark's metrics system
- * through {@link BridgeMetrics}.
+ * through {@link BridgeMetrics}, and, with each fall-back's reason and each preemption, Spark's event
+ * log through the journal ({@link BridgeEvents}).
  */
 public final class BridgeStats {
     private static final int WINDOW = 1 << 16;
+    /** The counters reach the event log at most this often while they change. */
+    private static final long PUBLISH_MS = 1000;
     private static BridgeStats current = new BridgeStats();
 
     private long policyRounds;
@@ -35,6 +42,10 @@ public final class BridgeStats {
     private String policy = "";
     private String endpoint = "";
     private String lastFailure = "";
+    /** Where events for Spark's listener bus go (nowhere until the scheduler sets it). */
+    private Consumer<SparkListenerEvent> journal = e -> { };
+    private long publishedMs;
+    private Map<String, Long> published = Map.of();
     private final Window calls = new Window();
     private final Window rounds = new Window();
     /** The same latencies for Spark's metrics system ({@link BridgeMetrics}). */
@@ -64,6 +75,11 @@ public final class BridgeStats {
         return current;
     }
 
+    /** Events from now on go to {@code post} (Spark's listener bus). */
+    synchronized void journal(Consumer<SparkListenerEvent> post) {
+        journal = post;
+    }
+
     /** Which path launched {@code n} tasks in one offer round. */
     enum Launch { POLICY, FALLBACK, UNMANAGED }
 
@@ -83,16 +99,19 @@ public final class BridgeStats {
         watchdogRounds++;
         fallbackRounds++;
         lastFailure = "free slots held back while tasks waited over " + boundMs + " ms (the watchdog)";
+        journal.accept(new BridgeEvents.Fallback(System.currentTimeMillis(), lastFailure));
     }
 
-    /** A kill the policy asked for, done. */
-    synchronized void killed() {
+    /** A kill the policy asked for, done; {@code task} is {@code stage.index}. */
+    synchronized void killed(long taskId, String task) {
         kills++;
+        journal.accept(new BridgeEvents.Preemption(System.currentTimeMillis(), taskId, task, true));
     }
 
     /** A kill the policy asked for beyond the per-round or per-task bound (not done). */
-    synchronized void killRefused() {
+    synchronized void killRefused(long taskId, String task) {
         killsRefused++;
+        journal.accept(new BridgeEvents.Preemption(System.currentTimeMillis(), taskId, task, false));
     }
 
     /** A failure outside any round (at start, with fallback=true). */
@@ -126,6 +145,7 @@ public final class BridgeStats {
     synchronized void fallback(String reason, boolean warned) {
         fallbackRounds++;
         lastFailure = reason;
+        journal.accept(new BridgeEvents.Fallback(System.currentTimeMillis(), reason));
         if (warned) {
             warnings++;
         }
@@ -163,6 +183,34 @@ public final class BridgeStats {
                 .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
                 .put("watchdog_rounds", watchdogRounds)
                 .put("last_failure", lastFailure);
+    }
+
+    /** The integral counters by name, for Spark's metrics system and the event log. */
+    synchronized Map<String, Long> numbers() {
+        Map<String, Long> out = new TreeMap<>();
+        counters().properties().forEach(field -> {
+            if (field.getValue().isIntegralNumber()) {
+                out.put(field.getKey(), field.getValue().asLong());
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Posts the counters if they changed since the last post and, unless {@code now}, a second
+     * has passed since then.
+     */
+    synchronized void publish(boolean now) {
+        long t = System.currentTimeMillis();
+        if (!now && t - publishedMs < PUBLISH_MS) {
+            return;
+        }
+        Map<String, Long> numbers = numbers();
+        if (!numbers.equals(published)) {
+            published = numbers;
+            publishedMs = t;
+            journal.accept(new BridgeEvents.Counters(t, numbers));
+        }
     }
 
     /** One line for the driver's log when the application stops: who placed the tasks. */

@@ -105,6 +105,7 @@ final class PlacementRounds implements AutoCloseable {
      */
     Seq<Seq<TaskDescription>> offer(IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark,
                                     Runnable revive) {
+        stats.publish(false);
         List<WorkerOffer> list = CollectionConverters.asJava(offers);
         List<TaskSetManager> queue = CollectionConverters.asJava(pool.sortedQueue());
         if (sc.applicationId() == null) {
@@ -393,11 +394,11 @@ final class PlacementRounds implements AutoCloseable {
                 continue;
             }
             if (killed == maxKillsPerRound || kills.getOrDefault(task, 0) == maxKillsPerTask) {
-                stats.killRefused();
+                stats.killRefused(id, task);
                 continue;
             }
             killed++;
-            stats.killed();
+            stats.killed(id, task);
             kills.merge(task, 1, Integer::sum);
             timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
         }
@@ -409,6 +410,7 @@ final class PlacementRounds implements AutoCloseable {
         timer.shutdownNow();
         client.detach(sc.applicationId());
         client.close();
+        stats.publish(true);
         if (stats.degraded()) {
             LOG.warn(stats.summary());
         } else {
