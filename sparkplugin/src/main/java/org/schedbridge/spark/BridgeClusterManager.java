@@ -35,11 +35,20 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         MasterUrl url = MasterUrl.parse(masterURL);
         PlacementRounds rounds = newRounds(sc);
         return switch (url.kind) {
-            case YARN -> clusterMode(sc) ? new BridgeYarnClusterScheduler(sc, rounds) : new BridgeYarnScheduler(sc, rounds);
+            case YARN -> clusterMode(sc) ? new BridgeYarnClusterScheduler(sc, rounds) : yarnClient(sc, rounds);
             case LOCAL -> new BridgeTaskScheduler(sc, url.numbers[1], true, rounds);
             case LOCAL_CLUSTER, STANDALONE -> new BridgeTaskScheduler(sc, sc.conf().getInt("spark.task.maxFailures", 4),
                     false, rounds);
         };
+    }
+
+    /**
+     * The driver runs here and YARN's client, started with the backend, ships the containers' files:
+     * for a Python application, pyspark.zip and py4j ({@link PythonApp}).
+     */
+    private static BridgeYarnScheduler yarnClient(SparkContext sc, PlacementRounds rounds) {
+        PythonApp.markOnYarn(sc.conf());
+        return new BridgeYarnScheduler(sc, rounds);
     }
 
     /** The driver runs in YARN's ApplicationMaster (started there by {@link ClusterDriver}). */
