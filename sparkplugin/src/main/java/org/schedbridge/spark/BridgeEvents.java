@@ -30,6 +30,15 @@ public final class BridgeEvents {
     public record Preemption(long time, long taskId, String task, boolean done) implements SparkListenerEvent {
     }
 
+    /**
+     * A container of one of the application's executors that the policy's node side suspended
+     * (shrunk to the minimum share, or frozen) or resumed through its node agent; {@code ok}: the
+     * agent applied it. Told by the host with its next reply, so {@code time} is when the plugin heard.
+     */
+    public record ContainerChange(long time, String executor, String container, boolean suspend, boolean ok)
+            implements SparkListenerEvent {
+    }
+
     /** The plugin's counters ({@link BridgeStats}): at most once a second while they change, and at the end. */
     public record Counters(long time, Map<String, Long> counters) implements SparkListenerEvent {
     }

@@ -5,6 +5,7 @@ import com.codahale.metrics.Histogram;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
@@ -18,8 +19,8 @@ import org.apache.spark.scheduler.SparkListenerEvent;
  * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
  * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
  * recent policy calls and of whole policy rounds. The same counters reach Spark's metrics system
- * through {@link BridgeMetrics}, and, with each fall-back's reason and each preemption, Spark's event
- * log through the journal ({@link BridgeEvents}).
+ * through {@link BridgeMetrics}, and, with each fall-back's reason, each preemption and each container
+ * the policy's node side suspended or resumed, Spark's event log through the journal ({@link BridgeEvents}).
  */
 public final class BridgeStats {
     private static final int WINDOW = 1 << 16;
@@ -39,6 +40,9 @@ public final class BridgeStats {
     private long kills;
     private long killsRefused;
     private long watchdogRounds;
+    private long suspends;
+    private long resumes;
+    private long failedContainerCommands;
     private String policy = "";
     private String endpoint = "";
     private String lastFailure = "";
@@ -114,6 +118,21 @@ public final class BridgeStats {
         journal.accept(new BridgeEvents.Preemption(System.currentTimeMillis(), taskId, task, false));
     }
 
+    /** Containers the policy's node side suspended or resumed, as its host told. */
+    synchronized void containers(List<Placement.Container> changes) {
+        long now = System.currentTimeMillis();
+        for (Placement.Container c : changes) {
+            if (!c.ok()) {
+                failedContainerCommands++;
+            } else if (c.suspend()) {
+                suspends++;
+            } else {
+                resumes++;
+            }
+            journal.accept(new BridgeEvents.ContainerChange(now, c.executor(), c.container(), c.suspend(), c.ok()));
+        }
+    }
+
     /** A failure outside any round (at start, with fallback=true). */
     synchronized void warning(String reason) {
         warnings++;
@@ -181,7 +200,8 @@ public final class BridgeStats {
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
-                .put("watchdog_rounds", watchdogRounds)
+                .put("watchdog_rounds", watchdogRounds).put("suspends", suspends).put("resumes", resumes)
+                .put("failed_container_commands", failedContainerCommands)
                 .put("last_failure", lastFailure);
     }
 

@@ -39,6 +39,10 @@ final class BridgeUiListener extends SparkListener {
     private final ArrayDeque<BridgeEvents.Preemption> preemptions = new ArrayDeque<>();
     private long preemptionsDone;
     private long preemptionsRefused;
+    private final ArrayDeque<BridgeEvents.ContainerChange> containers = new ArrayDeque<>();
+    private long suspends;
+    private long resumes;
+    private long failedContainerCommands;
 
     BridgeUiListener(ElementTrackingStore store, boolean live) {
         this.store = store;
@@ -66,6 +70,8 @@ final class BridgeUiListener extends SparkListener {
             agg[2] = f.time();
         } else if (event instanceof BridgeEvents.Preemption p) {
             preempted(p);
+        } else if (event instanceof BridgeEvents.ContainerChange c) {
+            resized(c);
         } else if (event instanceof BridgeEvents.Counters c) {
             counters = c.counters();
         } else {
@@ -95,9 +101,25 @@ final class BridgeUiListener extends SparkListener {
         } else {
             preemptionsRefused++;
         }
-        preemptions.addLast(p);
-        if (preemptions.size() > BridgeUiSummary.RECENT) {
-            preemptions.removeFirst();
+        recent(preemptions, p);
+    }
+
+    private void resized(BridgeEvents.ContainerChange c) {
+        if (!c.ok()) {
+            failedContainerCommands++;
+        } else if (c.suspend()) {
+            suspends++;
+        } else {
+            resumes++;
+        }
+        recent(containers, c);
+    }
+
+    /** {@code event} kept among the last {@link BridgeUiSummary#RECENT} of {@code kept}. */
+    private static <E> void recent(ArrayDeque<E> kept, E event) {
+        kept.addLast(event);
+        if (kept.size() > BridgeUiSummary.RECENT) {
+            kept.removeFirst();
         }
     }
 
@@ -121,7 +143,7 @@ final class BridgeUiListener extends SparkListener {
         fallbacks.forEach((r, a) -> reasons.add(new BridgeUiSummary.FallbackReason(r, a[0], a[1], a[2])));
         return new BridgeUiSummary(start.policy(), sorted(start.params()), start.endpoint(), sorted(counters),
                 List.copyOf(perStage), List.copyOf(reasons), List.copyOf(preemptions), preemptionsDone,
-                preemptionsRefused);
+                preemptionsRefused, List.copyOf(containers), suspends, resumes, failedContainerCommands);
     }
 
     private static <V> Map<String, V> sorted(Map<String, V> map) {

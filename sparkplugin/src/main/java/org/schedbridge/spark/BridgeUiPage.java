@@ -16,7 +16,8 @@ import scala.xml.Utility;
 
 /**
  * The {@code schedbridge} tab's page: the policy and its parameters, its rounds, the tasks it
- * placed per stage, the rounds that fell back to Spark and why, and the preemptions it asked for.
+ * placed per stage, the rounds that fell back to Spark and why, the preemptions it asked for, and
+ * the containers its node side suspended and resumed.
  * The HTML is built as text (every value escaped) and handed to Spark's page frame whole, so the
  * page needs no Scala XML literals.
  */
@@ -47,6 +48,9 @@ final class BridgeUiPage extends WebUIPage {
         m.put("unmanaged_tasks", "tasks of barrier or custom-resource stages, left to Spark");
         m.put("kills", "task attempts preempted at the policy's request");
         m.put("kills_refused", "preemptions refused by the plugin's bounds");
+        m.put("suspends", "executors' containers suspended by the policy's node agents");
+        m.put("resumes", "executors' containers resumed by the policy's node agents");
+        m.put("failed_container_commands", "suspends and resumes the node agents did not apply");
         return java.util.Collections.unmodifiableMap(m);
     }
 
@@ -113,6 +117,18 @@ final class BridgeUiPage extends WebUIPage {
         }
         if (!recent.isEmpty()) {
             b.append(table(List.of("Time", "Task ID", "Task (stage.index)", "Outcome"), recent));
+        }
+
+        b.append("<h4>Suspensions and resumes</h4><p>").append(s.suspends()).append(" container(s) suspended, ")
+                .append(s.resumes()).append(" resumed, ").append(s.failedContainerCommands())
+                .append(" command(s) not applied by their node agent.</p>");
+        List<List<String>> resized = new ArrayList<>();
+        for (BridgeEvents.ContainerChange c : s.containers()) {
+            resized.add(List.of(UIUtils.formatDate(c.time()), c.executor(), c.container(),
+                    c.suspend() ? "suspend" : "resume", c.ok() ? "applied" : "failed"));
+        }
+        if (!resized.isEmpty()) {
+            b.append(table(List.of("Time", "Executor", "Container", "Command", "Outcome"), resized));
         }
         return b.toString();
     }

@@ -13,11 +13,13 @@ import org.apache.spark.util.kvstore.KVIndex;
  * @param stages      tasks launched per stage attempt and by whom, in stage order
  * @param fallbacks   rounds left to Spark, by reason, in the order the reasons first came
  * @param preemptions the most recent preemptions the policy asked for (at most {@link #RECENT})
+ * @param containers  the most recent containers suspended or resumed (at most {@link #RECENT})
  */
 public record BridgeUiSummary(String policy, Map<String, String> params, String endpoint, Map<String, Long> counters,
                               List<StagePlacements> stages, List<FallbackReason> fallbacks,
                               List<BridgeEvents.Preemption> preemptions, long preemptionsDone,
-                              long preemptionsRefused) {
+                              long preemptionsRefused, List<BridgeEvents.ContainerChange> containers,
+                              long suspends, long resumes, long failedContainerCommands) {
     /** The only key: one summary per application's store. */
     static final String KEY = "schedbridge";
     static final int RECENT = 100;

@@ -144,7 +144,7 @@ final class PlacementRounds implements AutoCloseable {
             sparkOrderStages = new HashSet<>(batch.stages.keySet());
             sparkOrderExecutors = new HashSet<>(batch.offerIndex.keySet());
         }
-        preempt(placement.preempt);
+        fromNodes(placement);
         Seq<Seq<TaskDescription>> launched = counted(BridgeStats.Launch.POLICY,
                 apply(placement, batch, list, offers, all, spark));
         if (heldBack(batch, launched)) {
@@ -260,7 +260,13 @@ final class PlacementRounds implements AutoCloseable {
         if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
             return;
         }
-        ask(batch, false).ifPresent(reply -> preempt(new Placement(reply).preempt));
+        ask(batch, false).ifPresent(reply -> fromNodes(new Placement(reply)));
+    }
+
+    /** What a reply holds beside its grants: the kills it asks for, the containers its node side resized. */
+    private void fromNodes(Placement placement) {
+        stats.containers(placement.containers);
+        preempt(placement.preempt);
     }
 
     /**

@@ -25,7 +25,7 @@ import scala.jdk.javaapi.CollectionConverters;
 class BridgeUiTest {
     private static final long T = 1_700_000_000_000L;
 
-    /** Events as a run under the plugin posts them: start, placements of two stages, two fall-back reasons, kills. */
+    /** Events as a run under the plugin posts them: start, placements of three stages, two fall-back reasons, kills, resized containers. */
     private static List<SparkListenerEvent> run() {
         List<SparkListenerEvent> events = new ArrayList<>();
         events.add(new BridgeEvents.PolicyStart(T, "hawk", Map.of("short_cutoff_s", "2.5", "note", "<b>&"), "in-process"));
@@ -39,6 +39,10 @@ class BridgeUiTest {
         events.add(new BridgeEvents.Fallback(T + 30, "policy call exceeded its 50 ms deadline"));
         events.add(new BridgeEvents.Preemption(T + 40, 2, "1.2", true));
         events.add(new BridgeEvents.Preemption(T + 41, 1, "1.1", false));
+        events.add(new BridgeEvents.ContainerChange(T + 42, "1", "container_1_01_000002", true, true));
+        events.add(new BridgeEvents.ContainerChange(T + 43, "2", "container_1_01_000003", true, true));
+        events.add(new BridgeEvents.ContainerChange(T + 44, "1", "container_1_01_000002", false, true));
+        events.add(new BridgeEvents.ContainerChange(T + 45, "2", "container_1_01_000003", false, false));
         events.add(new BridgeEvents.Counters(T + 50, Map.of("policy_rounds", 4L, "fallback_rounds", 2L, "kills", 1L)));
         return events;
     }
@@ -62,6 +66,24 @@ class BridgeUiTest {
         assertEquals(1, s.preemptionsDone());
         assertEquals(1, s.preemptionsRefused());
         assertEquals(4L, s.counters().get("policy_rounds"));
+        assertEquals(2, s.suspends());
+        assertEquals(1, s.resumes());
+        assertEquals(1, s.failedContainerCommands());
+        assertEquals(4, s.containers().size());
+    }
+
+    @Test
+    void theContainersAHostReportsAreCountedAndPostedOneEventEach() {
+        BridgeStats stats = BridgeStats.reset("kairos", "test");
+        List<SparkListenerEvent> posted = new ArrayList<>();
+        stats.journal(posted::add);
+        stats.containers(List.of(new Placement.Container("1", "c1", true, true),
+                new Placement.Container("1", "c1", false, true), new Placement.Container("2", "c2", true, false)));
+        Map<String, Long> n = stats.numbers();
+        assertEquals(List.of(1L, 1L, 1L), List.of(n.get("suspends"), n.get("resumes"), n.get("failed_container_commands")));
+        assertEquals(3, posted.size());
+        BridgeEvents.ContainerChange last = (BridgeEvents.ContainerChange) posted.get(2);
+        assertEquals(List.of("2", "c2", true, false), List.of(last.executor(), last.container(), last.suspend(), last.ok()));
     }
 
     @Test
@@ -120,6 +142,8 @@ class BridgeUiTest {
         assertEquals(2, s.fallbacks().size());
         assertEquals("1.2", s.preemptions().get(0).task());
         assertEquals(2L, s.counters().get("fallback_rounds"));
+        assertEquals(new BridgeEvents.ContainerChange(T + 45, "2", "container_1_01_000003", false, false),
+                s.containers().get(3));
     }
 
     @Test
@@ -135,6 +159,8 @@ class BridgeUiTest {
         assertTrue(html.contains("<td>policy call exceeded its 50 ms deadline</td><td>2</td>"), html);
         assertTrue(html.contains("1 task attempt(s) preempted, 1 refused"), html);
         assertTrue(html.contains("<td>1.1</td><td>refused</td>"), html);
+        assertTrue(html.contains("2 container(s) suspended, 1 resumed, 1 command(s) not applied"), html);
+        assertTrue(html.contains("<td>2</td><td>container_1_01_000003</td><td>resume</td><td>failed</td>"), html);
     }
 
     @Test
