@@ -2,18 +2,22 @@
 
 Operators already scrape their nodes with Prometheus; a page in its own format lets them watch how
 often containers are suspended, how many leases lapse (a controller that died or lost the network)
-and whether the reconcile loop keeps up, without a client library (none is a dependency here).
-Counters are bumped by the server and the service; gauges are sampled from the agent when scraped.
+and whether the reconcile loop keeps up. The server and the service bump counters and the summary
+(`prometheus-client`'s, thread-safe); gauges, and the lease expiries the lease table counts, are
+sampled from the agent when scraped.
 """
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-Labels = tuple[tuple[str, str], ...]  # (name, value) pairs, in the order they are printed
+from prometheus_client import CollectorRegistry, Counter, Summary, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+Labels = tuple[tuple[str, str], ...]  # (name, value) pairs
 Samples = Mapping[Labels, float]
 
 
@@ -23,21 +27,23 @@ class Family:
     kind: str  # counter, gauge or summary
     help: str
     labels: tuple[str, ...] = ()
+    sampled: bool = False  # read from the agent at scrape time, not bumped
 
 
 FAMILIES = (
     Family("schedbridge_agent_containers", "gauge",
            "Containers the agent manages or its NodeManager lists as running, by state: running (full "
-           "size), suspended (minimum share or frozen), resized (another CPU cap).", ("state",)),
-    Family("schedbridge_agent_leases_held", "gauge", "Throttles held under a lease now."),
+           "size), suspended (minimum share or frozen), resized (another CPU cap).", ("state",), sampled=True),
+    Family("schedbridge_agent_leases_held", "gauge", "Throttles held under a lease now.", sampled=True),
     Family("schedbridge_agent_nodemanager_reachable", "gauge",
-           "1 if the last reconciliation reached the NodeManager, else 0."),
+           "1 if the last reconciliation reached the NodeManager, else 0.", sampled=True),
     Family("schedbridge_agent_suspends_total", "counter", "Suspend commands applied (freezes included)."),
     Family("schedbridge_agent_resumes_total", "counter", "Resume commands applied."),
     Family("schedbridge_agent_resizes_total", "counter", "Resize commands applied."),
     Family("schedbridge_agent_lease_renewals_total", "counter", "Leases renewed by a controller."),
     Family("schedbridge_agent_lease_expiries_total", "counter",
-           "Leases that ran out (their controller stopped renewing): the container went back to full size."),
+           "Leases that ran out (their controller stopped renewing): the container went back to full size.",
+           sampled=True),
     Family("schedbridge_agent_requests_total", "counter", "HTTP requests answered, by method, endpoint and status.",
            ("method", "endpoint", "status")),
     Family("schedbridge_agent_connections_refused_total", "counter",
@@ -48,50 +54,56 @@ FAMILIES = (
 
 
 class AgentMetrics:
-    """Counters and the reconcile-time summary; thread-safe (the server's loop and workers and the
-    reconcile loop all bump them)."""
+    """The families above in a registry of the agent's own; thread-safe (the server's loop and
+    workers and the reconcile loop all bump them)."""
 
     def __init__(self) -> None:
-        self._counts: defaultdict[tuple[str, Labels], float] = defaultdict(float)
-        self._lock = threading.Lock()
+        self.registry = CollectorRegistry()
+        self._counter_of = {f.name: Counter(f.name, f.help, f.labels, registry=self.registry)
+                          for f in FAMILIES if f.kind == "counter" and not f.sampled}
+        self._summary_of = {f.name: Summary(f.name, f.help, f.labels, registry=self.registry)
+                           for f in FAMILIES if f.kind == "summary"}
+        self._sampled: Mapping[str, Samples] = {}
+        self._scrape = threading.Lock()  # one scrape's samples at a time
+        self.registry.register(_Sampled(self))
 
     def inc(self, name: str, amount: float = 1, /, **labels: str) -> None:
-        with self._lock:
-            self._counts[(name, tuple(labels.items()))] += amount
+        counter = self._counter_of[name]
+        (counter.labels(**labels) if labels else counter).inc(amount)
 
     def observe(self, name: str, value: float) -> None:
         """One observation of summary `name`: its `_sum` and `_count` series."""
-        with self._lock:
-            self._counts[(f"{name}_sum", ())] += value
-            self._counts[(f"{name}_count", ())] += 1
+        self._summary_of[name].observe(value)
 
     def exposition(self, sampled: Mapping[str, Samples]) -> str:
-        """Every family, its samples from the counters and from `sampled` (gauges read at scrape time)."""
-        with self._lock:
-            counts = dict(self._counts)
-        lines = []
-        for family in FAMILIES:
-            lines += [f"# HELP {family.name} {family.help}", f"# TYPE {family.name} {family.kind}"]
-            names = (f"{family.name}_sum", f"{family.name}_count") if family.kind == "summary" else (family.name,)
-            for name in names:
-                samples: dict[Labels, float] = {labels: value for (n, labels), value in counts.items() if n == name}
-                samples.update(sampled.get(name, {}))
-                lines += [f"{name}{_labels(labels)} {_number(value)}" for labels, value in sorted(samples.items())]
-                if not samples and not family.labels:
-                    lines.append(f"{name} 0")  # a counter that has not moved yet is 0, not absent
-        return "\n".join(lines) + "\n"
+        """Every family: the bumped ones as they stand, the sampled ones from `sampled` (read now)."""
+        with self._scrape:
+            self._sampled = sampled
+            try:
+                return generate_latest(self.registry).decode()
+            finally:
+                self._sampled = {}
 
 
-def _number(value: float) -> str:
-    """Exact for counts (no exponent that drops digits), Python's shortest repr otherwise."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+class _Sampled:
+    """The sampled families of one scrape (prometheus-client's custom collector protocol)."""
 
+    def __init__(self, metrics: AgentMetrics) -> None:
+        self._metrics = metrics
 
-def _labels(labels: Labels) -> str:
-    if not labels:
-        return ""
-    return "{" + ",".join(f'{key}="{_escape(value)}"' for key, value in labels) + "}"
+    def describe(self) -> list[Metric]:
+        return []  # nothing to check at registration: the names are the table's
 
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    def collect(self) -> Iterator[Metric]:
+        sampled = self._metrics._sampled
+        for f in FAMILIES:
+            if not f.sampled:
+                continue
+            metric: Metric = (GaugeMetricFamily(f.name, f.help, labels=f.labels) if f.kind == "gauge"
+                              else CounterMetricFamily(f.name, f.help, labels=f.labels))
+            samples = sampled.get(f.name, {})
+            for labels, value in sorted(samples.items()):
+                metric.add_metric([v for _, v in labels], value)  # type: ignore[attr-defined]
+            if not samples and not f.labels:
+                metric.add_metric([], 0.0)  # type: ignore[attr-defined]  # 0 before the first scrape's value
+            yield metric

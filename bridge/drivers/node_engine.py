@@ -12,6 +12,7 @@ delays no offer round. Executors must report their YARN container and NodeManage
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -28,8 +29,8 @@ from bridge.drivers.topology import Nodes, slot_spec
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.leases import LeaseRenewal
 from bridge.nodes.node_capacity import Guard, NodeResources, RaisedVcores
-from bridge.nodes.preemption import ContainerPreemptor
-from bridge.protocol.messages import LiveEvent, OfferRound, Placement
+from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
+from bridge.protocol.messages import ContainerChange, LiveEvent, OfferRound, Placement
 from policies import registry
 
 log = logging.getLogger(__name__)
@@ -130,10 +131,18 @@ class NodePlanner(EnginePlanner):
         return super().settings_for(live_params(self.name, params))
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        """The round's placement, with the application's containers suspended or resumed since its
+        previous reply (for Spark's event log and UI)."""
         with self.lock:
             placement = super().plan(rnd, events, cluster)
+            own = cluster.app(rnd.app).executors if rnd.app in cluster else {}
+            sent = self.commands.take_sent({ContainerRef(ev.nm, ev.container): executor
+                                            for executor, ev in own.items() if ev.container})
         self.wake.set()  # the driver thread sends the round's container commands
-        return placement
+        if not sent:
+            return placement
+        return dataclasses.replace(placement, containers=tuple(
+            ContainerChange(executor, ref.container, action, ok) for executor, ref, action, ok in sent))
 
     def forget(self, app: str) -> None:
         with self.lock:  # the world's containers go back to full share (``NodeContainers.release``)

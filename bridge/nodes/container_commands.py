@@ -11,12 +11,15 @@ exists, while executors already register) waits in the outbox until it is.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Mapping
 
 from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
 from policies.api import Code
 
 MAX_RETRY_S = 60.0
+SENT_KEPT = 10_000  # commands sent and not yet taken by their application's next reply
+Sent = tuple[ContainerRef, str, bool]  # container, action, applied by its agent
 
 
 class ContainerCommands:
@@ -27,6 +30,7 @@ class ContainerCommands:
         self.preemptor, self.clock, self.lock, self.retry_s = preemptor, clock, lock, retry_s
         self._io = threading.Lock()    # one sender at a time: the preemptor is not thread-safe
         self.outbox: dict[ContainerRef, tuple[str, float, float]] = {}  # container -> (action, not before, delay)
+        self.sent: deque[Sent] = deque(maxlen=SENT_KEPT)  # oldest dropped: its application stopped asking
 
     def want(self, ref: ContainerRef, action: str) -> None:
         """Record that ``ref`` should be suspended or resumed (call under ``lock``). A resume that
@@ -43,11 +47,22 @@ class ContainerCommands:
         with self._io:
             for ref, action, delay in self._take_due():
                 if action == "suspend":
-                    self.preemptor.suspend(ref)  # a failed suspend leaves the task at full share
-                elif self.preemptor.resume(ref).code is Code.ERROR:
-                    delay = min(max(2 * delay, self.retry_s), MAX_RETRY_S)
-                    with self.lock:  # unless a newer command for it came in meanwhile
+                    ok = self.preemptor.suspend(ref).ok  # a failed suspend leaves the task at full share
+                else:
+                    ok = self.preemptor.resume(ref).code is not Code.ERROR
+                with self.lock:
+                    self.sent.append((ref, action, ok))
+                    if not ok and action == "resume":  # retried, unless a newer command for it came in meanwhile
+                        delay = min(max(2 * delay, self.retry_s), MAX_RETRY_S)
                         self.outbox.setdefault(ref, ("resume", self.clock() + delay, delay))
+
+    def take_sent(self, executors: Mapping[ContainerRef, str]) -> list[tuple[str, ContainerRef, str, bool]]:
+        """The commands sent for the containers of ``executors`` (container -> executor id) since the
+        last call, in order, as (executor, container, action, applied); call under ``lock``."""
+        mine = [(executors[ref], ref, action, ok) for ref, action, ok in self.sent if ref in executors]
+        if mine:
+            self.sent = deque((s for s in self.sent if s[0] not in executors), maxlen=SENT_KEPT)
+        return mine
 
     def restore(self) -> list[ContainerRef]:
         """Drop the unsent commands and give every throttled container its full share back (on

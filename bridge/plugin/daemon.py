@@ -39,6 +39,7 @@ from bridge.nodes.cluster_agents import agents_option
 from bridge.plugin.host import Client, PolicyHost
 from bridge.plugin.lines import Buffers, LineSocket, LineTooLong
 from bridge.plugin.login import Limits, LoginGate, Throttled
+from bridge.plugin.metrics import start_exporter
 from bridge.plugin.peer_text import peer_logger
 from bridge.plugin.preempting_host import host_planners
 from bridge.protocol.auth import DEFAULT_TOKEN_FILE, ensure_token_file
@@ -83,6 +84,7 @@ class Reaper:
             if first is not None:
                 del self._since[first]
         if first is not None and (apps := self.host.forget_owner(first)):
+            self.host.metrics.forgotten.labels("crowded").inc(len(apps))
             self._crowded.warning("schedbridge serve: %s forgotten before --app-timeout: over %d application "
                                   "keys without connections", ", ".join(apps), self.closed_keys)
 
@@ -92,10 +94,13 @@ class Reaper:
             gone = [owner for owner, since in self._since.items() if since <= cutoff]
             for owner in gone:
                 del self._since[owner]
+        forgotten = self.host.metrics.forgotten
         for owner in gone:
             for app in self.host.forget_owner(owner):
+                forgotten.labels("no_connection").inc()
                 log.info("schedbridge serve: %s forgotten (no connection for %.0f s)", app, self.timeout_s)
         for app in self.host.forget_idle(self.idle_s):
+            forgotten.labels("idle").inc()
             log.info("schedbridge serve: %s forgotten (not named for %.0f s)", app, self.idle_s)
 
 
@@ -144,6 +149,7 @@ class PolicyDaemon:
         log.info("schedbridge serve: %s connected from %s", app, peer)
         with self._lock:
             self._connections.add(sock)
+        self.host.metrics.connections.inc()
         self.reaper.opened(owner)
         threading.Thread(target=self._serve, args=(LineSocket(sock, buffered, self._buffers), peer, owner),
                          name=f"serve-{peer}", daemon=True).start()
@@ -163,6 +169,7 @@ class PolicyDaemon:
         finally:
             with self._lock:
                 self._connections.discard(conn.sock)
+            self.host.metrics.connections.dec()
             conn.sock.close()
             conn.release()
             self.reaper.closed(owner)
@@ -208,12 +215,18 @@ def _read_token(token_file: Path | None) -> tuple[str, str]:
 @click.option("--max-buffered-bytes", default=DEFAULT_LIMITS.buffered_bytes, show_default=True,
               type=click.IntRange(0), help=f"Bytes of unfinished messages all connections may buffer at once, "
                                            f"beyond {DEFAULT_LIMITS.own_buffer_bytes} each.")
+@click.option("--metrics-port", type=click.IntRange(0, 65535),
+              help="Serve Prometheus metrics at http://METRICS_HOST:PORT/metrics (0: a free port). Off by "
+                   "default: the page has no token.")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="Address of the metrics page (with --metrics-port).")
 @server_options
 @agents_option
 @hadoop_conf_dir_option
 def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file: Path | None,
           app_timeout: float, log_level: str, max_apps_per_key: int, max_apps_per_connection: int,
-          max_snapshot_bytes: int, max_buffered_bytes: int, tls_cert: Path | None, tls_key: Path | None,
+          max_snapshot_bytes: int, max_buffered_bytes: int, metrics_port: int | None, metrics_host: str,
+          tls_cert: Path | None, tls_key: Path | None,
           insecure: bool, agents: Path | None, hadoop_conf_dir: Path | None) -> None:
     """Serve one policy to every Spark application using spark.schedbridge.endpoint=tcp://HOST:PORT
     (tls://HOST:PORT with --tls-cert and --tls-key; needed on an address other than loopback).
@@ -234,6 +247,12 @@ def serve(policy: str, params: dict[str, str], bind: str, port: int, token_file:
                                          apps_per_connection=max_apps_per_connection,
                                          snapshot_bytes=max_snapshot_bytes, buffered_bytes=max_buffered_bytes)
             daemon = PolicyDaemon((bind, port), PolicyHost(planner), token, app_timeout, context, limits)
+            if metrics_port is not None:
+                exporter, _ = start_exporter(daemon.host.metrics, metrics_host, metrics_port)
+                stack.callback(exporter.server_close)
+                stack.callback(exporter.shutdown)
+                click.echo(f"schedbridge serve: metrics at http://{metrics_host}:{exporter.server_port}/metrics",
+                           err=True)
         except (ValueError, OSError) as e:
             raise click.ClickException(str(e)) from None
         how = (f"preempting on {len(planner.nodes)} NodeManager(s) through their agents, N = {planner.cores}"

@@ -34,6 +34,7 @@ from typing import Any
 
 from bridge.drivers.planners import RoundPlanner, make_planner
 from bridge.drivers.spark_state import LiveCluster
+from bridge.plugin.metrics import HostMetrics
 from bridge.plugin.peer_text import peer_logger
 from bridge.protocol.messages import (
     LiveEvent,
@@ -150,7 +151,8 @@ class PolicyHost:
     beside one driver); later attaches must ask for the same policy and settings."""
 
     def __init__(self, planner: RoundPlanner | None = None, history: int = 10_000,
-                 make: Callable[[str, Mapping[str, str]], RoundPlanner] = make_planner) -> None:
+                 make: Callable[[str, Mapping[str, str]], RoundPlanner] = make_planner,
+                 metrics: HostMetrics | None = None) -> None:
         """``make`` builds the planner from the first attach (a host without ``planner``)."""
         self.planner = planner
         self._make = make
@@ -162,6 +164,8 @@ class PolicyHost:
         self._by_owner: dict[str, set[str]] = {}  # owner -> its applications with a state
         self._named: dict[str, float] = {}  # application's key -> when a request last named it
         self.held = HeldSlots()
+        self.metrics = metrics or HostMetrics()
+        self.metrics.count_applications(lambda: len(self._named))
 
     def handle(self, text: str, client: Client | None = None) -> str:
         """One request in, one reply out; never raises, whatever the input.
@@ -187,16 +191,17 @@ class PolicyHost:
         try:
             return self._round(rnd, events, client)
         except Exception as e:  # noqa: BLE001 - e.g. a malformed snapshot: this round only, never the host
+            self.metrics.rounds.labels("refused").inc()
             log.warning("schedbridge host: %s round %d refused: %s: %s", rnd.app, rnd.round, type(e).__name__, e)
             return encode_error(f"malformed round: {type(e).__name__}: {e}", rnd.round)
 
     def _round(self, rnd: OfferRound, events: Sequence[LiveEvent], client: Client | None) -> str:
         with self._lock:
             if self.planner is None:
-                return encode_error("no policy yet: a connection must attach before its first round", rnd.round)
+                return self._refused(rnd, "no policy yet: a connection must attach before its first round")
             if rnd.snapshot is not None:
                 if rnd.request is not None and (why := refusal(self.planner, rnd.request)) is not None:
-                    return encode_error(why, rnd.round)
+                    return self._refused(rnd, why)
                 if client is not None and (why := self._capped(rnd.app, client)) is not None:
                     return self._over(rnd, why)
                 state = self.cluster.reset(rnd.app, rnd.snapshot, rnd.request)
@@ -209,6 +214,7 @@ class PolicyHost:
                          len(state.jobs))
                 self.planner.rebuild(state)
             elif rnd.app not in self.cluster:
+                self.metrics.rounds.labels("resync").inc()
                 return encode_resync(rnd.round)
             else:
                 self._named[rnd.app] = time.monotonic()
@@ -231,9 +237,12 @@ class PolicyHost:
                     "key (schedbridge serve --max-apps-per-key raises it)")
         return None
 
-    @staticmethod
-    def _over(rnd: OfferRound, why: str) -> str:
+    def _over(self, rnd: OfferRound, why: str) -> str:
         log.warning("schedbridge host: %s round %d refused: %s", rnd.app, rnd.round, why)
+        return self._refused(rnd, why)
+
+    def _refused(self, rnd: OfferRound, why: str) -> str:
+        self.metrics.rounds.labels("refused").inc()
         return encode_error(why, rnd.round)
 
     def _plan(self, planner: RoundPlanner, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
@@ -241,6 +250,7 @@ class PolicyHost:
         try:
             placement = planner.plan(rnd, events, self.cluster)
         except Exception as e:  # noqa: BLE001 - any policy bug must only cost this round
+            self.metrics.rounds.labels("policy_error").inc()
             if not self._failing:
                 log.warning("schedbridge host: policy %s failed (%s: %s); the plugin falls back to "
                             "Spark for such rounds", planner.name, type(e).__name__, e)
@@ -249,12 +259,20 @@ class PolicyHost:
         self._failing = False
         self.held.record(rnd.app, rnd.now_ms, placement.held)
         micros = (time.perf_counter_ns() - start) // 1000
+        self._count(placement, micros)
         self.decisions.append(DecisionRecord(rnd.app, rnd.round, placement, micros))
         if (placement.grants or placement.preempt) and placements.isEnabledFor(logging.DEBUG):  # formatting costs
             placements.debug("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
                      " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
         return encode_placement(placement, rnd.round)
+
+    def _count(self, placement: Placement, micros: int) -> None:
+        metrics = self.metrics
+        metrics.rounds.labels("placed").inc()
+        metrics.plan_seconds.observe(micros / 1e6)
+        metrics.granted_slots.inc(sum(g.slots for g in placement.grants))
+        metrics.preemptions.inc(len(placement.preempt))
 
     @staticmethod
     def _own(app: str, client: Client | None) -> str:
@@ -266,6 +284,7 @@ class PolicyHost:
         with self._lock:
             held = self.held.total(app)
             self._forget(app)
+        self.metrics.detaches.inc()
         log.info("schedbridge host: %s detached; the policy's own rule held %.2f free slot-s while tasks "
                  "waited", app, held)
         return encode_detached()
@@ -310,9 +329,10 @@ class PolicyHost:
                 return self._refuse(app, why)
             log.info("schedbridge host: %s attached: policy %s, parameters %s", app, self.planner.name,
                      _params_text(request.params))
+            self.metrics.attaches.labels("accepted").inc()
             return encode_attached(self.planner.name, self.planner.launch_reports)
 
-    @staticmethod
-    def _refuse(app: str, why: str) -> str:
+    def _refuse(self, app: str, why: str) -> str:
+        self.metrics.attaches.labels("refused").inc()
         log.warning("schedbridge host: refused %s: %s", app, why)
         return encode_refused(why)

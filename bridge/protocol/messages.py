@@ -110,6 +110,17 @@ class Grant:
 
 
 @dataclass(frozen=True, slots=True)
+class ContainerChange:
+    """A suspend or resume the policy's node side sent for one of the application's executors'
+    containers (``ok``: its node agent applied it). Told to the plugin for Spark's event log and UI."""
+
+    executor: str
+    container: str
+    action: str  # suspend or resume
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Placement:
     """A round's answer. Stages and slots not granted are held back this round.
 
@@ -125,6 +136,9 @@ class Placement:
     # tasks waited: held by its rule (a partition, a reservation), not by a stale view. The
     # host's accounting (logged per application), not sent to the plugin.
     held: int = 0
+    # The application's containers suspended or resumed since its previous reply (a preempting
+    # policy on node agents); sent only when there are some.
+    containers: tuple[ContainerChange, ...] = ()
 
 
 def _stage(d: Mapping[str, Any]) -> StageDemand:
@@ -207,6 +221,8 @@ def encode_placement(p: Placement, round_: int) -> str:
                    for g in p.grants],
         "preempt": list(p.preempt),
         "spark_order": p.spark_order,
+        **({"containers": [{"executor": c.executor, "container": c.container, "action": c.action, "ok": c.ok}
+                           for c in p.containers]} if p.containers else {}),
     }, separators=(",", ":"))
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -79,7 +80,8 @@ class DaemonProcess:
     """``schedbridge serve`` in a subprocess, logging to a file; stopped by its pid."""
 
     def __init__(self, log: Path, port: int = 0, policy: str = "spark-fifo",
-                 params: Sequence[str] = (), tls: ServerTls | None = None) -> None:
+                 params: Sequence[str] = (), tls: ServerTls | None = None, metrics: bool = False) -> None:
+        """``metrics``: with ``--metrics-port 0``, its page's address in ``metrics_url``."""
         exe = Path(sys.executable).parent / "schedbridge"
         self.log = log
         self.token_file = log.parent / "daemon-token"  # created owner-only by serve; shared by a restart
@@ -91,8 +93,11 @@ class DaemonProcess:
         self.tls = tls
         if tls is not None:
             cmd += ["--tls-cert", str(tls.cert), "--tls-key", str(tls.key)]
+        if metrics:
+            cmd += ["--metrics-port", "0"]
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT)
         self.port = int(self.wait_for(r"on (?:tcp|tls)://127\.0\.0\.1:(\d+)").group(1))
+        self.metrics_url = self.wait_for(r"metrics at (http://\S+/metrics)").group(1) if metrics else None
 
     @property
     def conf(self) -> dict[str, str]:
@@ -117,6 +122,42 @@ class DaemonProcess:
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait(timeout=30)
+        self._out.close()
+
+
+class HistoryServer:
+    """Spark's History Server (pyspark's ``spark-class``) on loopback, on a free port, reading the
+    event logs of ``log_dir`` with the plugin's jar on its classpath; logs to ``log``, stopped by its pid."""
+
+    def __init__(self, log_dir: Path, jar: Path, log: Path) -> None:
+        import pyspark
+
+        home = Path(pyspark.__file__).parent
+        props = log.with_suffix(".properties")
+        props.write_text(f"spark.history.fs.logDirectory={log_dir.as_uri()}\nspark.history.ui.port=0\n"
+                         "spark.history.fs.update.interval=1s\n")
+        env = {**os.environ, "SPARK_HOME": str(home), "SPARK_DAEMON_CLASSPATH": str(jar),
+               "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_DAEMON_MEMORY": "384m"}
+        self.log = log
+        self._out = log.open("a")
+        command = [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.history.HistoryServer",
+                   "--properties-file", str(props)]
+        self.proc = subprocess.Popen(command, stdout=self._out, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 120
+        while not (m := re.search(r"started at http://[^:]+:(\d+)", log.read_text())):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"the History Server did not start: {log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        self.url = f"http://127.0.0.1:{m.group(1)}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
         self._out.close()
 
 

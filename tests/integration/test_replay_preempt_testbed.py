@@ -76,11 +76,21 @@ def executors_per_nodemanager(results: Path) -> dict[str, int]:
     return dict(Counter(e["Executor Info"]["Attributes"]["NM_HTTP_ADDRESS"] for e in added))
 
 
+def containers_in_event_log(results: Path) -> set[str]:
+    """The containers the run's event log says were suspended and the agent applied it: the
+    host's replies tell the plugin, which posts them for Spark's event log and the schedbridge tab."""
+    [log] = (results / "eventlogs").iterdir()
+    told = (line.event for line in log_lines(log)
+            if line.event and line.event.get("Event") == "org.schedbridge.spark.BridgeEvents$ContainerChange")
+    return {e["container"] for e in told if e["suspend"] and e["ok"]}
+
+
 def assert_preempted_and_left_clean(results: Path, rm: ResourceManagerClient, testbed, per_node: int,
                                     jobs: int) -> None:
     """A `--preempt` replay's results: every job succeeded, some container was really suspended and
-    each suspended one resumed, the executors were N + Q per NodeManager, every agent restored its
-    containers before it stopped, and the cluster holds nothing of the run."""
+    each suspended one resumed (and the event log names suspended ones), the executors were N + Q per
+    NodeManager, every agent restored its containers before it stopped, and the cluster holds nothing
+    of the run."""
     table = pd.read_csv(results / "jobs.csv")
     assert len(table) == jobs and (table["status"] == "succeeded").all(), table
     meta = json.loads((results / "meta.json").read_text())
@@ -90,6 +100,8 @@ def assert_preempted_and_left_clean(results: Path, rm: ResourceManagerClient, te
     resumed = {c["container"] for c in commands if c["action"] == "resume" and c["status"] == "ok"}
     assert suspended, commands
     assert suspended <= resumed  # every suspended container got its CPU back
+    assert containers_in_event_log(results) & suspended  # the last ones may end after the last reply
+    assert containers_in_event_log(results) <= suspended
     assert executors_per_nodemanager(results) == {n.http_address: per_node for n in rm.nodes()}
     states = list(results.glob("agent-*.json"))
     assert len(states) == len(testbed.layout.nodemanagers)  # one agent per NodeManager

@@ -13,12 +13,15 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from py4j.java_gateway import JavaObject, JavaPackage, get_field
 from pyspark import SparkConf, SparkContext
 from pyspark.errors import IllegalArgumentException
@@ -36,6 +39,7 @@ from bridge.protocol.auth import key_digest
 from bridge.protocol.messages import Grant, LiveEvent, OfferRound, Placement
 from tests.integration.sparkplugin_support import (
     DaemonProcess,
+    HistoryServer,
     RecordingPlanner,
     Squatter,
     assert_no_task_lost_or_repeated,
@@ -143,6 +147,47 @@ def test_placements_reach_the_event_log_and_counters_reach_sparks_metrics_sinks(
     [run] = load_runs([p for p in events.iterdir() if not p.name.startswith(".")])  # report reads it too
     assert run.plugin == {"placed_tasks": stats["placed_tasks"], "fallback_tasks": 0, "unmanaged_tasks": 0}
     assert len(run.jobs) >= 1 and set(run.jobs["status"]) == {"succeeded"} and len(run.tasks) == len(started)
+
+
+def fetch(url: str, timeout_s: float = 60.0) -> str:
+    """The page at ``url``, asked again (every 0.5 s, within ``timeout_s``) while it answers an error."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                return answer.read().decode()
+        except OSError as exc:  # URLError, HTTPError, a refused or reset connection
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{url}: {exc}") from None
+            time.sleep(0.5)
+
+
+def test_the_schedbridge_tab_live_and_in_the_history_server(stock: dict[str, list], tmp_path: Path) -> None:
+    """A running application under hawk answers GET <its UI>/schedbridge/ with a page naming the
+    policy and the tasks it placed; Spark's History Server, replaying the finished application's
+    event log with the plugin's jar on its classpath, shows the same tab."""
+    events = tmp_path / "events"
+    events.mkdir()
+    conf = {"spark.ui.enabled": "true", "spark.ui.port": "0", "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": events.as_uri()}
+    with bridge_session(PolicyHost(make_planner("hawk")), **conf) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        app = spark.sparkContext.applicationId
+        port = urllib.parse.urlsplit(spark.sparkContext.uiWebUrl).port
+        live = fetch(f"http://127.0.0.1:{port}/schedbridge/")
+        stats = spark_inprocess.stats()
+    assert '<strong id="schedbridge-policy">hawk</strong>' in live, live[-2000:]
+    placed = sum(int(n) for n in re.findall(r"<tr><td>\d+</td><td>\d+</td><td>(\d+)</td>", live))
+    assert 0 < placed <= stats["placed_tasks"], live[-2000:]  # written at most every 200 ms while tasks launch
+    server = HistoryServer(events, sparkplugin.jar_path(), tmp_path / "history.log")
+    try:
+        history = fetch(f"{server.url}/history/{app}/schedbridge/")
+    finally:
+        server.stop()
+    assert '<strong id="schedbridge-policy">hawk</strong>' in history, history[-2000:]
+    replayed = sum(int(n) for n in re.findall(r"<tr><td>\d+</td><td>\d+</td><td>(\d+)</td>", history))
+    assert replayed == stats["placed_tasks"], history[-2000:]
+    assert f"<td>policy_rounds</td><td>{stats['policy_rounds']}</td>" in history, history[-2000:]
 
 
 class ArrivalLog:
@@ -400,6 +445,26 @@ def test_daemon_killed_mid_job_then_restarted(stock: dict[str, list], tmp_path) 
             second.kill()
     assert after["policy_rounds"] > before["policy_rounds"]
     assert after["warnings"] == 1
+
+
+def test_serve_answers_metrics_with_the_rounds_it_placed(stock: dict[str, list], tmp_path) -> None:
+    """`schedbridge serve --metrics-port`: Prometheus' parser reads its page, which counts the
+    application's attach, the rounds the policy placed and the slots it granted."""
+    daemon = DaemonProcess(tmp_path / "daemon.log", metrics=True)
+    try:
+        with bridge_session(None, **daemon.conf) as spark:
+            assert wordcount(spark) == stock["wordcount"]
+        with urllib.request.urlopen(daemon.metrics_url, timeout=10) as answer:
+            page = answer.read().decode()
+    finally:
+        daemon.kill()
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(page) for s in family.samples}
+    assert samples[("schedbridge_host_attaches_total", (("result", "accepted"),))] == 1
+    placed = samples[("schedbridge_host_rounds_total", (("outcome", "placed"),))]
+    assert placed > 0 and samples[("schedbridge_host_plan_seconds_count", ())] == placed
+    assert samples[("schedbridge_host_granted_slots_total", ())] > 0
+    assert samples[("schedbridge_host_detaches_total", ())] == 1
 
 
 class FaultyHost(PolicyHost):

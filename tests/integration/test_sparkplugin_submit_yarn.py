@@ -1,9 +1,10 @@
 """The one-line submission on the real testbed: `schedbridge submit` and plain `spark-submit` on
 `spark-schedbridge://yarn`, with no endpoint given, host the policy beside the driver: a PySpark
 application (our copy of Spark's `pi.py`) by `schedbridge submit`, a JVM one (a Java job compiled
-here) by plain `spark-submit`, both under hawk. The plugin's counters show that the policy placed
-every task and no round fell back; a parameter in the application's conf changes Hawk's placement;
-a JVM application with a misspelled parameter stops before YARN is asked for anything."""
+here) and the same PySpark one (without `spark.yarn.isPython`) by plain `spark-submit`, all under
+hawk. The plugin's counters show that the policy placed every task and no round fell back; a
+parameter in the application's conf changes Hawk's placement; a JVM application with a
+misspelled parameter stops before YARN is asked for anything."""
 from __future__ import annotations
 
 import json
@@ -59,9 +60,8 @@ def launcher(how: str) -> list[str]:
 
 
 def application(kind: str, how: str, out: Path, java_app: Path) -> list[str]:
-    if kind == "pi.py":
-        python = [] if how == "schedbridge-submit" else ["--conf", "spark.yarn.isPython=true"]
-        return [*python, "--conf", f"spark.executorEnv.PYTHONPATH={ROOT}", str(JOBS / "pi.py"),
+    if kind == "pi.py":  # no spark.yarn.isPython: the plugin sets it for a Python application
+        return ["--conf", f"spark.executorEnv.PYTHONPATH={ROOT}", str(JOBS / "pi.py"),
                 str(PI_PARTITIONS), "--executors", "2", "--out", str(out)]
     return ["--class", "SumApp", str(java_app), str(SUM_N), str(SUM_PARTITIONS), str(out)]
 
@@ -159,6 +159,20 @@ def test_spark_pi_in_cluster_deploy_mode_attaches_to_serve_and_is_placed_by_hawk
     assert len(started) >= PI_PARTITIONS and {p["taskId"] for p in placed} == started
     assert {(p["policy"], p["by"]) for p in placed} == {("hawk", "POLICY")}
     assert app_id in daemon.log.read_text()  # the daemon, not a host beside the driver, placed them
+
+
+def test_a_pyspark_application_by_plain_spark_submit_needs_no_is_python(env, java_app, tmp_path) -> None:
+    """Plain spark-submit with the master and the policy: the plugin sets spark.yarn.isPython itself,
+    so YARN's client ships pyspark.zip and py4j and the executors run the Python tasks."""
+    out, stats_file = tmp_path / "out.txt", tmp_path / "stats.json"
+    cmd = [*launcher("spark-submit"), "--conf", "spark.schedbridge.policy=hawk", *ROOMY_DEADLINE,
+           "--conf", f"spark.schedbridge.stats.file={stats_file}",
+           *application("pi.py", "spark-submit", out, java_app)]
+    result = run(cmd, env)
+    assert result.returncode == 0, failure_excerpt(result.stderr)
+    assert "spark.yarn.isPython=true (spark-submit runs a Python application)" in result.stderr
+    assert math.isclose(float(out.read_text()), math.pi, abs_tol=0.05)
+    assert_every_task_placed_by_hawk(stats_file, PI_PARTITIONS)
 
 
 def test_a_jvm_application_by_plain_spark_submit_is_placed_by_hawk(env, java_app, tmp_path) -> None:

@@ -15,7 +15,7 @@ from bridge.drivers.node_engine import NodePlanner, node_preemption, preempting_
 from bridge.drivers.spark_state import LiveCluster
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
-from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
+from bridge.protocol.messages import ContainerChange, Launched, OfferRound, Slot, StageDemand, parse_event
 from tests.unit.live_fakes import FakeAgent, FakeRM
 
 A, B = "localhost:8052", "localhost:8062"
@@ -105,6 +105,27 @@ def test_kairos_places_by_task_count_and_time_slices_a_node_by_resizing() -> Non
     p.tick()
     assert agent.calls[2:] == [("suspend", "c2"), ("resume", "c1")]
     assert p.counters["suspends"] == 2 and p.counters["resumes"] == 1
+
+
+def test_a_reply_tells_the_application_its_containers_suspended_and_resumed_since_the_last() -> None:
+    """What the node driver sent reaches the application's next reply, each command once, with
+    the executor of its container (the plugin posts them for Spark's event log and UI)."""
+    p, agent, clock = planner("kairos", {"q": "1", "w": "10"})
+    spark = YarnSpark()
+    spark.pending[0] = (3, "1")
+    spark.step(p)
+    p.tick()                                       # c1 (queued) and c4 (idle) shrunk
+    rnd, events = spark.offer()
+    told = p.plan(rnd, events, spark.cluster).containers
+    assert told == (ContainerChange("1", "c1", "suspend", True), ContainerChange("4", "c4", "suspend", True))
+    clock.t = 10.5                                 # the quantum: c2 suspended, c1 resumed
+    agent.down = True                              # ... but c1's agent is unreachable
+    p.tick()
+    rnd, events = spark.offer()
+    assert p.plan(rnd, events, spark.cluster).containers == (ContainerChange("2", "c2", "suspend", False),
+                                                             ContainerChange("1", "c1", "resume", False))
+    rnd, events = spark.offer()
+    assert p.plan(rnd, events, spark.cluster).containers == ()
 
 
 def test_a_task_queued_at_a_node_starts_in_a_container_already_shrunk() -> None:

@@ -20,10 +20,10 @@ from jsonschema import Draft202012Validator
 import sparkplugin
 from bridge.protocol import auth as spark_auth
 from bridge.plugin.bench import synthetic_rounds
-from bridge.protocol.messages import (MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Grant, Placement, ProtocolError,
-                                        decode, encode_attached, encode_challenge, encode_detached, encode_error,
-                                        encode_hello_reply, encode_placement, encode_refused, encode_resync,
-                                        parse_attach, parse_detach, parse_event, parse_round)
+from bridge.protocol.messages import (MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ContainerChange, Grant, Placement,
+                                        ProtocolError, decode, encode_attached, encode_challenge, encode_detached,
+                                        encode_error, encode_hello_reply, encode_placement, encode_refused,
+                                        encode_resync, parse_attach, parse_detach, parse_event, parse_round)
 
 SCHEMA = json.loads(sparkplugin.PROTOCOL_SCHEMA.read_text())
 SAMPLES = Path(sparkplugin.__file__).resolve().parent / "build" / "protocol-samples.jsonl"
@@ -41,6 +41,9 @@ HOST_MESSAGES = {
     "placement": encode_placement(Placement(grants=(Grant(3, 1, "2", 2), Grant(4, 0, "1")),
                                             preempt=(12, 40_000_000_000), spark_order=True, held=3), 41),
     "placement (nothing)": encode_placement(Placement(), 1),
+    "placement (containers)": encode_placement(Placement(containers=(
+        ContainerChange("3", "container_1_0001_01_000004", "suspend", True),
+        ContainerChange("3", "container_1_0001_01_000004", "resume", False))), 2),
     "error": encode_error("KeyError: 'x'"),
     "error of a round": encode_error("policy failed", 7),
     "resync": encode_resync(8),

@@ -35,11 +35,20 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         MasterUrl url = MasterUrl.parse(masterURL);
         PlacementRounds rounds = newRounds(sc);
         return switch (url.kind) {
-            case YARN -> clusterMode(sc) ? new BridgeYarnClusterScheduler(sc, rounds) : new BridgeYarnScheduler(sc, rounds);
+            case YARN -> clusterMode(sc) ? new BridgeYarnClusterScheduler(sc, rounds) : yarnClient(sc, rounds);
             case LOCAL -> new BridgeTaskScheduler(sc, url.numbers[1], true, rounds);
             case LOCAL_CLUSTER, STANDALONE -> new BridgeTaskScheduler(sc, sc.conf().getInt("spark.task.maxFailures", 4),
                     false, rounds);
         };
+    }
+
+    /**
+     * The driver runs here and YARN's client, started with the backend, ships the containers' files:
+     * for a Python application, pyspark.zip and py4j ({@link PythonApp}).
+     */
+    private static BridgeYarnScheduler yarnClient(SparkContext sc, PlacementRounds rounds) {
+        PythonApp.markOnYarn(sc.conf());
+        return new BridgeYarnScheduler(sc, rounds);
     }
 
     /** The driver runs in YARN's ApplicationMaster (started there by {@link ClusterDriver}). */
@@ -57,6 +66,8 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         grantsLaunchAtOnce(sc.conf());
         PolicyEndpoint endpoint = PolicyEndpoint.open(conf, sc.appName());
         BridgeStats stats = BridgeStats.reset(conf.policy, endpoint.description);
+        BridgeUiTab.attach(sc);
+        stats.journal(sc.listenerBus()::post);
         ClusterMirror mirror = new ClusterMirror();
         PolicyClient client = new PolicyClient(sc.appName(), endpoint, mirror, conf, stats);
         try {
@@ -65,6 +76,8 @@ public final class BridgeClusterManager implements ExternalClusterManager {
             client.close();
             throw e;
         }
+        sc.listenerBus().post(new BridgeEvents.PolicyStart(System.currentTimeMillis(), conf.policy, conf.params,
+                endpoint.description));
         sc.addSparkListener(new BridgeListener(mirror));
         return new PlacementRounds(sc, conf, client, mirror, stats);
     }

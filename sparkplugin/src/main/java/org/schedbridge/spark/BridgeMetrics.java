@@ -2,8 +2,6 @@ package org.schedbridge.spark;
 
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
-import com.fasterxml.jackson.databind.JsonNode;
-import java.util.Map;
 import org.apache.spark.metrics.source.Source;
 
 /**
@@ -17,11 +15,8 @@ final class BridgeMetrics implements Source {
     private final MetricRegistry registry = new MetricRegistry();
 
     BridgeMetrics(BridgeStats stats) {
-        for (Map.Entry<String, JsonNode> field : stats.counters().properties()) {
-            if (field.getValue().isIntegralNumber()) {
-                String key = field.getKey();
-                registry.register(key, (Gauge<Long>) () -> stats.counters().get(key).asLong());
-            }
+        for (String key : stats.numbers().keySet()) {
+            registry.register(key, (Gauge<Long>) () -> stats.counters().get(key).asLong());
         }
         registry.register("call_latency_us", stats.callLatency);
         registry.register("round_latency_us", stats.roundLatency);

@@ -5,6 +5,11 @@ import com.codahale.metrics.Histogram;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import org.apache.spark.scheduler.SparkListenerEvent;
 
 /**
  * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string, written
@@ -14,10 +19,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
  * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
  * recent policy calls and of whole policy rounds. The same counters reach Spark's metrics system
- * through {@link BridgeMetrics}.
+ * through {@link BridgeMetrics}, and, with each fall-back's reason, each preemption and each container
+ * the policy's node side suspended or resumed, Spark's event log through the journal ({@link BridgeEvents}).
  */
 public final class BridgeStats {
     private static final int WINDOW = 1 << 16;
+    /** The counters reach the event log at most this often while they change. */
+    private static final long PUBLISH_MS = 1000;
     private static BridgeStats current = new BridgeStats();
 
     private long policyRounds;
@@ -32,9 +40,16 @@ public final class BridgeStats {
     private long kills;
     private long killsRefused;
     private long watchdogRounds;
+    private long suspends;
+    private long resumes;
+    private long failedContainerCommands;
     private String policy = "";
     private String endpoint = "";
     private String lastFailure = "";
+    /** Where events for Spark's listener bus go (nowhere until the scheduler sets it). */
+    private Consumer<SparkListenerEvent> journal = e -> { };
+    private long publishedMs;
+    private Map<String, Long> published = Map.of();
     private final Window calls = new Window();
     private final Window rounds = new Window();
     /** The same latencies for Spark's metrics system ({@link BridgeMetrics}). */
@@ -64,6 +79,11 @@ public final class BridgeStats {
         return current;
     }
 
+    /** Events from now on go to {@code post} (Spark's listener bus). */
+    synchronized void journal(Consumer<SparkListenerEvent> post) {
+        journal = post;
+    }
+
     /** Which path launched {@code n} tasks in one offer round. */
     enum Launch { POLICY, FALLBACK, UNMANAGED }
 
@@ -83,16 +103,34 @@ public final class BridgeStats {
         watchdogRounds++;
         fallbackRounds++;
         lastFailure = "free slots held back while tasks waited over " + boundMs + " ms (the watchdog)";
+        journal.accept(new BridgeEvents.Fallback(System.currentTimeMillis(), lastFailure));
     }
 
-    /** A kill the policy asked for, done. */
-    synchronized void killed() {
+    /** A kill the policy asked for, done; {@code task} is {@code stage.index}. */
+    synchronized void killed(long taskId, String task) {
         kills++;
+        journal.accept(new BridgeEvents.Preemption(System.currentTimeMillis(), taskId, task, true));
     }
 
     /** A kill the policy asked for beyond the per-round or per-task bound (not done). */
-    synchronized void killRefused() {
+    synchronized void killRefused(long taskId, String task) {
         killsRefused++;
+        journal.accept(new BridgeEvents.Preemption(System.currentTimeMillis(), taskId, task, false));
+    }
+
+    /** Containers the policy's node side suspended or resumed, as its host told. */
+    synchronized void containers(List<Placement.Container> changes) {
+        long now = System.currentTimeMillis();
+        for (Placement.Container c : changes) {
+            if (!c.ok()) {
+                failedContainerCommands++;
+            } else if (c.suspend()) {
+                suspends++;
+            } else {
+                resumes++;
+            }
+            journal.accept(new BridgeEvents.ContainerChange(now, c.executor(), c.container(), c.suspend(), c.ok()));
+        }
     }
 
     /** A failure outside any round (at start, with fallback=true). */
@@ -126,6 +164,7 @@ public final class BridgeStats {
     synchronized void fallback(String reason, boolean warned) {
         fallbackRounds++;
         lastFailure = reason;
+        journal.accept(new BridgeEvents.Fallback(System.currentTimeMillis(), reason));
         if (warned) {
             warnings++;
         }
@@ -161,8 +200,37 @@ public final class BridgeStats {
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
-                .put("watchdog_rounds", watchdogRounds)
+                .put("watchdog_rounds", watchdogRounds).put("suspends", suspends).put("resumes", resumes)
+                .put("failed_container_commands", failedContainerCommands)
                 .put("last_failure", lastFailure);
+    }
+
+    /** The integral counters by name, for Spark's metrics system and the event log. */
+    synchronized Map<String, Long> numbers() {
+        Map<String, Long> out = new TreeMap<>();
+        counters().properties().forEach(field -> {
+            if (field.getValue().isIntegralNumber()) {
+                out.put(field.getKey(), field.getValue().asLong());
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Posts the counters if they changed since the last post and, unless {@code now}, a second
+     * has passed since then.
+     */
+    synchronized void publish(boolean now) {
+        long t = System.currentTimeMillis();
+        if (!now && t - publishedMs < PUBLISH_MS) {
+            return;
+        }
+        Map<String, Long> numbers = numbers();
+        if (!numbers.equals(published)) {
+            published = numbers;
+            publishedMs = t;
+            journal.accept(new BridgeEvents.Counters(t, numbers));
+        }
     }
 
     /** One line for the driver's log when the application stops: who placed the tasks. */

@@ -10,13 +10,20 @@ import java.util.Map;
  * A policy's reply for one round: grants ("stage S attempt A may use N slots of executor E"),
  * grouped by stage in the policy's order, and task ids to preempt. Stages and slots not granted
  * are held back this round. {@code sparkOrder}: the policy declared that, while the runnable
- * stages and the executors stay the same, Spark's own order is its answer.
+ * stages and the executors stay the same, Spark's own order is its answer. {@code containers}:
+ * the application's executors' containers its node agents suspended or resumed since the last
+ * reply (a preempting policy's node side), for the event log.
  */
 final class Placement {
     /** stage key -> executor id -> slots, both in the order the policy listed them. */
     final Map<String, Map<String, Integer>> grants = new LinkedHashMap<>();
     final List<Long> preempt = new ArrayList<>();
     final boolean sparkOrder;
+    final List<Container> containers = new ArrayList<>();
+
+    /** A suspend or resume sent to the agent of {@code executor}'s container; {@code ok}: applied. */
+    record Container(String executor, String container, boolean suspend, boolean ok) {
+    }
 
     Placement(JsonNode reply) {
         for (JsonNode g : reply.path("assign")) {
@@ -31,5 +38,9 @@ final class Placement {
             preempt.add(t.asLong());
         }
         sparkOrder = reply.path("spark_order").asBoolean(false);
+        for (JsonNode c : reply.path("containers")) {
+            containers.add(new Container(c.path("executor").asText(), c.path("container").asText(),
+                    "suspend".equals(c.path("action").asText()), c.path("ok").asBoolean(false)));
+        }
     }
 }

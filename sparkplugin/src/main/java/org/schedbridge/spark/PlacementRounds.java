@@ -105,6 +105,7 @@ final class PlacementRounds implements AutoCloseable {
      */
     Seq<Seq<TaskDescription>> offer(IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark,
                                     Runnable revive) {
+        stats.publish(false);
         List<WorkerOffer> list = CollectionConverters.asJava(offers);
         List<TaskSetManager> queue = CollectionConverters.asJava(pool.sortedQueue());
         if (sc.applicationId() == null) {
@@ -143,7 +144,7 @@ final class PlacementRounds implements AutoCloseable {
             sparkOrderStages = new HashSet<>(batch.stages.keySet());
             sparkOrderExecutors = new HashSet<>(batch.offerIndex.keySet());
         }
-        preempt(placement.preempt);
+        fromNodes(placement);
         Seq<Seq<TaskDescription>> launched = counted(BridgeStats.Launch.POLICY,
                 apply(placement, batch, list, offers, all, spark));
         if (heldBack(batch, launched)) {
@@ -259,7 +260,13 @@ final class PlacementRounds implements AutoCloseable {
         if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
             return;
         }
-        ask(batch, false).ifPresent(reply -> preempt(new Placement(reply).preempt));
+        ask(batch, false).ifPresent(reply -> fromNodes(new Placement(reply)));
+    }
+
+    /** What a reply holds beside its grants: the kills it asks for, the containers its node side resized. */
+    private void fromNodes(Placement placement) {
+        stats.containers(placement.containers);
+        preempt(placement.preempt);
     }
 
     /**
@@ -393,11 +400,11 @@ final class PlacementRounds implements AutoCloseable {
                 continue;
             }
             if (killed == maxKillsPerRound || kills.getOrDefault(task, 0) == maxKillsPerTask) {
-                stats.killRefused();
+                stats.killRefused(id, task);
                 continue;
             }
             killed++;
-            stats.killed();
+            stats.killed(id, task);
             kills.merge(task, 1, Integer::sum);
             timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: preempted by the policy"));
         }
@@ -409,6 +416,7 @@ final class PlacementRounds implements AutoCloseable {
         timer.shutdownNow();
         client.detach(sc.applicationId());
         client.close();
+        stats.publish(true);
         if (stats.degraded()) {
             LOG.warn(stats.summary());
         } else {

@@ -32,6 +32,16 @@ class PlacementTest {
     }
 
     @Test
+    void containersTheNodeSideResizedAreReadInOrderAndAReplyWithoutThemHasNone() throws Exception {
+        Placement p = parse("{\"v\": 2, \"round\": 3, \"assign\": [], \"preempt\": [], \"spark_order\": false, "
+                + "\"containers\": [{\"executor\": \"2\", \"container\": \"c2\", \"action\": \"suspend\", \"ok\": true},"
+                + "{\"executor\": \"1\", \"container\": \"c1\", \"action\": \"resume\", \"ok\": false}]}");
+        assertEquals(List.of(new Placement.Container("2", "c2", true, true), new Placement.Container("1", "c1", false, false)),
+                p.containers);
+        assertTrue(parse("{\"assign\": []}").containers.isEmpty());
+    }
+
+    @Test
     void aGrantWithoutSlotsIsOneSlotAndWithoutAttemptIsAttemptZero() throws Exception {
         Placement p = parse("{\"assign\": [{\"stage\": 4, \"executor\": \"9\"}]}");
         assertEquals(Map.of("4.0", Map.of("9", 1)), p.grants);
