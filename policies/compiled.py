@@ -34,7 +34,8 @@ from types import ModuleType
 
 MODULES = (
     "policies.messages",
-    "bridge.cluster.kernel", "bridge.cluster.events", "bridge.cluster.slots", "bridge.cluster.state",
+    "bridge.cluster.kernel", "bridge.cluster.events", "bridge.cluster.slots", "bridge.cluster.measure",
+    "bridge.cluster.offslot", "bridge.cluster.runner", "bridge.cluster.tables", "bridge.cluster.state",
     "bridge.cluster.view", "bridge.sim.engine",
     "policies.common.heap", "policies.common.lwl", "policies.common.nodefifo", "policies.common.partitions",
     "policies.common.preemptive", "policies.common.probing", "policies.common.queues", "policies.common.srpt",

@@ -1,9 +1,11 @@
 """The one cluster state every driver shares: the physical truth, and the one place decisions apply.
 
 :class:`ClusterState` owns nodes, slots, per-node capacity, node queues, running and suspended
-tasks with their attained service, and DAG readiness. It receives the events of
+tasks with their attained service, and DAG readiness (the tables: its base,
+:class:`~bridge.cluster.tables.ClusterTables`), and writes what is measured
+(:class:`~bridge.cluster.measure.SegmentLog`). It receives the events of
 ``policies.api`` from a :class:`~bridge.cluster.kernel.Kernel`, hands them to the policy's hooks
-and applies the decisions they return (:meth:`ClusterState.apply`, one dispatch table), checking
+and applies the decisions they return (:meth:`ClusterState.apply`, a chain of type tests), checking
 each against the truth: a slot runs one task at a time, a task is launched once, only a suspended
 task can be resumed, a DAG task starts only when its parents are done, a task's demand must fit
 its node's free capacity. A decision that contradicts the truth raises
@@ -12,7 +14,7 @@ its node's free capacity. A decision that contradicts the truth raises
 What a decision causes comes out as **effects**, appended to the list the kernel schedules:
 messages to a hook (``ProbeArrival``, ``TaskRequest``, ``Heartbeat``, ``Timer``, ...) stamped
 ``now + spec.network_delay`` (zero live), and the task-lifecycle calls on the driver's
-:class:`TaskRunner`, the one thing that differs between worlds: the simulator plays a task's
+:class:`~bridge.cluster.runner.TaskRunner`, the one thing that differs between worlds: the simulator plays a task's
 duration as a ``SegmentEnd`` event; the Spark adapter turns a started task into a grant; the
 node driver resizes the task's container. Drivers report a task's end with :meth:`finish`.
 
@@ -32,217 +34,25 @@ d = ``spec.network_delay`` one way:
 """
 from __future__ import annotations
 
-import enum
-import math
-import struct
-from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import MappingProxyType
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from bridge.cluster.events import Deliver, FreeSlot, OffSlotEnd, SegmentEnd, StealAttempt
 from bridge.cluster.kernel import Kernel
-from bridge.cluster.slots import Foreign, Reserved, Running
-from bridge.cluster.view import StateView
+from bridge.cluster.measure import SegmentLog
+from bridge.cluster.runner import Pausing, TaskRunner
+from bridge.cluster.slots import Reserved, Running
+from bridge.cluster.tables import ClusterTables, JobRun, Queued
 from policies.api import (
-    Assign, BaseEvent, Cancel, ClusterSpec, Code, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
+    Assign, BaseEvent, Cancel, ClusterSpec, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
     Probe, ProbeArrival, ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, SendHeartbeat, SetTimer,
-    SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,
+    SlotFreed, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,
     check_policy, hooks_of,
 )
-from workloads.model import Job, Readiness
+from workloads.model import Job
 
 
-class Pausing(enum.Enum):
-    """What ``Suspend`` did to a task, as its runner reports it (:meth:`TaskRunner.pause`): it keeps
-    its attained service and can be resumed (the simulator stops its clock, the node driver shrinks
-    its container, Spark alone lets it run on to its end), or it was killed and the platform re-runs
-    it as new work (live Spark with ``kill_on_suspend``): it is done as far as the state is concerned."""
-
-    SUSPEND = "suspend"
-    KILL = "kill"
-
-
-class TaskRunner(Protocol):
-    """How a driver runs the tasks the state starts; every call appends its effects to ``out``."""
-
-    def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
-        """``r`` progresses on ``node``/``slot`` from now; by the job's durations (the truth in the
-        simulator, estimates live) this run segment ends at ``until``."""
-
-    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
-        """``r`` stops progressing: suspended, or killed where the runner cannot (or is told not
-        to) pause tasks; the runner alone knows which, and says so."""
-
-    @property
-    def notices_queues(self) -> bool:
-        """Whether ``queued`` does anything: the state calls it only then (the simulator's hot path)."""
-
-    def queued(self, node: int, probe: ProbeInfo) -> None:
-        """``probe`` reached ``node``'s queue (a runner that must start a bound task's process
-        before the policy runs it acts here: the node driver; the others do nothing)."""
-
-
-class Queued:
-    """One entry of a node's queue: the ``ProbeInfo`` sent, how many copies of it the node holds,
-    how many of those arrived behind a long task (the head-of-line flag, reporting only) and
-    whether its job is long (reporting only). A native class when compiled: its fields are
-    struct accesses on the hot path."""
-
-    __slots__ = ("entry", "copies", "flagged", "long")
-
-    def __init__(self, entry: ProbeInfo, copies: int, flagged: int, long: bool) -> None:
-        self.entry = entry
-        self.copies = copies
-        self.flagged = flagged
-        self.long = long
-
-
-class JobRun:
-    """What the state tracks of one known job: which tasks were launched (``None`` once every
-    task ended, or the job was rejected), how many are left, its DAG readiness, and whether it is
-    long by the reporting classification. One record per job: one lookup where a task starts or
-    ends, instead of one per dictionary (compiled: native fields)."""
-
-    __slots__ = ("job", "durations", "launched", "left", "long", "readiness")
-
-    def __init__(self, job: Job, long: bool) -> None:
-        self.job = job
-        self.durations: Sequence[float] = job.durations
-        self.launched: bytearray | None = bytearray(job.n_tasks)
-        self.left: int = job.n_tasks
-        self.long = long
-        self.readiness: Readiness | None = Readiness(job) if job.has_dag else None
-
-
-COUNTERS = (
-    "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
-    "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
-    "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
-    "disorders", "kills", "queued_ends",
-)
-
-
-class Counters:
-    """What the state counts (:data:`COUNTERS`), as attributes: compiled, an increment is a
-    struct field's, where a dictionary's costs a lookup, a boxed addition and a store."""
-
-    __slots__ = COUNTERS
-
-    def __init__(self) -> None:
-        self.probes_sent = 0
-        self.entries_arrived = 0
-        self.probes_behind_long = 0
-        self.short_tasks_after_long = 0
-        self.task_requests = 0
-        self.cancels = 0
-        self.launches = 0
-        self.steal_requests = 0
-        self.steals = 0
-        self.stolen_entries = 0
-        self.rejected_probes = 0
-        self.dropped_entries = 0
-        self.suspends = 0
-        self.resumes = 0
-        self.heartbeats = 0
-        self.timers = 0
-        self.disorders = 0
-        self.kills = 0
-        self.queued_ends = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in COUNTERS}
-
-
-SEGMENT_CHUNK = 4096
-"""Run segments staged in lists before they join the log's arrays, in one conversion per
-column (``struct.pack``): an ``array.append`` per field from compiled code costs a Python call and
-an argument parse (about a twentieth of a Sparrow run, measured); a list append is a C call."""
-
-_SEGMENT_TYPES = ("q", "i", "i", "i", "d", "d", "b", "d")
-
-
-class SegmentLog:
-    """Run segments and job outcomes, in columnar form (no per-event objects are kept).
-
-    One row per run segment of a task (a task suspended k times has k+1 rows); ``seg_done`` is
-    1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
-    the slot without progress (context switch, waiting for DAG parents). The ``seg_*`` columns
-    are arrays (``q`` job, ``i`` task/node/slot, ``d`` times, ``b`` done), complete whenever read."""
-
-    def __init__(self, counts: Counters | None = None, records: list[tuple[Any, ...]] | None = None) -> None:
-        self._columns: list[array[Any]] = [array(t) for t in _SEGMENT_TYPES]
-        self._staged: list[list[Any]] = [[] for _ in _SEGMENT_TYPES]
-        self.job_finish: dict[int, float] = {}
-        self.rejected_jobs: dict[int, Status] = {}
-        self.counts = counts if counts is not None else Counters()
-        self.records = records      # full event/decision log when recording
-
-    def add(self, job: int, task: int, node: int, slot: int, start: float, end: float, done: int,
-            idle: float) -> None:
-        """One run segment."""
-        st = self._staged
-        st[0].append(job)
-        st[1].append(task)
-        st[2].append(node)
-        st[3].append(slot)
-        st[4].append(start)
-        st[5].append(end)
-        st[6].append(done)
-        st[7].append(idle)
-        if len(st[0]) >= SEGMENT_CHUNK:
-            self._flush()
-
-    def _flush(self) -> None:
-        for col, staged in zip(self._columns, self._staged):
-            if staged:   # struct converts each value in C, as array.fromlist would with a call each
-                col.frombytes(struct.pack(f"{len(staged)}{col.typecode}", *staged))
-                staged.clear()
-
-    def _column(self, i: int) -> array[Any]:
-        if self._staged[0]:
-            self._flush()
-        return self._columns[i]
-
-    @property
-    def counters(self) -> dict[str, int]:
-        """The counts so far, by name (:data:`COUNTERS`): a new dictionary each time."""
-        return self.counts.as_dict()
-
-    @property
-    def seg_job(self) -> array[Any]:
-        return self._column(0)
-
-    @property
-    def seg_task(self) -> array[Any]:
-        return self._column(1)
-
-    @property
-    def seg_node(self) -> array[Any]:
-        return self._column(2)
-
-    @property
-    def seg_slot(self) -> array[Any]:
-        return self._column(3)
-
-    @property
-    def seg_start(self) -> array[Any]:
-        return self._column(4)
-
-    @property
-    def seg_end(self) -> array[Any]:
-        return self._column(5)
-
-    @property
-    def seg_done(self) -> array[Any]:
-        return self._column(6)
-
-    @property
-    def seg_idle(self) -> array[Any]:
-        return self._column(7)
-
-
-class ClusterState:
+class ClusterState(ClusterTables):
     """The physical truth of one cluster under one policy, fed by ``kernel``.
 
     ``report_long(job)`` (optional) is the *reporting* classification used only for the
@@ -273,39 +83,15 @@ class ClusterState:
             raise ValueError(f"switch_cost must be >= 0, got {switch_cost}")
         if not 0 <= offslot_share <= 1:
             raise ValueError(f"offslot_share must be within [0, 1], got {offslot_share}")
-        self.offslot_share = offslot_share
-        # tasks progressing off their slot -> (node, since, token)
-        self._offslot: dict[tuple[int, int], tuple[int, float, int]] = {}
-        self._offslot_done: dict[tuple[int, int], float] = {}   # work done off slot before ``since``
-        self.policy, self.spec, self.kernel, self.runner = policy, spec, kernel, runner
+        super().__init__(spec, kernel, report_long, SegmentLog(records=[] if record else None),
+                         keep_log, offslot_share)
+        self.policy, self.runner = policy, runner
         self._run_task, self._pause_task = runner.run, runner.pause
         self._queued = runner.queued if runner.notices_queues else None
-        self.switch_cost, self.keep_log = switch_cost, keep_log
+        self.switch_cost = switch_cost
         self.early_start = bool(getattr(policy, "early_start", False))
-        self._blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
         self.delay = spec.network_delay
         self.steal_delay = steal_delay
-        self._jobs_by_id: dict[int, Job] = {}
-        n, s = spec.n_nodes, spec.slots_per_node
-        self._slots: list[list[Any]] = [[None] * s for _ in range(n)]
-        self._nfree = [s] * n
-        self._queues: list[dict[int, Queued]] = [{} for _ in range(n)]  # node -> id(entry) -> record
-        self._qlen = [0] * n
-        self._suspended: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
-        # view.running/suspended results per node, dropped whenever the node's tasks change
-        self._run_cache: dict[int, tuple[Any, ...]] = {}
-        self._susp_cache: dict[int, tuple[Any, ...]] = {}
-        self._capacity_used: list[list[float]] | None = (
-            [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
-        self._capacity: list[tuple[float, ...]] = (   # per node (heterogeneous nodes differ)
-            [c for node in range(n) if (c := spec.capacity_of(node)) is not None])
-        self.report_long = report_long
-        self._long_at = [0] * n
-        self._runs: dict[int, JobRun] = {}
-        self.log = SegmentLog(records=[] if record else None)
-        self._counters = self.log.counts
-        self._token = 0
-        self.view = StateView(self)
         self._hooks = {h: getattr(policy, h) for h in hooks_of(policy)}
         self._records = self.log.records
         self._on_probe = self._hooks.get("on_probe_arrival")
@@ -335,9 +121,6 @@ class ClusterState:
         k.on(OffSlotEnd, self._on_offslot_end)
 
     # ------------------------------------------------------------------------------- applying
-    def _fail(self, reason: str, decision: object) -> DecisionError:
-        return DecisionError(Status(Code.ERROR, reason, "cluster-state"), decision)
-
     def apply(self, ev: BaseEvent, decisions: Iterable[Any] | None, out: list[Any]) -> list[Any]:
         """Apply the ``decisions`` a hook returned for ``ev``, at ``ev.time``; effects go to ``out``."""
         records = self._records
@@ -475,68 +258,31 @@ class ClusterState:
         if r.long:
             self._long_at[node] -= 1
         if self.offslot_share:
-            self._offslot_done.pop((jid, task), None)
+            self._offslot_work.finished(jid, task)
         out: list[Any] = []
         self._count_done(jid, task, now, out)
         if self._notify_finish and (r.probe is None or r.probe.notify):
             out.append(TaskFinished(now + self.delay, node, slot, jid, task, now))
         return self._slot_freed(node, slot, jid, task, out)
 
-    def _end_segment(self, r: Running, node: int, slot: int, end: float, done: int) -> float:
-        """``r`` leaves its slot at ``end`` (finished if ``done``, else suspended): the segment is
-        logged, the slot and the task's demand are free. Returns the segment's idle seconds."""
-        idle = min(r.hold, end - r.start)
-        if self.keep_log:
-            self.log.add(r.job_id, r.task, node, slot, r.start, end, done, idle)
-        if r.demand is not None and self._capacity_used is not None:
-            u = self._capacity_used[node]
-            for i, x in enumerate(r.demand):
-                u[i] -= x
-        self._slots[node][slot] = None
-        self._nfree[node] += 1
-        self._run_cache.pop(node, None)
-        return idle
-
     def finish_suspended(self, node: int, job_id: int, task: int, now: float) -> list[Any]:
         """A suspended task ended anyway (live: it was killed, or it ran on where tasks cannot
         pause): it leaves the node, and the scheduler side hears it finished."""
         r = self._suspended[node].pop((job_id, task))
-        self._susp_cache.pop(node, None)
+        self.view.suspended_changed(node)
         out: list[Any] = []
         self._count_done(job_id, task, now, out)
         if self._notify_finish and (r.probe is None or r.probe.notify):
             out.append(TaskFinished(now + self.delay, node, -1, job_id, task, now))
         return out
 
-    # ------------------------------------------------------------------------- off-slot progress
-    def _offslot_start(self, node: int, jid: int, task: int, attained: float, now: float, out: list[Any]) -> None:
-        """The task progresses off its slot at ``node`` from ``now``: its end is scheduled."""
-        key = (jid, task)
-        self._token += 1
-        self._offslot[key] = (node, now, self._token)
-        left = self._runs[jid].durations[task] - attained - self._offslot_done.get(key, 0.0)
-        out.append(OffSlotEnd(now + max(left, 0.0) / self.offslot_share, node, jid, task, self._token))
-
-    def _offslot_stop(self, jid: int, task: int, now: float) -> float:
-        """The task stops progressing off its slot (it starts, resumes or leaves its node's
-        queue); returns the work it did off its slot in all."""
-        key = (jid, task)
-        at = self._offslot.pop(key, None)
-        done = self._offslot_done.get(key, 0.0)
-        if at is not None:
-            done = self._offslot_done[key] = done + (now - at[1]) * self.offslot_share
-        return done
-
     def _on_offslot_end(self, ev: OffSlotEnd) -> list[Any] | None:
         """A task off its slot completed its work: simulated (unless its token went stale), or
         reported by a live driver (token -1), which sends it only if :attr:`hears_queued_ends`."""
-        key = (ev.job_id, ev.task)
         if ev.token >= 0:
-            at = self._offslot.get(key)
-            if at is None or at[2] != ev.token:
+            if not self._offslot_work.is_current(ev.job_id, ev.task, ev.token):
                 return None
-            self._offslot_stop(ev.job_id, ev.task, ev.time)
-            self._offslot_done[key] = math.inf    # nothing left: given a slot, it ends at once
+            self._offslot_work.exhaust(ev.job_id, ev.task, ev.time)
         else:
             for slot, r in enumerate(self._slots[ev.node]):
                 if r.__class__ is Running and r.job_id == ev.job_id and r.task == ev.task:
@@ -558,12 +304,11 @@ class ClusterState:
         if fn is None:
             return None
         key = (job_id, task)
-        self._offslot.pop(key, None)
-        self._offslot_done.pop(key, None)
+        self._offslot_work.forget(job_id, task)
         r = self._suspended[node].pop(key, None)
         probe: ProbeInfo | None = None
         if r is not None:
-            self._susp_cache.pop(node, None)
+            self.view.suspended_changed(node)
             if r.long:
                 self._long_at[node] -= 1
             notify = r.probe is None or r.probe.notify
@@ -597,21 +342,6 @@ class ClusterState:
         elif run.readiness is not None:
             for t in run.readiness.finish(task):
                 self._unblock(jid, t, now, out)
-
-    def occupy(self, node: int, ref: object, demand: tuple[float, ...] | None = None) -> int:
-        """Hold a free slot of ``node`` (and ``demand`` of its capacity) for a task the policy did
-        not place; returns the slot (-1: none free, or the demand does not fit)."""
-        slot = self.view.free_slot(node)
-        if slot < 0:
-            return -1
-        if demand is not None and self._capacity_used is not None:
-            free = self.view.free_capacity(node) or ()
-            if any(x > f + 1e-9 for x, f in zip(demand, free)):
-                return -1
-            self._capacity_used[node] = [u + x for u, x in zip(self._capacity_used[node], demand)]
-        self._slots[node][slot] = Foreign(ref, demand)
-        self._nfree[node] -= 1
-        return slot
 
     def vacate(self, node: int, slot: int) -> list[Any]:
         """A foreign task left ``slot``: the node side hears the slot is free."""
@@ -672,22 +402,15 @@ class ClusterState:
         if flag:
             self._counters.short_tasks_after_long += 1
         r = self._slots[node][slot] = Running(jid, task, now, 0.0, self._token, probe, demand, flag, long)
-        self._run_cache.pop(node, None)
+        self.view.running_changed(node)
         self._counters.launches += 1
-        done = self._offslot_stop(jid, task, now) if self.offslot_share else 0.0
+        done = self._offslot_work.stop(jid, task, now) if self.offslot_share else 0.0
         if early:
             self._block(r, node, slot)
         else:
             self._run_task(node, slot, r, now + max(run.durations[task] - done, 0.0), out)
         if self._notify_start and (probe is None or probe.notify):
             out.append(TaskStarted(now + self.delay, node, slot, jid, task))
-
-    def _block(self, r: Running, node: int, slot: int, first: bool = True) -> None:
-        """``r`` holds its slot but cannot progress until its DAG parents finish; its first
-        start like that is a disorder."""
-        r.hold = math.inf
-        self._blocked[(r.job_id, r.task)] = (node, slot)
-        self._counters.disorders += first
 
     def _unblock(self, jid: int, task: int, now: float, out: list[Any]) -> None:
         """A task started early became ready: it progresses from now on."""
@@ -700,44 +423,8 @@ class ClusterState:
         r.token = self._token
         left = self._runs[jid].durations[task] - r.attained
         if self.offslot_share:
-            left -= self._offslot_done.get((jid, task), 0.0)
+            left -= self._offslot_work.done(jid, task)
         self._run_task(where[0], where[1], r, now + max(left, 0.0), out)
-
-    def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
-        assert self._capacity_used is not None
-        u = self._capacity_used[node]
-        cap = self._capacity[node]
-        for i, x in enumerate(demand):
-            if u[i] + x > cap[i] + 1e-9:
-                raise self._fail(f"demand {demand} does not fit node {node} (used {tuple(u)}, capacity {cap})", d)
-        for i, x in enumerate(demand):
-            u[i] += x
-
-    def _dequeue(self, node: int, probe: ProbeInfo, d: object) -> bool:
-        """Remove one occurrence of ``probe`` from ``node``'s queue; return its HOL flag."""
-        q = self._queues[node]
-        rec = q.get(id(probe))
-        if rec is None:
-            raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        flag = rec.flagged > 0
-        if rec.copies == 1:
-            del q[id(probe)]
-        else:
-            rec.copies -= 1
-            if flag:
-                rec.flagged -= 1
-        self._qlen[node] -= 1
-        if rec.long:
-            self._long_at[node] -= 1
-        if self.offslot_share and probe.task is not None:
-            self._offslot_stop(probe.job_id, probe.task, self.kernel.now)
-        return flag
-
-    def _flag_of(self, node: int, probe: ProbeInfo, d: object) -> bool:
-        rec = self._queues[node].get(id(probe))
-        if rec is None:
-            raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-        return rec.flagged > 0
 
     def _run(self, d: Run, now: float, out: list[Any]) -> None:
         node, slot, probe = d.node, d.slot, d.probe
@@ -767,12 +454,6 @@ class ClusterState:
         else:
             row[slot] = Reserved(probe, d.keep, flag)
             out.append(TaskRequest(now + self.delay, node, slot, probe))
-
-    def _reservation(self, node: int, slot: int, d: object) -> Reserved:
-        res = self._slots[node][slot]
-        if not isinstance(res, Reserved):
-            raise self._fail(f"slot {slot} of node {node} has no pending task request", d)
-        return res
 
     def _launch(self, d: Launch, now: float, out: list[Any]) -> None:
         """The task starts when the reply reaches the node, d from now: it is started here, as of
@@ -830,7 +511,7 @@ class ClusterState:
         if self._blocked:
             self._blocked.pop((r.job_id, r.task), None)
         self._suspended[d.node][(r.job_id, r.task)] = r
-        self._susp_cache.pop(d.node, None)
+        self.view.suspended_changed(d.node)
         self._counters.suspends += 1
         if self._pause_task(d.node, d.slot, r, now, out) is Pausing.KILL:  # re-run as new work: this one is done
             self._counters.kills += 1
@@ -851,11 +532,11 @@ class ClusterState:
         r.token = self._token
         r.start = now
         self._slots[d.node][d.slot] = r
-        self._run_cache.pop(d.node, None)
-        self._susp_cache.pop(d.node, None)
+        self.view.running_changed(d.node)
+        self.view.suspended_changed(d.node)
         self._nfree[d.node] -= 1
         self._counters.resumes += 1
-        done = self._offslot_stop(d.job_id, d.task, now) if self.offslot_share else 0.0
+        done = self._offslot_work.stop(d.job_id, d.task, now) if self.offslot_share else 0.0
         run = self._runs[d.job_id]
         if run.readiness is not None and not run.readiness.is_ready(d.task):
             self._block(r, d.node, d.slot, first=False)
@@ -907,48 +588,3 @@ class ClusterState:
         self._counters.heartbeats += 1
         if "on_heartbeat" in self._hooks:
             out.append(Heartbeat(now + self.delay, d.node, d.payload))
-
-    # ------------------------------------------------------------------------------- queries
-    def entries(self, node: int) -> Sequence[ProbeInfo]:
-        """The entries queued at ``node`` (one per occurrence), in arrival order."""
-        return [rec.entry for rec in self._queues[node].values() for _ in range(rec.copies)]
-
-    def known_jobs(self) -> Mapping[int, Job]:
-        """The jobs the state knows, by id, read-only (a live driver's are those not yet forgotten)."""
-        return MappingProxyType(self._jobs_by_id)
-
-    def token(self, node: int, slot: int) -> int:
-        """The token of the run segment on ``node``/``slot``: a driver that ends the task there
-        schedules a ``SegmentEnd`` with it (stale if the task is suspended first)."""
-        r = self._slots[node][slot]
-        if r.__class__ is not Running:
-            raise ValueError(f"slot {slot} of node {node} runs no task")
-        token: int = r.token
-        return token
-
-    def free_or_reserved(self, node: int) -> int:
-        """How many of ``node``'s slots no task holds: free, or reserved for a late-binding probe
-        whose task request is in flight (the policy can still give them a task of its choice)."""
-        return sum(1 for x in self._slots[node] if x is None or x.__class__ is Reserved)
-
-    def _ended(self, job_id: int) -> bool:
-        """Whether job ``job_id`` is unknown, finished (every task ended) or rejected."""
-        run = self._runs.get(job_id)
-        return run is None or run.launched is None
-
-    def forget_finished(self, job_ids: Iterable[int]) -> list[int]:
-        """Forget those of ``job_ids`` that finished (every task ended) or were rejected and that no
-        queue entry or reservation still names (a late-binding probe asks for its job), so a live
-        state serving for weeks keeps only live jobs; returns the ids forgotten."""
-        done = [j for j in job_ids if self._ended(j)]
-        if not done:  # the usual round: spare the scan of every queue
-            return []
-        held = {rec.entry.job_id for q in self._queues for rec in q.values()}
-        held.update(x.probe.job_id for row in self._slots for x in row if x.__class__ is Reserved)
-        gone = [j for j in done if j not in held]
-        for j in gone:
-            self._jobs_by_id.pop(j, None)
-            self._runs.pop(j, None)
-            self.log.job_finish.pop(j, None)
-            self.log.rejected_jobs.pop(j, None)
-        return gone

@@ -1,4 +1,5 @@
-"""The one read-only :class:`~policies.api.ClusterView`, over a :class:`~bridge.cluster.state.ClusterState`.
+"""The one read-only :class:`~policies.api.ClusterView`, over the cluster state's tables
+(:class:`~bridge.cluster.tables.ClusterTables`).
 
 Every driver hands policies this view, so a policy sees the same truth in the simulator and live:
 free slots exclude reservations and tasks the policy did not place; ``running`` lists only the
@@ -6,24 +7,35 @@ policy's own tasks.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bridge.cluster.slots import Running
 from policies.api import RunningTask
 from workloads.model import Job
 
 if TYPE_CHECKING:
-    from bridge.cluster.state import ClusterState
+    from bridge.cluster.tables import ClusterTables
 
 
 class StateView:
-    """Read-only queries on the cluster state; results may be cached until the node changes."""
+    """Read-only queries on the cluster state. The view owns its cache of each node's running and
+    suspended tasks (built on first read); the state says when a node's tasks change."""
 
-    __slots__ = ("_s", "spec")
+    __slots__ = ("_s", "spec", "_running_cache", "_suspended_cache")
 
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: ClusterTables) -> None:
         self._s = state
         self.spec = state.spec
+        self._running_cache: dict[int, tuple[Any, ...]] = {}
+        self._suspended_cache: dict[int, tuple[Any, ...]] = {}
+
+    def running_changed(self, node: int) -> None:
+        """A task started on, or left, one of ``node``'s slots."""
+        self._running_cache.pop(node, None)
+
+    def suspended_changed(self, node: int) -> None:
+        """A task joined or left ``node``'s suspended tasks."""
+        self._suspended_cache.pop(node, None)
 
     @property
     def now(self) -> float:
@@ -51,7 +63,7 @@ class StateView:
         return tuple([i for i, x in enumerate(self._s._slots[node]) if x is None])
 
     def running(self, node: int) -> tuple[RunningTask, ...]:
-        cache = self._s._run_cache
+        cache = self._running_cache
         out = cache.get(node)
         if out is None:
             out = cache[node] = tuple([RunningTask(i, r.job_id, r.task, r.start, r.attained, r.probe)
@@ -59,7 +71,7 @@ class StateView:
         return out
 
     def suspended(self, node: int) -> tuple[RunningTask, ...]:
-        cache = self._s._susp_cache
+        cache = self._suspended_cache
         out = cache.get(node)
         if out is None:
             out = cache[node] = tuple([RunningTask(-1, r.job_id, r.task, r.start, r.attained, r.probe)

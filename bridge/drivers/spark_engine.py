@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from bridge.cluster.kernel import Kernel, SimulationError
-from bridge.cluster.state import ClusterState, Pausing
+from bridge.cluster.runner import Pausing
+from bridge.cluster.state import ClusterState
 from bridge.drivers.spark_dag import successors_of
 from bridge.drivers.spark_slots import SparkRunner, StageKey
 from bridge.drivers.estimates import Estimates

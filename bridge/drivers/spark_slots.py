@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from bridge.cluster.events import SegmentEnd
 from bridge.cluster.slots import Running
-from bridge.cluster.state import ClusterState, Pausing, TaskRunner
+from bridge.cluster.runner import Pausing, TaskRunner
+from bridge.cluster.state import ClusterState
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
 from policies.api import ProbeInfo
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from bridge.cluster.state import Pausing
+from bridge.cluster.runner import Pausing
 from bridge.drivers.spark_slots import SparkRunner, SparkSlots
 from bridge.drivers.spark_state import AppState, LiveCluster
 from bridge.protocol.messages import OfferRound

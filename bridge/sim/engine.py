@@ -11,7 +11,7 @@ A job that waits for others (``Job.after``) is not in the submit-order feed: it 
 last of them finishes, plus its ``after_gap`` (never before its ``submit``), with that arrival as
 its submit time in the results.
 
-What is measured goes into a :class:`~bridge.cluster.state.SegmentLog` (run segments, job
+What is measured goes into a :class:`~bridge.cluster.measure.SegmentLog` (run segments, job
 finish times, counters); the metrics in ``bridge.common.metrics`` are computed from it afterwards.
 """
 from __future__ import annotations
@@ -26,7 +26,9 @@ from typing import Any
 from bridge.cluster.events import SegmentEnd
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.slots import Running
-from bridge.cluster.state import ClusterState, Pausing, SegmentLog
+from bridge.cluster.measure import SegmentLog
+from bridge.cluster.runner import Pausing
+from bridge.cluster.state import ClusterState
 from policies.api import ClusterSpec, JobArrival, ProbeInfo
 from workloads.dag import topological_order
 from workloads.model import Job
@@ -41,7 +43,7 @@ the CPU time. Cycles are still collected, just in larger batches."""
 
 
 class TimedRunner:
-    """The simulator's :class:`~bridge.cluster.state.TaskRunner`: a run segment ends after the
+    """The simulator's :class:`~bridge.cluster.runner.TaskRunner`: a run segment ends after the
     service it has left, unless a suspension makes its token stale first."""
 
     __slots__ = ()

@@ -9,6 +9,8 @@
   the testbed is one cluster among others, registered as the default by the command line.
 * One module reads Spark's history: only ``bridge/history/events.py`` names Spark's listener events
   (and the plugin's own) or their fields; every other reader takes its typed events.
+* No module of ``bridge/``, ``policies/``, ``workloads/`` or ``yarnclient/`` is over 600 lines:
+  a longer one holds several concerns.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ BRIDGE = ROOT / "bridge"
 DOC = ROOT / "docs" / "architecture.md"
 TOP = "(root)"  # bridge/'s own modules (cli.py)
 MAX_MODULES, MAX_TOP_MODULES = 15, 10
+MAX_LINES = 600
+LINE_CAPPED = ("bridge", "policies", "workloads", "yarnclient")
 OTHER_PACKAGES = ("policies", "workloads", "yarnclient", "sparkplugin")
 ANY_CLUSTER = ("plugin", "launch", "replay", "nodes", "drivers", "agent", "cluster", "sim")
 """The packages that work on whichever cluster a command talks to: none of them reaches ``testbed``."""
@@ -173,6 +177,25 @@ def test_the_event_name_check_catches_a_reader_of_its_own(tmp_path: Path) -> Non
     (tmp_path / "fields.py").write_text('info = event["Task Info"]\n')
     (tmp_path / "clean.py").write_text('from bridge.history.events import TaskEnd\n')
     assert spark_event_namers(tmp_path) == ["fields.py", "mine.py"]
+
+
+def modules_over(limit: int, tops: Iterable[Path], root: Path = ROOT) -> list[str]:
+    """``path: N lines`` of every Python module under ``tops`` longer than ``limit`` lines."""
+    return [f"{path.relative_to(root)}: {n} lines" for top in tops for path in sorted(top.rglob("*.py"))
+            if (n := len(path.read_text().splitlines())) > limit]
+
+
+def test_no_module_is_over_600_lines() -> None:
+    over = modules_over(MAX_LINES, [ROOT / top for top in LINE_CAPPED])
+    assert not over, "\n".join(over)
+
+
+def test_the_line_cap_counts_lines(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * 5)
+    (tmp_path / "pkg" / "short.py").write_text("x = 1\n" * 4)
+    assert modules_over(4, [tmp_path / "pkg"], tmp_path) == ["pkg/long.py: 5 lines"]
+    assert modules_over(5, [tmp_path / "pkg"], tmp_path) == []
 
 
 def test_the_checks_catch_a_cycle_and_an_undocumented_import(tmp_path: Path) -> None:

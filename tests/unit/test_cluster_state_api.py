@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("bridge", "workloads", "sparkplugin")
 OWNER = ROOT / "bridge" / "cluster"
 PRIVATE = ("_slots", "_jobs_by_id", "_runs", "_suspended", "_queues", "_nfree", "_qlen",
-           "_capacity_used", "_blocked", "_long_at", "_run_cache", "_susp_cache",
+           "_capacity_used", "_blocked", "_long_at", "_offslot_work",
            "_counters", "_hooks")
 
 

@@ -103,3 +103,11 @@ def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
     flag, engine, eagle_file, line = _probe(tmp_path, pure=False)
     assert flag == "False" and eagle_file == str(eagle) and engine.endswith(".py")
     assert "stale: policies/eagle.py changed since it was built" in line
+
+
+def test_every_module_of_the_cluster_engine_is_compiled():
+    """The cluster state's modules call each other on the simulator's hot path: one left out
+    would run interpreted between compiled ones (a module split off must join the list)."""
+    cluster = {f"bridge.cluster.{p.stem}" for p in (HERE / "bridge" / "cluster").glob("*.py")
+               if p.stem != "__init__"}
+    assert cluster - set(compiled.MODULES) == set()

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from bridge.apps.report.load import load_run
 from bridge.apps.report.table import build
 from bridge.common import tables
-from bridge.cluster.state import SegmentLog
+from bridge.cluster.measure import SegmentLog
 from bridge.common.metrics import Jobs, Segments, summarize, summary, with_completion
 from bridge.sim.cli import simulate
 from bridge.sim.engine import Simulation

@@ -1,0 +1,140 @@
+"""What the cluster state measures: counters and the log of run segments and job outcomes.
+
+The state is the one writer (:class:`~bridge.cluster.state.ClusterState` appends a segment where a
+task leaves its slot and counts what it applies); the simulator's output and the reports read it.
+Nothing here influences scheduling.
+"""
+from __future__ import annotations
+
+import struct
+from array import array
+from typing import Any
+
+from policies.api import Status
+
+
+COUNTERS = (
+    "probes_sent", "entries_arrived", "probes_behind_long", "short_tasks_after_long",
+    "task_requests", "cancels", "launches", "steal_requests", "steals", "stolen_entries",
+    "rejected_probes", "dropped_entries", "suspends", "resumes", "heartbeats", "timers",
+    "disorders", "kills", "queued_ends",
+)
+
+
+class Counters:
+    """What the state counts (:data:`COUNTERS`), as attributes: compiled, an increment is a
+    struct field's, where a dictionary's costs a lookup, a boxed addition and a store."""
+
+    __slots__ = COUNTERS
+
+    def __init__(self) -> None:
+        self.probes_sent = 0
+        self.entries_arrived = 0
+        self.probes_behind_long = 0
+        self.short_tasks_after_long = 0
+        self.task_requests = 0
+        self.cancels = 0
+        self.launches = 0
+        self.steal_requests = 0
+        self.steals = 0
+        self.stolen_entries = 0
+        self.rejected_probes = 0
+        self.dropped_entries = 0
+        self.suspends = 0
+        self.resumes = 0
+        self.heartbeats = 0
+        self.timers = 0
+        self.disorders = 0
+        self.kills = 0
+        self.queued_ends = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in COUNTERS}
+
+
+SEGMENT_CHUNK = 4096
+"""Run segments staged in lists before they join the log's arrays, in one conversion per
+column (``struct.pack``): an ``array.append`` per field from compiled code costs a Python call and
+an argument parse (about a twentieth of a Sparrow run, measured); a list append is a C call."""
+
+_SEGMENT_TYPES = ("q", "i", "i", "i", "d", "d", "b", "d")
+
+
+class SegmentLog:
+    """Run segments and job outcomes, in columnar form (no per-event objects are kept).
+
+    One row per run segment of a task (a task suspended k times has k+1 rows); ``seg_done`` is
+    1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
+    the slot without progress (context switch, waiting for DAG parents). The ``seg_*`` columns
+    are arrays (``q`` job, ``i`` task/node/slot, ``d`` times, ``b`` done), complete whenever read."""
+
+    def __init__(self, counts: Counters | None = None, records: list[tuple[Any, ...]] | None = None) -> None:
+        self._columns: list[array[Any]] = [array(t) for t in _SEGMENT_TYPES]
+        self._staged: list[list[Any]] = [[] for _ in _SEGMENT_TYPES]
+        self.job_finish: dict[int, float] = {}
+        self.rejected_jobs: dict[int, Status] = {}
+        self.counts = counts if counts is not None else Counters()
+        self.records = records      # full event/decision log when recording
+
+    def add(self, job: int, task: int, node: int, slot: int, start: float, end: float, done: int,
+            idle: float) -> None:
+        """One run segment."""
+        st = self._staged
+        st[0].append(job)
+        st[1].append(task)
+        st[2].append(node)
+        st[3].append(slot)
+        st[4].append(start)
+        st[5].append(end)
+        st[6].append(done)
+        st[7].append(idle)
+        if len(st[0]) >= SEGMENT_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        for col, staged in zip(self._columns, self._staged):
+            if staged:   # struct converts each value in C, as array.fromlist would with a call each
+                col.frombytes(struct.pack(f"{len(staged)}{col.typecode}", *staged))
+                staged.clear()
+
+    def _column(self, i: int) -> array[Any]:
+        if self._staged[0]:
+            self._flush()
+        return self._columns[i]
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The counts so far, by name (:data:`COUNTERS`): a new dictionary each time."""
+        return self.counts.as_dict()
+
+    @property
+    def seg_job(self) -> array[Any]:
+        return self._column(0)
+
+    @property
+    def seg_task(self) -> array[Any]:
+        return self._column(1)
+
+    @property
+    def seg_node(self) -> array[Any]:
+        return self._column(2)
+
+    @property
+    def seg_slot(self) -> array[Any]:
+        return self._column(3)
+
+    @property
+    def seg_start(self) -> array[Any]:
+        return self._column(4)
+
+    @property
+    def seg_end(self) -> array[Any]:
+        return self._column(5)
+
+    @property
+    def seg_done(self) -> array[Any]:
+        return self._column(6)
+
+    @property
+    def seg_idle(self) -> array[Any]:
+        return self._column(7)
