@@ -93,22 +93,22 @@ class NodeManagerNodes:
                      NodeContainers(self.names, self.commands, self.cores))
 
 
-class NodePlanner(EnginePlanner):
-    """The plugin's `RoundPlanner` for a preempting policy on NodeManagers (thread-safe): the
-    engine planner on :class:`NodeManagerNodes`, under a lock shared with the driver thread that
-    fires the policy's timers and sends the container commands."""
+class NodePlanner:
+    """The plugin's `RoundPlanner` for a preempting policy on NodeManagers (thread-safe): an
+    engine planner on :class:`NodeManagerNodes`, called only under a lock shared with the driver
+    thread that fires the policy's timers and sends the container commands."""
 
     def __init__(self, name: str, params: Mapping[str, str], nodes: Sequence[str], cores: int,
                  preemptor: ContainerPreemptor, clock: Callable[[], float]) -> None:
         """``nodes``: the NodeManagers' web addresses as YARN reports them; ``cores``: N, the
         slots of each; ``clock``: seconds (the policy's time; timers fire by it). ``params`` are
         taken over the policy's live defaults (``live_params``)."""
-        params = live_params(name, params)
         self.lock = threading.RLock()
         self.commands = ContainerCommands(preemptor, clock, self.lock)
         self.managers = NodeManagerNodes(nodes, cores, self.commands, clock)
-        super().__init__(name, params, self.managers)
-        self.extra = preempts(name).extra_tasks(self._config)
+        self.engine = EnginePlanner(name, live_params(name, params), self.managers)
+        self.name, self.settings, self.launch_reports = name, self.engine.settings, self.engine.launch_reports
+        self.extra = preempts(name).extra_tasks(self.engine.config)
         self.wake = threading.Event()
 
     @property
@@ -121,6 +121,12 @@ class NodePlanner(EnginePlanner):
         """N: each NodeManager's slots for the policy."""
         return self.managers.cores
 
+    @property
+    def counters(self) -> Mapping[str, int]:
+        """The cluster state's counters (launches, suspends, kills, ...) since the last rebuild."""
+        with self.lock:
+            return self.engine.counters
+
     def settings_for(self, params: Mapping[str, str]) -> tuple[EngineParams, Any]:
         """An application asking for ``params`` runs with the live defaults under them, as this does;
         a ``node_cores`` other than this planner's N is refused."""
@@ -128,13 +134,21 @@ class NodePlanner(EnginePlanner):
         cores = params.pop(NODE_CORES, None)
         if cores is not None and cores != str(self.cores):
             raise ValueError(f"{NODE_CORES}: this host runs N = {self.cores}, the application asked for {cores}")
-        return super().settings_for(live_params(self.name, params))
+        return self.engine.settings_for(live_params(self.name, params))
+
+    def estimates_used(self) -> list[dict[str, object]]:
+        with self.lock:
+            return self.engine.estimates_used()
+
+    def rebuild(self, state: AppState) -> None:
+        with self.lock:  # the world's containers go back to full share (``NodeContainers.release``)
+            self.engine.rebuild(state)
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         """The round's placement, with the application's containers suspended or resumed since its
         previous reply (for Spark's event log and UI)."""
         with self.lock:
-            placement = super().plan(rnd, events, cluster)
+            placement = self.engine.plan(rnd, events, cluster)
             own = cluster.app(rnd.app).executors if rnd.app in cluster else {}
             sent = self.commands.take_sent({ContainerRef(ev.nm, ev.container): executor
                                             for executor, ev in own.items() if ev.container})
@@ -146,15 +160,12 @@ class NodePlanner(EnginePlanner):
 
     def forget(self, app: str) -> None:
         with self.lock:  # the world's containers go back to full share (``NodeContainers.release``)
-            super().forget(app)
+            self.engine.forget(app)
 
     def tick(self) -> None:
         """Fire the timers that are due, then send the container commands (never under the lock)."""
         with self.lock:
-            world = self._worlds.get(None)
-            if world is not None:
-                self.now = max(self.now, self.managers.wall())
-                world.settle(self.now)
+            self.engine.settle(None, self.managers.wall())
         self.commands.flush()
 
     def run(self, stop: threading.Event, period_s: float = 0.1) -> None:

@@ -155,8 +155,8 @@ class EnginePlanner:
     def __init__(self, name: str, params: Mapping[str, str] | None = None,
                  topology: Topology | None = None) -> None:
         self.name = name
-        self.params, self._config = engine_settings(name, params or {})  # unknown names/keys fail here
-        self.settings = (self.params, self._config)
+        self.params, self.config = engine_settings(name, params or {})  # unknown names/keys fail here
+        self.settings = (self.params, self.config)
         self.topology = topology if topology is not None else \
             ExecutorNodes(Pausing.KILL if self.params.kill_on_suspend else Pausing.SUSPEND)
         self.launch_reports = self.topology.launch_reports
@@ -197,6 +197,14 @@ class EnginePlanner:
         """``app`` ended: its world (or its part of a shared one) and its user jobs go."""
         self._drop_world(app)
         self.user_jobs.forget(app)
+
+    def settle(self, scope: str | None, now: float) -> None:
+        """Time passed between rounds (a driver that keeps the policy's time, as the node driver
+        does): ``scope``'s world, if any, fires the timers due by ``now``."""
+        world = self._worlds.get(scope)
+        if world is not None:
+            self.now = max(self.now, now)
+            world.settle(self.now)
 
     def _drop_world(self, app: str) -> None:
         """``app``'s state is rebuilt: its world (or its part of a shared one) goes."""
@@ -281,7 +289,7 @@ class EnginePlanner:
 
     def _new_world(self, nodes: Nodes) -> World:
         """A world with a new policy instance on ``nodes``; the slots a node does not have are held."""
-        policy = registry.create(self.name, PolicyEnv(nodes.spec, self.params.seed), self._config)
+        policy = registry.create(self.name, PolicyEnv(nodes.spec, self.params.seed), self.config)
         world = World(policy, nodes.spec, nodes.runner, self.now)
         for node, have in enumerate(nodes.slots):
             for _ in range(nodes.spec.slots_per_node - have):

@@ -59,7 +59,7 @@ def live(share: float) -> tuple[dict[int, float], int]:
             pass
 
     while to_submit or spark.running or any(n for n, _ in spark.pending.values()):
-        timer = p.world.kernel.next_time() if p.world is not None else math.inf
+        timer = p.engine.world.kernel.next_time() if p.engine.world is not None else math.inf
         ends = [clock.t + (work[spark.running[t][0]] - done.get(t, 0.0)) / rate(t)
                 for t in spark.running if rate(t) > 0]
         now = min([to_submit[0].submit if to_submit else math.inf, timer, *ends])
