@@ -38,9 +38,18 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "policy-package"
 POLICY = "shortest-estimate-first"
 JOBS = 30
-# What a copy of the tree leaves out: environments, caches, results, build outputs.
-NOT_COPIED = shutil.ignore_patterns(".venv", ".cache", ".testbed", ".git", "results", "__pycache__", "*.egg-info",
-                                    ".hypothesis", ".pytest_cache", "build", "target")
+# What a copy of the tree leaves out: environments, caches, results, and build outputs (pip's build/,
+# Maven's target/) only beside the file of the build that writes them: bridge/target is a package.
+_ANYWHERE = shutil.ignore_patterns(".venv", ".cache", ".testbed", ".git", "results", "__pycache__", "*.egg-info",
+                                   ".hypothesis", ".pytest_cache")
+BUILD_OUTPUTS = {"build", "target"}
+
+
+def not_copied(directory: str, names: list[str]) -> set[str]:
+    ignored = set(_ANYWHERE(directory, names))
+    if "pyproject.toml" in names or "pom.xml" in names:
+        ignored |= BUILD_OUTPUTS & set(names)
+    return ignored
 
 
 def clean_env() -> dict[str, str]:
@@ -60,7 +69,7 @@ def pip_install(python: Path | str, *args: str) -> None:
 def copy_of(tree: Path, dest: Path) -> Path:
     """A copy of ``tree`` to build from: pip builds a local project in place, and the shared
     tree must not get build/ and egg-info directories from a test."""
-    return Path(shutil.copytree(tree, dest, ignore=NOT_COPIED))
+    return Path(shutil.copytree(tree, dest, ignore=not_copied))
 
 
 class CoreVenv:
