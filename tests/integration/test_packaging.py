@@ -32,7 +32,7 @@ from bridge.cli import BENCHMARKS, SUBCOMMANDS
 from bridge.common.extras import EXTRA_OF
 from tests.integration.process_output import failure_excerpt
 
-pytestmark = pytest.mark.integration  # a venv built from pip's cache (about a minute on a busy machine)
+pytestmark = [pytest.mark.integration, pytest.mark.long]  # make test-long: a venv built from pip's cache (about 100 s on a busy machine)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "policy-package"
@@ -207,7 +207,6 @@ def test_simulate_and_report_run_the_example_policy(core: CoreVenv) -> None:
             assert shown == pytest.approx(value, rel=5e-3), (measure, label, rows[measure])
 
 
-@pytest.mark.long  # make test-long: make test runs built-in policies live; this one comes from its own package
 def test_the_example_policy_places_every_task_live_on_yarn(testbed, tmp_path: Path) -> None:
     site = tmp_path / "site"
     pip_install(sys.executable, "--no-deps", "--target", str(site), str(copy_of(EXAMPLE, tmp_path / "package")))

@@ -140,6 +140,7 @@ time_scale = 1.0
 task_mode = "spin"
 """
 
+@pytest.mark.long  # make test-long: a replay of its own (make test resizes containers through the agent tests)
 def test_falcon_resizes_real_containers_and_leaves_the_cluster_clean(testbed, tmp_path: Path) -> None:
     """Falcon with delta = 0, so any waiting task that beats a running one preempts it."""
     require_root()
