@@ -24,7 +24,7 @@ from bridge.cluster.events import OffSlotEnd, SegmentEnd
 from bridge.cluster.slots import Running
 from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
-from bridge.drivers.spark_slots import StageKey
+from bridge.drivers.spark.slots import StageKey
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.preemption import ContainerRef
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound

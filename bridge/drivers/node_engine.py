@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from bridge.drivers.node_containers import NodeContainers
-from bridge.drivers.spark_engine import EngineParams, EnginePlanner
-from bridge.drivers.spark_slots import SparkRunner
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.spark.engine import EngineParams, EnginePlanner
+from bridge.drivers.spark.slots import SparkRunner
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.drivers.topology import Nodes, slot_spec
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.leases import LeaseRenewal

@@ -1,6 +1,6 @@
 """What a node of an engine planner's cluster state is: the one thing its two live drivers differ in.
 
-The engine planner (``bridge.drivers.spark_engine.EnginePlanner``) runs a policy on worlds (a
+The engine planner (``bridge.drivers.spark.engine.EnginePlanner``) runs a policy on worlds (a
 cluster state with its kernel and runner) and asks its :class:`Topology` what a world's nodes
 are. :class:`ExecutorNodes`: each application is a cluster of its own whose nodes are its
 executors (``SparkSlots``), a new set of executors is a new set of nodes, and time is the
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bridge.cluster.runner import Pausing
-from bridge.drivers.spark_slots import SparkRunner, SparkSlots
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.spark.slots import SparkRunner, SparkSlots
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.protocol.messages import OfferRound
 from policies.api import ClusterSpec
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge.drivers.spark_engine import EnginePlanner
+from bridge.drivers.spark.engine import EnginePlanner
 from bridge.drivers.user_jobs import ESTIMATE_PROP
-from bridge.drivers.spark_state import LiveCluster
+from bridge.drivers.spark.state import LiveCluster
 from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
 from bridge.sim.engine import simulate
 from policies import registry

@@ -15,16 +15,17 @@ import ast
 from pathlib import Path
 
 from bridge.drivers.node_engine import NodePlanner
-from bridge.drivers.spark_engine import EnginePlanner
+from bridge.drivers.spark.engine import EnginePlanner
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = ROOT / "bridge" / "drivers"
-RUNNERS = (DRIVERS / "spark_slots.py", DRIVERS / "node_containers.py")
-PLANNERS = (DRIVERS / "spark_engine.py", DRIVERS / "node_engine.py")
-PLANNER_MODULES = ("bridge.drivers.spark_engine", "bridge.drivers.node_engine", "bridge.drivers.planners",
+RUNNERS = (DRIVERS / "spark" / "slots.py", DRIVERS / "node_containers.py")
+PLANNERS = (DRIVERS / "spark" / "engine.py", DRIVERS / "node_engine.py")
+PLANNER_MODULES = ("bridge.drivers.spark.engine", "bridge.drivers.node_engine", "bridge.drivers.planners",
                    "bridge.drivers.topology")
 RUNNER_SEES = ("bridge.cluster.events", "bridge.cluster.slots", "bridge.cluster.runner", "bridge.cluster.state")
-INTERFACES = ((ROOT / "bridge" / "cluster" / "runner.py", "TaskRunner"), (DRIVERS / "spark_slots.py", "SparkRunner"))
+INTERFACES = ((ROOT / "bridge" / "cluster" / "runner.py", "TaskRunner"),
+              (DRIVERS / "spark" / "slots.py", "SparkRunner"))
 
 
 def bridge_imports(tree: ast.AST) -> list[str]:
@@ -90,7 +91,7 @@ def test_the_node_planner_wraps_the_engine_planner() -> None:
 
 
 def test_the_checks_catch_each_wrong_way() -> None:
-    tree = ast.parse("from bridge.drivers.spark_engine import EnginePlanner\n"
+    tree = ast.parse("from bridge.drivers.spark.engine import EnginePlanner\n"
                      "from bridge.cluster.tables import ClusterTables\n"
                      "from bridge.cluster.state import ClusterState\n"
                      "from bridge.protocol.messages import Grant\n"
@@ -98,7 +99,7 @@ def test_the_checks_catch_each_wrong_way() -> None:
                      "    self._ok = world.runner.granted\n"
                      "    world.runner.bind(0, [], 1, 'a', 'e')\n"
                      "    return engine._worlds\n")
-    assert wrong_way_imports(tree) == ["bridge.drivers.spark_engine", "bridge.cluster.tables"]
+    assert wrong_way_imports(tree) == ["bridge.drivers.spark.engine", "bridge.cluster.tables"]
     assert foreign_privates(tree) == ["8 ._worlds"]
     assert runner_reads(tree) == ["6 .granted", "7 .bind"]
     assert {"bind", "grants", "run", "pause", "kind", "names"} <= interface_members()

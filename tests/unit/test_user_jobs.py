@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bridge.drivers.estimates import Estimates
-from bridge.drivers.spark_engine import EnginePlanner
+from bridge.drivers.spark.engine import EnginePlanner
 from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import JobEnd, JobStart, StageDemand, StageSpec, TaskEnd
 

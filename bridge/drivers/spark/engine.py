@@ -6,14 +6,14 @@ slots; each runnable Spark stage attempt is a policy job whose tasks are its pen
 a user job (a job group, or a Spark job: its ``unit``) whose one estimate its stages carry
 (``bridge.drivers.user_jobs``: the job property ``schedbridge.estimate``, a learned or filed
 estimate of its recurring job, else ``estimate``), and whose successors are the stages after it in
-its Spark job (``bridge.drivers.spark_dag``). The state applies the policy's decisions exactly as in
+its Spark job (``bridge.drivers.spark.dag``). The state applies the policy's decisions exactly as in
 the simulator, with zero network delay and the wall clock as its kernel's clock (timers fire in the
 first round at or after their time); a task the state starts becomes a grant
-(``bridge.drivers.spark_slots``), Spark's launch report binds it, Spark's task end finishes it. A
+(``bridge.drivers.spark.slots``), Spark's launch report binds it, Spark's task end finishes it. A
 change in the set of executors, or a snapshot, rebuilds the state and the policy from Spark's;
 stages Spark still needs but the policy no longer owes arrive again as new jobs. Spark cannot pause
 a task: a suspended task runs on to its end while its slot goes to the policy's next task (see
-``bridge.drivers.spark_slots``), or with the parameter ``kill_on_suspend=true`` it is killed (Spark
+``bridge.drivers.spark.slots``), or with the parameter ``kill_on_suspend=true`` it is killed (Spark
 re-runs it).
 """
 from __future__ import annotations
@@ -30,10 +30,10 @@ from typing import Any
 from bridge.cluster.kernel import Kernel, SimulationError
 from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
-from bridge.drivers.spark_dag import successors_of
-from bridge.drivers.spark_slots import SparkRunner, StageKey
+from bridge.drivers.spark.dag import successors_of
+from bridge.drivers.spark.slots import SparkRunner, StageKey
 from bridge.drivers.estimates import Estimates
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
 from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
