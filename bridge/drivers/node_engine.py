@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bridge.drivers.ledger import Ledger
 from bridge.drivers.node_containers import NodeContainers
 from bridge.drivers.spark.engine import EngineParams, EnginePlanner
 from bridge.drivers.spark.slots import SparkRunner
@@ -88,9 +89,9 @@ class NodeManagerNodes:
     def stale(self, runner: SparkRunner, scope: str | None, cluster: LiveCluster) -> bool:
         return False  # the nodes are the NodeManagers; executors come and go on them
 
-    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> Nodes:
+    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int, ledger: Ledger) -> Nodes:
         return Nodes(slot_spec(len(self.names), self.cores), [self.cores] * len(self.names),
-                     NodeContainers(self.names, self.commands, self.cores))
+                     NodeContainers(self.names, self.commands, self.cores, ledger))
 
 
 class NodePlanner:
