@@ -11,45 +11,40 @@ share. A task that ends off a slot (it still made progress at the minimum share)
 it ends for a policy that hears it (an ``OffSlotEnd`` event, which the state applies by
 ``ClusterState.end_off_slot``: the hook ``on_queued_task_ended``); for any other, it is finished
 when the policy next gives it a slot: the policy's queues and the state's stay the same, and the
-task ends at once.
+task ends at once. Which task waits, runs or ended is the world's ledger's
+(``bridge.drivers.ledger``); this runner keeps only the executors' containers and their shares.
 """
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bridge.cluster.events import OffSlotEnd, SegmentEnd
+from bridge.cluster.events import SegmentEnd
 from bridge.cluster.slots import Running
 from bridge.cluster.runner import Pausing
-from bridge.cluster.state import ClusterState
-from bridge.drivers.spark_slots import StageKey
+from bridge.drivers.ledger import Ledger, TaskKey
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.preemption import ContainerRef
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
 from policies.api import ProbeInfo
 
-TaskKey = tuple[int, int]  # (policy job id, task)
 log = logging.getLogger(__name__)
 
 
 class NodeContainers:
     """NodeManagers ``0..n-1`` as nodes; Spark tasks in containers on them (a ``SparkRunner``)."""
 
-    def __init__(self, nodes: Sequence[str], commands: ContainerCommands, slots: int) -> None:
+    def __init__(self, nodes: Sequence[str], commands: ContainerCommands, slots: int, ledger: Ledger) -> None:
         """``nodes``: the NodeManagers' web addresses as YARN reports them (``host:port``);
         ``slots``: N, each node's slots (its executors beyond N are the extra ones)."""
         self.slots = slots
         self.node_of = {address: i for i, address in enumerate(nodes)}
         self.names, self.kind = list(nodes), "NodeManagers"
         self.commands = commands
+        self.ledger = ledger
         self.executors: dict[tuple[str, str], tuple[int, ContainerRef]] = {}  # (app, executor) ->
-        self.waiting: dict[int, list[TaskKey]] = {}          # node -> tasks queued there, not launched
-        self.spark_of: dict[TaskKey, tuple[int, ContainerRef, int]] = {}  # launched -> Spark task, container, node
-        self.task_of: dict[int, TaskKey] = {}                # Spark task -> policy task
-        self.on_slot: dict[TaskKey, tuple[int, int]] = {}    # policy tasks at full share -> (node, slot)
-        self.ended: set[TaskKey] = set()                     # ended (or retired) off a slot
         self.shrunk: set[ContainerRef] = set()               # containers we asked to shrink
 
     # -- TaskRunner ---------------------------------------------------------------------------
@@ -60,24 +55,23 @@ class NodeContainers:
     def queued(self, node: int, probe: ProbeInfo) -> None:
         """A bound entry reached ``node``: its task gets an executor there (granted each round)."""
         if probe.task is not None:
-            self.waiting.setdefault(node, []).append((probe.job_id, probe.task))
+            self.ledger.queue((probe.job_id, probe.task), node)
 
     def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
         """On a slot: full share, or, if it already ended, it finishes now."""
         key = (r.job_id, r.task)
-        self.on_slot[key] = (node, slot)
-        if key in self.ended:
-            self.ended.discard(key)
+        e = self.ledger.place(key, node, slot)
+        if e.ended:
+            self.ledger.drop(key)
             out.append(SegmentEnd(r.start, node, slot, r.token))
-        elif key in self.spark_of:
-            self._want(self.spark_of[key][1], "resume")
+        elif isinstance(e.container, ContainerRef):
+            self._want(e.container, "resume")
 
     def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
         """Off its slot the task's container shrinks: it keeps its progress and can resume."""
-        key = (r.job_id, r.task)
-        self.on_slot.pop(key, None)
-        if key in self.spark_of:
-            self._want(self.spark_of[key][1], "suspend")
+        e = self.ledger.unplace((r.job_id, r.task))
+        if e is not None and isinstance(e.container, ContainerRef):
+            self._want(e.container, "suspend")
         return Pausing.SUSPEND
 
     # -- SparkRunner ----------------------------------------------------------------------------
@@ -98,25 +92,19 @@ class NodeContainers:
         where = self.executors.get((app, executor))
         return None if where is None else where[0]
 
-    def bind(self, node: int, jobs: list[int], spark_task: int, app: str, executor: str) -> int | None:
-        waiting = self.waiting.get(node, [])
+    def bind(self, node: int, jobs: list[int], spark_task: int, app: str, executor: str) -> TaskKey | None:
         where = self.executors.get((app, executor))
-        mine = [k for k in waiting if k[0] in jobs]
+        mine = self.ledger.waiting_at(node, jobs)
         if where is None or not mine:
             return None     # the engine tells ``spark_placed`` of it
         ref = where[1]
         # the task its grant shrank (or left at full share) the executor for, if Spark launched another
-        key = next((k for k in mine if (k in self.on_slot) != (ref in self.shrunk)), mine[0])
-        waiting.remove(key)
-        self.spark_of[key] = (spark_task, ref, node)
-        self.task_of[spark_task] = key
+        key = next((k for k in mine if self._on_slot(k) != (ref in self.shrunk)), mine[0])
+        self.ledger.bind(key, spark_task, ref)
         log.info("node driver: Spark task %d runs policy task %s in %s (%s)", spark_task, key, ref.container,
-                 "full share" if key in self.on_slot else "waiting: minimum share")
+                 "full share" if self._on_slot(key) else "waiting: minimum share")
         self._share_for(key, ref)
-        return key[0]
-
-    def knows(self, spark_task: int) -> bool:
-        return spark_task in self.task_of
+        return key
 
     def spark_placed(self, app: str, executor: str) -> None:
         """Spark's own task (a fallback round's, or a launch no waiting task matched) in an idle
@@ -125,30 +113,12 @@ class NodeContainers:
         if where is not None:
             self._unshrink_idle(where[1])
 
-    def end(self, spark_task: int, state: ClusterState, now: float) -> list[Any] | None:
-        key = self.task_of.pop(spark_task, None)
-        if key is None:
-            return None
-        _, ref, node = self.spark_of.pop(key)
-        self._shrink_idle(ref)
-        where = self.on_slot.pop(key, None)
-        if where is not None:
-            return [SegmentEnd(now, *where, state.token(*where))]
-        if not state.hears_queued_ends:   # it ends when the policy next gives it a slot
-            self.ended.add(key)
-            return []
-        return [OffSlotEnd(now, node, *key, -1)]   # the state finishes it (``end_off_slot``)
+    def spark_ended(self, container: object) -> None:
+        """The executor that ran a policy task waits shrunk if it runs none now."""
+        if isinstance(container, ContainerRef):
+            self._shrink_idle(container)
 
-    def unlaunched(self) -> list[tuple[Any, int]]:
-        return [((node, key), key[0]) for node, keys in sorted(self.waiting.items()) for key in keys]
-
-    def retire(self, key: Any, state: ClusterState, now: float) -> list[Any]:
-        node, task = key
-        self.waiting[node].remove(task)
-        self.ended.add(task)
-        return []
-
-    def grants(self, rnd: OfferRound, key_of: Callable[[int], StageKey]) -> tuple[Grant, ...]:
+    def grants(self, rnd: OfferRound) -> tuple[Grant, ...]:
         """Each waiting task of ``rnd.app`` gets a free executor of its node, oldest first; the
         executor's container is set to the task's share now, so that a task queued at the node
         starts at the minimum share rather than running at full share until its launch is
@@ -158,25 +128,22 @@ class NodeContainers:
         without bound, and the rest of their queue waits without an executor."""
         free = {s.executor: s.free // max(rnd.cpus_per_task, 1) for s in rnd.slots}
         count: Counter[tuple[int, int, str]] = Counter()
-        held = Counter(node for key, (_, _, node) in self.spark_of.items() if key not in self.on_slot)
-        for node, keys in sorted(self.waiting.items()):
-            mine = [(e, ref) for (app, e), (n, ref) in sorted(self.executors.items()) if app == rnd.app and n == node]
+        held = Counter(e.node for _, e in self.ledger.bound() if e.at is None)
+        for key, e in self.ledger.waiting():
+            node = e.node
+            mine = [(x, ref) for (app, x), (n, ref) in sorted(self.executors.items()) if app == rnd.app and n == node]
             extra = sum(1 for n, _ in self.executors.values() if n == node) - self.slots
-            for key in keys:
-                app, stage, attempt = key_of(key[0])
-                off_slot = key not in self.on_slot
-                if app != rnd.app or (off_slot and held[node] >= extra):
-                    continue
-                chosen = next(((e, ref) for e, ref in mine if free.get(e, 0) > 0), None)
-                if chosen is not None:
-                    free[chosen[0]] -= 1
-                    count[(stage, attempt, chosen[0])] += 1
-                    held[node] += off_slot
-                    self._share_for(key, chosen[1])
+            app, stage, attempt = self.ledger.job(key[0]).key
+            off_slot = e.at is None
+            if app != rnd.app or (off_slot and held[node] >= extra):
+                continue
+            chosen = next(((x, ref) for x, ref in mine if free.get(x, 0) > 0), None)
+            if chosen is not None:
+                free[chosen[0]] -= 1
+                count[(stage, attempt, chosen[0])] += 1
+                held[node] += off_slot
+                self._share_for(key, chosen[1])
         return tuple(Grant(st, at, ex, n) for (st, at, ex), n in sorted(count.items()))
-
-    def take_preempt(self) -> tuple[int, ...]:
-        return ()  # nothing is killed: containers are resized
 
     def release(self) -> None:
         """Every container this runner shrank goes back to full share (the commands are sent by
@@ -184,9 +151,13 @@ class NodeContainers:
         for ref in sorted(self.shrunk):
             self._want(ref, "resume")
 
+    def _on_slot(self, key: TaskKey) -> bool:
+        e = self.ledger.entry(key)
+        return e is not None and e.at is not None
+
     def _share_for(self, key: TaskKey, ref: ContainerRef) -> None:
         """``ref`` at the share policy task ``key`` runs at: full on a slot, else the minimum."""
-        on_slot = key in self.on_slot
+        on_slot = self._on_slot(key)
         if on_slot == (ref in self.shrunk):
             self._want(ref, "resume" if on_slot else "suspend")
 
@@ -207,7 +178,7 @@ class NodeContainers:
             self._want(ref, "resume")
 
     def _idle(self, ref: ContainerRef) -> bool:
-        return all(r != ref for _, r, _ in self.spark_of.values())
+        return all(e.container != ref for _, e in self.ledger.bound())
 
     def _want(self, ref: ContainerRef, action: str) -> None:
         (self.shrunk.add if action == "suspend" else self.shrunk.discard)(ref)

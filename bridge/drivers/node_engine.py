@@ -21,10 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bridge.drivers.ledger import Ledger
 from bridge.drivers.node_containers import NodeContainers
-from bridge.drivers.spark_engine import EngineParams, EnginePlanner
-from bridge.drivers.spark_slots import SparkRunner
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.spark.engine import EngineParams, EnginePlanner
+from bridge.drivers.spark.slots import SparkRunner
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.drivers.topology import Nodes, slot_spec
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.leases import LeaseRenewal
@@ -88,9 +89,9 @@ class NodeManagerNodes:
     def stale(self, runner: SparkRunner, scope: str | None, cluster: LiveCluster) -> bool:
         return False  # the nodes are the NodeManagers; executors come and go on them
 
-    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> Nodes:
+    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int, ledger: Ledger) -> Nodes:
         return Nodes(slot_spec(len(self.names), self.cores), [self.cores] * len(self.names),
-                     NodeContainers(self.names, self.commands, self.cores))
+                     NodeContainers(self.names, self.commands, self.cores, ledger))
 
 
 class NodePlanner:

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from bridge.drivers.spark_engine import EnginePlanner
-from bridge.drivers.spark_fifo import FifoPlanner
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.spark.engine import EnginePlanner
+from bridge.drivers.spark.fifo import FifoPlanner
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement
 from policies.registry import ConfigError, RegistryError
 

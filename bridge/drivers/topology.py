@@ -1,6 +1,6 @@
 """What a node of an engine planner's cluster state is: the one thing its two live drivers differ in.
 
-The engine planner (``bridge.drivers.spark_engine.EnginePlanner``) runs a policy on worlds (a
+The engine planner (``bridge.drivers.spark.engine.EnginePlanner``) runs a policy on worlds (a
 cluster state with its kernel and runner) and asks its :class:`Topology` what a world's nodes
 are. :class:`ExecutorNodes`: each application is a cluster of its own whose nodes are its
 executors (``SparkSlots``), a new set of executors is a new set of nodes, and time is the
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bridge.cluster.runner import Pausing
-from bridge.drivers.spark_slots import SparkRunner, SparkSlots
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.ledger import Ledger
+from bridge.drivers.spark.slots import SparkRunner, SparkSlots
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.protocol.messages import OfferRound
 from policies.api import ClusterSpec
 
@@ -56,8 +57,8 @@ class Topology(Protocol):
     def stale(self, runner: SparkRunner, scope: str | None, cluster: LiveCluster) -> bool:
         """True if the world whose runner is ``runner`` no longer has the cluster's nodes."""
 
-    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> Nodes:
-        """The nodes of a new world for ``scope``."""
+    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int, ledger: Ledger) -> Nodes:
+        """The nodes of a new world for ``scope``, whose runner records in the world's ``ledger``."""
 
 
 class ExecutorNodes:
@@ -88,12 +89,12 @@ class ExecutorNodes:
         """A new set of executors is a new set of nodes."""
         return runner.names != self._executors(scope, cluster)
 
-    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> Nodes:
+    def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int, ledger: Ledger) -> Nodes:
         cores = {f"{a.app}/{e}": x.cores for a in self.apps(scope, cluster) for e, x in a.executors.items()}
         names = self._executors(scope, cluster)
         per_node = [max(cores[name] // cpus_per_task, 0) for name in names]
         spec = slot_spec(max(len(names), 1), max(per_node + [1]))
-        return Nodes(spec, per_node, SparkSlots(names, self.pausing))
+        return Nodes(spec, per_node, SparkSlots(names, ledger, self.pausing))
 
     def _executors(self, scope: str | None, cluster: LiveCluster) -> list[str]:
         """The scope's executors as ``app/executor``, in node order."""

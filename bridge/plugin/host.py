@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.drivers.planners import RoundPlanner, make_planner
-from bridge.drivers.spark_state import LiveCluster
+from bridge.drivers.spark.state import LiveCluster
 from bridge.plugin.metrics import HostMetrics
 from bridge.plugin.peer_text import peer_logger
 from bridge.protocol.messages import (

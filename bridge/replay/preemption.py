@@ -28,7 +28,7 @@ from tqdm import tqdm
 import sparkplugin
 from bridge.common import atomic
 from bridge.drivers.node_engine import NODE_CORES, live_params, node_cores, node_preemption
-from bridge.drivers.spark_engine import engine_settings
+from bridge.drivers.spark.engine import engine_settings
 from bridge.nodes.cluster_agents import NodeAgents, agents_for, hadoop_user
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.plugin import inprocess as spark_inprocess

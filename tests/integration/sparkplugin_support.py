@@ -12,9 +12,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.common.tls import ServerTls
-from bridge.drivers.spark_state import LiveCluster
+from bridge.drivers.spark.state import LiveCluster
 from bridge.protocol.auth import client_handshake, new_nonce
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement, TaskEnd, TaskStart
 

@@ -30,8 +30,8 @@ from pyspark.sql import SparkSession
 import sparkplugin
 from bridge.apps.report.load import load_runs
 from bridge.drivers.planners import make_planner
-from bridge.drivers.spark_fifo import FifoPlanner
-from bridge.drivers.spark_state import LiveCluster
+from bridge.drivers.spark.fifo import FifoPlanner
+from bridge.drivers.spark.state import LiveCluster
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost, scoped
 from bridge.plugin.daemon import DEFAULT_LIMITS, PolicyDaemon

@@ -18,7 +18,7 @@ from bridge.agent.server import AgentServer, listen_address
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
 from bridge.drivers.node_engine import NodePlanner
-from bridge.drivers.spark_engine import EnginePlanner
+from bridge.drivers.spark.engine import EnginePlanner
 from bridge.nodes import cluster_agents
 from bridge.agent.leases import DEFAULT_LEASE_S
 from tests.certs import make_cert

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge.drivers.spark_engine import EnginePlanner
+from bridge.drivers.spark.engine import EnginePlanner
 from bridge.drivers.user_jobs import ESTIMATE_PROP
-from bridge.drivers.spark_state import LiveCluster
+from bridge.drivers.spark.state import LiveCluster
 from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
 from bridge.sim.engine import simulate
 from policies import registry
@@ -131,8 +131,8 @@ class TraceSpark:
         world = planner.world
         for g in placement.grants:
             node = world.runner.node_of[f"app/{g.executor}"]
-            held = [w for w, j in sorted(world.runner.granted.items())
-                    if w[0] == node and world.state.view.job(j).meta["stage"] == g.stage]
+            held = [e.at for (j, _), e in world.ledger.waiting()
+                    if e.node == node and world.state.view.job(j).meta["stage"] == g.stage]
             assert len(held) >= g.slots <= self.free[g.executor], (g, held, self.free)
             for where in held[:g.slots]:
                 r = next(r for r in world.state.view.running(where[0]) if r.slot == where[1])

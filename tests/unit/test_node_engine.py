@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bridge.drivers.node_engine import NodePlanner, node_preemption, preempting_policies
-from bridge.drivers.spark_state import LiveCluster
+from bridge.drivers.spark.state import LiveCluster
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
 from bridge.protocol.messages import ContainerChange, Launched, OfferRound, Slot, StageDemand, parse_event

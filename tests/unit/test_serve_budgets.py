@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.plugin.daemon import PolicyDaemon
 from bridge.plugin.host import Client, PolicyHost
 from bridge.plugin.lines import Buffers, LineSocket

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.common.tls import ServerTls, client_context
-from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.launch import preflight
 from bridge.plugin.daemon import PolicyDaemon
 from bridge.plugin.daemon import serve as serve_command

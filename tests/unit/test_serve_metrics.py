@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
-from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.plugin.daemon import PolicyDaemon, serve as serve_command
 from bridge.plugin.host import PolicyHost
 from bridge.plugin.metrics import start_exporter

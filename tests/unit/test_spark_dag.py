@@ -1,5 +1,5 @@
 """A Spark job's stage DAG turned into one stage's successors (what live Falcon's Eq. 2 sums)."""
-from bridge.drivers.spark_dag import successors_of
+from bridge.drivers.spark.dag import successors_of
 from bridge.protocol.messages import JobStart, StageSpec
 from workloads.model import Successor
 

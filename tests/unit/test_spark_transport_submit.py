@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 import pytest
 
-from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.launch.submit import rewrite
 from bridge.plugin.daemon import PolicyDaemon
 from bridge.plugin.host import PolicyHost, scoped

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.drivers.planners import BUILT_IN, make_planner
-from bridge.drivers.spark_fifo import FifoPlanner
+from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.replay import launchers
 from bridge.replay import policy as live
 from bridge.replay.cli import replay

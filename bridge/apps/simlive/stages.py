@@ -1,7 +1,7 @@
 """A measured run played stage by stage, as the live engine schedules it (``--job-model stages``).
 
 Live, the engine hands a policy each Spark stage as a job of its own when the driver submits it
-(``bridge.drivers.spark_engine``): a TPC-H query's later stages arrive only when the stages they
+(``bridge.drivers.spark.engine``): a TPC-H query's later stages arrive only when the stages they
 need have ended, and queue behind everything submitted meanwhile. The ``tasks`` model plays a
 replayed job as one job with a stage DAG inside, so a FIFO simulator runs its later stages at
 once where live they waited (docs/sim-to-real.md, "The mission's workloads: the study").
@@ -31,8 +31,8 @@ import pandas as pd
 
 from bridge.apps.simlive.compare import CompareError
 from bridge.apps.simlive.measured import in_stage_order, replay_t0, spark_by_job, stage_graph, succeeded_tasks
-from bridge.drivers.spark_dag import successors_of
-from bridge.drivers.spark_engine import EngineParams
+from bridge.drivers.spark.dag import successors_of
+from bridge.drivers.spark.engine import EngineParams
 from bridge.history.events import StageSubmitted
 from bridge.protocol.messages import JobStart, StageSpec
 from bridge.replay.eventlog import SparkJob, replayed_job_id, stage_submissions

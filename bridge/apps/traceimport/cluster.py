@@ -1,7 +1,7 @@
 """The cluster an imported history ran on, as the simulator's nodes and slots.
 
 Spark runs a task on `spark.task.cpus` of an executor's cores, and the simulator's live twin
-(`bridge.drivers.spark_engine`) takes each executor as a node of as many slots; so a trace's
+(`bridge.drivers.spark.engine`) takes each executor as a node of as many slots; so a trace's
 cluster is the executors alive when the most slots were, across every application read (they
 shared one cluster). Executors of different sizes at that moment make no uniform shape: none is
 recorded then, and the import says why.

@@ -1,13 +1,13 @@
 """``spark-fifo``: stages in Spark's own order, each filling free slots, local hosts first.
 
 It needs no policy engine, so it proves the plugin's round trip on its own and is the baseline
-the live policies (``bridge.drivers.spark_engine``) are compared with.
+the live policies (``bridge.drivers.spark.engine``) are compared with.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.protocol.messages import Grant, LiveEvent, OfferRound, Placement, Slot, StageDemand
 
 

@@ -6,14 +6,15 @@ slots; each runnable Spark stage attempt is a policy job whose tasks are its pen
 a user job (a job group, or a Spark job: its ``unit``) whose one estimate its stages carry
 (``bridge.drivers.user_jobs``: the job property ``schedbridge.estimate``, a learned or filed
 estimate of its recurring job, else ``estimate``), and whose successors are the stages after it in
-its Spark job (``bridge.drivers.spark_dag``). The state applies the policy's decisions exactly as in
+its Spark job (``bridge.drivers.spark.dag``). The state applies the policy's decisions exactly as in
 the simulator, with zero network delay and the wall clock as its kernel's clock (timers fire in the
 first round at or after their time); a task the state starts becomes a grant
-(``bridge.drivers.spark_slots``), Spark's launch report binds it, Spark's task end finishes it. A
+(``bridge.drivers.spark.slots``) in the world's ledger (``bridge.drivers.ledger``), Spark's launch
+report binds it there, and on Spark's task end the planner finishes it in the state. A
 change in the set of executors, or a snapshot, rebuilds the state and the policy from Spark's;
 stages Spark still needs but the policy no longer owes arrive again as new jobs. Spark cannot pause
 a task: a suspended task runs on to its end while its slot goes to the policy's next task (see
-``bridge.drivers.spark_slots``), or with the parameter ``kill_on_suspend=true`` it is killed (Spark
+``bridge.drivers.spark.slots``), or with the parameter ``kill_on_suspend=true`` it is killed (Spark
 re-runs it).
 """
 from __future__ import annotations
@@ -27,13 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bridge.cluster.events import OffSlotEnd, SegmentEnd
 from bridge.cluster.kernel import Kernel, SimulationError
 from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
-from bridge.drivers.spark_dag import successors_of
-from bridge.drivers.spark_slots import SparkRunner, StageKey
+from bridge.drivers.spark.dag import successors_of
+from bridge.drivers.spark.slots import SparkRunner
 from bridge.drivers.estimates import Estimates
-from bridge.drivers.spark_state import AppState, LiveCluster
+from bridge.drivers.ledger import Ledger, StageKey
+from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
 from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
@@ -99,28 +102,15 @@ def engine_settings(name: str, params: Mapping[str, str]) -> tuple[EngineParams,
         raise registry.ConfigError(f"{e}; the live adapter's: {', '.join(ADAPTER_KEYS)}") from None
 
 
-@dataclass(slots=True)
-class _LiveJob:
-    key: StageKey
-    n: int
-    scope: str | None
-    started: int = 0
-    retired: int = 0
-
-    @property
-    def owed(self) -> int:
-        return self.n - self.started - self.retired
-
-
 class World:
-    """One cluster state with its kernel, its Spark runner, and the tasks Spark placed itself."""
+    """One cluster state with its kernel, its Spark runner, and its ledger of Spark's tasks."""
 
-    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, now: float) -> None:
+    def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, ledger: Ledger, now: float) -> None:
         self.kernel = Kernel()
         self.kernel.advance(now)
         self.runner = runner
+        self.ledger = ledger
         self.state = ClusterState(policy, spec, self.kernel, runner, keep_log=False)
-        self.foreign: dict[int, tuple[int, int]] = {}  # Spark task id -> (node, slot) it holds
         self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
     def settle(self, now: float, effects: Sequence[BaseEvent] = ()) -> None:
@@ -140,7 +130,7 @@ class World:
     def occupy_foreign(self, node: int, spark_task: int) -> None:
         slot = self.state.occupy(node, spark_task, ONE_SLOT)
         if slot >= 0:
-            self.foreign[spark_task] = (node, slot)
+            self.ledger.hold_foreign(spark_task, (node, slot))
 
 
 class EnginePlanner:
@@ -162,8 +152,6 @@ class EnginePlanner:
         self.launch_reports = self.topology.launch_reports
         self._worlds: dict[str | None, World] = {}      # scope (an application, or None: all) ->
         self._world: World | None = None                # the world of the last round
-        self._jobs: dict[int, _LiveJob] = {}
-        self._by_stage: dict[StageKey, list[int]] = {}
         self._job_ids = itertools.count()
         self.user_jobs = self.params.user_jobs()
         self.now = 0.0
@@ -212,7 +200,6 @@ class EnginePlanner:
         world = self._worlds.pop(scope, None)
         if world is not None:
             world.runner.release()
-        self._drop_jobs(scope)
         self._world = None
 
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
@@ -231,12 +218,12 @@ class EnginePlanner:
         for ev in events:
             self.user_jobs.heard(rnd.app, ev)
         self._world = world
-        arrivals = self._sync_stages(world, scope, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
+        arrivals = self._sync_stages(world, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
         # one instant, ordered as in the simulator: task ends, then job arrivals, then due timers
         world.settle(self.now, ends + arrivals)
-        grants = world.runner.grants(rnd, lambda job: self._jobs[job].key)
-        preempt = world.runner.take_preempt()
-        self._forget_done(world, scope)
+        grants = world.runner.grants(rnd)
+        preempt = world.ledger.take_kills()
+        self._forget_done(world)
         own = cluster.app(rnd.app) if rnd.app in cluster else None
         return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own))
 
@@ -274,8 +261,9 @@ class EnginePlanner:
     # -- state from Spark --------------------------------------------------------------------------
     def _reset(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int) -> World:
         """A new world over the topology's nodes for ``scope``, holding the tasks Spark runs there."""
-        self._drop_jobs(scope)
-        world = self._worlds[scope] = self._new_world(self.topology.nodes(scope, cluster, cpus_per_task))
+        ledger = Ledger()
+        nodes = self.topology.nodes(scope, cluster, cpus_per_task, ledger)
+        world = self._worlds[scope] = self._new_world(nodes, ledger)
         for app in self.topology.apps(scope, cluster):
             world.runner.register(app.app, app.executors)
             for t in app.running.values():
@@ -287,28 +275,22 @@ class EnginePlanner:
                  spec.n_nodes, world.runner.kind, spec.slots_per_node, " ".join(world.runner.names))
         return world
 
-    def _new_world(self, nodes: Nodes) -> World:
+    def _new_world(self, nodes: Nodes, ledger: Ledger) -> World:
         """A world with a new policy instance on ``nodes``; the slots a node does not have are held."""
         policy = registry.create(self.name, PolicyEnv(nodes.spec, self.params.seed), self.config)
-        world = World(policy, nodes.spec, nodes.runner, self.now)
+        world = World(policy, nodes.spec, nodes.runner, ledger, self.now)
         for node, have in enumerate(nodes.slots):
             for _ in range(nodes.spec.slots_per_node - have):
                 world.state.occupy(node, None, ONE_SLOT)
         return world
 
-    def _drop_jobs(self, scope: str | None) -> None:
-        for job_id in [j for j, live in self._jobs.items() if live.scope == scope]:
-            self._by_stage.pop(self._jobs.pop(job_id).key, None)
-
     def _bind_launched(self, world: World, rnd: OfferRound) -> None:
         for rep in rnd.launched:
             node = world.runner.node_of_executor(rnd.app, rep.executor)
-            jobs = self._by_stage.get((rnd.app, rep.stage, rep.attempt), [])
+            jobs = world.ledger.jobs_of((rnd.app, rep.stage, rep.attempt))
             for spark_task in rep.tasks:
-                job = None if node is None else world.runner.bind(node, jobs, spark_task, rnd.app, rep.executor)
-                if job is not None:
-                    self._jobs[job].started += 1
-                elif node is not None:
+                task = None if node is None else world.runner.bind(node, jobs, spark_task, rnd.app, rep.executor)
+                if task is None and node is not None:
                     world.runner.spark_placed(rnd.app, rep.executor)
                     world.occupy_foreign(node, spark_task)
 
@@ -317,38 +299,63 @@ class EnginePlanner:
         that every end of a round is in before the policy hears of any)."""
         if isinstance(ev, TaskStart):
             node = world.runner.node_of_executor(app, ev.executor)
-            if node is not None and not world.runner.knows(ev.task) and ev.task not in world.foreign:
+            if node is not None and not world.ledger.knows(ev.task) and not world.ledger.is_foreign(ev.task):
                 world.runner.spark_placed(app, ev.executor)
                 world.occupy_foreign(node, ev.task)
         elif isinstance(ev, TaskEnd):
-            effects = world.runner.end(ev.task, world.state, self.now)
+            effects = self._spark_task_ended(world, ev.task)
             if effects is not None:
                 return effects
-            if (where := world.foreign.pop(ev.task, None)) is not None:
+            if (where := world.ledger.end_foreign(ev.task)) is not None:
                 return world.state.vacate(*where)
         return []
 
-    def _sync_stages(self, world: World, scope: str | None, rnd: OfferRound,
+    def _spark_task_ended(self, world: World, spark_task: int) -> list[Any] | None:
+        """The state's effects of the end of a Spark task that ran a policy task (None: it ran
+        none). On its slot it ends by its ``SegmentEnd``, as in the simulator. Off it, on executors
+        it was draining (a suspended task that ran on): it ends suspended. On NodeManagers it ran
+        shrunk: a policy that hears such ends gets an ``OffSlotEnd``; for any other it finishes
+        when the policy next gives it a slot."""
+        found = world.ledger.end(spark_task)
+        if found is None:
+            return None
+        key, e = found
+        world.runner.spark_ended(e.container)
+        state = world.state
+        if e.at is not None:
+            return [SegmentEnd(self.now, *e.at, state.token(*e.at))]
+        if not world.runner.notices_queues:
+            return state.finish_suspended(e.node, *key, self.now)
+        if not state.hears_queued_ends:
+            world.ledger.end_later(key, e.node)
+            return []
+        return [OffSlotEnd(self.now, e.node, *key, -1)]   # the state finishes it (``end_off_slot``)
+
+    def _sync_stages(self, world: World, rnd: OfferRound,
                      spark_jobs: Mapping[int, JobStart]) -> list[Any]:
         """New or grown stages arrive as jobs (returned, to schedule); tasks owed beyond Spark's
         pending count retire, and so do grants for stages Spark no longer runs (also ones the
         policy makes later)."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
-        for key in [k for k in self._by_stage if k[0] == rnd.app and k not in live]:
-            del self._by_stage[key]
-        self._retire(world, lambda key: key[0] == rnd.app and key not in self._by_stage, None)
+        ledger = world.ledger
+        for key in [k for k in ledger.stages() if k[0] == rnd.app and k not in live]:
+            ledger.end_stage(key)
+        self._retire(world, lambda key: key[0] == rnd.app and not ledger.has_stage(key), None)
         arrivals: list[Any] = []
         for key, d in live.items():
-            owed = sum(self._jobs[j].owed for j in self._by_stage.get(key, []))
+            owed = sum(ledger.job(j).owed for j in ledger.jobs_of(key))
             if d.pending > owed:
-                arrivals.append(self._arrive(scope, key, d, d.pending - owed, spark_jobs.get(d.job)))
+                arrival = self._arrive(key, d, d.pending - owed, spark_jobs.get(d.job))
+                ledger.add_job(arrival.job.job_id, key, d.pending - owed)
+                arrivals.append(arrival)
             elif d.pending < owed:
                 self._retire(world, key.__eq__, owed - d.pending)
         return arrivals
 
-    def _arrive(self, scope: str | None, key: StageKey, d: StageDemand, n: int,
+    def _arrive(self, key: StageKey, d: StageDemand, n: int,
                 spark_job: JobStart | None) -> JobArrival:
-        """``spark_job`` (None if its job_start has not arrived yet) gives the stage's successors."""
+        """The policy job of ``n`` of stage attempt ``key``'s tasks, arriving now; ``spark_job`` (None if
+        its job_start has not arrived yet) gives the stage's successors."""
         job_id = next(self._job_ids)
         user = self.user_jobs.of_stage(key[0], d, job_id)
         est = user.estimate
@@ -356,31 +363,29 @@ class EnginePlanner:
                   name=f"{key[0]}:stage{d.stage}.{d.attempt}",
                   meta={"app": key[0], "stage": d.stage, "job": d.job, "key": user.key, **d.props},
                   successors=() if spark_job is None else successors_of(spark_job, d.stage, est), unit=user.unit)
-        self._jobs[job_id] = _LiveJob(key, n, scope)
-        self._by_stage.setdefault(key, []).append(job_id)
         return JobArrival(self.now, job)
 
     def _retire(self, world: World, of_stage: Callable[[StageKey], bool], limit: int | None) -> None:
-        """Up to ``limit`` unlaunched grants of stages ``of_stage`` selects, which Spark no longer
-        needs: their tasks are finished, as far as the policy knows."""
-        for key, job in world.runner.unlaunched():
+        """Up to ``limit`` unlaunched tasks of stages ``of_stage`` selects, which Spark no longer
+        needs: they are finished, as far as the policy knows (a grant's slot now; a task queued at
+        its node when the policy gives it a slot)."""
+        for key, e in world.ledger.waiting():
             if limit == 0:
                 return
-            if of_stage(self._jobs[job].key):
+            if of_stage(world.ledger.job(key[0]).key):
                 limit = None if limit is None else limit - 1
-                self._retire_grant(world, key, job)
+                world.ledger.retire(key)
+                effects: list[Any] = []
+                if world.runner.notices_queues:
+                    world.ledger.end_later(key, e.node)
+                else:
+                    assert e.at is not None  # a grant holds its slot
+                    world.ledger.drop(key)
+                    effects = world.state.finish(*e.at, self.now)
+                world.settle(self.now, effects)
 
-    def _retire_grant(self, world: World, key: object, job: int) -> None:
-        self._jobs[job].retired += 1
-        world.settle(self.now, world.runner.retire(key, world.state, self.now))
-
-    def _forget_done(self, world: World, scope: str | None) -> None:
-        """Drops the scope's jobs the state has finished (every task ended or retired) or rejected
+    def _forget_done(self, world: World) -> None:
+        """Drops the world's jobs the state has finished (every task ended or retired) or rejected
         and forgotten, so a daemon serving applications for weeks keeps only live stages."""
-        for job_id in world.state.forget_finished([j for j, live in self._jobs.items() if live.scope == scope]):
-            key = self._jobs.pop(job_id).key
-            ids = self._by_stage.get(key)
-            if ids is not None:
-                ids.remove(job_id)
-                if not ids:
-                    del self._by_stage[key]
+        for job_id in world.state.forget_finished(world.ledger.job_ids()):
+            world.ledger.forget_job(job_id)
