@@ -32,7 +32,8 @@ from bridge.cli import BENCHMARKS, SUBCOMMANDS
 from bridge.common.extras import EXTRA_OF
 from tests.integration.process_output import failure_excerpt
 
-pytestmark = [pytest.mark.integration, pytest.mark.long]  # make test-long: a venv built from pip's cache (about 100 s on a busy machine)
+# make test-long: a venv built from pip's cache (about 100 s on a busy machine)
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "policy-package"
