@@ -12,9 +12,12 @@ set, everything runs as pure Python and :data:`CORE` says why; ``simulate`` and 
 print it, so a fallback is never silent. The modules are compiled as one group (they call each
 other natively), so it is all of them or none.
 
-``policies/__init__.py`` calls :func:`activate`, and ``bridge/__init__.py`` imports ``policies``
-first, so the decision is taken before any of these modules is imported. This module reads
-files to decide; it is the one part of ``policies`` that does I/O.
+The decision is taken where a simulation starts, not where ``policies`` is imported: importing
+``policies`` (``policies/__init__.py``, and first thing ``bridge/cluster`` and ``bridge/sim``, the
+packages that hold the other compiled modules) calls :func:`install`, which only puts a finder
+on ``sys.meta_path``; that finder reads the stamp and hashes the sources at the first import of a
+compiled module. A trace reader or a command that never simulates hashes nothing. This module
+reads files to decide; it is the one part of ``policies`` that does I/O.
 """
 from __future__ import annotations
 
@@ -63,7 +66,8 @@ class Core:
         return f"simulator core: pure Python ({self.reason})"
 
 
-CORE = Core(False, "not activated yet")
+CORE_UNDECIDED = "not decided yet: no compiled module imported"
+CORE = Core(False, CORE_UNDECIDED)
 
 
 def source(module: str, root: Path = ROOT) -> Path:
@@ -123,13 +127,18 @@ def _package_dir(name: str) -> Path | None:
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds the compiled modules (and mypyc's shared group library) in the build directory."""
+    """Decides which core runs at the first import of a compiled module, then finds the compiled
+    modules (and mypyc's shared group library) in the build directory, or nothing if pure."""
 
-    def __init__(self, files: dict[str, Path]) -> None:
-        self.files = files
+    def __init__(self) -> None:
+        self.files: dict[str, Path] | None = None   # None: not decided yet
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if self.files is None:
+            if fullname not in MODULES:
+                return None
+            self.files = _decide()
         f = self.files.get(fullname)
         if f is None:
             return None
@@ -137,21 +146,22 @@ class _Finder(importlib.abc.MetaPathFinder):
             fullname, f, loader=importlib.machinery.ExtensionFileLoader(fullname, str(f)))
 
 
-def activate() -> Core:
-    """Decide, once per process and before any compiled module is imported, which core runs."""
+def install() -> None:
+    """Put the deciding finder first on ``sys.meta_path``, once per process; no I/O (the
+    decision waits for the first import of a compiled module)."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+
+
+def _decide() -> dict[str, Path]:
+    """Set :data:`CORE`; the compiled files to load, or none for pure Python."""
     global CORE
-    if any(isinstance(f, _Finder) for f in sys.meta_path) or CORE.reason != "not activated yet":
-        return CORE
     files, reason = check()
     early = [m for m in MODULES if m in sys.modules]
     if files and early:
-        reason = f"{early[0]} was imported before the compiled core could be activated"
-    if files and not early:
-        sys.meta_path.insert(0, _Finder(files))
-        CORE = Core(True, "")
-    else:
-        CORE = Core(False, reason)
-    return CORE
+        files, reason = {}, f"{early[0]} was imported before the compiled core could be activated"
+    CORE = Core(bool(files), reason)
+    return files
 
 
 def build(build_dir: Path = BUILD_DIR, root: Path = ROOT) -> None:

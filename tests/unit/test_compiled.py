@@ -89,6 +89,35 @@ def test_a_current_build_runs_compiled_and_the_env_var_forces_pure():
     assert line == f"simulator core: pure Python ({compiled.PURE_ENV}=1)"
 
 
+# The trace readers, then a simulation: reading a trace decides nothing, simulating decides.
+READ_THEN_SIMULATE = (
+    "import sys; import workloads.trace, workloads.workload_file, workloads.multires.jsonl, workloads.synthetic; "
+    "import policies.compiled as c; "
+    "print(c.CORE.reason, sorted(m for m in c.MODULES if m in sys.modules), sep='|'); "
+    "import bridge.sim.engine as e; print(c.CORE.compiled, e.__file__, c.CORE.describe(), sep='|')")
+
+
+def test_reading_a_trace_leaves_the_core_undecided_and_a_simulation_decides_it():
+    """Importing the trace readers imports no compiled module and hashes no source (the core is
+    not decided yet); the simulator's first import decides it: compiled when this tree's build is
+    current, otherwise pure Python with the same reason :func:`check` gives."""
+    env = {k: v for k, v in os.environ.items() if k != compiled.PURE_ENV}
+    out = subprocess.run([sys.executable, "-c", READ_THEN_SIMULATE], cwd=HERE, env={**env, "PYTHONPATH": str(HERE)},
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == f"{compiled.CORE_UNDECIDED}|[]"
+    flag, engine, line = out[1].split("|")
+    env_pure = os.environ.pop(compiled.PURE_ENV, None)
+    try:
+        files, reason = compiled.check()
+    finally:
+        if env_pure is not None:
+            os.environ[compiled.PURE_ENV] = env_pure
+    if files:
+        assert flag == "True" and engine.endswith(compiled.SUFFIX) and line.startswith("simulator core: compiled")
+    else:
+        assert flag == "False" and engine.endswith(".py") and line == f"simulator core: pure Python ({reason})"
+
+
 def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
     """A copy of the tree with its build: compiled as is; after an edit of policies/eagle.py the
     process runs the edited source and says which file made the build stale."""
