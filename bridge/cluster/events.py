@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.api import BaseEvent, ProbeInfo
+from policies.framework.api import BaseEvent, ProbeInfo
 
 
 @dataclass(init=False, unsafe_hash=True)

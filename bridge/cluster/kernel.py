@@ -15,7 +15,7 @@ from typing import Any, Final, cast
 
 from mypy_extensions import mypyc_attr
 
-from policies.api import BaseEvent
+from policies.framework.api import BaseEvent
 from policies.common.heap import MinHeap
 
 Handler = Callable[[Any], "Iterable[BaseEvent] | None"]

@@ -43,7 +43,7 @@ from bridge.cluster.measure import SegmentLog
 from bridge.cluster.runner import Pausing, TaskRunner
 from bridge.cluster.slots import Reserved, Running
 from bridge.cluster.tables import ClusterTables, JobRun, Queued
-from policies.api import (
+from policies.framework.api import (
     Assign, BaseEvent, Cancel, ClusterSpec, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
     Probe, ProbeArrival, ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, SendHeartbeat, SetTimer,
     SlotFreed, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,

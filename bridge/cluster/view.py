@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bridge.cluster.slots import Running
-from policies.api import RunningTask
+from policies.framework.api import RunningTask
 from workloads.model import Job
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from bridge.drivers.spark_slots import StageKey
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.preemption import ContainerRef
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 TaskKey = tuple[int, int]  # (policy job id, task)
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from bridge.drivers.spark_engine import EnginePlanner
 from bridge.drivers.spark_fifo import FifoPlanner
 from bridge.drivers.spark_state import AppState, LiveCluster
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement
-from policies.registry import ConfigError, RegistryError
+from policies.framework.registry import ConfigError, RegistryError
 
 
 class RoundPlanner(Protocol):

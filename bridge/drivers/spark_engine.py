@@ -37,8 +37,8 @@ from bridge.drivers.spark_state import AppState, LiveCluster
 from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
 from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
-from policies import registry
-from policies.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
 from workloads.model import Job
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from bridge.cluster.slots import Running
 from bridge.cluster.runner import Pausing, TaskRunner
 from bridge.cluster.state import ClusterState
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 Where = tuple[int, int]  # (node, slot) of the cluster state
 StageKey = tuple[str, int, int]  # (app, stage, attempt)

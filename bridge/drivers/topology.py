@@ -17,7 +17,7 @@ from bridge.cluster.runner import Pausing
 from bridge.drivers.spark_slots import SparkRunner, SparkSlots
 from bridge.drivers.spark_state import AppState, LiveCluster
 from bridge.protocol.messages import OfferRound
-from policies.api import ClusterSpec
+from policies.framework.api import ClusterSpec
 
 # The one resource live: task slots (cores / spark.task.cpus); every task needs one.
 SLOT_RESOURCE = ("slots",)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from mypy_extensions import mypyc_attr
 
-from policies.api import ClusterView, Decisions, ProbeArrival, Run, SlotFreed
+from policies.framework.api import ClusterView, Decisions, ProbeArrival, Run, SlotFreed
 from policies.common.queues import NodeQueues
 
 

@@ -1,4 +1,4 @@
-"""The compiled simulator core (policies/compiled.py): loaded only while its build matches the
+"""The compiled simulator core (policies/framework/compiled.py): loaded only while its build matches the
 sources, otherwise pure Python with the reason said."""
 import hashlib
 import json
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import policies.compiled as compiled
+import policies.framework.compiled as compiled
 
 HERE = Path(__file__).resolve().parents[2]
-PROBE = ("import bridge.sim.engine as e, policies.eagle as p, policies.compiled as c; "
+PROBE = ("import bridge.sim.engine as e, policies.eagle as p, policies.framework.compiled as c; "
          "print(c.CORE.compiled, e.__file__, p.__file__, c.CORE.describe(), sep='|')")
 
 
@@ -55,7 +55,7 @@ def test_check_refuses_a_missing_or_incomplete_build(tmp_path, monkeypatch):
 
 def test_the_stamp_covers_the_project_modules_the_compiled_ones_import():
     deps = compiled.dependencies(["policies.eagle"], HERE)
-    assert {"policies/eagle.py", "policies/api.py", "policies/common/lwl.py"} <= set(deps)
+    assert {"policies/eagle.py", "policies/framework/api.py", "policies/common/lwl.py"} <= set(deps)
     assert all(not d.startswith(("numpy", "heapq")) for d in deps)
 
 
@@ -92,7 +92,7 @@ def test_a_current_build_runs_compiled_and_the_env_var_forces_pure():
 # The trace readers, then a simulation: reading a trace decides nothing, simulating decides.
 READ_THEN_SIMULATE = (
     "import sys; import workloads.trace, workloads.workload_file, workloads.multires.jsonl, workloads.synthetic; "
-    "import policies.compiled as c; "
+    "import policies.framework.compiled as c; "
     "print(c.CORE.reason, sorted(m for m in c.MODULES if m in sys.modules), sep='|'); "
     "import bridge.sim.engine as e; print(c.CORE.compiled, e.__file__, c.CORE.describe(), sep='|')")
 

@@ -3,8 +3,8 @@
 The modules in :data:`MODULES` (the cluster engine, the simulator's runner, the policies the
 benchmark runs and their ``policies/common`` mechanisms) are compiled by mypyc into C
 extensions under ``.cache/mypyc/<interpreter>/`` (``make setup`` runs
-``python -c 'import policies.compiled as c; c.build()'``). They never sit beside their ``.py`` files, so Python's
-own import finds only the sources; :func:`activate` puts a finder for the compiled ones first
+``python -c 'import policies.framework.compiled as c; c.build()'``). They never sit beside their
+``.py`` files, so Python's own import finds only the sources; :func:`activate` puts a finder for the compiled ones first
 on ``sys.meta_path`` only when the build's stamp still matches: the SHA-256 of every compiled
 source and of every project module they import, and the interpreter. If anything differs (a
 developer edited ``policies/eagle.py``), or the build is missing, or ``SCHEDBRIDGE_PURE=1`` is
@@ -36,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 
 MODULES = (
-    "policies.messages",
+    "policies.framework.messages",
     "bridge.cluster.kernel", "bridge.cluster.events", "bridge.cluster.slots", "bridge.cluster.measure",
     "bridge.cluster.offslot", "bridge.cluster.runner", "bridge.cluster.tables", "bridge.cluster.state",
     "bridge.cluster.view", "bridge.sim.engine",
@@ -45,7 +45,7 @@ MODULES = (
     "policies.common.stealing", "policies.common.vectors",
     "policies.sparrow", "policies.hawk", "policies.eagle", "policies.kairos",
 )
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = ROOT / ".cache" / "mypyc" / sys.implementation.cache_tag
 STAMP = "stamp.json"
 PURE_ENV = "SCHEDBRIDGE_PURE"

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from policies.api import PolicyEnv, check_policy
-from policies.standins import STAND_INS
-from policies.standins import STOCK as STOCK, StandIn as StandIn  # re-exported: bridge/ reaches stand-ins here
+from policies.framework.api import PolicyEnv, check_policy
+from policies.framework.standins import STAND_INS
+from policies.framework.standins import STOCK as STOCK  # re-exported: bridge/ reaches stand-ins here
+from policies.framework.standins import StandIn as StandIn
 
 ENTRY_POINT_GROUP = "schedbridge.policies"
 
