@@ -33,8 +33,8 @@ ENTRY_POINT_GROUP = "schedbridge.policies"
 
 # The one list of built-in policies: name -> "module:attribute" holding a PolicyEntry.
 BUILTINS: dict[str, str] = {
-    "fifo": "policies.fifo:ENTRY",
-    "fair": "policies.fair:ENTRY",
+    "fifo": "policies.stock.fifo:ENTRY",
+    "fair": "policies.stock.fair:ENTRY",
     "kairos": "policies.kairos:ENTRY",
     "bigc": "policies.bigc:ENTRY",
     "eagle": "policies.eagle:ENTRY",

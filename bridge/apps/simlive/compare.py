@@ -11,7 +11,7 @@ A stand-in (Spark's own scheduler live, `policies.framework.standins`) is simula
 ``stock`` as ``fifo``, the registry's YARN-like FIFO: one central queue in arrival order, tasks to
 free slots (our reading of Spark's default FIFO scheduling mode: jobs in submission order, each
 free core offered the earliest job's next task); ``stock-fair`` as ``fair``, Spark's FAIR
-scheduler with each replayed job its own pool (our reading, ``policies/fair.py``).
+scheduler with each replayed job its own pool (our reading, ``policies/stock/fair.py``).
 """
 from __future__ import annotations
 

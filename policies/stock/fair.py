@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from policies.framework.api import Assign, ClusterView, Decisions, JobArrival, PolicyEnv, TaskFinished
 from policies.common.nodefifo import FifoNodes
 from policies.common.queues import NodeQueues
-from policies.fifo import PendingJob, slot_tokens
+from policies.stock.fifo import PendingJob, slot_tokens
 from policies.framework.registry import PolicyEntry
 
 
