@@ -35,8 +35,8 @@ ENTRY_POINT_GROUP = "schedbridge.policies"
 BUILTINS: dict[str, str] = {
     "fifo": "policies.stock.fifo:ENTRY",
     "fair": "policies.stock.fair:ENTRY",
-    "kairos": "policies.kairos:ENTRY",
-    "bigc": "policies.bigc:ENTRY",
+    "kairos": "policies.kairos.kairos:ENTRY",
+    "bigc": "policies.kairos.bigc:ENTRY",
     "eagle": "policies.eagle:ENTRY",
     "sparrow": "policies.sparrow:ENTRY",
     "hawk": "policies.hawk:ENTRY",

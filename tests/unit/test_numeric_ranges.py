@@ -76,7 +76,7 @@ def test_just_outside_the_range_names_the_bound(policy: str, key: str) -> None:
 
 
 def test_a_config_built_directly_is_held_to_the_same_ranges() -> None:
-    from policies.kairos import KairosConfig
+    from policies.kairos.kairos import KairosConfig
 
     with pytest.raises(ValueError, match=r"q must be within \[0, 1024\]"):
         KairosConfig(q=2**70)

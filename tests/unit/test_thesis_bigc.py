@@ -7,7 +7,7 @@ from bridge.sim.engine import simulate
 from policies.framework.api import (
     Assign, ClusterSpec, JobArrival, PolicyEnv, Resume, RunningTask, Suspend, TaskFinished, TaskStarted,
 )
-from policies.bigc import BigC, BigCConfig
+from policies.kairos.bigc import BigC, BigCConfig
 from policies.framework.registry import config_for
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job

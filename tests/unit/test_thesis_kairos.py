@@ -8,7 +8,7 @@ from policies.framework.api import (
     Assign, ClusterSpec, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
     RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
-from policies.kairos import Kairos, KairosConfig, KairosHeartbeat, TieBreak
+from policies.kairos.kairos import Kairos, KairosConfig, KairosHeartbeat, TieBreak
 from policies.framework.registry import ConfigError, config_for, create
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
