@@ -7,7 +7,7 @@ extensions under ``.cache/mypyc/<interpreter>/`` (``make setup`` runs
 ``.py`` files, so Python's own import finds only the sources; :func:`activate` puts a finder for the compiled ones first
 on ``sys.meta_path`` only when the build's stamp still matches: the SHA-256 of every compiled
 source and of every project module they import, and the interpreter. If anything differs (a
-developer edited ``policies/eagle.py``), or the build is missing, or ``SCHEDBRIDGE_PURE=1`` is
+developer edited ``policies/eagle/eagle.py``), or the build is missing, or ``SCHEDBRIDGE_PURE=1`` is
 set, everything runs as pure Python and :data:`CORE` says why; ``simulate`` and ``bench sim``
 print it, so a fallback is never silent. The modules are compiled as one group (they call each
 other natively), so it is all of them or none.
@@ -43,7 +43,7 @@ MODULES = (
     "policies.common.heap", "policies.common.lwl", "policies.common.nodefifo", "policies.common.partitions",
     "policies.common.preemptive", "policies.common.probing", "policies.common.queues", "policies.common.srpt",
     "policies.common.stealing", "policies.common.vectors",
-    "policies.sparrow", "policies.hawk", "policies.eagle", "policies.kairos.kairos",
+    "policies.eagle.sparrow", "policies.eagle.hawk", "policies.eagle.eagle", "policies.kairos.kairos",
 )
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = ROOT / ".cache" / "mypyc" / sys.implementation.cache_tag

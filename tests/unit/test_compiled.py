@@ -13,19 +13,19 @@ import pytest
 import policies.framework.compiled as compiled
 
 HERE = Path(__file__).resolve().parents[2]
-PROBE = ("import bridge.sim.engine as e, policies.eagle as p, policies.framework.compiled as c; "
+PROBE = ("import bridge.sim.engine as e, policies.eagle.eagle as p, policies.framework.compiled as c; "
          "print(c.CORE.compiled, e.__file__, p.__file__, c.CORE.describe(), sep='|')")
 
 
 def _fake_build(root: Path, build: Path) -> None:
     """A build directory whose stamp covers one source of ``root`` (no compiler needed)."""
-    (root / "policies").mkdir(parents=True)
-    (root / "policies" / "eagle.py").write_text("X = 1\n")
+    (root / "policies" / "eagle").mkdir(parents=True)
+    (root / "policies" / "eagle" / "eagle.py").write_text("X = 1\n")
     (build / "lib").mkdir(parents=True)
     (build / "lib" / "eagle.so").write_bytes(b"")
     stamp = {"modules": list(compiled.MODULES),
-             "sources": {"policies/eagle.py": hashlib.sha256(b"X = 1\n").hexdigest()},
-             "files": {"policies.eagle": "lib/eagle.so"}}
+             "sources": {"policies/eagle/eagle.py": hashlib.sha256(b"X = 1\n").hexdigest()},
+             "files": {"policies.eagle.eagle": "lib/eagle.so"}}
     (build / compiled.STAMP).write_text(json.dumps(stamp))
 
 
@@ -35,10 +35,10 @@ def test_check_accepts_a_matching_build_and_names_what_is_stale(tmp_path, monkey
     root, build = tmp_path / "root", tmp_path / "build"
     _fake_build(root, build)
     files, reason = compiled.check(build, root)
-    assert files == {"policies.eagle": build / "lib" / "eagle.so"} and reason == ""
-    (root / "policies" / "eagle.py").write_text("X = 2\n")          # a developer's edit
+    assert files == {"policies.eagle.eagle": build / "lib" / "eagle.so"} and reason == ""
+    (root / "policies" / "eagle" / "eagle.py").write_text("X = 2\n")          # a developer's edit
     files, reason = compiled.check(build, root)
-    assert files == {} and "stale: policies/eagle.py changed" in reason and "make setup" in reason
+    assert files == {} and "stale: policies/eagle/eagle.py changed" in reason and "make setup" in reason
     monkeypatch.setenv(compiled.PURE_ENV, "1")
     assert compiled.check(build, root) == ({}, f"{compiled.PURE_ENV}=1")
 
@@ -54,8 +54,8 @@ def test_check_refuses_a_missing_or_incomplete_build(tmp_path, monkeypatch):
 
 
 def test_the_stamp_covers_the_project_modules_the_compiled_ones_import():
-    deps = compiled.dependencies(["policies.eagle"], HERE)
-    assert {"policies/eagle.py", "policies/framework/api.py", "policies/common/lwl.py"} <= set(deps)
+    deps = compiled.dependencies(["policies.eagle.eagle"], HERE)
+    assert {"policies/eagle/eagle.py", "policies/framework/api.py", "policies/common/lwl.py"} <= set(deps)
     assert all(not d.startswith(("numpy", "heapq")) for d in deps)
 
 
@@ -119,7 +119,7 @@ def test_reading_a_trace_leaves_the_core_undecided_and_a_simulation_decides_it()
 
 
 def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
-    """A copy of the tree with its build: compiled as is; after an edit of policies/eagle.py the
+    """A copy of the tree with its build: compiled as is; after an edit of policies/eagle/eagle.py the
     process runs the edited source and says which file made the build stale."""
     _current_build()
     for d in ("bridge", "policies", "workloads"):
@@ -127,11 +127,11 @@ def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
     rel = compiled.BUILD_DIR.relative_to(HERE)
     shutil.copytree(compiled.BUILD_DIR, tmp_path / rel, ignore=shutil.ignore_patterns("c", "tmp"))
     assert _probe(tmp_path, pure=False)[0] == "True"
-    eagle = tmp_path / "policies" / "eagle.py"
+    eagle = tmp_path / "policies" / "eagle" / "eagle.py"
     eagle.write_text(eagle.read_text() + "\nEDITED = True\n")
     flag, engine, eagle_file, line = _probe(tmp_path, pure=False)
     assert flag == "False" and eagle_file == str(eagle) and engine.endswith(".py")
-    assert "stale: policies/eagle.py changed since it was built" in line
+    assert "stale: policies/eagle/eagle.py changed since it was built" in line
 
 
 def test_every_module_of_the_cluster_engine_is_compiled():

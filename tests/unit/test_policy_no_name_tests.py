@@ -124,7 +124,7 @@ def test_bridge_reaches_policies_only_through_the_contract_and_the_registry():
 
 
 def test_the_import_checker_catches_concrete_policies():
-    code = ("from policies.kairos.kairos import Kairos\nimport policies.eagle\nfrom policies import hawk\n"
+    code = ("from policies.kairos.kairos import Kairos\nimport policies.eagle.eagle\nfrom policies import hawk\n"
             "from policies.framework.api import Run\nfrom policies.framework import registry\n")
     assert [m for _, m in _policy_imports(ast.parse(code))] == \
-        ["policies.kairos.kairos", "policies.eagle", "policies.hawk"]
+        ["policies.kairos.kairos", "policies.eagle.eagle", "policies.hawk"]

@@ -9,7 +9,7 @@ from policies.framework.api import (
     Reject, Run, RunningTask, SetTimer, SlotFreed, Status, TaskRequest, Timer,
 )
 from policies.common import srpt
-from policies.eagle import Eagle, EagleConfig, Snapshot
+from policies.eagle.eagle import Eagle, EagleConfig, Snapshot
 from policies.framework.registry import ConfigError, config_for
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job

@@ -14,8 +14,8 @@ from policies.framework.api import (
 )
 from policies.common.lwl import LwlTable, trace_estimate
 from policies.common.stealing import pick_victims
-from policies.eagle import Eagle, EagleConfig, Snapshot
-from policies.hawk import Hawk, HawkConfig
+from policies.eagle.eagle import Eagle, EagleConfig, Snapshot
+from policies.eagle.hawk import Hawk, HawkConfig
 from policies.framework.registry import ConfigError, config_for
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
