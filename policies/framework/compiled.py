@@ -4,8 +4,8 @@ The modules in :data:`MODULES` (the cluster engine, the simulator's runner, the 
 benchmark runs and their ``policies/common`` mechanisms) are compiled by mypyc into C
 extensions under ``.cache/mypyc/<interpreter>/`` (``make setup`` runs
 ``python -c 'import policies.framework.compiled as c; c.build()'``). They never sit beside their
-``.py`` files, so Python's own import finds only the sources; :func:`activate` puts a finder for the compiled ones first
-on ``sys.meta_path`` only when the build's stamp still matches: the SHA-256 of every compiled
+``.py`` files, so Python's own import finds only the sources; a finder first on ``sys.meta_path``
+loads the compiled ones only when the build's stamp still matches: the SHA-256 of every compiled
 source and of every project module they import, and the interpreter. If anything differs (a
 developer edited ``policies/eagle/eagle.py``), or the build is missing, or ``SCHEDBRIDGE_PURE=1`` is
 set, everything runs as pure Python and :data:`CORE` says why; ``simulate`` and ``bench sim``
