@@ -22,14 +22,14 @@ $(VENV)/.spark-scripts: $(VENV)/.installed bridge/testbed/spark_scripts.py
 	$(PY) -m bridge.testbed.spark_scripts
 	touch $@
 
-# The simulator's hot path compiled with mypyc into $(CACHE)/mypyc (policies/compiled.py; ~35 s of CPU).
+# The simulator's hot path compiled with mypyc into $(CACHE)/mypyc (policies/framework/compiled.py; ~35 s of CPU).
 # Rebuilt when a compiled module or a project module it imports changes; until then the simulator
 # runs pure Python and says so (a stale build is never loaded).
-COMPILED_SOURCES = $(shell test -x $(PY) && $(PY) -c 'import policies.compiled as c; print(*c.dependencies(c.MODULES))')
+COMPILED_SOURCES = $(shell test -x $(PY) && $(PY) -c 'import policies.framework.compiled as c; print(*c.dependencies(c.MODULES))')
 compiled: $(CACHE)/mypyc/.built
-$(CACHE)/mypyc/.built: $(VENV)/.installed policies/compiled.py $(COMPILED_SOURCES)
+$(CACHE)/mypyc/.built: $(VENV)/.installed policies/framework/compiled.py $(COMPILED_SOURCES)
 	mkdir -p $(CACHE)/mypyc
-	$(PY) -c 'import policies.compiled as c; c.build()' >$(CACHE)/mypyc/build.log 2>&1 \
+	$(PY) -c 'import policies.framework.compiled as c; c.build()' >$(CACHE)/mypyc/build.log 2>&1 \
 	  || { tail -40 $(CACHE)/mypyc/build.log; exit 1; }
 	tail -1 $(CACHE)/mypyc/build.log
 	touch $@

@@ -33,7 +33,7 @@ from bridge.common.options import (
     require_directory_place,
 )
 from bridge.target.config import hadoop_conf_dir_option
-from policies.registry import STOCK
+from policies.framework.registry import STOCK
 
 EXPERIMENTS: dict[str, str] = {
     "falcon-orderings": "bridge.apps.experiments_multires:falcon_orderings",

@@ -20,8 +20,8 @@ from bridge.apps import sweep
 from bridge.common import atomic, plots, tables
 from bridge.sim.measures import mean_queue, measure, queue_at
 from bridge.sim.engine import SimResult, simulate
-from policies import registry
-from policies.api import ClusterSpec, DecisionError, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, DecisionError, PolicyEnv
 from workloads.model import Job
 from workloads.multires import dag_jobs, google_shape, slotted, staircase, tpch_shape
 

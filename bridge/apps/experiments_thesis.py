@@ -24,8 +24,8 @@ import numpy as np
 from bridge.apps import sweep
 from bridge.common import atomic, metrics, plots, tables
 from bridge.sim.engine import SimResult, simulate
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import config_for, create
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import config_for, create
 from workloads.model import Job
 from workloads.synthetic import generate, get_kind, simulator_jobs, trace_settings
 from workloads.synthetic.scaling import shrink

@@ -29,7 +29,7 @@ from bridge.common.options import EXECUTORS, MAX_SCALE_FACTOR, REPEATS, FiniteFl
 from bridge.common import atomic
 from bridge.apps.tpch import queries_callback
 from bridge.common.metrics import median, percentile
-from policies.registry import STOCK, stand_in
+from policies.framework.registry import STOCK, stand_in
 
 ROOT = Path(__file__).resolve().parents[2]
 WARM_UP_QUERY = 6

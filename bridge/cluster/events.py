@@ -1,13 +1,13 @@
-"""Simulator-internal events (the policy-facing ones live in ``policies.api``).
+"""Simulator-internal events (the policy-facing ones live in ``policies.framework.api``).
 
-Same shape as the API events (``policies/messages.py``): values with a ``time`` and a tier of
+Same shape as the API events (``policies/framework/messages.py``): values with a ``time`` and a tier of
 their class.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.api import BaseEvent, ProbeInfo
+from policies.framework.api import BaseEvent, ProbeInfo
 
 
 @dataclass(init=False, unsafe_hash=True)

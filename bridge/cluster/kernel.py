@@ -1,6 +1,6 @@
 """Discrete-event kernel: a clock, a heap and a dispatcher. It knows no policy and no cluster.
 
-Events are :class:`~policies.api.BaseEvent` values: a ``time`` and a ``tier`` of their class.
+Events are :class:`~policies.framework.api.BaseEvent` values: a ``time`` and a ``tier`` of their class.
 The queue (:class:`~policies.common.heap.MinHeap`) holds each event under its time, tie-broken by
 ``tier * 2**SEQ_BITS + seq`` with ``seq`` from a counter, so same-instant events run by tier and
 then in the order they were scheduled; events themselves are never compared.
@@ -15,7 +15,7 @@ from typing import Any, Final, cast
 
 from mypy_extensions import mypyc_attr
 
-from policies.api import BaseEvent
+from policies.framework.api import BaseEvent
 from policies.common.heap import MinHeap
 
 Handler = Callable[[Any], "Iterable[BaseEvent] | None"]

@@ -10,7 +10,7 @@ import struct
 from array import array
 from typing import Any
 
-from policies.api import Status
+from policies.framework.api import Status
 
 
 COUNTERS = (

@@ -5,7 +5,7 @@ import enum
 from typing import Any, Protocol
 
 from bridge.cluster.slots import Running
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 
 class Pausing(enum.Enum):

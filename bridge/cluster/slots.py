@@ -1,7 +1,7 @@
 """What a slot of the cluster state holds: a running task, a reservation, or a foreign task."""
 from __future__ import annotations
 
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 
 class Running:

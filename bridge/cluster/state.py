@@ -4,12 +4,12 @@
 tasks with their attained service, and DAG readiness (the tables: its base,
 :class:`~bridge.cluster.tables.ClusterTables`), and writes what is measured
 (:class:`~bridge.cluster.measure.SegmentLog`). It receives the events of
-``policies.api`` from a :class:`~bridge.cluster.kernel.Kernel`, hands them to the policy's hooks
+``policies.framework.api`` from a :class:`~bridge.cluster.kernel.Kernel`, hands them to the policy's hooks
 and applies the decisions they return (:meth:`ClusterState.apply`, a chain of type tests), checking
 each against the truth: a slot runs one task at a time, a task is launched once, only a suspended
 task can be resumed, a DAG task starts only when its parents are done, a task's demand must fit
 its node's free capacity. A decision that contradicts the truth raises
-:class:`~policies.api.DecisionError` with a :class:`~policies.api.Status`.
+:class:`~policies.framework.api.DecisionError` with a :class:`~policies.framework.api.Status`.
 
 What a decision causes comes out as **effects**, appended to the list the kernel schedules:
 messages to a hook (``ProbeArrival``, ``TaskRequest``, ``Heartbeat``, ``Timer``, ...) stamped
@@ -43,7 +43,7 @@ from bridge.cluster.measure import SegmentLog
 from bridge.cluster.runner import Pausing, TaskRunner
 from bridge.cluster.slots import Reserved, Running
 from bridge.cluster.tables import ClusterTables, JobRun, Queued
-from policies.api import (
+from policies.framework.api import (
     Assign, BaseEvent, Cancel, ClusterSpec, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
     Probe, ProbeArrival, ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, SendHeartbeat, SetTimer,
     SlotFreed, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,

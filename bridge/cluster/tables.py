@@ -17,7 +17,7 @@ from bridge.cluster.measure import SegmentLog
 from bridge.cluster.offslot import OffSlotWork
 from bridge.cluster.slots import Foreign, Reserved, Running
 from bridge.cluster.view import StateView
-from policies.api import ClusterSpec, Code, DecisionError, ProbeInfo, Status
+from policies.framework.api import ClusterSpec, Code, DecisionError, ProbeInfo, Status
 from workloads.model import Job, Readiness
 
 

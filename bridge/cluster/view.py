@@ -1,4 +1,4 @@
-"""The one read-only :class:`~policies.api.ClusterView`, over the cluster state's tables
+"""The one read-only :class:`~policies.framework.api.ClusterView`, over the cluster state's tables
 (:class:`~bridge.cluster.tables.ClusterTables`).
 
 Every driver hands policies this view, so a policy sees the same truth in the simulator and live:
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bridge.cluster.slots import Running
-from policies.api import RunningTask
+from policies.framework.api import RunningTask
 from workloads.model import Job
 
 if TYPE_CHECKING:

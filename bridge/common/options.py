@@ -14,7 +14,7 @@
 * :func:`renamed_option`: a hidden old spelling that fails naming the new one.
 * :data:`NODES`, :data:`SLOTS`, :data:`JOBS`, ...: the sizes every command accepts, what a real
   cluster or study could need, so a slip of the keyboard is one error saying the bound, never an
-  allocation that runs until memory does (the policies' own ranges: ``policies/bounds.py``).
+  allocation that runs until memory does (the policies' own ranges: ``policies/framework/bounds.py``).
 """
 from __future__ import annotations
 

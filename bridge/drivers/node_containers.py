@@ -28,7 +28,7 @@ from bridge.drivers.ledger import Ledger, TaskKey
 from bridge.nodes.container_commands import ContainerCommands
 from bridge.nodes.preemption import ContainerRef
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from bridge.nodes.leases import LeaseRenewal
 from bridge.nodes.node_capacity import Guard, NodeResources, RaisedVcores
 from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
 from bridge.protocol.messages import ContainerChange, LiveEvent, OfferRound, Placement
-from policies import registry
+from policies.framework import registry
 
 log = logging.getLogger(__name__)
 NODE_CORES = "node_cores"  # N, a node's slots: a parameter of the node driver, not of the policy

@@ -8,7 +8,7 @@ from bridge.drivers.spark.engine import EnginePlanner
 from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement
-from policies.registry import ConfigError, RegistryError
+from policies.framework.registry import ConfigError, RegistryError
 
 
 class RoundPlanner(Protocol):
@@ -37,7 +37,7 @@ class RoundPlanner(Protocol):
 
 BUILT_IN: dict[str, Callable[[Mapping[str, str] | None], RoundPlanner]] = {FifoPlanner.name: FifoPlanner}
 """The planners the plugin runs without a policy engine, by name (``spark-fifo``): looked up here,
-beside the registered policies (``policies.registry``), never compared by name elsewhere."""
+beside the registered policies (``policies.framework.registry``), never compared by name elsewhere."""
 
 
 def make_planner(name: str, params: Mapping[str, str] | None = None) -> RoundPlanner:

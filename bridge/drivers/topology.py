@@ -18,7 +18,7 @@ from bridge.drivers.ledger import Ledger
 from bridge.drivers.spark.slots import SparkRunner, SparkSlots
 from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.protocol.messages import OfferRound
-from policies.api import ClusterSpec
+from policies.framework.api import ClusterSpec
 
 # The one resource live: task slots (cores / spark.task.cpus); every task needs one.
 SLOT_RESOURCE = ("slots",)

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 
 from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
-from policies.api import Code
+from policies.framework.api import Code
 
 MAX_RETRY_S = 60.0
 SENT_KEPT = 10_000  # commands sent and not yet taken by their application's next reply

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from bridge.agent.errors import AgentError, ContainerNotRunning, UnknownContainer
 from bridge.agent.leases import DEFAULT_LEASE_S
-from policies.api import Code, Status
+from policies.framework.api import Code, Status
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from bridge.drivers.planners import make_planner
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
 from bridge.protocol.messages import PROTOCOL_VERSION
-from policies.registry import STOCK, stand_in
+from policies.framework.registry import STOCK, stand_in
 
 BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
 

@@ -54,7 +54,7 @@ from bridge.protocol.messages import (
     parse_event,
     parse_round,
 )
-from policies.registry import RegistryError
+from policies.framework.registry import RegistryError
 
 log = peer_logger(__name__)
 # One line per answered round: DEBUG, so a busy daemon's INFO log keeps to attaches, detaches and

@@ -24,7 +24,7 @@ from bridge.replay import child
 from bridge.replay.jobs import job_group, run_job
 from bridge.replay.policy import open_session, submit_command
 from bridge.replay.preemption import PreemptiveSession
-from policies.registry import stand_in
+from policies.framework.registry import stand_in
 from workloads.spec import Submission, submission_to_json
 
 TERMINATE_GRACE_S = 30.0

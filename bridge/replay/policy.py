@@ -1,6 +1,6 @@
 """The one place where a policy name becomes a Spark scheduler on YARN.
 
-* a stand-in (`policies.standins`: `stock`, Spark's FIFO; `stock-fair`, its FAIR scheduler):
+* a stand-in (`policies.framework.standins`: `stock`, Spark's FIFO; `stock-fair`, its FAIR scheduler):
   Spark's own scheduler on stock Spark-on-YARN (no plugin) with the settings the stand-in needs,
   the baselines.
 * any registered policy (or the plugin's `spark-fifo`): the schedbridge Spark plugin (master
@@ -23,7 +23,7 @@ from bridge.launch.submit import rewrite
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
 from bridge.target.spark import spark_submit
-from policies.registry import StandIn, stand_in, stand_ins_hint
+from policies.framework.registry import StandIn, stand_in, stand_ins_hint
 
 
 def check(policy: str, conf: Mapping[str, str], preempt: bool = False) -> None:

@@ -38,7 +38,7 @@ from bridge.replay.results import (
 )
 from bridge.replay.sampler import UtilizationSampler
 from bridge.target.config import ClusterTarget
-from policies.registry import stand_in
+from policies.framework.registry import stand_in
 from workloads.spec import Input, Submission
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient

@@ -49,9 +49,9 @@ def run_one(policy: str, jobs: Sequence[Job], nodes: int, seed: int = 1,
             settings: Sequence[str] | dict[str, Any] = ()) -> dict[str, Any]:
     """Simulate one policy in this process and measure it."""
     from bridge.sim.engine import Simulation
-    from policies.api import ClusterSpec, PolicyEnv
-    from policies.compiled import CORE
-    from policies.registry import config_for, create
+    from policies.framework.api import ClusterSpec, PolicyEnv
+    from policies.framework.compiled import CORE
+    from policies.framework.registry import config_for, create
 
     spec = ClusterSpec(nodes)
     pol = create(policy, PolicyEnv(spec, seed), config_for(policy, settings))
@@ -122,8 +122,8 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
         as_json: bool, baseline: Path | None, repeat: int, same_policies: bool, tolerance: float) -> None:
     """Simulated events/s, wall time and peak memory on a fixed Yahoo- or Google-sized trace;
     with --baseline, this tree against another, side by side."""
-    from policies.compiled import CORE
-    from policies.registry import default_registry
+    from policies.framework.compiled import CORE
+    from policies.framework.registry import default_registry
 
     known = default_registry().names()
     for p in policies:

@@ -73,8 +73,8 @@ def _replace_with(frame: Any, path: Path) -> None:
 def _list_policies(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from policies.bounds import bounds_of
-    from policies.registry import default_registry, describe, param_text
+    from policies.framework.bounds import bounds_of
+    from policies.framework.registry import default_registry, describe, param_text
 
     reg = default_registry()
     for name in reg.names():
@@ -136,9 +136,9 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
     from bridge.sim.engine import Simulation
     from bridge.sim.output import PerJob, segments
     from bridge.sim.shape import ClusterFileError
-    from policies.api import DecisionError, PolicyEnv
-    from policies.compiled import CORE
-    from policies.registry import ConfigError, RegistryError, config_for, create
+    from policies.framework.api import DecisionError, PolicyEnv
+    from policies.framework.compiled import CORE
+    from policies.framework.registry import ConfigError, RegistryError, config_for, create
     from workloads.trace import TraceError, read_trace, stated_cutoff
 
     for path, hint in ((out, "--out"), (tasks_out, "--tasks-out")):

@@ -29,7 +29,7 @@ from bridge.cluster.slots import Running
 from bridge.cluster.measure import SegmentLog
 from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
-from policies.api import ClusterSpec, JobArrival, ProbeInfo
+from policies.framework.api import ClusterSpec, JobArrival, ProbeInfo
 from workloads.dag import topological_order
 from workloads.model import Job
 from workloads.validate import check_against_cluster

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.common import tomltext
-from policies.api import ClusterSpec
+from policies.framework.api import ClusterSpec
 from workloads.model import Job
 
 RESOURCES = ("cpu", "mem")

@@ -27,8 +27,12 @@ def _child_main(argv: Sequence[str]) -> None:
         sys.path.insert(0, policies_from)
     from bridge.sim.bench import trace_jobs
     from bridge.sim.engine import Simulation
-    from policies.api import ClusterSpec, PolicyEnv
-    from policies.registry import config_for, create
+    try:
+        from policies.framework.api import ClusterSpec, PolicyEnv
+        from policies.framework.registry import config_for, create
+    except ModuleNotFoundError:           # a tree older than policies/framework
+        from policies.api import ClusterSpec, PolicyEnv  # type: ignore[import-not-found,no-redef]
+        from policies.registry import config_for, create  # type: ignore[import-not-found,no-redef]
     from workloads.synthetic import get_kind, trace_settings
 
     jobs = trace_jobs(trace, int(n_jobs), int(nodes), float(load))
@@ -40,8 +44,9 @@ def _child_main(argv: Sequence[str]) -> None:
     sim_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # before any percentile
     summary = _percentiles(res, get_kind(trace).policy_parameters()["cutoff"])
     import bridge.cluster.kernel as kernel_module
-    import policies.registry as registry_module
-    core = sys.modules.get("policies.compiled")   # absent in trees older than the compiled core
+    registry_module = sys.modules[create.__module__]
+    core = sys.modules.get("policies.framework.compiled") or sys.modules.get("policies.compiled")  # absent in
+    # trees older than the compiled core
     print(json.dumps({
         "policy": policy, "events": res.events, "cpu_s": round(cpu, 4), "wall_s": round(wall, 4),
         "sim_peak_rss_mb": round(sim_rss, 1), "pandas": "pandas" in sys.modules,

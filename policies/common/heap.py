@@ -4,7 +4,7 @@ The kernel's event queue and the LWL tables pop millions of entries per run. Wit
 entry is a tuple and every comparison goes through Python's generic rich comparison, item by
 item (about a fifth of a compiled run's time, measured). Here an entry is a small class and the
 heap compares its float key and integer tie-breaker directly, which the compiled core
-(``policies/compiled.py``) turns into C comparisons; as pure Python it works the same, just
+(``policies/framework/compiled.py``) turns into C comparisons; as pure Python it works the same, just
 without that gain. Order: by ``key``, then ``tie`` (callers make ties unique when the order of
 equal keys matters); ``item`` is never compared.
 """

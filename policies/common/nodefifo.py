@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from mypy_extensions import mypyc_attr
 
-from policies.api import ClusterView, Decisions, ProbeArrival, Run, SlotFreed
+from policies.framework.api import ClusterView, Decisions, ProbeArrival, Run, SlotFreed
 from policies.common.queues import NodeQueues
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # policies.lwl.CentralLwl and others' policies extend it
+@mypyc_attr(allow_interpreted_subclasses=True)  # policies.eagle.lwl.CentralLwl and others' policies extend it
 class FifoNodes:
     """Mixin: ``on_probe_arrival`` runs the entry if a slot is free and nothing waits, else queues
     it; ``on_slot_freed`` runs the head. ``after_idle(node, slot, view)`` is called when a slot

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from policies.api import ClusterView, Decision, ProbeInfo, Resume, Run, RunningTask, SetTimer, Suspend
+from policies.framework.api import ClusterView, Decision, ProbeInfo, Resume, Run, RunningTask, SetTimer, Suspend
 from policies.common.vectors import add, fits, sub
 from policies.falcon.preemption import SpDecision, SpTask
 

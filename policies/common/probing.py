@@ -5,7 +5,7 @@ import math
 import random
 from collections.abc import Sequence
 
-from policies.api import Cancel, Decisions, Launch, TaskRequest
+from policies.framework.api import Cancel, Decisions, Launch, TaskRequest
 from workloads.model import Job, Readiness
 
 

@@ -5,7 +5,7 @@ from collections import deque
 
 from mypy_extensions import mypyc_attr
 
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 
 @mypyc_attr(native_class=False)  # a list subclass: mypyc compiles no subclass of a builtin

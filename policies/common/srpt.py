@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 
 class QueuedProbe:

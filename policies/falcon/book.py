@@ -12,7 +12,7 @@ import math
 import random
 from collections.abc import Callable
 
-from policies.api import ClusterView
+from policies.framework.api import ClusterView
 from policies.falcon.priority import dag_priorities, leaf_priority, successor_weight
 from workloads.dag import ancestors, children_of, topological_order
 from workloads.model import Job

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from policies.bounds import ESTIMATE_NOISE, FRACTION, MASTERS, SUSPENDED_PER_NODE, check_bounds
-from policies.api import PolicyEnv
+from policies.framework.bounds import ESTIMATE_NOISE, FRACTION, MASTERS, SUSPENDED_PER_NODE, check_bounds
+from policies.framework.api import PolicyEnv
 from policies.common.preemptive import TaskKey
 from policies.common.vectors import Vector, normalized
 from policies.falcon.book import TaskBook
 from policies.falcon.packing import PackItem, pack_complementary
 from policies.falcon.preemption import DEFAULT_DELTA, Reading, SpDecision, SpTask, selective_preemption
 from policies.falcon.tiers import LIVE, TieredScheduler, best_fit, singletons, suspended_room
-from policies.registry import PolicyEntry, Preempts
+from policies.framework.registry import PolicyEntry, Preempts
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.bounds import ESTIMATE_NOISE, MASTERS, SUSPENDED_PER_NODE, check_bounds
-from policies.api import (Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival,
+from policies.framework.bounds import ESTIMATE_NOISE, MASTERS, SUSPENDED_PER_NODE, check_bounds
+from policies.framework.api import (Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival,
                           ProbeInfo, SetTimer, SlotFreed, TaskFinished, Timer)
 from policies.common.preemptive import PreemptionRule, PreemptiveWorkers, TaskKey
 from policies.common.vectors import add, most_matched, sub, total

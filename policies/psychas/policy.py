@@ -19,13 +19,13 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
-from policies.bounds import DAY, MS, check_bounds, within
-from policies.api import (NONE, Assign, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival,
+from policies.framework.bounds import DAY, MS, check_bounds, within
+from policies.framework.api import (NONE, Assign, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival,
                           ProbeInfo, Run, SetTimer, TaskFinished, Timer)
 from policies.psychas.algorithms import (ServerMix, bf_js, fifo_first_fit, vqs_bf_fill, vqs_fill)
 from policies.psychas.partition import Configuration, Partition, max_weight, reduced_configurations
 from policies.psychas.queues import SizeQueue, VirtualQueues, Waiting
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from workloads.model import Job
 
 TaskKey = tuple[int, int]

@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Literal
 
-from policies.bounds import DAY, MS, check_bounds, within
-from policies.api import (NONE, Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv,
+from policies.framework.bounds import DAY, MS, check_bounds, within
+from policies.framework.api import (NONE, Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv,
                           ProbeArrival, ProbeInfo, Run, SetTimer, SlotFreed, TaskFinished, Timer)
 from policies.common.vectors import ceiling, fits, normalized, sub
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
 from policies.ursa.placement import Stage, headroom, place_batch
 from policies.ursa.retry import RetryGrid

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from bridge.apps import experiments
 from bridge.cli import main
-from policies.registry import ConfigError, config_for
+from policies.framework.registry import ConfigError, config_for
 from workloads.trace import TraceError, read_trace
 from workloads.workload_file import WorkloadFileError, load_workload
 

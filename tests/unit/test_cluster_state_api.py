@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bridge.sim.engine import Simulation
-from policies.api import ClusterSpec, JobArrival, PolicyEnv
-from policies.registry import default_registry
+from policies.framework.api import ClusterSpec, JobArrival, PolicyEnv
+from policies.framework.registry import default_registry
 from workloads.model import Job
 
 ROOT = Path(__file__).resolve().parents[2]

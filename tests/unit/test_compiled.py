@@ -1,4 +1,4 @@
-"""The compiled simulator core (policies/compiled.py): loaded only while its build matches the
+"""The compiled simulator core (policies/framework/compiled.py): loaded only while its build matches the
 sources, otherwise pure Python with the reason said."""
 import hashlib
 import json
@@ -10,22 +10,22 @@ from pathlib import Path
 
 import pytest
 
-import policies.compiled as compiled
+import policies.framework.compiled as compiled
 
 HERE = Path(__file__).resolve().parents[2]
-PROBE = ("import bridge.sim.engine as e, policies.eagle as p, policies.compiled as c; "
+PROBE = ("import bridge.sim.engine as e, policies.eagle.eagle as p, policies.framework.compiled as c; "
          "print(c.CORE.compiled, e.__file__, p.__file__, c.CORE.describe(), sep='|')")
 
 
 def _fake_build(root: Path, build: Path) -> None:
     """A build directory whose stamp covers one source of ``root`` (no compiler needed)."""
-    (root / "policies").mkdir(parents=True)
-    (root / "policies" / "eagle.py").write_text("X = 1\n")
+    (root / "policies" / "eagle").mkdir(parents=True)
+    (root / "policies" / "eagle" / "eagle.py").write_text("X = 1\n")
     (build / "lib").mkdir(parents=True)
     (build / "lib" / "eagle.so").write_bytes(b"")
     stamp = {"modules": list(compiled.MODULES),
-             "sources": {"policies/eagle.py": hashlib.sha256(b"X = 1\n").hexdigest()},
-             "files": {"policies.eagle": "lib/eagle.so"}}
+             "sources": {"policies/eagle/eagle.py": hashlib.sha256(b"X = 1\n").hexdigest()},
+             "files": {"policies.eagle.eagle": "lib/eagle.so"}}
     (build / compiled.STAMP).write_text(json.dumps(stamp))
 
 
@@ -35,10 +35,10 @@ def test_check_accepts_a_matching_build_and_names_what_is_stale(tmp_path, monkey
     root, build = tmp_path / "root", tmp_path / "build"
     _fake_build(root, build)
     files, reason = compiled.check(build, root)
-    assert files == {"policies.eagle": build / "lib" / "eagle.so"} and reason == ""
-    (root / "policies" / "eagle.py").write_text("X = 2\n")          # a developer's edit
+    assert files == {"policies.eagle.eagle": build / "lib" / "eagle.so"} and reason == ""
+    (root / "policies" / "eagle" / "eagle.py").write_text("X = 2\n")          # a developer's edit
     files, reason = compiled.check(build, root)
-    assert files == {} and "stale: policies/eagle.py changed" in reason and "make setup" in reason
+    assert files == {} and "stale: policies/eagle/eagle.py changed" in reason and "make setup" in reason
     monkeypatch.setenv(compiled.PURE_ENV, "1")
     assert compiled.check(build, root) == ({}, f"{compiled.PURE_ENV}=1")
 
@@ -54,8 +54,8 @@ def test_check_refuses_a_missing_or_incomplete_build(tmp_path, monkeypatch):
 
 
 def test_the_stamp_covers_the_project_modules_the_compiled_ones_import():
-    deps = compiled.dependencies(["policies.eagle"], HERE)
-    assert {"policies/eagle.py", "policies/api.py", "policies/common/lwl.py"} <= set(deps)
+    deps = compiled.dependencies(["policies.eagle.eagle"], HERE)
+    assert {"policies/eagle/eagle.py", "policies/framework/api.py", "policies/common/lwl.py"} <= set(deps)
     assert all(not d.startswith(("numpy", "heapq")) for d in deps)
 
 
@@ -89,8 +89,37 @@ def test_a_current_build_runs_compiled_and_the_env_var_forces_pure():
     assert line == f"simulator core: pure Python ({compiled.PURE_ENV}=1)"
 
 
+# The trace readers, then a simulation: reading a trace decides nothing, simulating decides.
+READ_THEN_SIMULATE = (
+    "import sys; import workloads.trace, workloads.workload_file, workloads.multires.jsonl, workloads.synthetic; "
+    "import policies.framework.compiled as c; "
+    "print(c.CORE.reason, sorted(m for m in c.MODULES if m in sys.modules), sep='|'); "
+    "import bridge.sim.engine as e; print(c.CORE.compiled, e.__file__, c.CORE.describe(), sep='|')")
+
+
+def test_reading_a_trace_leaves_the_core_undecided_and_a_simulation_decides_it():
+    """Importing the trace readers imports no compiled module and hashes no source (the core is
+    not decided yet); the simulator's first import decides it: compiled when this tree's build is
+    current, otherwise pure Python with the same reason :func:`check` gives."""
+    env = {k: v for k, v in os.environ.items() if k != compiled.PURE_ENV}
+    out = subprocess.run([sys.executable, "-c", READ_THEN_SIMULATE], cwd=HERE, env={**env, "PYTHONPATH": str(HERE)},
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == f"{compiled.CORE_UNDECIDED}|[]"
+    flag, engine, line = out[1].split("|")
+    env_pure = os.environ.pop(compiled.PURE_ENV, None)
+    try:
+        files, reason = compiled.check()
+    finally:
+        if env_pure is not None:
+            os.environ[compiled.PURE_ENV] = env_pure
+    if files:
+        assert flag == "True" and engine.endswith(compiled.SUFFIX) and line.startswith("simulator core: compiled")
+    else:
+        assert flag == "False" and engine.endswith(".py") and line == f"simulator core: pure Python ({reason})"
+
+
 def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
-    """A copy of the tree with its build: compiled as is; after an edit of policies/eagle.py the
+    """A copy of the tree with its build: compiled as is; after an edit of policies/eagle/eagle.py the
     process runs the edited source and says which file made the build stale."""
     _current_build()
     for d in ("bridge", "policies", "workloads"):
@@ -98,11 +127,11 @@ def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
     rel = compiled.BUILD_DIR.relative_to(HERE)
     shutil.copytree(compiled.BUILD_DIR, tmp_path / rel, ignore=shutil.ignore_patterns("c", "tmp"))
     assert _probe(tmp_path, pure=False)[0] == "True"
-    eagle = tmp_path / "policies" / "eagle.py"
+    eagle = tmp_path / "policies" / "eagle" / "eagle.py"
     eagle.write_text(eagle.read_text() + "\nEDITED = True\n")
     flag, engine, eagle_file, line = _probe(tmp_path, pure=False)
     assert flag == "False" and eagle_file == str(eagle) and engine.endswith(".py")
-    assert "stale: policies/eagle.py changed since it was built" in line
+    assert "stale: policies/eagle/eagle.py changed since it was built" in line
 
 
 def test_every_module_of_the_cluster_engine_is_compiled():

@@ -33,8 +33,8 @@ from bridge.drivers.user_jobs import ESTIMATE_PROP
 from bridge.drivers.spark.state import LiveCluster
 from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
 from bridge.sim.engine import simulate
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from workloads.model import Job
 
 NODES, SLOTS = 3, 2

@@ -16,8 +16,8 @@ import math
 import pytest
 
 from bridge.sim.engine import simulate
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from tests.unit.test_node_engine import YarnSpark, planner
 from workloads.model import Job
 

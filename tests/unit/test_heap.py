@@ -7,7 +7,7 @@ import random
 import pytest
 
 from bridge.cluster.kernel import Kernel
-from policies.api import Timer
+from policies.framework.api import Timer
 from policies.common.heap import MinHeap
 
 

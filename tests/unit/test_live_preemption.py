@@ -10,7 +10,7 @@ import pytest
 
 from bridge.nodes.node_capacity import RaisedVcores, restore
 from bridge.nodes.preemption import ContainerPreemptor, ContainerRef
-from policies.api import Code
+from policies.framework.api import Code
 from tests.unit.live_fakes import FakeAgent, FakeRM
 
 NODE = "nm-1"

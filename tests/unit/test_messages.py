@@ -1,4 +1,4 @@
-"""The contract's value types (policies/messages.py, bridge/cluster/events.py): written
+"""The contract's value types (policies/framework/messages.py, bridge/cluster/events.py): written
 ``__init__``s that match their fields, value semantics, and the tiers that order an instant.
 
 Runs on the compiled core and again as pure Python (the Makefile's PURE_TESTS)."""
@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd, StealAttempt
-from policies.api import (
+from policies.framework.api import (
     OK, Code, Heartbeat, JobArrival, Launch, ProbeArrival, ProbeInfo, ProbeRejected, Reject, Run, SlotFreed,
     Status, StealRequest, TaskFinished, TaskRequest, TaskStarted, Timer,
 )
-from policies.compiled import CORE
+from policies.framework.compiled import CORE
 from workloads.model import Job
 
 ROOT = Path(__file__).resolve().parents[2]
-VALUE_MODULES = (ROOT / "policies" / "messages.py", ROOT / "bridge" / "cluster" / "events.py")
+VALUE_MODULES = (ROOT / "policies" / "framework" / "messages.py", ROOT / "bridge" / "cluster" / "events.py")
 
 
 def _value_classes(path: Path) -> list[ast.ClassDef]:

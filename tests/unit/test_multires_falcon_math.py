@@ -141,8 +141,8 @@ def test_falcon_and_its_baselines_wait_for_parent_stages_on_any_cluster(masters)
     book saw only task-level parents, so the job never finished on 4 nodes with one master."""
     from bridge.sim.engine import Simulation
     from bridge.sim.shape import uniform
-    from policies.api import PolicyEnv
-    from policies.registry import config_for, create
+    from policies.framework.api import PolicyEnv
+    from policies.framework.registry import config_for, create
 
     job = Job(0, 0.0, (1.0, 0.9, 0.8), stage_of=(0, 0, 1), stage_parents=((), (0,)))
     shape = uniform(4, 1)

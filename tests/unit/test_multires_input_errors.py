@@ -5,8 +5,8 @@ from dataclasses import replace
 import pytest
 
 from bridge.sim.engine import Simulation
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from workloads.model import Job, WorkloadError
 from workloads.trace import TraceError, read_trace
 

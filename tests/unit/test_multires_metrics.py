@@ -3,8 +3,8 @@ import pytest
 
 from bridge.sim.measures import mean_queue, measure
 from bridge.sim.engine import simulate
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from workloads.model import Job
 
 SPEC = ClusterSpec(1, 6, ("cpu", "mem"), (6.0, 12.0), 0.0)

@@ -1,8 +1,8 @@
 """Falcon-family behaviour in the simulator: determinism, δ, dependency awareness."""
 from bridge.sim.measures import measure
 from bridge.sim.engine import simulate
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from workloads.multires import dag_jobs
 
 SPEC = ClusterSpec(4, 6, dag_jobs.RESOURCES, dag_jobs.WORKER, 0.0005)
@@ -30,7 +30,7 @@ def test_falcon_enforces_precedence_while_oblivious_baselines_disorder():
 
 
 def _most_suspended_on_a_node(result) -> int:
-    from policies.api import Resume, Suspend
+    from policies.framework.api import Resume, Suspend
     held: dict[int, int] = {}
     most = 0
     for _ev, decisions in result.log.records:

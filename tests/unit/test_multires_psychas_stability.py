@@ -8,8 +8,8 @@ locks into (2, 1) whose rates (0.02, 0.01) are below λ = (0.0204, 0.0102); VQS 
 """
 from bridge.sim.measures import mean_queue, queue_at
 from bridge.sim.engine import simulate
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from workloads.multires import slotted
 
 

@@ -1,7 +1,7 @@
 """Ursa's §5.3 staircase is deterministic: EJF with monotasks reproduces the closed form."""
 from bridge.sim.engine import simulate
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from workloads.multires import staircase
 
 SPEC = ClusterSpec(4, 4, staircase.RESOURCES, staircase.capacity(2, 2), 0.0)

@@ -1,5 +1,5 @@
 """Numbers within what the machine can do: every numeric parameter of every registered policy has
-an explicit range (``policies/bounds.py``), and a value outside it, through the real ``--param``
+an explicit range (``policies/framework/bounds.py``), and a value outside it, through the real ``--param``
 parser, is one ConfigError naming the parameter and the range; the command-line cases of issue 32
 (item 7) each end in one clear error, within a time limit, never a traceback, a hang, a
 MemoryError or an ``Infinity`` in an output."""
@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 
 from bridge.cli import main
 from bridge.sim.cli import infinite_at
-from policies.bounds import bounds_of
-from policies.registry import ConfigError, default_registry
+from policies.framework.bounds import bounds_of
+from policies.framework.registry import ConfigError, default_registry
 
 NUMERIC = (int, float)
 
@@ -76,7 +76,7 @@ def test_just_outside_the_range_names_the_bound(policy: str, key: str) -> None:
 
 
 def test_a_config_built_directly_is_held_to_the_same_ranges() -> None:
-    from policies.kairos import KairosConfig
+    from policies.kairos.kairos import KairosConfig
 
     with pytest.raises(ValueError, match=r"q must be within \[0, 1024\]"):
         KairosConfig(q=2**70)

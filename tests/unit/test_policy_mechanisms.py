@@ -6,14 +6,14 @@ import pytest
 from bridge.sim.engine import simulate
 from bridge.cluster.events import FreeSlot, SegmentEnd, StealAttempt
 from bridge.cluster.kernel import Kernel, SimulationError
-from policies.api import (
+from policies.framework.api import (
     ClusterSpec, Give, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, RunningTask, Steal, StealRequest,
 )
 from policies.common.lwl import LwlTable
 from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count
 from policies.common.stealing import first_short_group_after_long, pick_victims
-from policies.registry import ConfigError, config_for, create
+from policies.framework.registry import ConfigError, config_for, create
 from tests.unit.thesis_fakes import FakeView
 from workloads.model import Job
 
@@ -199,7 +199,7 @@ def test_dlwl_srpt_runs_job_with_least_remaining_work():
     for t in range(3):
         pol.on_probe_arrival(ProbeArrival(0.0, 0, ProbeInfo(1, t, 3.0)), view)
     pol.on_probe_arrival(ProbeArrival(0.0, 0, ProbeInfo(2, 0, 1.0)), view)
-    from policies.api import SlotFreed
+    from policies.framework.api import SlotFreed
     view.run[0] = []
     (run,) = pol.on_slot_freed(SlotFreed(1.0, 0, 0, 9, 0), view)
     assert run.probe.job_id == 2                 # remaining 1 < 9

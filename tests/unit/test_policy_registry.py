@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bridge.sim.engine import simulate
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import (
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import (
     BUILTINS, ConfigError, PolicyEntry, Registry, RegistryError, default_registry, make_config,
     parse_settings,
 )
@@ -118,20 +118,20 @@ def test_make_config_from_mapping():
 def test_third_party_policy_from_entry_point(monkeypatch):
     from importlib.metadata import EntryPoint
 
-    import policies.registry as registry
+    import policies.framework.registry as registry
 
-    eps = [EntryPoint("fifo-again", "policies.fifo:ENTRY", registry.ENTRY_POINT_GROUP)]
+    eps = [EntryPoint("fifo-again", "policies.stock.fifo:ENTRY", registry.ENTRY_POINT_GROUP)]
     monkeypatch.setattr(registry, "entry_points", lambda group: eps if group == registry.ENTRY_POINT_GROUP else [])
     reg = Registry()
     reg.load_entry_points()
     # the entry point's PolicyEntry declares the name "fifo", not "fifo-again": refused clearly
     with pytest.raises(RegistryError, match="declares the name 'fifo'"):
         reg.get("fifo-again")
-    eps[:] = [EntryPoint("fifo", "policies.fifo:ENTRY", registry.ENTRY_POINT_GROUP)]
+    eps[:] = [EntryPoint("fifo", "policies.stock.fifo:ENTRY", registry.ENTRY_POINT_GROUP)]
     reg = Registry()
     reg.load_entry_points()
     assert reg.get("fifo").name == "fifo"
     reg2 = Registry()
-    reg2.register("policies.fifo:ENTRY", name="fifo")
+    reg2.register("policies.stock.fifo:ENTRY", name="fifo")
     with pytest.raises(RegistryError, match="already exists"):
         reg2.load_entry_points()

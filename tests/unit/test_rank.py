@@ -25,8 +25,8 @@ from bridge.apps.rank.runs import run_point as simulated
 from bridge.apps.rank.table import Figure, ranked, row_of, text_rows, tied
 from bridge.cli import main
 from bridge.sim.shape import uniform
-from policies import registry
-from policies.registry import PolicyEntry, default_registry
+from policies.framework import registry
+from policies.framework.registry import PolicyEntry, default_registry
 from tests.unit.test_trace_import import FIXTURE
 
 ROOT = Path(__file__).resolve().parents[2]

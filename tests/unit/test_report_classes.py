@@ -18,7 +18,7 @@ from bridge.apps.report.load import distinguishing_suffixes
 from bridge.apps.simlive.session import Comparison
 from bridge.cli import main
 from bridge.common import metrics, plots
-from policies.registry import ConfigError, config_for, default_registry
+from policies.framework.registry import ConfigError, config_for, default_registry
 
 # 2 nodes x 1 slot; a job is long iff its mean task duration is above the stated 10 s. Short jobs
 # wait behind long ones or find the cluster idle, long ones run at once or queue behind 1000 s

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.sim.cli import simulate
-from policies.api import ProbeInfo, Run
-from policies.registry import PolicyEntry, default_registry
+from policies.framework.api import ProbeInfo, Run
+from policies.framework.registry import PolicyEntry, default_registry
 from workloads.model import Job, WorkloadError
 from workloads.trace import TraceError, read_trace
 
@@ -117,7 +117,7 @@ def test_cli_no_partial_output_when_the_run_fails(tmp_path, monkeypatch):
 
     from dataclasses import make_dataclass
 
-    from policies import registry
+    from policies.framework import registry
 
     monkeypatch.setattr(registry, "_DEFAULT", None)  # a registry of this test's own, dropped after it
     default_registry().register(PolicyEntry("broken-for-test", make_dataclass("BrokenCfg", []), lambda c, e: Broken()))

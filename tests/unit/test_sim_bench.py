@@ -39,8 +39,8 @@ def independent_run(policy, jobs, nodes, settings):
     """The same simulation through the simulator's API, and each job's completion time and mean
     task duration computed here from the raw log and trace."""
     from bridge.sim.engine import Simulation
-    from policies.api import ClusterSpec, PolicyEnv
-    from policies.registry import config_for, create
+    from policies.framework.api import ClusterSpec, PolicyEnv
+    from policies.framework.registry import config_for, create
 
     spec = ClusterSpec(nodes)
     res = Simulation(jobs, create(policy, PolicyEnv(spec, 1), config_for(policy, settings)), spec).run()
@@ -131,7 +131,7 @@ def test_the_side_by_side_child_measures_without_pandas_and_names_its_core():
     imported; and it says whether the compiled core ran. Its events and percentiles are those of
     the same simulation run here, the percentiles computed by numpy from each job's finish."""
     from bridge.sim.sidebyside import Side, run_child
-    from policies.compiled import check
+    from policies.framework.compiled import check
     from workloads.synthetic import trace_settings
 
     here = Path(__file__).resolve().parents[2]

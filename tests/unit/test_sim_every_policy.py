@@ -15,8 +15,8 @@ from bridge.common.options import MAX_TOTAL_SLOTS
 from bridge.sim.cli import simulate
 from bridge.sim.engine import Simulation
 from bridge.sim.shape import ClusterFileError, load, uniform
-from policies.api import PolicyEnv
-from policies.registry import create
+from policies.framework.api import PolicyEnv
+from policies.framework.registry import create
 from workloads.trace import read_trace
 
 # 12 jobs of 1-5 tasks arriving faster than 3 x 2 slots serve them: tasks queue, preempting

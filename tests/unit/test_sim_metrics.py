@@ -21,8 +21,8 @@ from bridge.common.metrics import (
     with_completion,
 )
 from bridge.sim.engine import simulate
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import create
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import create
 from workloads.model import Job
 
 

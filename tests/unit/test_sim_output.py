@@ -23,8 +23,8 @@ from bridge.common.metrics import Jobs, Segments, summarize, summary, with_compl
 from bridge.sim.cli import simulate
 from bridge.sim.engine import Simulation
 from bridge.sim.output import PerJob, segments
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import config_for, create
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import config_for, create
 from workloads.model import Job
 from workloads.synthetic import generate, simulator_jobs
 from workloads.trace import SHARED_DURATIONS, iter_trace, parse_thesis_line, read_trace, write_trace

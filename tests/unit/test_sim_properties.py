@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bridge.sim.engine import SimResult, Simulation
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import default_registry
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import default_registry
 from workloads.model import Job
 
 NAMES = default_registry().names()

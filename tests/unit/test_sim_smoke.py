@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from bridge.sim.engine import simulate
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import create
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import create
 from workloads.model import Job
 from workloads.trace import TraceError, read_trace
 

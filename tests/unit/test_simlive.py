@@ -23,8 +23,8 @@ from bridge.cli import main as cli
 from bridge.common.metrics import percentile
 from bridge.sim.engine import Simulation
 from bridge.sim.shape import uniform
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import config_for, create, sim_model
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import config_for, create, sim_model
 from workloads.model import Job, Successor
 from workloads.spec import Submission, WordCountJob
 from workloads.trace import read_trace

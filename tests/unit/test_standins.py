@@ -19,8 +19,8 @@ from bridge.replay.cli import replay
 from bridge.replay.launchers import SharedApplication
 from bridge.replay.runner import ReplayPlan, spark_conf
 from bridge.target.config import ClusterTarget
-from policies.registry import default_registry, sim_model, stand_in
-from policies.standins import STAND_INS
+from policies.framework.registry import default_registry, sim_model, stand_in
+from policies.framework.standins import STAND_INS
 from workloads.spec import Submission, TasksJob
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +62,7 @@ def test_no_stand_in_name_is_compared_as_a_string_outside_policies() -> None:
     found = [f"{path.relative_to(ROOT)}:{line}" for package in OUTSIDE_POLICIES
              for path in sorted((ROOT / package).rglob("*.py"))
              for line in name_comparisons(ast.parse(path.read_text(), str(path)), SCHEDULER_NAMES)]
-    assert not found, "compare stand-in names through policies.registry.stand_in: " + ", ".join(found)
+    assert not found, "compare stand-in names through policies.framework.registry.stand_in: " + ", ".join(found)
 
 
 def test_the_check_sees_every_way_of_comparing_a_name() -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 
 from bridge.sim.engine import simulate
-from policies.api import (
+from policies.framework.api import (
     Assign, ClusterSpec, JobArrival, PolicyEnv, Resume, RunningTask, Suspend, TaskFinished, TaskStarted,
 )
-from policies.bigc import BigC, BigCConfig
-from policies.registry import config_for
+from policies.kairos.bigc import BigC, BigCConfig
+from policies.framework.registry import config_for
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
 

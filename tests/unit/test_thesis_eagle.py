@@ -4,13 +4,13 @@ from __future__ import annotations
 import pytest
 
 from bridge.sim.engine import simulate
-from policies.api import (
+from policies.framework.api import (
     ClusterSpec, Drop, JobArrival, Launch, PolicyEnv, ProbeArrival, ProbeInfo, ProbeRejected,
     Reject, Run, RunningTask, SetTimer, SlotFreed, Status, TaskRequest, Timer,
 )
 from policies.common import srpt
-from policies.eagle import Eagle, EagleConfig, Snapshot
-from policies.registry import ConfigError, config_for
+from policies.eagle.eagle import Eagle, EagleConfig, Snapshot
+from policies.framework.registry import ConfigError, config_for
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
 from workloads.synthetic import generate

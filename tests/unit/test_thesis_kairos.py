@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 
 from bridge.sim.engine import simulate
-from policies.api import (
+from policies.framework.api import (
     Assign, ClusterSpec, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
     RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
 )
-from policies.kairos import Kairos, KairosConfig, KairosHeartbeat, TieBreak
-from policies.registry import ConfigError, config_for, create
+from policies.kairos.kairos import Kairos, KairosConfig, KairosHeartbeat, TieBreak
+from policies.framework.registry import ConfigError, config_for, create
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
 

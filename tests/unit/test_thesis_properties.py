@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bridge.sim.engine import SimResult, simulate
-from policies.api import ClusterSpec, PolicyEnv
-from policies.registry import config_for, create
+from policies.framework.api import ClusterSpec, PolicyEnv
+from policies.framework.registry import config_for, create
 from workloads.model import Job
 
 POLICIES = {

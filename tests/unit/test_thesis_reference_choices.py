@@ -9,14 +9,14 @@ import random
 import pytest
 
 from bridge.sim.engine import simulate
-from policies.api import (
+from policies.framework.api import (
     ClusterSpec, JobArrival, PolicyEnv, Probe, ProbeArrival, RunningTask, Steal, StealRequest,
 )
 from policies.common.lwl import LwlTable, trace_estimate
 from policies.common.stealing import pick_victims
-from policies.eagle import Eagle, EagleConfig, Snapshot
-from policies.hawk import Hawk, HawkConfig
-from policies.registry import ConfigError, config_for
+from policies.eagle.eagle import Eagle, EagleConfig, Snapshot
+from policies.eagle.hawk import Hawk, HawkConfig
+from policies.framework.registry import ConfigError, config_for
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
 

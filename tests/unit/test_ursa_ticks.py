@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from bridge.sim.engine import SimResult, simulate
-from policies import registry
-from policies.api import ClusterSpec, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv
 from policies.ursa.policy import UrsaConfig
 from workloads.model import Job
 from workloads.multires import tpch_shape

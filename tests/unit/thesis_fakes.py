@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policies.api import ClusterSpec, PolicyEnv, RunningTask
+from policies.framework.api import ClusterSpec, PolicyEnv, RunningTask
 from workloads.model import Job
 
 

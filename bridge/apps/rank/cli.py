@@ -151,7 +151,7 @@ def rank(trace_path: Path, nodes: int | None, slots: int, cluster_file: Path | N
     finish, and on Ctrl-C) with its figures under --out."""
     from bridge.common.metrics import cutoff_origin, offered_load, reporting_cutoff
     from bridge.sim.shape import ClusterFileError
-    from policies.registry import default_registry, did_you_mean
+    from policies.framework.registry import default_registry, did_you_mean
     from workloads.trace import TraceError, read_trace, stated_cutoff
 
     if cluster_file is None:

@@ -87,8 +87,8 @@ def run_point(point: Point, tick: Tick | None = None) -> Outcome:
     called as the simulation goes (module-level: worker processes import it)."""
     from bridge.common.metrics import summarize, with_completion
     from bridge.sim.engine import Simulation
-    from policies.api import PolicyEnv
-    from policies.registry import ConfigError, RegistryError, config_for, create
+    from policies.framework.api import PolicyEnv
+    from policies.framework.registry import ConfigError, RegistryError, config_for, create
 
     spec = point.shape.spec(point.network_delay)
     jobs = point.shape.with_demands(_jobs(point.trace, point.shape.task_demand))

@@ -37,7 +37,7 @@ from bridge.apps.report.idle_slots import EventLogError, read
 from bridge.common.metrics import median
 from bridge.common.options import EXECUTORS, REPEATS, OutputPath, renamed_option
 from bridge.common.tables import text
-from policies.registry import STOCK, stand_in
+from policies.framework.registry import STOCK, stand_in
 
 DEFAULT_POLICIES = ("fifo", "sparrow", "hawk", "eagle", "falcon")
 PROGRAMS = ("transitive_closure", "pagerank")
@@ -188,7 +188,7 @@ def testbed_env() -> dict[str, str]:
 def idle_slots(programs: tuple[str, ...], policies: tuple[str, ...], repeats: int, executors: int,
                parallelism: int, out: Path | None) -> None:
     """Idle slot-seconds while tasks wait: Spark's examples, stock vs policies, on the testbed."""
-    from policies.registry import default_registry
+    from policies.framework.registry import default_registry
 
     known = default_registry().names()
     for p in policies:

@@ -7,11 +7,11 @@ with the delays measured from the live run (`bridge.apps.simlive.calibration`). 
 through `bridge.common.metrics` with one reporting cutoff on the trace's mean task duration, so a job is
 short or long in both by the same rule.
 
-A stand-in (Spark's own scheduler live, `policies.standins`) is simulated as its registry model:
+A stand-in (Spark's own scheduler live, `policies.framework.standins`) is simulated as its registry model:
 ``stock`` as ``fifo``, the registry's YARN-like FIFO: one central queue in arrival order, tasks to
 free slots (our reading of Spark's default FIFO scheduling mode: jobs in submission order, each
 free core offered the earliest job's next task); ``stock-fair`` as ``fair``, Spark's FAIR
-scheduler with each replayed job its own pool (our reading, ``policies/fair.py``).
+scheduler with each replayed job its own pool (our reading, ``policies/stock/fair.py``).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import pandas as pd
 
 from bridge.apps.simlive.calibration import Calibration
 from bridge.common import metrics, plots
-from policies.registry import sim_model
+from policies.framework.registry import sim_model
 from workloads.model import Job
 from workloads.spec import Submission, TasksJob
 

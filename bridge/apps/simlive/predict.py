@@ -19,8 +19,8 @@ from bridge.apps.simlive.stages import StagePlay, replayed_table
 from bridge.sim.engine import Simulation
 from bridge.sim.output import PerJob
 from bridge.sim.shape import uniform
-from policies.api import ClusterSpec, DecisionError, PolicyEnv
-from policies.registry import (
+from policies.framework.api import ClusterSpec, DecisionError, PolicyEnv
+from policies.framework.registry import (
     ConfigError, RegistryError, config_for, create, default_registry, describe, sim_model, stand_in, stand_ins_hint,
 )
 from workloads.model import Job

@@ -38,7 +38,7 @@ from bridge.sim.cli import jsonable
 from bridge.testbed.layout import default_layout
 from bridge.testbed.spark import favour_driver
 from bridge.target.config import choose_conf_dir, resolve
-from policies.registry import sim_model, stand_in
+from policies.framework.registry import sim_model, stand_in
 from workloads.expand import expand
 from workloads.model import Job
 from workloads.multires.jsonl import write_jsonl

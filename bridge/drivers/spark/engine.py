@@ -1,4 +1,4 @@
-"""A registered policy (``policies.registry``) driven live by the Spark plugin's offer rounds.
+"""A registered policy (``policies.framework.registry``) driven live by the Spark plugin's offer rounds.
 
 Mapping (the default topology, ``bridge.drivers.topology.ExecutorNodes``): each (application,
 executor) is a node of the one cluster state (``bridge.cluster``) with ``cores / spark.task.cpus``
@@ -40,8 +40,8 @@ from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
 from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
-from policies import registry
-from policies.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
+from policies.framework import registry
+from policies.framework.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
 from workloads.model import Job
 
 log = logging.getLogger(__name__)

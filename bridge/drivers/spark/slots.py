@@ -23,7 +23,7 @@ from bridge.cluster.slots import Running
 from bridge.cluster.runner import Pausing, TaskRunner
 from bridge.drivers.ledger import Ledger, TaskKey
 from bridge.protocol.messages import ExecutorAdded, Grant, OfferRound
-from policies.api import ProbeInfo
+from policies.framework.api import ProbeInfo
 
 
 class SparkRunner(TaskRunner, Protocol):

@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from policies.api import (
+from policies.framework.api import (
     Assign, ClusterView, Code, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Reject, Run,
     SlotFreed, Status, TaskFinished,
 )
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 
 NAME = "shortest-estimate-first"
 

@@ -40,9 +40,7 @@ public final class BridgeStats {
     private long kills;
     private long killsRefused;
     private long watchdogRounds;
-    private long suspends;
-    private long resumes;
-    private long failedContainerCommands;
+    private final ContainerCounts resizes = new ContainerCounts();
     private String policy = "";
     private String endpoint = "";
     private String lastFailure = "";
@@ -122,13 +120,7 @@ public final class BridgeStats {
     synchronized void containers(List<Placement.Container> changes) {
         long now = System.currentTimeMillis();
         for (Placement.Container c : changes) {
-            if (!c.ok()) {
-                failedContainerCommands++;
-            } else if (c.suspend()) {
-                suspends++;
-            } else {
-                resumes++;
-            }
+            resizes.count(c.suspend(), c.ok());
             journal.accept(new BridgeEvents.ContainerChange(now, c.executor(), c.container(), c.suspend(), c.ok()));
         }
     }
@@ -200,8 +192,8 @@ public final class BridgeStats {
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
-                .put("watchdog_rounds", watchdogRounds).put("suspends", suspends).put("resumes", resumes)
-                .put("failed_container_commands", failedContainerCommands)
+                .put("watchdog_rounds", watchdogRounds).put("suspends", resizes.suspends())
+                .put("resumes", resizes.resumes()).put("failed_container_commands", resizes.failed())
                 .put("last_failure", lastFailure);
     }
 

@@ -40,9 +40,7 @@ final class BridgeUiListener extends SparkListener {
     private long preemptionsDone;
     private long preemptionsRefused;
     private final ArrayDeque<BridgeEvents.ContainerChange> containers = new ArrayDeque<>();
-    private long suspends;
-    private long resumes;
-    private long failedContainerCommands;
+    private final ContainerCounts resizes = new ContainerCounts();
 
     BridgeUiListener(ElementTrackingStore store, boolean live) {
         this.store = store;
@@ -105,13 +103,7 @@ final class BridgeUiListener extends SparkListener {
     }
 
     private void resized(BridgeEvents.ContainerChange c) {
-        if (!c.ok()) {
-            failedContainerCommands++;
-        } else if (c.suspend()) {
-            suspends++;
-        } else {
-            resumes++;
-        }
+        resizes.count(c.suspend(), c.ok());
         recent(containers, c);
     }
 
@@ -143,7 +135,7 @@ final class BridgeUiListener extends SparkListener {
         fallbacks.forEach((r, a) -> reasons.add(new BridgeUiSummary.FallbackReason(r, a[0], a[1], a[2])));
         return new BridgeUiSummary(start.policy(), sorted(start.params()), start.endpoint(), sorted(counters),
                 List.copyOf(perStage), List.copyOf(reasons), List.copyOf(preemptions), preemptionsDone,
-                preemptionsRefused, List.copyOf(containers), suspends, resumes, failedContainerCommands);
+                preemptionsRefused, List.copyOf(containers), resizes.suspends(), resizes.resumes(), resizes.failed());
     }
 
     private static <V> Map<String, V> sorted(Map<String, V> map) {

@@ -27,11 +27,11 @@ from bisect import insort
 from collections import deque
 from dataclasses import dataclass
 
-from policies.api import Assign, ClusterView, Decisions, JobArrival, PolicyEnv, TaskFinished
+from policies.framework.api import Assign, ClusterView, Decisions, JobArrival, PolicyEnv, TaskFinished
 from policies.common.nodefifo import FifoNodes
 from policies.common.queues import NodeQueues
-from policies.fifo import PendingJob, slot_tokens
-from policies.registry import PolicyEntry
+from policies.stock.fifo import PendingJob, slot_tokens
+from policies.framework.registry import PolicyEntry
 
 
 @dataclass(frozen=True)

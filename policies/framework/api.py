@@ -52,7 +52,7 @@ raises :class:`DecisionError` carrying a :class:`Status`.
 
 ``policies`` never imports ``bridge``, ``yarnclient``, ``sparkplugin`` or anything doing I/O.
 See ``policies/README.md`` for a worked example. The events, decisions and the values they
-carry are defined in ``policies/messages.py`` (compiled natively by the simulator's core) and
+carry are defined in ``policies/framework/messages.py`` (compiled natively by the simulator's core) and
 re-exported here; import them from this module.
 """
 from __future__ import annotations
@@ -62,7 +62,7 @@ from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, Protocol, TypeVar, dataclass_transform, runtime_checkable
 
-from policies.messages import (
+from policies.framework.messages import (
     OK, Assign, BaseEvent, Cancel, Code, Drop, Give, Heartbeat, JobArrival, Launch, Probe, ProbeArrival,
     ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer,
     SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
@@ -120,7 +120,7 @@ def value(cls: type[T]) -> type[T]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Errors and the cluster's shape (statuses, events, decisions: policies/messages.py)
+# Errors and the cluster's shape (statuses, events, decisions: policies/framework/messages.py)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policies.bounds import MIN_PROBES, PROBE_RATIO, check_bounds
-from policies.api import (
+from policies.framework.bounds import MIN_PROBES, PROBE_RATIO, check_bounds
+from policies.framework.api import (
     ClusterView, Decisions, JobArrival, PolicyEnv, Probe, ProbeInfo, TaskFinished, TaskRequest,
 )
 from policies.common.nodefifo import FifoNodes
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.queues import NodeQueues
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from workloads.model import Job
 
 

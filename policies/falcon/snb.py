@@ -2,10 +2,10 @@
 reference [35]: decentralised preemptive grid scheduling): random placement without a load
 table, priority = waiting time (aging), preemption on any priority advantage, no DAG
 awareness. Aging makes a waiting task overtake running ones quickly, so it preempts most."""
-from policies.api import PolicyEnv
+from policies.framework.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
 from policies.falcon.tiers import LIVE, ObliviousConfig, TieredScheduler, oblivious, random_worker, suspended_room
-from policies.registry import PolicyEntry, Preempts
+from policies.framework.registry import PolicyEntry, Preempts
 
 
 def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:

@@ -37,18 +37,18 @@ from typing import Protocol
 
 import numpy as np
 
-from policies.api import (
+from policies.framework.api import (
     ClusterView, Code, Decision, Decisions, Drop, JobArrival, PolicyEnv, Probe, ProbeArrival,
     Launch, ProbeInfo, ProbeRejected, Reject, Run, SetTimer, SlotFreed, Status, TaskFinished, TaskRequest,
     TaskStarted, Timer,
 )
 from policies.common import srpt
 from policies.common.lwl import TIES, LwlTable, trace_estimate
-from policies.bounds import CUTOFF, MIN_PROBES, PERCENT, PROBE_RATIO, STARVATION_CAP, check_bounds, within
+from policies.framework.bounds import CUTOFF, MIN_PROBES, PERCENT, PROBE_RATIO, STARVATION_CAP, check_bounds, within
 from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.srpt import QueuedProbe
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from workloads.model import Job
 
 Remaining = Callable[[ProbeInfo], float]            # estimated remaining work of a probe's job

@@ -26,18 +26,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policies.api import (
+from policies.framework.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
     Steal, StealRequest, TaskFinished, TaskRequest, TaskStarted,
 )
 from policies.common.lwl import TIES, LwlTable, trace_estimate
 from policies.common.nodefifo import FifoNodes
-from policies.bounds import CUTOFF, PERCENT, PROBE_RATIO, check_bounds, within
+from policies.framework.bounds import CUTOFF, PERCENT, PROBE_RATIO, check_bounds, within
 from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.queues import NodeQueues
 from policies.common.stealing import first_short_group_after_long, pick_victims
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from workloads.model import Job
 
 

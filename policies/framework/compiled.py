@@ -3,18 +3,21 @@
 The modules in :data:`MODULES` (the cluster engine, the simulator's runner, the policies the
 benchmark runs and their ``policies/common`` mechanisms) are compiled by mypyc into C
 extensions under ``.cache/mypyc/<interpreter>/`` (``make setup`` runs
-``python -c 'import policies.compiled as c; c.build()'``). They never sit beside their ``.py`` files, so Python's
-own import finds only the sources; :func:`activate` puts a finder for the compiled ones first
-on ``sys.meta_path`` only when the build's stamp still matches: the SHA-256 of every compiled
+``python -c 'import policies.framework.compiled as c; c.build()'``). They never sit beside their
+``.py`` files, so Python's own import finds only the sources; a finder first on ``sys.meta_path``
+loads the compiled ones only when the build's stamp still matches: the SHA-256 of every compiled
 source and of every project module they import, and the interpreter. If anything differs (a
-developer edited ``policies/eagle.py``), or the build is missing, or ``SCHEDBRIDGE_PURE=1`` is
+developer edited ``policies/eagle/eagle.py``), or the build is missing, or ``SCHEDBRIDGE_PURE=1`` is
 set, everything runs as pure Python and :data:`CORE` says why; ``simulate`` and ``bench sim``
 print it, so a fallback is never silent. The modules are compiled as one group (they call each
 other natively), so it is all of them or none.
 
-``policies/__init__.py`` calls :func:`activate`, and ``bridge/__init__.py`` imports ``policies``
-first, so the decision is taken before any of these modules is imported. This module reads
-files to decide; it is the one part of ``policies`` that does I/O.
+The decision is taken where a simulation starts, not where ``policies`` is imported: importing
+``policies`` (``policies/__init__.py``, and first thing ``bridge/cluster`` and ``bridge/sim``, the
+packages that hold the other compiled modules) calls :func:`install`, which only puts a finder
+on ``sys.meta_path``; that finder reads the stamp and hashes the sources at the first import of a
+compiled module. A trace reader or a command that never simulates hashes nothing. This module
+reads files to decide; it is the one part of ``policies`` that does I/O.
 """
 from __future__ import annotations
 
@@ -33,16 +36,16 @@ from pathlib import Path
 from types import ModuleType
 
 MODULES = (
-    "policies.messages",
+    "policies.framework.messages",
     "bridge.cluster.kernel", "bridge.cluster.events", "bridge.cluster.slots", "bridge.cluster.measure",
     "bridge.cluster.offslot", "bridge.cluster.runner", "bridge.cluster.tables", "bridge.cluster.state",
     "bridge.cluster.view", "bridge.sim.engine",
     "policies.common.heap", "policies.common.lwl", "policies.common.nodefifo", "policies.common.partitions",
     "policies.common.preemptive", "policies.common.probing", "policies.common.queues", "policies.common.srpt",
     "policies.common.stealing", "policies.common.vectors",
-    "policies.sparrow", "policies.hawk", "policies.eagle", "policies.kairos",
+    "policies.eagle.sparrow", "policies.eagle.hawk", "policies.eagle.eagle", "policies.kairos.kairos",
 )
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = ROOT / ".cache" / "mypyc" / sys.implementation.cache_tag
 STAMP = "stamp.json"
 PURE_ENV = "SCHEDBRIDGE_PURE"
@@ -63,7 +66,8 @@ class Core:
         return f"simulator core: pure Python ({self.reason})"
 
 
-CORE = Core(False, "not activated yet")
+CORE_UNDECIDED = "not decided yet: no compiled module imported"
+CORE = Core(False, CORE_UNDECIDED)
 
 
 def source(module: str, root: Path = ROOT) -> Path:
@@ -123,13 +127,18 @@ def _package_dir(name: str) -> Path | None:
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds the compiled modules (and mypyc's shared group library) in the build directory."""
+    """Decides which core runs at the first import of a compiled module, then finds the compiled
+    modules (and mypyc's shared group library) in the build directory, or nothing if pure."""
 
-    def __init__(self, files: dict[str, Path]) -> None:
-        self.files = files
+    def __init__(self) -> None:
+        self.files: dict[str, Path] | None = None   # None: not decided yet
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if self.files is None:
+            if fullname not in MODULES:
+                return None
+            self.files = _decide()
         f = self.files.get(fullname)
         if f is None:
             return None
@@ -137,21 +146,22 @@ class _Finder(importlib.abc.MetaPathFinder):
             fullname, f, loader=importlib.machinery.ExtensionFileLoader(fullname, str(f)))
 
 
-def activate() -> Core:
-    """Decide, once per process and before any compiled module is imported, which core runs."""
+def install() -> None:
+    """Put the deciding finder first on ``sys.meta_path``, once per process; no I/O (the
+    decision waits for the first import of a compiled module)."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+
+
+def _decide() -> dict[str, Path]:
+    """Set :data:`CORE`; the compiled files to load, or none for pure Python."""
     global CORE
-    if any(isinstance(f, _Finder) for f in sys.meta_path) or CORE.reason != "not activated yet":
-        return CORE
     files, reason = check()
     early = [m for m in MODULES if m in sys.modules]
     if files and early:
-        reason = f"{early[0]} was imported before the compiled core could be activated"
-    if files and not early:
-        sys.meta_path.insert(0, _Finder(files))
-        CORE = Core(True, "")
-    else:
-        CORE = Core(False, reason)
-    return CORE
+        files, reason = {}, f"{early[0]} was imported before the compiled core could be activated"
+    CORE = Core(bool(files), reason)
+    return files
 
 
 def build(build_dir: Path = BUILD_DIR, root: Path = ROOT) -> None:

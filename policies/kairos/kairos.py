@@ -42,13 +42,13 @@ from typing import cast
 
 from mypy_extensions import mypyc_attr
 
-from policies.api import (
+from policies.framework.api import (
     Assign, ClusterView, value, Decision, Decisions, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo,
     QueuedTaskEnded, Resume, Run, RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, TaskFinished, Timer,
 )
-from policies.bounds import DAY, MS, check_bounds, within
+from policies.framework.bounds import DAY, MS, check_bounds, within
 from policies.common.heap import MinHeap, split_versioned, versioned, versioned_tie
-from policies.registry import PolicyEntry, Preempts
+from policies.framework.registry import PolicyEntry, Preempts
 from workloads.model import Readiness
 
 # A quantum timer's key: ("quantum", slot, epoch); a later arm of the slot bumps the epoch.

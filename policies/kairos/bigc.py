@@ -20,12 +20,12 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from policies.api import (
+from policies.framework.api import (
     Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
     SlotFreed, Suspend, TaskFinished, TaskStarted,
 )
-from policies.bounds import CUTOFF, FRACTION, check_bounds
-from policies.registry import PolicyEntry, Preempts
+from policies.framework.bounds import CUTOFF, FRACTION, check_bounds
+from policies.framework.registry import PolicyEntry, Preempts
 from workloads.model import Job, Readiness
 
 _Key = tuple[int, int]  # (job id, task index)

@@ -24,28 +24,29 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from policies.api import PolicyEnv, check_policy
-from policies.standins import STAND_INS
-from policies.standins import STOCK as STOCK, StandIn as StandIn  # re-exported: bridge/ reaches stand-ins here
+from policies.framework.api import PolicyEnv, check_policy
+from policies.framework.standins import STAND_INS
+from policies.framework.standins import STOCK as STOCK  # re-exported: bridge/ reaches stand-ins here
+from policies.framework.standins import StandIn as StandIn
 
 ENTRY_POINT_GROUP = "schedbridge.policies"
 
 # The one list of built-in policies: name -> "module:attribute" holding a PolicyEntry.
 BUILTINS: dict[str, str] = {
-    "fifo": "policies.fifo:ENTRY",
-    "fair": "policies.fair:ENTRY",
-    "kairos": "policies.kairos:ENTRY",
-    "bigc": "policies.bigc:ENTRY",
-    "eagle": "policies.eagle:ENTRY",
-    "sparrow": "policies.sparrow:ENTRY",
-    "hawk": "policies.hawk:ENTRY",
-    "lwl": "policies.lwl:ENTRY",
-    "dlwl": "policies.dlwl:ENTRY",
+    "fifo": "policies.stock.fifo:ENTRY",
+    "fair": "policies.stock.fair:ENTRY",
+    "kairos": "policies.kairos.kairos:ENTRY",
+    "bigc": "policies.kairos.bigc:ENTRY",
+    "eagle": "policies.eagle.eagle:ENTRY",
+    "sparrow": "policies.eagle.sparrow:ENTRY",
+    "hawk": "policies.eagle.hawk:ENTRY",
+    "lwl": "policies.eagle.lwl:ENTRY",
+    "dlwl": "policies.eagle.dlwl:ENTRY",
     "falcon": "policies.falcon.policy:ENTRY",
-    "natjam": "policies.natjam:ENTRY",
-    "amoeba": "policies.amoeba:ENTRY",
-    "srpt-preempt": "policies.srpt_preemptive:ENTRY",
-    "snb": "policies.snb:ENTRY",
+    "natjam": "policies.falcon.natjam:ENTRY",
+    "amoeba": "policies.falcon.amoeba:ENTRY",
+    "srpt-preempt": "policies.falcon.srpt_preemptive:ENTRY",
+    "snb": "policies.falcon.snb:ENTRY",
     "bf-js": "policies.psychas.policy:BF_JS",
     "fifo-ff": "policies.psychas.policy:FIFO_FF",
     "vqs": "policies.psychas.policy:VQS",

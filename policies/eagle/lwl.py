@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policies.api import (
+from policies.framework.api import (
     ClusterView, Decisions, JobArrival, PolicyEnv, Probe, ProbeInfo, TaskFinished, TaskRequest,
     TaskStarted,
 )
 from policies.common.lwl import LwlTable
 from policies.common.nodefifo import FifoNodes
-from policies.bounds import LONG, PERCENT, check_bounds, within
+from policies.framework.bounds import LONG, PERCENT, check_bounds, within
 from policies.common.partitions import Partition
 from policies.common.probing import LateBinder
 from policies.common.queues import NodeQueues
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from workloads.model import Job
 
 

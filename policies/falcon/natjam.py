@@ -1,9 +1,9 @@
 """Natjam-like baseline of the Falcon paper (our reading): whenever a waiting task's priority
 beats a running task's, it preempts the lowest-priority one; no rank filter, no DAG awareness."""
-from policies.api import PolicyEnv
+from policies.framework.api import PolicyEnv
 from policies.common.preemptive import preempt_lowest
 from policies.falcon.tiers import LIVE, ObliviousConfig, TieredScheduler, best_fit, oblivious, suspended_room
-from policies.registry import PolicyEntry, Preempts
+from policies.framework.registry import PolicyEntry, Preempts
 
 
 def make(config: ObliviousConfig, env: PolicyEnv) -> TieredScheduler:

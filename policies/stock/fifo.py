@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from policies.api import (
+from policies.framework.api import (
     Assign, ClusterSpec, ClusterView, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, SlotFreed,
     TaskFinished,
 )
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from workloads.model import Job, Readiness
 
 

@@ -4,7 +4,7 @@ plays as a registered policy.
 A comparison names them beside the policies (``replay --policy stock-fair``, ``sim-vs-live
 --policy stock``), so every command has to know which names run without the plugin, which
 Spark settings they need live and which policy models them in the simulator. Callers ask
-:func:`policies.registry.stand_in` rather than compare names: a new stand-in is one entry here.
+:func:`policies.framework.registry.stand_in` rather than compare names: a new stand-in is one entry here.
 """
 from __future__ import annotations
 

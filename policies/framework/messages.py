@@ -1,7 +1,7 @@
 """The contract's value types: statuses, queue entries, events in and decisions out.
 
-Re-exported by :mod:`policies.api`, which documents the contract; import them from there. They
-live in a module of their own because the simulator's compiled core (``policies/compiled.py``)
+Re-exported by :mod:`policies.framework.api`, which documents the contract; import them from there. They
+live in a module of their own because the simulator's compiled core (``policies/framework/compiled.py``)
 compiles this one with mypyc into native classes: a field read is then a C struct access and a
 construction from compiled code a C call, where an interpreted class costs a dictionary lookup per
 read and a Python frame per ``__init__`` (together about a quarter of a compiled run's time,

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from policies.api import (
+from policies.framework.api import (
     Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, SetTimer,
     SlotFreed, TaskFinished, Timer,
 )
 from policies.common import srpt
-from policies.bounds import CUTOFF, DAY, MS, PERCENT, STARVATION_CAP, check_bounds, within
+from policies.framework.bounds import CUTOFF, DAY, MS, PERCENT, STARVATION_CAP, check_bounds, within
 from policies.common.partitions import Partition
-from policies.registry import PolicyEntry
+from policies.framework.registry import PolicyEntry
 from workloads.model import Job, Readiness
 
 HEARTBEAT = "heartbeat"
