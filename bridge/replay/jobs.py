@@ -13,7 +13,8 @@ from pyspark.sql import SparkSession
 from bridge.drivers.estimates import JOB_NAME_PROP
 from bridge.drivers.user_jobs import ESTIMATE_PROP
 from workloads import tasksjob
-from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob
+from workloads.demands import DEMAND_PROP, TaskDemands
+from workloads.spec import JobParams, Submission, TasksJob, TpchJob, WordCountJob
 from workloads.tpch.spark import register_tables, run_query
 from workloads.wordcount import job as wordcount
 
@@ -46,6 +47,19 @@ def _tasks(spark: SparkSession, params: TasksJob, inputs: dict[str, str]) -> Non
         sc.setLocalProperty(ESTIMATE_PROP, None)  # type: ignore[arg-type]  # None removes it (Spark's doc; the stub says str)
 
 
+def declared_demands(params: JobParams) -> TaskDemands | None:
+    """What a job's tasks declare (``workloads.demands``); a trace job's tasks, which run as one
+    stage, as the most of each resource any of them asks for. ValueError for a trace's demands
+    that are not (cores, GB)."""
+    if not isinstance(params, TasksJob):
+        return params.demands
+    if params.demands is None:
+        return None
+    if any(len(d) != 2 for d in params.demands):
+        raise ValueError(f"a trace job's demands must be (cores, GB) to run live, got {params.demands[:3]}")
+    return TaskDemands.largest([(d[0], d[1]) for d in params.demands])
+
+
 _RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], Any]] = {
     WordCountJob: _wordcount, TpchJob: _tpch, TasksJob: _tasks}
 
@@ -54,8 +68,12 @@ def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str],
     """Run `submission` to completion under the job group ``group`` (`job_group`), on the calling
     thread; its answer (`bridge.replay.answers`): a query's rows, a WordCount's digest, None for a
     trace job. Its Spark jobs carry the submission's recurring name (``schedbridge.job``), the key
-    its runtime estimate is learned and looked up under."""
+    its runtime estimate is learned and looked up under, and its declared task demands
+    (``schedbridge.demand``), if any."""
     sc = spark.sparkContext
     sc.setJobGroup(group, submission.category, interruptOnCancel=True)
     sc.setLocalProperty(JOB_NAME_PROP, submission.recurring_name)
+    demands = declared_demands(submission.params)
+    # None removes a demand an earlier job on this thread set (Spark's doc; the stub says str)
+    sc.setLocalProperty(DEMAND_PROP, None if demands is None else demands.to_property())  # type: ignore[arg-type]
     return _RUNNERS[type(submission.params)](spark, submission.params, inputs)

@@ -110,3 +110,41 @@ def test_a_jsonl_traces_demands_are_kept(tmp_path: Path) -> None:
     first, second = expand(Workload("t", tmp_path / "t.toml", 0, trace=TraceSource(trace, time_scale=0.5)))
     assert first.params == TasksJob((0.5, 1.0), "sleep", ((1.0, 0.5), (2.0, 4.0)))
     assert second.params == TasksJob((1.5,), "sleep", None)
+
+
+class Context:
+    """A SparkContext's job properties, as the replay sets them."""
+
+    def __init__(self) -> None:
+        self.props: dict[str, str] = {}
+
+    def setJobGroup(self, group: str, description: str, interruptOnCancel: bool) -> None:
+        self.props["spark.jobGroup.id"] = group
+
+    def setLocalProperty(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.props.pop(key, None)
+        else:
+            self.props[key] = value
+
+
+def test_the_replay_carries_a_jobs_demands_to_spark_and_the_next_job_does_not_inherit_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from bridge.replay import jobs
+
+    context = Context()
+    seen: list[str | None] = []
+    monkeypatch.setitem(jobs._RUNNERS, WordCountJob, lambda *args: seen.append(context.props.get(DEMAND_PROP)))
+    monkeypatch.setitem(jobs._RUNNERS, TasksJob, lambda *args: seen.append(context.props.get(DEMAND_PROP)))
+    spark = SimpleNamespace(sparkContext=context)
+    declared = TaskDemands((1.0, 0.25), (2.0, 0.1))
+    jobs.run_job(spark, Submission(0, 0.0, "c", WordCountJob("wc", 2, 0, declared)), {}, "g0")
+    jobs.run_job(spark, Submission(1, 0.0, "c", WordCountJob("wc", 2)), {}, "g1")
+    jobs.run_job(spark, Submission(2, 0.0, "t", TasksJob((1.0, 1.0), "sleep", ((1.0, 3.0), (2.0, 0.5)))), {}, "g2")
+    assert seen[1] is None and seen[0] is not None and seen[2] is not None
+    assert TaskDemands.from_property(seen[0]) == declared   # what the live engine reads back
+    assert TaskDemands.from_property(seen[2]) == TaskDemands.uniform((2.0, 3.0))
+    with pytest.raises(ValueError, match="must be \\(cores, GB\\)"):
+        jobs.run_job(spark, Submission(3, 0.0, "t", TasksJob((1.0,), "sleep", ((1.0, 2.0, 3.0),))), {}, "g3")
