@@ -145,6 +145,19 @@ class Submission:
         return self.category
 
 
+def declared_demands(params: JobParams) -> TaskDemands | None:
+    """What a job's tasks declare (``workloads.demands``); a trace job's tasks, which run live as
+    one stage, as the most of each resource any of them asks for. ValueError for a trace's demands
+    that are not (cores, GB)."""
+    if not isinstance(params, TasksJob):
+        return params.demands
+    if params.demands is None:
+        return None
+    if any(len(d) != 2 for d in params.demands):
+        raise ValueError(f"a trace job's demands must be (cores, GB) to run live, got {params.demands[:3]}")
+    return TaskDemands.largest([(d[0], d[1]) for d in params.demands])
+
+
 _PARAM_TYPES: dict[str, type] = {cls.kind: cls for cls in (WordCountJob, TpchJob, TasksJob)}
 
 

@@ -13,8 +13,8 @@ from pyspark.sql import SparkSession
 from bridge.drivers.estimates import JOB_NAME_PROP
 from bridge.drivers.user_jobs import ESTIMATE_PROP
 from workloads import tasksjob
-from workloads.demands import DEMAND_PROP, TaskDemands
-from workloads.spec import JobParams, Submission, TasksJob, TpchJob, WordCountJob
+from workloads.demands import DEMAND_PROP
+from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob, declared_demands
 from workloads.tpch.spark import register_tables, run_query
 from workloads.wordcount import job as wordcount
 
@@ -45,19 +45,6 @@ def _tasks(spark: SparkSession, params: TasksJob, inputs: dict[str, str]) -> Non
         tasksjob.run(sc, params.durations, params.mode)
     finally:
         sc.setLocalProperty(ESTIMATE_PROP, None)  # type: ignore[arg-type]  # None removes it (Spark's doc; the stub says str)
-
-
-def declared_demands(params: JobParams) -> TaskDemands | None:
-    """What a job's tasks declare (``workloads.demands``); a trace job's tasks, which run as one
-    stage, as the most of each resource any of them asks for. ValueError for a trace's demands
-    that are not (cores, GB)."""
-    if not isinstance(params, TasksJob):
-        return params.demands
-    if params.demands is None:
-        return None
-    if any(len(d) != 2 for d in params.demands):
-        raise ValueError(f"a trace job's demands must be (cores, GB) to run live, got {params.demands[:3]}")
-    return TaskDemands.largest([(d[0], d[1]) for d in params.demands])
 
 
 _RUNNERS: dict[type, Callable[[SparkSession, Any, dict[str, str]], Any]] = {
