@@ -148,3 +148,19 @@ def test_the_replay_carries_a_jobs_demands_to_spark_and_the_next_job_does_not_in
     assert TaskDemands.from_property(seen[2]) == TaskDemands.uniform((2.0, 3.0))
     with pytest.raises(ValueError, match="must be \\(cores, GB\\)"):
         jobs.run_job(spark, Submission(3, 0.0, "t", TasksJob((1.0,), "sleep", ((1.0, 2.0, 3.0),))), {}, "g3")
+
+
+def test_falcon_dag_declares_tasks_whose_executors_cores_and_memory_bind_differently() -> None:
+    from policies.common.vectors import add, dominant, fits, normalized
+
+    workload = load_workload(Path(__file__).resolve().parents[2] / "workloads" / "examples" / "falcon-dag.toml")
+    executor = (2.0, 0.5)   # its paragraph's executors: 2 cores, the testbed's 512 MB heap
+    check_demands_fit(workload, executor)
+    assert workload.mix is not None
+    tasks = {d for c in workload.mix.categories if c.demands is not None for d in (c.demands.map, c.demands.reduce)}
+    cpu = [d for d in tasks if dominant(normalized(d, executor)) == 0]
+    memory = [d for d in tasks if dominant(normalized(d, executor)) == 1]
+    assert cpu and memory
+    assert all(fits(add(a, b), executor) for a in cpu for b in cpu)          # cores bind CPU-heavy tasks
+    assert not any(fits(add(a, b), executor) for a in memory for b in memory)  # memory binds memory-heavy ones
+    assert all(fits(add(a, b), executor) for a in cpu for b in memory)       # a complementary pair shares one
