@@ -7,11 +7,11 @@ from collections import Counter
 import pytest
 
 from bridge.drivers.planners import make_planner
-from bridge.drivers.spark_engine import ONE_SLOT, task_demand
+from bridge.drivers.spark_engine import ONE_SLOT, EnginePlanner, task_demand
 from bridge.drivers.topology import EXECUTOR_RESOURCES, SLOT_RESOURCE, executor_spec, slot_spec
 from bridge.plugin.host import PolicyHost
 from bridge.protocol.messages import ExecutorAdded, StageDemand
-from tests.unit.test_spark_live_engine import FakeSpark
+from tests.unit.test_spark_live_engine import LIVE_POLICIES, FakeSpark, drive
 from workloads.demands import DEMAND_PROP, TaskDemands
 
 DECLARED = TaskDemands(map=(1.0, 0.75), reduce=(2.0, 0.25))
@@ -87,3 +87,16 @@ def test_the_executors_memory_crosses_the_protocol(memory_mb: int) -> None:
     raw = {"e": "executor_added", "t": 0, "executor": "1", "host": "h", "cores": 2, "container": "", "nm": ""}
     event = parse_event({**raw, "memory_mb": memory_mb} if memory_mb else raw)
     assert isinstance(event, ExecutorAdded) and event.memory_mb == memory_mb
+
+
+@pytest.mark.parametrize("policy", [p for p in LIVE_POLICIES if p != "spark-fifo"])  # that one keeps no state
+def test_every_live_policy_places_every_task_on_executors_of_cores_and_memory(policy: str) -> None:
+    """With nothing declared a task is one slot's share of cores and memory, so slots bind as before."""
+    spark = FakeSpark({"1": 2, "2": 2}, {3: (7, {}), 4: (5, {"schedbridge.estimate": "200"})})
+    for ev in spark.events:
+        ev["memory_mb"] = 2048
+    host = PolicyHost(make_planner(policy, {}))
+    drive(host, spark)
+    assert sorted(s for s, _ in spark.ran_on) == [3] * 7 + [4] * 5
+    assert isinstance(host.planner, EnginePlanner) and host.planner.world is not None
+    assert host.planner.world.state.spec.capacity == (2.0, 2.0)
