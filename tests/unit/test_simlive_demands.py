@@ -101,3 +101,14 @@ def test_the_executor_memory_goes_to_spark_and_a_bad_size_is_refused(tmp_path: P
     with pytest.raises(CompareError):   # the fake child wrote no results
         comparison._replay("falcon", 1, tmp_path / "falcon")
     assert "spark.executor.memory=1536m" in commands[0]
+
+
+def test_the_table_and_json_state_the_executors_memory() -> None:
+    from bridge.apps.simlive.session import Result
+    from tests.unit.test_simlive import _measured
+
+    runs = [_measured("falcon", 1, 10.0, 11.0)]
+    given, unset = Result("w", 2, 2, 1.5, runs, executor_memory_gb=0.5), Result("w", 2, 2, 1.5, runs)
+    assert given.text().startswith("w: 2 executors x 2 cores 0.5 GB, live and simulated;")
+    assert unset.text().startswith("w: 2 executors x 2 cores, live and simulated;")
+    assert (given.as_dict()["executor_memory_gb"], unset.as_dict()["executor_memory_gb"]) == (0.5, None)

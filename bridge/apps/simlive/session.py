@@ -109,10 +109,12 @@ class Result:
     durations: str = TRACE_DURATIONS  # what the simulator played as task durations
     cutoff_origin: str = "as given"  # how the cutoff was chosen (`bridge.common.metrics.cutoff_origin`)
     driver_share: str = ""  # how the live drivers shared the testbed's CPU (`bridge.testbed.driver_share`)
+    executor_memory_gb: float | None = None  # --executor-memory (None: Spark's setting live, 4 GB per core simulated)
 
     def as_dict(self) -> dict[str, object]:
         """The one JSON object of ``--json`` (and results.json)."""
         return {"workload": self.workload, "executors": self.executors, "executor_cores": self.executor_cores,
+                "executor_memory_gb": self.executor_memory_gb,
                 "slots": self.executors * self.executor_cores, "reporting_cutoff_s": self.cutoff,
                 "driver_share": self.driver_share,
                 "sim_durations": self.durations, "runs": [r.as_dict() for r in self.runs]}
@@ -120,8 +122,9 @@ class Result:
     def text(self) -> str:
         """The table, headed by the shape and cutoff, followed by each run's calibration (the
         delays the simulation used), and the spread over repeats when there are several."""
-        lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores, live and simulated; "
-                 f"short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
+        memory = "" if self.executor_memory_gb is None else f" {self.executor_memory_gb:g} GB"
+        lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores{memory}, live and "
+                 f"simulated; short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
                  f"simulated durations: {self.durations}",
                  *([f"live: {self.driver_share}"] if self.driver_share else []), "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
@@ -268,7 +271,7 @@ class Comparison:
                 for policy in self.policies for repeat in range(1, repeats + 1)]
         assert self.cutoff is not None  # set by the first run when the jobs are measured
         result = Result(self.name, *self.shape, self.cutoff, runs, self.durations, self.cutoff_origin,
-                        self.driver_share)
+                        self.driver_share, self.executor_memory_gb)
         self._write(result, out)
         return result
 
