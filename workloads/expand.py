@@ -33,8 +33,8 @@ def _arrivals(mix: Mix, rng: np.random.Generator) -> np.ndarray:
 
 def _params(category: Category, rng: np.random.Generator) -> JobParams:
     if category.kind == "wordcount":
-        return WordCountJob(category.input, category.reduces, category.extra_flops)
-    return TpchJob(category.input, int(rng.choice(category.queries)))
+        return WordCountJob(category.input, category.reduces, category.extra_flops, category.demands)
+    return TpchJob(category.input, int(rng.choice(category.queries)), category.demands)
 
 
 def _from_mix(mix: Mix, seed: int) -> tuple[Submission, ...]:
@@ -51,13 +51,14 @@ def _from_mix(mix: Mix, seed: int) -> tuple[Submission, ...]:
 
 
 def _from_trace(trace: TraceSource) -> tuple[Submission, ...]:
-    """Trace jobs with every time multiplied by `time_scale`, re-based to start at 0."""
+    """Trace jobs with every time multiplied by `time_scale`, re-based to start at 0, and the
+    demands a `.jsonl` trace gives its tasks."""
     jobs = list(itertools.islice(iter_trace(trace.path), trace.max_jobs))
     start = jobs[0].submit if jobs else 0.0
     scale = trace.time_scale
     return tuple(
         Submission(job_id=i, time_s=(job.submit - start) * scale, category="trace",
-                   params=TasksJob(tuple(d * scale for d in job.durations), trace.task_mode),
+                   params=TasksJob(tuple(d * scale for d in job.durations), trace.task_mode, job.demands),
                    duration_alone_s=max(job.durations) * scale)
         for i, job in enumerate(jobs))
 

@@ -9,7 +9,9 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
+
+from workloads.demands import TaskDemands
 
 # --- inputs: data sets that replay prepares (and uploads) before submitting anything --------
 
@@ -43,6 +45,7 @@ class WordCountJob:
     input: str
     reduces: int
     extra_flops: int = 0
+    demands: TaskDemands | None = None   # declared per task (workloads.demands)
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class TpchJob:
     kind: ClassVar[str] = "tpch"
     input: str
     query: int
+    demands: TaskDemands | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class TasksJob:
     kind: ClassVar[str] = "tasks"
     durations: tuple[float, ...]
     mode: str = "sleep"
+    demands: tuple[tuple[float, ...], ...] | None = None   # per task, as a .jsonl trace gives them
 
 
 JobParams = WordCountJob | TpchJob | TasksJob
@@ -79,6 +84,7 @@ class Category:
     extra_flops: int = 0
     queries: tuple[int, ...] = ()
     duration_alone_s: float | None = None
+    demands: TaskDemands | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,19 @@ class Submission:
         return self.category
 
 
+def declared_demands(params: JobParams) -> TaskDemands | None:
+    """What a job's tasks declare (``workloads.demands``); a trace job's tasks, which run live as
+    one stage, as the most of each resource any of them asks for. ValueError for a trace's demands
+    that are not (cores, GB)."""
+    if not isinstance(params, TasksJob):
+        return params.demands
+    if params.demands is None:
+        return None
+    if any(len(d) != 2 for d in params.demands):
+        raise ValueError(f"a trace job's demands must be (cores, GB) to run live, got {params.demands[:3]}")
+    return TaskDemands.largest([(d[0], d[1]) for d in params.demands])
+
+
 _PARAM_TYPES: dict[str, type] = {cls.kind: cls for cls in (WordCountJob, TpchJob, TasksJob)}
 
 
@@ -151,7 +170,16 @@ def params_from_json(text: str) -> JobParams:
     """The inverse of `params_to_json`."""
     fields = json.loads(text)
     cls = _PARAM_TYPES[fields.pop("kind")]
-    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+    return cls(**{k: _frozen(v) for k, v in fields.items()})
+
+
+def _frozen(value: Any) -> Any:
+    """A JSON field back as its frozen type: lists as tuples, a demands object as TaskDemands."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return TaskDemands(**{k: _frozen(v) for k, v in value.items()})
+    return value
 
 
 def submission_to_json(submission: Submission) -> str:

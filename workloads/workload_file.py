@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.common import tomltext
+from workloads.demands import STAGE_KINDS, Demand, TaskDemands, demand
 from workloads.spec import (
     ARRIVALS,
     TASK_MODES,
@@ -129,6 +130,26 @@ def _queries(table: TomlTable) -> tuple[int, ...]:
     return tuple(value)
 
 
+def _demands(table: TomlTable) -> TaskDemands | None:
+    """The optional ``demand``: ``[cores, GB]`` for every task, or a table of one per stage kind."""
+    value = table.raw("demand", None)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if set(value) != set(STAGE_KINDS):
+            raise table.error("demand", f"a table of demands needs exactly the keys {' and '.join(STAGE_KINDS)}, "
+                                        f"got {', '.join(sorted(value)) or 'none'}")
+        return TaskDemands(*(_demand(table, f"demand.{kind}", value[kind]) for kind in STAGE_KINDS))
+    return TaskDemands.uniform(_demand(table, "demand", value))
+
+
+def _demand(table: TomlTable, key: str, value: object) -> Demand:
+    try:
+        return demand(value)
+    except ValueError as exc:
+        raise table.error(key, str(exc)) from None
+
+
 def _category(table: TomlTable, inputs: dict[str, Input]) -> Category:
     kind = table.text("kind", choices=KINDS)
     probability = table.number("probability", positive=False)
@@ -139,13 +160,13 @@ def _category(table: TomlTable, inputs: dict[str, Input]) -> Category:
     if not isinstance(inputs.get(source), expected):
         declared = ", ".join(n for n, i in inputs.items() if isinstance(i, expected)) or "none"
         raise table.error("input", f"no {kind} input {source!r} in [inputs] (declared: {declared})")
-    alone = table.optional_number("duration_alone_s")
+    alone, demands = table.optional_number("duration_alone_s"), _demands(table)
     if kind == "wordcount":
-        category = Category(table.name, kind, probability, source, duration_alone_s=alone,
+        category = Category(table.name, kind, probability, source, duration_alone_s=alone, demands=demands,
                             reduces=table.integer("reduces", minimum=1),
                             extra_flops=table.integer("extra_flops", 0, minimum=0))
     else:
-        category = Category(table.name, kind, probability, source, duration_alone_s=alone,
+        category = Category(table.name, kind, probability, source, duration_alone_s=alone, demands=demands,
                             queries=_queries(table))
     table.finish()
     return category
@@ -205,3 +226,13 @@ def load_workload(path: Path) -> Workload:
                         mix=_mix(top, inputs) if trace is None else None, trace=trace)
     top.finish()
     return workload
+
+
+def check_demands_fit(workload: Workload, capacity: Demand) -> None:
+    """Every category's declared demands fit an executor of ``capacity`` (cores, GB), else
+    WorkloadFileError naming the category's ``demand`` key (no task of it could ever run)."""
+    for category in workload.mix.categories if workload.mix is not None else ():
+        if category.demands is not None and not category.demands.fits(capacity):
+            raise WorkloadFileError(workload.path, f"categories.{category.name}.demand",
+                                    f"{category.demands.map} / {category.demands.reduce} (map / reduce; cores, GB) "
+                                    f"fits no executor of {capacity[0]:g} cores and {capacity[1]:g} GB")

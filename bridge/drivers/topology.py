@@ -10,6 +10,7 @@ every application's executors come and go on, whose containers the node agents r
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -17,11 +18,13 @@ from bridge.cluster.runner import Pausing
 from bridge.drivers.ledger import Ledger
 from bridge.drivers.spark.slots import SparkRunner, SparkSlots
 from bridge.drivers.spark.state import AppState, LiveCluster
-from bridge.protocol.messages import OfferRound
+from bridge.protocol.messages import ExecutorAdded, OfferRound
 from policies.framework.api import ClusterSpec
 
-# The one resource live: task slots (cores / spark.task.cpus); every task needs one.
+# The one resource live when an executor's memory is not known: task slots (cores / spark.task.cpus).
 SLOT_RESOURCE = ("slots",)
+# Else executors' cores and GB of memory, as the simulator's nodes (``bridge.sim.shape.RESOURCES``).
+EXECUTOR_RESOURCES = ("cpu", "mem")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,18 @@ def slot_spec(n_nodes: int, slots: int) -> ClusterSpec:
     """A live cluster spec: ``slots`` per node, one slot per task, no network delay."""
     return ClusterSpec(n_nodes=n_nodes, slots_per_node=slots, resources=SLOT_RESOURCE,
                        capacity=(float(slots),), network_delay=0.0)
+
+
+def executor_spec(executors: Sequence[ExecutorAdded], slots: int) -> ClusterSpec:
+    """A live cluster spec of ``executors`` with ``slots`` per node: their cores and GB of memory
+    where the plugin reports every executor's memory, so that declared task demands pack against
+    them; else :func:`slot_spec`."""
+    if not executors or any(x.memory_mb <= 0 for x in executors):
+        return slot_spec(max(len(executors), 1), slots)
+    caps = [(float(x.cores), x.memory_mb / 1024) for x in executors]
+    top = (max(c for c, _ in caps), max(m for _, m in caps))
+    return ClusterSpec(n_nodes=len(caps), slots_per_node=slots, resources=EXECUTOR_RESOURCES, capacity=top,
+                       network_delay=0.0, node_capacity=None if len(set(caps)) == 1 else tuple(caps))
 
 
 class Topology(Protocol):
@@ -90,10 +105,10 @@ class ExecutorNodes:
         return runner.names != self._executors(scope, cluster)
 
     def nodes(self, scope: str | None, cluster: LiveCluster, cpus_per_task: int, ledger: Ledger) -> Nodes:
-        cores = {f"{a.app}/{e}": x.cores for a in self.apps(scope, cluster) for e, x in a.executors.items()}
+        added = {f"{a.app}/{e}": x for a in self.apps(scope, cluster) for e, x in a.executors.items()}
         names = self._executors(scope, cluster)
-        per_node = [max(cores[name] // cpus_per_task, 0) for name in names]
-        spec = slot_spec(max(len(names), 1), max(per_node + [1]))
+        per_node = [max(added[name].cores // cpus_per_task, 0) for name in names]
+        spec = executor_spec([added[name] for name in names], max(per_node + [1]))
         return Nodes(spec, per_node, SparkSlots(names, ledger, self.pausing))
 
     def _executors(self, scope: str | None, cluster: LiveCluster) -> list[str]:

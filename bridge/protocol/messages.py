@@ -271,6 +271,7 @@ class ExecutorAdded:
     cores: int
     container: str = ""   # its YARN container id ("" off YARN)
     nm: str = ""          # its NodeManager's web address as YARN reports it ("" off YARN)
+    memory_mb: int = 0    # its heap (the application's spark.executor.memory); 0: not reported
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,7 +348,7 @@ def parse_event(d: Mapping[str, Any]) -> LiveEvent:
             _known(d, kind)
         if kind == "executor_added":
             return ExecutorAdded(int(d["t"]), str(d["executor"]), str(d["host"]), int(d["cores"]),
-                                 str(d.get("container", "")), str(d.get("nm", "")))
+                                 str(d.get("container", "")), str(d.get("nm", "")), int(d.get("memory_mb", 0)))
         if kind == "executor_removed":
             return ExecutorRemoved(int(d["t"]), str(d["executor"]), str(d["reason"]))
         if kind == "task_start":

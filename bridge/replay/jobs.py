@@ -13,7 +13,8 @@ from pyspark.sql import SparkSession
 from bridge.drivers.estimates import JOB_NAME_PROP
 from bridge.drivers.user_jobs import ESTIMATE_PROP
 from workloads import tasksjob
-from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob
+from workloads.demands import DEMAND_PROP
+from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob, declared_demands
 from workloads.tpch.spark import register_tables, run_query
 from workloads.wordcount import job as wordcount
 
@@ -54,8 +55,12 @@ def run_job(spark: SparkSession, submission: Submission, inputs: dict[str, str],
     """Run `submission` to completion under the job group ``group`` (`job_group`), on the calling
     thread; its answer (`bridge.replay.answers`): a query's rows, a WordCount's digest, None for a
     trace job. Its Spark jobs carry the submission's recurring name (``schedbridge.job``), the key
-    its runtime estimate is learned and looked up under."""
+    its runtime estimate is learned and looked up under, and its declared task demands
+    (``schedbridge.demand``), if any."""
     sc = spark.sparkContext
     sc.setJobGroup(group, submission.category, interruptOnCancel=True)
     sc.setLocalProperty(JOB_NAME_PROP, submission.recurring_name)
+    demands = declared_demands(submission.params)
+    # None removes a demand an earlier job on this thread set (Spark's doc; the stub says str)
+    sc.setLocalProperty(DEMAND_PROP, None if demands is None else demands.to_property())  # type: ignore[arg-type]
     return _RUNNERS[type(submission.params)](spark, submission.params, inputs)

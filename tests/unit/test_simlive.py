@@ -434,7 +434,7 @@ def test_the_job_model_option_reaches_the_comparison_and_its_help_states_the_def
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     given: list[str | None] = []
 
-    def prepare(*args: object) -> Comparison:
+    def prepare(*args: object, **kwargs: object) -> Comparison:
         given.append(args[-1])  # type: ignore[arg-type]
         raise CompareError("stopped before any live run")
 

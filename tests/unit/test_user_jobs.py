@@ -9,6 +9,7 @@ import pytest
 
 from bridge.drivers.estimates import Estimates
 from bridge.drivers.spark.engine import EnginePlanner
+from bridge.drivers.topology import slot_spec
 from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import JobEnd, JobStart, StageDemand, StageSpec, TaskEnd
 
@@ -75,7 +76,7 @@ def test_a_failed_run_teaches_nothing() -> None:
 
 def test_the_engine_tells_the_policy_the_filed_estimate_and_the_unit(tmp_path: Path) -> None:
     planner = EnginePlanner("fifo", {"estimates": str(table(tmp_path, {"group:nightly": 12.0}))})
-    job = planner._arrive(("app", 4, 0), stage(4, 2, **{"spark.jobGroup.id": "nightly"}), 2, None)
+    job = planner._arrive(slot_spec(1, 1), ("app", 4, 0), stage(4, 2, **{"spark.jobGroup.id": "nightly"}), 2, None)
     assert (job.job.estimate, job.job.unit, job.job.meta["key"]) == (12.0, job.job.job_id, "group:nightly")
     assert planner.user_jobs.records()[0]["source"] == "file"
 

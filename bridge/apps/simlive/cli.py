@@ -24,6 +24,28 @@ from bridge.target.config import hadoop_conf_dir_option
 RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
 
 
+class MemorySize(click.ParamType):
+    """A JVM memory size as Spark writes it (``512m``, ``2g``, ``1.5g``), in GB."""
+
+    name = "size"
+    UNITS = {"m": 1 / 1024, "g": 1.0}
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip().lower()
+        try:
+            gb = float(text[:-1]) * self.UNITS[text[-1:]]
+        except (KeyError, ValueError):
+            self.fail(f"{value!r} is not a memory size such as 512m or 2g", param, ctx)
+        if not 0 < gb < 1e6:
+            self.fail(f"{value!r}: a memory size above 0 is needed", param, ctx)
+        return gb
+
+
+SIZE = MemorySize()
+
+
 @click.command("sim-vs-live")
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--policy", "policies", multiple=True, required=True,
@@ -34,6 +56,10 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
               help="Executors of the shared application = the simulator's nodes.")
 @click.option("--executor-cores", default=1, show_default=True, type=SLOTS,
               help="Cores (task slots) per executor = the simulator's slots per node.")
+@click.option("--executor-memory", type=SIZE, default=None, metavar="SIZE",
+              help="Memory of each executor (spark.executor.memory, e.g. 1g or 512m) = the simulator's nodes' memory; "
+                   "needed by a workload that declares task demands [default: Spark's setting live, 4 GB per core "
+                   "simulated].")
 @click.option("--repeats", default=1, show_default=True, type=REPEATS,
               help="Live runs per policy, each simulated with its own calibration.")
 @click.option("--preempt", is_flag=True,
@@ -73,7 +99,8 @@ RUN_ERRORS: tuple[type[Exception], ...] = (ValueError, OSError)
                    "policy and seed): simulate every run again, run live only the missing ones (an "
                    "interrupted one is moved aside and run again).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
-def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int, repeats: int,
+def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int,
+                executor_memory: float | None, repeats: int,
                 preempt: bool, seed: int | None, cutoff: float | None, job_model: str | None, extra_vcores: int,
                 params: dict[str, str], estimates: Path | None, estimates_from: str | None,
                 hadoop_conf_dir: Path | None, out: Path | None, resume: bool, as_json: bool) -> None:
@@ -96,7 +123,8 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
         raise click.BadParameter("--resume needs the --out of the comparison to resume", param_hint="--resume")
     try:
         comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
-                                        seed, cutoff, params, preempt, hadoop_conf_dir, job_model)
+                                        seed, cutoff, params, preempt, hadoop_conf_dir, job_model,
+                                        executor_memory_gb=executor_memory)
         comparison.resume = resume
         comparison.use_estimates(estimates, estimates_from)
         target.mkdir(parents=True, exist_ok=True)  # kept on failure: a live run's results are evidence

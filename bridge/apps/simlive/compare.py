@@ -27,7 +27,7 @@ from bridge.apps.simlive.calibration import Calibration
 from bridge.common import metrics, plots
 from policies.framework.registry import sim_model
 from workloads.model import Job
-from workloads.spec import Submission, TasksJob
+from workloads.spec import Submission, TasksJob, declared_demands
 
 STATS = ("p50", "p90", "p99")
 TOTALS = ("makespan_s", "throughput_per_min", "utilization")
@@ -38,13 +38,16 @@ class CompareError(ValueError):
 
 
 def trace_jobs(submissions: Sequence[Submission], workload: str) -> list[Job]:
-    """The replay's submissions as simulator jobs (same ids, times, durations)."""
+    """The replay's submissions as simulator jobs (same ids, times, durations, and the demand each
+    task has live: the most of each resource its job's tasks declare)."""
     jobs = []
     for s in submissions:
         if not isinstance(s.params, TasksJob):
             raise CompareError(f"{workload}: job {s.job_id} is a {s.kind} job; sim-vs-live needs a trace "
                                f"workload ([trace] table), whose task durations the simulator can play")
-        jobs.append(Job(s.job_id, s.time_s, s.params.durations))
+        declared, n = declared_demands(s.params), len(s.params.durations)
+        jobs.append(Job(s.job_id, s.time_s, s.params.durations,
+                        demands=None if declared is None else (declared.map,) * n))
     return jobs
 
 

@@ -12,10 +12,11 @@ each live run is simulated from its own tasks' measured work (our reading):
   count (measured on kairos-hol under FIFO: a long reduce ran 19.9 s with 0.07 s of Executor CPU
   Time).
 * **a job** is either its tasks (``tasks``): every succeeded task one simulator task of its work,
-  each demanding one core, in stages whose parents are Spark's (the event logs' stage infos, a
-  stage that ran no task bridged to its own parents), so that a placement policy places each task
-  and Falcon meets the DAG; or **one simulator task** holding a slot for its stages in sequence
-  (a stage needs the one before it), each stage as long as its longest task (``critical-path``:
+  demanding what its job declares for its stage's kind (``workloads.demands``: a reduce stage if
+  Spark lists parent stages for it), else one core, in stages whose parents are Spark's (the event
+  logs' stage infos, a stage that ran no task bridged to its own parents), so that a placement
+  policy places each task and Falcon meets the DAG; or **one simulator task** holding a slot for
+  its stages in sequence (a stage needs the one before it), each stage as long as its longest task (``critical-path``:
   the stage's tasks in parallel) or as all its tasks' work together (``serial``: on one slot).
   With one task per stage (kairos-hol) the last two give the job's summed task times, as an
   earlier hand-made trace had them.
@@ -43,8 +44,9 @@ import pandas as pd
 
 from bridge.apps.simlive.compare import CompareError
 from bridge.replay.eventlog import SparkJob, spark_jobs
+from workloads.demands import Demand
 from workloads.model import Job
-from workloads.spec import Submission
+from workloads.spec import Submission, declared_demands
 
 JOB_MODELS = ("critical-path", "serial", "tasks", "stages")
 # the default where a workload has no trace durations (sim-vs-live, the demo plan): the model that
@@ -163,13 +165,20 @@ def spark_by_job(live_dir: Path) -> dict[int, list[SparkJob]]:
 @dataclass(frozen=True)
 class StageGraph:
     """One replayed job's stages that ran tasks, in Spark's stage id order: each one's parents
-    (indices into ``ran``), the Spark job that listed it first, and when its last task ended
-    (seconds after the replay's start)."""
+    (indices into ``ran``), the Spark job that listed it first, when its last task ended (seconds
+    after the replay's start), and whether Spark lists parent stages for it (a reduce stage, as the
+    live engine tells one: ``workloads.demands``)."""
 
     ran: list[int]
     parents: list[tuple[int, ...]]
     owner: list[SparkJob]
     ended: list[float]
+    reduce: list[bool]
+
+    def demands(self, submission: Submission) -> list[Demand] | None:
+        """Each stage's task demand as ``submission`` declares it (None: it declares none)."""
+        declared = declared_demands(submission.params)
+        return None if declared is None else [declared.of_stage(has_parents=r) for r in self.reduce]
 
 
 def stage_graph(job_id: int, tasks: pd.DataFrame, spark: Sequence[SparkJob], t0: float) -> StageGraph:
@@ -194,7 +203,8 @@ def stage_graph(job_id: int, tasks: pd.DataFrame, spark: Sequence[SparkJob], t0:
             direct = {p for p in ran if p != stage and owner[p] is not owner[stage]
                       and ended[p] + t0 <= owner[stage].submitted_epoch_s}
         parents.append(tuple(sorted(index[p] for p in direct)))
-    return StageGraph(ran, parents, [owner[s] for s in ran], [float(ended[s]) for s in ran])
+    return StageGraph(ran, parents, [owner[s] for s in ran], [float(ended[s]) for s in ran],
+                      [bool(infos.get(s)) for s in ran])
 
 
 def in_stage_order(tasks: pd.DataFrame) -> pd.DataFrame:
@@ -207,8 +217,11 @@ def staged_job(submission: Submission, tasks: pd.DataFrame, spark: Sequence[Spar
     tasks = in_stage_order(tasks)
     graph = stage_graph(submission.job_id, tasks, spark, t0)
     index = {stage: i for i, stage in enumerate(graph.ran)}
+    stage_of = tuple(index[s] for s in tasks["stage_id"])
+    demands = graph.demands(submission)
     return Job(submission.job_id, submission.time_s, tuple(float(w) for w in tasks["work"]),
-               stage_of=tuple(index[s] for s in tasks["stage_id"]), stage_parents=tuple(graph.parents))
+               demands=None if demands is None else tuple(demands[k] for k in stage_of),
+               stage_of=stage_of, stage_parents=tuple(graph.parents))
 
 
 def _ran_parents(stage: int, infos: dict[int, tuple[int, ...]], ran: Mapping[int, int], seen: set[int]) -> set[int]:

@@ -42,9 +42,9 @@ from policies.framework.registry import sim_model, stand_in
 from workloads.expand import expand
 from workloads.model import Job
 from workloads.multires.jsonl import write_jsonl
-from workloads.spec import Submission, TasksJob
+from workloads.spec import Submission, TasksJob, Workload, declared_demands
 from workloads.trace import write_trace
-from workloads.workload_file import load_workload
+from workloads.workload_file import check_demands_fit, load_workload
 from yarnclient.resourcemanager import ResourceManagerClient
 
 TRACE_DURATIONS = "the trace's task durations, each plus the calibrated task overhead"
@@ -86,6 +86,17 @@ def _answers(run: Measured) -> str:
     return f"; answers: {counts['correct']} of {checked} correct{wrong}"
 
 
+def _check_demands(spec: Workload, submissions: Sequence[Submission], cores: int, memory_gb: float | None) -> None:
+    """A workload whose jobs declare task demands is played on executors of known memory, and each
+    demand fits one: CompareError or WorkloadFileError naming the category (nothing is run)."""
+    if all(declared_demands(s.params) is None for s in submissions):
+        return
+    if memory_gb is None:
+        raise CompareError(f"{spec.path}: its jobs declare task demands (cores, GB): give --executor-memory, "
+                           "the executors' memory they are placed against, live and simulated")
+    check_demands_fit(spec, (float(cores), memory_gb))
+
+
 @dataclass(frozen=True)
 class Result:
     """Every run of a comparison, and what is needed to show them."""
@@ -98,10 +109,12 @@ class Result:
     durations: str = TRACE_DURATIONS  # what the simulator played as task durations
     cutoff_origin: str = "as given"  # how the cutoff was chosen (`bridge.common.metrics.cutoff_origin`)
     driver_share: str = ""  # how the live drivers shared the testbed's CPU (`bridge.testbed.driver_share`)
+    executor_memory_gb: float | None = None  # --executor-memory (None: Spark's setting live, 4 GB per core simulated)
 
     def as_dict(self) -> dict[str, object]:
         """The one JSON object of ``--json`` (and results.json)."""
         return {"workload": self.workload, "executors": self.executors, "executor_cores": self.executor_cores,
+                "executor_memory_gb": self.executor_memory_gb,
                 "slots": self.executors * self.executor_cores, "reporting_cutoff_s": self.cutoff,
                 "driver_share": self.driver_share,
                 "sim_durations": self.durations, "runs": [r.as_dict() for r in self.runs]}
@@ -109,8 +122,9 @@ class Result:
     def text(self) -> str:
         """The table, headed by the shape and cutoff, followed by each run's calibration (the
         delays the simulation used), and the spread over repeats when there are several."""
-        lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores, live and simulated; "
-                 f"short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
+        memory = "" if self.executor_memory_gb is None else f" {self.executor_memory_gb:g} GB"
+        lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores{memory}, live and "
+                 f"simulated; short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
                  f"simulated durations: {self.durations}",
                  *([f"live: {self.driver_share}"] if self.driver_share else []), "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
@@ -139,15 +153,19 @@ class Comparison:
     def __init__(self, workload: Path, name: str, jobs: list[Job], policies: list[str],
                  params: dict[str, dict[str, str]], shape: tuple[int, int], seed: int, cutoff: float | None,
                  preempt: bool, conf_dir: Path | None, submissions: Sequence[Submission] = (),
-                 job_model: str | None = None, cutoff_given: bool = True) -> None:
+                 job_model: str | None = None, cutoff_given: bool = True,
+                 executor_memory_gb: float | None = None) -> None:
         """``jobs``: the trace's, or empty with ``job_model`` (jobs measured from each run);
-        ``cutoff_given``: whether ``cutoff`` came from the command line, not the default rule."""
+        ``cutoff_given``: whether ``cutoff`` came from the command line, not the default rule;
+        ``executor_memory_gb``: each executor's memory, live and simulated (None: Spark's setting
+        live, 4 GB per core simulated)."""
         self.workload, self.name, self.jobs, self.policies = workload, name, jobs, policies
         self.params, self.shape, self.seed, self.cutoff = params, shape, seed, cutoff
         self.cutoff_origin = metrics.cutoff_origin(cutoff_given, False)
         self.preempt, self.conf_dir = preempt, conf_dir
         self.resume = False  # reuse complete live runs found in the output directory (`_reused`)
         self.submissions, self.job_model = list(submissions), job_model
+        self.executor_memory_gb = executor_memory_gb
         self.estimates: Path | None = None        # the runtime-estimates file every live policy gets
         self.estimates_from: str | None = None    # or: a compared stand-in whose run of a repeat gives them
         self.driver_share = ""  # how the live runs' drivers shared the testbed's CPU (bridge.testbed.driver_share)
@@ -156,16 +174,19 @@ class Comparison:
     @classmethod
     def prepare(cls, workload: Path, policies: list[str], executors: int, cores: int, seed: int | None,
                 cutoff: float | None, params: dict[str, str], preempt: bool, conf_dir: Path | None,
-                job_model: str | None = None, check: bool = True) -> Comparison:
+                job_model: str | None = None, check: bool = True,
+                executor_memory_gb: float | None = None) -> Comparison:
         """Load and check the workload, the policies and their parameters; with ``check``, also
         whether each policy can be simulated (:meth:`check_simulatable`, which reads the RM's
         NodeManagers with --preempt: a caller that starts the cluster first checks afterwards).
         ``job_model``: how a workload without trace durations is simulated (None: ``stages``); a
-        trace workload plays its trace's durations, whatever the model."""
+        trace workload plays its trace's durations, whatever the model. A workload that declares
+        task demands needs ``executor_memory_gb``, and each demand must fit an executor."""
         spec = load_workload(workload)
         submissions = expand(spec)
         if not submissions:
             raise CompareError(f"{workload}: the workload has no jobs")
+        _check_demands(spec, submissions, cores, executor_memory_gb)
         job_model = DEFAULT_JOB_MODEL if job_model is None else job_model
         if job_model not in JOB_MODELS:
             raise CompareError(f"job model {job_model!r}: one of {', '.join(JOB_MODELS)}")
@@ -175,10 +196,11 @@ class Comparison:
             jobs = compare.trace_jobs(submissions, spec.name)
             comparison = cls(workload, spec.name, jobs, policies, split, (executors, cores), seed,
                              compare.default_cutoff(jobs) if cutoff is None else cutoff, preempt, conf_dir,
-                             cutoff_given=cutoff is not None)
+                             cutoff_given=cutoff is not None, executor_memory_gb=executor_memory_gb)
         else:
             comparison = cls(workload, spec.name, [], policies, split, (executors, cores), seed, cutoff, preempt,
-                             conf_dir, submissions, job_model, cutoff_given=cutoff is not None)
+                             conf_dir, submissions, job_model, cutoff_given=cutoff is not None,
+                             executor_memory_gb=executor_memory_gb)
         if check:
             comparison.check_simulatable()
         return comparison
@@ -205,7 +227,7 @@ class Comparison:
         for policy in self.policies:
             params, (nodes, slots) = self._simulated(policy)
             try:
-                simulated(policy, params, nodes, slots, self.seed)
+                simulated(policy, params, nodes, slots, self.seed, memory_per_core=self.memory_per_core)
             except CompareError as exc:
                 raise CompareError(f"{policy} cannot be simulated on {nodes} x {slots} slots ({exc}); "
                                    "nothing was run") from None
@@ -249,7 +271,7 @@ class Comparison:
                 for policy in self.policies for repeat in range(1, repeats + 1)]
         assert self.cutoff is not None  # set by the first run when the jobs are measured
         result = Result(self.name, *self.shape, self.cutoff, runs, self.durations, self.cutoff_origin,
-                        self.driver_share)
+                        self.driver_share, self.executor_memory_gb)
         self._write(result, out)
         return result
 
@@ -290,6 +312,8 @@ class Comparison:
     def _replay(self, policy: str, seed: int, results: Path, estimates: Path | None = None) -> Path:
         """The replay itself, in its child process (see `_live`)."""
         conf = {"spark.executor.instances": str(self.shape[0]), "spark.executor.cores": str(self.shape[1])}
+        if self.executor_memory_gb is not None:
+            conf["spark.executor.memory"] = f"{round(self.executor_memory_gb * 1024)}m"
         live_params = dict(self.params[policy]) | ({} if stand_in(policy) else {"seed": str(seed)})
         command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(self.workload),
                    "--policy", policy, "--out", str(results),
@@ -370,10 +394,23 @@ class Comparison:
         """The simulated jobs of this run (see :func:`predict`), stage by stage under ``stages``."""
         assert self.cutoff is not None
         seed, out = self.seed_of(repeat), directory / "sim.csv"
+        memory, declared = self.memory_per_core, self._declared(policy)
         if self.job_model == "stages":
             return predict_stages(stage_play(live_dir, self.submissions), policy, params, *shape, seed, calibration,
-                                  self.cutoff, out, nominal)
-        return predict(played, policy, params, *shape, seed, calibration, self.cutoff, out, nominal=nominal)
+                                  self.cutoff, out, nominal, memory_per_core=memory, declared=declared)
+        return predict(played, policy, params, *shape, seed, calibration, self.cutoff, out, nominal=nominal,
+                       memory_per_core=memory, declared=declared)
+
+    @property
+    def memory_per_core(self) -> float | None:
+        """The executors' GB of memory per core, which the simulated nodes have (None: not given)."""
+        return None if self.executor_memory_gb is None else self.executor_memory_gb / self.shape[1]
+
+    def _declared(self, policy: str) -> bool:
+        """Whether ``policy``'s tasks demand live what their jobs declare: on the live engine's
+        executors of (cores, GB), not under Spark's own scheduler (a stand-in) nor on the node
+        driver's NodeManagers (--preempt), which place by slots alone."""
+        return stand_in(policy) is None and not self._preempts(policy)
 
     def _preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a

@@ -80,6 +80,7 @@ def _stage_jobs(submission: Submission, tasks: pd.DataFrame, spark: Sequence[Spa
     """One replayed job's stages as simulator jobs with ids from ``first_id`` (times in seconds
     after the replay's start, ``t0`` its epoch)."""
     graph = stage_graph(submission.job_id, tasks, spark, t0)
+    demands = graph.demands(submission)
     found = []
     for k, (stage, parents, owner) in enumerate(zip(graph.ran, graph.parents, graph.owner)):
         at = submitted.get((owner.app_id, stage))
@@ -90,6 +91,7 @@ def _stage_jobs(submission: Submission, tasks: pd.DataFrame, spark: Sequence[Spa
         gap = max(0.0, at - t0 - release)
         work = tuple(float(w) for w in tasks.loc[tasks["stage_id"] == stage, "work"])
         found.append(Job(first_id + k, submission.time_s + (0.0 if parents else gap), work, estimate=estimate,
+                         demands=None if demands is None else (demands[k],) * len(work),
                          successors=_successors(owner, stage, estimate),
                          after=tuple(first_id + p for p in parents), after_gap=gap if parents else 0.0,
                          unit=first_id))

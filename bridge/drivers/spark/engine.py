@@ -37,17 +37,18 @@ from bridge.drivers.spark.slots import SparkRunner
 from bridge.drivers.estimates import Estimates
 from bridge.drivers.ledger import Ledger, StageKey
 from bridge.drivers.spark.state import AppState, LiveCluster
-from bridge.drivers.topology import ExecutorNodes, Nodes, Topology
+from bridge.drivers.topology import EXECUTOR_RESOURCES, ExecutorNodes, Nodes, Topology
 from bridge.drivers.user_jobs import UserJobs
 from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
 from policies.framework import registry
 from policies.framework.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
+from workloads.demands import DEMAND_PROP, TaskDemands
 from workloads.model import Job
 
 log = logging.getLogger(__name__)
 
 MAX_STEPS = 200_000  # events per round; more means a policy loops
-ONE_SLOT = (1.0,)  # a task's demand of its node's one resource, task slots
+ONE_SLOT = (1.0,)  # a task's demand of its node's one resource, task slots (executors whose memory is unknown)
 ADAPTER_KEYS = ("estimate", "estimates", "learn", "kill_on_suspend", "seed")
 
 
@@ -102,6 +103,33 @@ def engine_settings(name: str, params: Mapping[str, str]) -> tuple[EngineParams,
         raise registry.ConfigError(f"{e}; the live adapter's: {', '.join(ADAPTER_KEYS)}") from None
 
 
+def task_demand(spec: ClusterSpec, d: StageDemand | None, faults: Counter[str]) -> tuple[float, ...]:
+    """What one task of stage ``d`` (None: a task Spark placed itself) asks of its executor, in
+    ``spec``'s resources: one slot where executors are slots; on executors of (cores, GB), the
+    stage's declared demand (the job property ``schedbridge.demand``, by stage kind:
+    ``workloads.demands``), else one slot's share of an executor's cores and memory. A malformed
+    property is not used, and a demand beyond an executor is cut to it (its task runs alone there,
+    as Spark would run it): each counted in ``faults`` and logged."""
+    if spec.resources != EXECUTOR_RESOURCES or spec.capacity is None:
+        return ONE_SLOT
+    share = tuple(c / spec.slots_per_node for c in spec.capacity)
+    text = None if d is None else d.props.get(DEMAND_PROP)
+    if d is None or text is None:
+        return share
+    try:
+        declared = TaskDemands.from_property(text).of_stage(has_parents=bool(d.parents))
+    except ValueError as e:
+        faults["malformed"] += 1
+        log.warning("schedbridge engine: stage %d: %s; its tasks ask for one slot's share", d.stage, e)
+        return share
+    if any(x > c for x, c in zip(declared, spec.capacity)):
+        faults["cut"] += 1
+        log.warning("schedbridge engine: stage %d declares %s (cores, GB), more than an executor's %s: cut to it",
+                    d.stage, declared, spec.capacity)
+        return tuple(min(x, c) for x, c in zip(declared, spec.capacity))
+    return declared
+
+
 class World:
     """One cluster state with its kernel, its Spark runner, and its ledger of Spark's tasks."""
 
@@ -128,7 +156,7 @@ class World:
         k.run(until=now, tick=guard, tick_every=MAX_STEPS)
 
     def occupy_foreign(self, node: int, spark_task: int) -> None:
-        slot = self.state.occupy(node, spark_task, ONE_SLOT)
+        slot = self.state.occupy(node, spark_task, task_demand(self.state.spec, None, Counter()))
         if slot >= 0:
             self.ledger.hold_foreign(spark_task, (node, slot))
 
@@ -154,6 +182,7 @@ class EnginePlanner:
         self._world: World | None = None                # the world of the last round
         self._job_ids = itertools.count()
         self.user_jobs = self.params.user_jobs()
+        self.demand_faults = Counter[str]()  # declared task demands not used as given (``task_demand``)
         self.now = 0.0
 
     @property
@@ -279,9 +308,10 @@ class EnginePlanner:
         """A world with a new policy instance on ``nodes``; the slots a node does not have are held."""
         policy = registry.create(self.name, PolicyEnv(nodes.spec, self.params.seed), self.config)
         world = World(policy, nodes.spec, nodes.runner, ledger, self.now)
+        held = ONE_SLOT if nodes.spec.resources != EXECUTOR_RESOURCES else None  # else its capacity is its own
         for node, have in enumerate(nodes.slots):
             for _ in range(nodes.spec.slots_per_node - have):
-                world.state.occupy(node, None, ONE_SLOT)
+                world.state.occupy(node, None, held)
         return world
 
     def _bind_launched(self, world: World, rnd: OfferRound) -> None:
@@ -345,21 +375,22 @@ class EnginePlanner:
         for key, d in live.items():
             owed = sum(ledger.job(j).owed for j in ledger.jobs_of(key))
             if d.pending > owed:
-                arrival = self._arrive(key, d, d.pending - owed, spark_jobs.get(d.job))
+                arrival = self._arrive(world.state.spec, key, d, d.pending - owed, spark_jobs.get(d.job))
                 ledger.add_job(arrival.job.job_id, key, d.pending - owed)
                 arrivals.append(arrival)
             elif d.pending < owed:
                 self._retire(world, key.__eq__, owed - d.pending)
         return arrivals
 
-    def _arrive(self, key: StageKey, d: StageDemand, n: int,
+    def _arrive(self, spec: ClusterSpec, key: StageKey, d: StageDemand, n: int,
                 spark_job: JobStart | None) -> JobArrival:
         """The policy job of ``n`` of stage attempt ``key``'s tasks, arriving now; ``spark_job`` (None if
         its job_start has not arrived yet) gives the stage's successors."""
         job_id = next(self._job_ids)
         user = self.user_jobs.of_stage(key[0], d, job_id)
         est = user.estimate
-        job = Job(job_id, self.now, (est,) * n, est, demands=(ONE_SLOT,) * n,
+        demand = task_demand(spec, d, self.demand_faults)
+        job = Job(job_id, self.now, (est,) * n, est, demands=(demand,) * n,
                   name=f"{key[0]}:stage{d.stage}.{d.attempt}",
                   meta={"app": key[0], "stage": d.stage, "job": d.job, "key": user.key, **d.props},
                   successors=() if spark_job is None else successors_of(spark_job, d.stage, est), unit=user.unit)

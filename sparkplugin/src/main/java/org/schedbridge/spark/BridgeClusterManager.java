@@ -78,7 +78,7 @@ public final class BridgeClusterManager implements ExternalClusterManager {
         }
         sc.listenerBus().post(new BridgeEvents.PolicyStart(System.currentTimeMillis(), conf.policy, conf.params,
                 endpoint.description));
-        sc.addSparkListener(new BridgeListener(mirror));
+        sc.addSparkListener(new BridgeListener(mirror, sc.getConf().getSizeAsMb("spark.executor.memory", "1g")));
         return new PlacementRounds(sc, conf, client, mirror, stats);
     }
 

@@ -32,9 +32,12 @@ final class BridgeListener extends SparkListener {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final ClusterMirror mirror;
+    private final long executorMemoryMb;
 
-    BridgeListener(ClusterMirror mirror) {
+    /** {@code executorMemoryMb}: every executor's heap, the application's {@code spark.executor.memory}. */
+    BridgeListener(ClusterMirror mirror, long executorMemoryMb) {
         this.mirror = mirror;
+        this.executorMemoryMb = executorMemoryMb;
     }
 
     private static ObjectNode event(String kind, long timeMs) {
@@ -45,7 +48,9 @@ final class BridgeListener extends SparkListener {
 
     /**
      * On YARN the executor's attributes name its container and NodeManager, which the live
-     * preemption driver needs to resize the container; elsewhere both are empty.
+     * preemption driver needs to resize the container; elsewhere both are empty. Its memory is the
+     * application's setting (Spark's executor info has none): the policy host packs declared task
+     * demands against each executor's cores and memory.
      */
     @Override
     public void onExecutorAdded(SparkListenerExecutorAdded e) {
@@ -53,7 +58,7 @@ final class BridgeListener extends SparkListener {
         mirror.record(event("executor_added", e.time()).put("executor", e.executorId())
                 .put("host", e.executorInfo().executorHost()).put("cores", e.executorInfo().totalCores())
                 .put("container", attrs.getOrDefault("CONTAINER_ID", ""))
-                .put("nm", attrs.getOrDefault("NM_HTTP_ADDRESS", "")));
+                .put("nm", attrs.getOrDefault("NM_HTTP_ADDRESS", "")).put("memory_mb", executorMemoryMb));
     }
 
     @Override

@@ -140,7 +140,7 @@ class ProtocolSchemaTest {
                 .set(BridgeConf.PREFIX + "policy", "hawk").set(BridgeConf.POLICY_PREFIX + "cutoff", "0.5");
         BridgeConf bridge = BridgeConf.from(conf);
         ClusterMirror mirror = new ClusterMirror();
-        BridgeListener listener = new BridgeListener(mirror);
+        BridgeListener listener = new BridgeListener(mirror, 1024);
         TaskSetManager tsm = taskSet(3, 7);
         try (PolicyClient client = new PolicyClient(APP, PolicyEndpoint.open(bridge, APP), mirror, bridge,
                 BridgeStats.reset(bridge.policy, bridge.endpoint))) {
