@@ -337,7 +337,7 @@ def _bomb() -> bytes:
     (zipped({"/etc/events_1_x": b"{}\n"}), "the zip holds '/etc/events_1_x', a path outside its folder"),
     (zipped({"notes.txt": b"hello\n"}), "no Spark event log in its zip"),
     (None, "not a readable zip of event logs (BadZipFile: Bad CRC-32 for file"),  # stopped at 10 bytes
-])
+], ids=["not-a-zip", "parent-path", "absolute-path", "no-log", "bomb"])
 def test_a_zip_that_is_not_one_of_event_logs_is_one_line(tmp_path: Path, server: str, archive: bytes | None,
                                                          message: str) -> None:
     serve_fixture_app()

@@ -10,7 +10,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bridge.testbed.cluster import HISTORY_SERVER, Testbed, history_server_answering
+from bridge.testbed import cluster
+from bridge.testbed.cluster import HISTORY_SERVER, history_server_answering
 from bridge.testbed.compose import compose_layout
 from bridge.testbed.daemons import DaemonSpec, ProcessTable
 from bridge.testbed.layout import all_ports, local_layout
@@ -20,7 +21,7 @@ from yarnclient import YarnError
 
 def test_its_jvm_is_sparks_on_loopback_with_a_small_heap_reading_the_testbeds_event_logs(tmp_path: Path) -> None:
     layout = local_layout(tmp_path, base_port=100)
-    [spec] = [s for s in Testbed(layout).daemons() if s.name == HISTORY_SERVER]
+    [spec] = [s for s in cluster.Testbed(layout).daemons() if s.name == HISTORY_SERVER]
     command = spec.command(layout.log_dir)
     assert "-Xmx256m" in command and command[command.index("-cp") + 1] == f"{SPARK_HOME / 'jars'}/*"
     assert command[-1] == "org.apache.spark.deploy.history.HistoryServer"
@@ -46,7 +47,7 @@ def test_status_names_its_url(tmp_path: Path, monkeypatch) -> None:
         def nodes(self, states=None) -> list:
             raise YarnError("down")
 
-    bed = Testbed(local_layout(tmp_path))
+    bed = cluster.Testbed(local_layout(tmp_path))
     monkeypatch.setattr(bed, "rm", DownRM)
     status = bed.status_text()
     assert f"Spark History Server: http://127.0.0.1:18080 (event logs in {tmp_path / 'spark-events'})" in status
