@@ -14,7 +14,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -204,13 +204,42 @@ class RestSession(JsonCalls):
                                   f"{', nested too deeply' if isinstance(exc, RecursionError) else ''})",
                                   url=url, status=response.status_code) from None
 
+    def download(self, path: str, into: BinaryIO, *, max_bytes: int, seconds: float,
+                 params: dict[str, Any] | None = None) -> int:
+        """GET ``path`` and write its body to ``into`` as it arrives, redirects followed (WebHDFS
+        sends a read on to a DataNode): at most ``max_bytes`` (decoded), the whole call within
+        ``seconds`` (a file takes longer than a JSON reply's timeouts allow). The bytes written;
+        the typed errors of `request`."""
+        url = f"{self.base_url}{path}"
+        written = 0
+        try:
+            with call_deadline(seconds) as deadline:
+                response = self._session.get(url, params=params, stream=True, timeout=self.timeout,
+                                             headers={"Accept": "*/*"})  # a file, not JSON (Spark's zips: 406)
+                with response:
+                    if response.status_code >= 400:
+                        raise _error_from(response, _body(response, url), url)
+                    for chunk in response.iter_content(chunk_size=_CHUNK):
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise YarnServerError(f"{url} answered with more than {max_bytes} bytes (decoded), "
+                                                  "the most read from it", url=url, status=response.status_code)
+                        into.write(chunk)
+        except requests.exceptions.RequestException as exc:
+            if deadline.passed:
+                raise _late(url, deadline, "") from exc
+            raise YarnConnectionError(f"cannot reach {self.base_url} ({type(exc).__name__}: "
+                                      f"{_root_cause(exc)})", url=url) from exc
+        if deadline.passed:
+            raise _late(url, deadline, "")
+        return written
+
     def close(self) -> None:
         self._session.close()
 
 
-def _late(url: str, deadline: _Deadline) -> YarnConnectionError:
-    return YarnConnectionError(f"{url}: no whole reply within {deadline.seconds:g} s (the connect and read "
-                               "timeouts together)", url=url)
+def _late(url: str, deadline: _Deadline, why: str = " (the connect and read timeouts together)") -> YarnConnectionError:
+    return YarnConnectionError(f"{url}: no whole reply within {deadline.seconds:g} s{why}", url=url)
 
 
 def _body(response: requests.Response, url: str) -> bytes:

@@ -4,7 +4,9 @@
 A SOURCE is one application's event log (a file, plain or zstd-compressed, or a rolled
 `eventlog_v2_*` folder) or a folder searched for them at any depth: Spark's event log folder, a
 `replay` results folder (`eventlogs/`), a `sim-vs-live` or `demo` output
-(`POLICY/repeat-R/live/eventlogs/`). An application found twice (one id in two logs) counts once.
+(`POLICY/repeat-R/live/eventlogs/`), local or in the cluster's HDFS (`hdfs:///PATH`); a History
+Server gives its applications' logs too (`bridge.apps.history_sources`). An application found
+twice (one id in two logs) counts once.
 
 A run of a recurring job is its Spark jobs in one application with the same key and job group
 (`run_id`: with no group, one Spark job). It counts when every Spark job of it succeeded before the
@@ -21,14 +23,18 @@ from pathlib import Path
 
 import click
 
+from bridge.apps.history_sources import EventLogSource, has_hdfs, history_server_option, history_sources
 from bridge.common.options import OutputPath, output_dir
 from bridge.common.tables import cell, text
 from bridge.drivers.estimates import Estimates, EstimatesError, Learner, job_key, run_id
 from bridge.history.events import Event, JobEnd, JobStart, TaskEnd, need
 from bridge.history.logs import EventLogError, feed
-from bridge.history.sources import Applications, event_logs
+from bridge.history.sources import Applications, RemoteSource, SourceLog, source_logs
+from bridge.target.config import hadoop_conf_dir_option
+from yarnclient.errors import YarnError
 
 SHOWN_JOBS, SHOWN_STAGES = 40, 8  # rows and stage means printed; the file holds them all
+PROGRESS_AFTER_S = 2.0  # the progress bar's delay: none for a read that ends before
 _Run = tuple[str, tuple[str, str]]  # (job key, (application, run id))
 
 
@@ -90,33 +96,38 @@ class _Reading:
     learner: Learner = field(default_factory=Learner)
     applications: Applications = field(default_factory=Applications)
     runs: Counter[str] = field(default_factory=Counter)
-    logs: int = 0   # logs found in the sources (those skipped as read already included)
+    read_logs: int = 0   # logs read (one per application)
 
     @property
     def notes(self) -> list[str]:
         return self.applications.notes
 
-    def read(self, log: Path) -> None:
-        """Feed one application's log to the learner, unless its application was read already."""
-        app_id = self.applications.admit(log)
-        if app_id is None:
-            return
-        app = _Application(app_id or str(log), self.learner)
-        feed(log, app.add)
+    @property
+    def logs(self) -> int:
+        """The logs found in the sources, those skipped as read already included."""
+        return self.read_logs + len(self.notes)
+
+    def read(self, app_id: str, log: SourceLog) -> None:
+        """Feed one application's log to the learner (its id "" when it has none)."""
+        app = _Application(app_id or log.name, self.learner)
+        with log.named_errors():
+            feed(log.path, app.add)
         self.runs += app.close()
+        self.read_logs += 1
 
 
-def read_history(sources: Sequence[Path], progress: bool = False) -> _Reading:
-    """Every application's log in ``sources`` (`bridge.history.sources`), read once each.
-    EventLogError (a source holds no log, or a malformed one) or OSError."""
+def read_history(sources: Sequence[Path | RemoteSource], progress: bool = False) -> _Reading:
+    """Every application's log in ``sources`` (`bridge.history.sources`), read once each, with a
+    progress bar on a terminal if ``progress``. EventLogError (a source holds no log, or a
+    malformed one), YarnError or OSError."""
     from tqdm import tqdm
 
     reading = _Reading()
-    logs = [log for source in sources for log in event_logs(source)]
-    for log in tqdm(logs, unit="log", desc="estimates", file=sys.stderr, disable=not progress or len(logs) < 2,
-                    leave=False):
-        reading.read(log)
-    reading.logs = len(logs)
+    logs = source_logs(sources, reading.applications)  # found as they are read: a bar once reading takes a while
+    shown = progress and sys.stderr.isatty()
+    for app_id, log in tqdm(logs, unit="log", desc="estimates", file=sys.stderr, disable=not shown, leave=False,
+                            delay=PROGRESS_AFTER_S):
+        reading.read(app_id, log)
     return reading
 
 
@@ -126,17 +137,27 @@ def estimates() -> None:
 
 
 @estimates.command("build")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("sources", nargs=-1, type=EventLogSource())
+@history_server_option
+@hadoop_conf_dir_option
 @click.option("--out", type=OutputPath(dir_okay=False), required=True,
               help="The estimates file to write (JSON).")
-def build(sources: tuple[Path, ...], out: Path) -> None:
+def build(sources: tuple[Path | str, ...], history_servers: tuple[str, ...], hadoop_conf_dir: Path | None,
+          out: Path) -> None:
     """Estimate each recurring job's mean task duration, and per stage, from SOURCES: Spark event
     logs (files or rolled eventlog_v2_* folders), or folders holding them at any depth (Spark's event
-    log folder, replay or sim-vs-live results). A job recurs under what its application sets: the
+    log folder, replay or sim-vs-live results), local or in the cluster's HDFS (hdfs:///PATH, the
+    cluster of --hadoop-conf-dir, else $HADOOP_CONF_DIR, else $YARN_CONF_DIR, else the local
+    testbed), and History Servers' applications. A job recurs under what its application sets: the
     schedbridge.job property, else its job group, its job tags, its description, its call site."""
+    if not sources and not history_servers:
+        raise click.UsageError("give SOURCES or --from-history-server URL")
+    if hadoop_conf_dir is not None and not has_hdfs(sources):
+        raise click.UsageError("--hadoop-conf-dir names the cluster of hdfs:// sources")
     try:
-        reading = read_history(sources, progress=True)
-    except (EventLogError, EstimatesError) as exc:
+        reading = read_history(history_sources(sources, history_servers, hadoop_conf_dir, "estimates build"),
+                               progress=True)
+    except (EventLogError, EstimatesError, YarnError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot read {exc.filename or 'an event log'}: {exc.strerror or exc}") from None

@@ -32,6 +32,7 @@ CODECS = ("zstd", "lz4", "lzf", "snappy")  # spark.io.compression.codec short na
 READABLE_CODECS = ("zstd",)  # Spark's default for event logs; the others are refused
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _FIRST_LINE = b'{"Event":"' + LOG_START.encode() + b'"'  # how every log Spark writes starts
+HEAD_BYTES = 64  # what `starts_as_log` needs of a file
 MAX_LINE_BYTES = 64 << 20
 """The longest event-log line read: Spark's longest (an environment update, a stage's accumulables)
 stay far below; a longer one is a decompression bomb or not an event log, and would be held whole."""
@@ -182,15 +183,20 @@ def is_event_log(path: Path) -> bool:
     """Spark's names for one (a rolled folder, a compressed file) or a first line Spark writes."""
     if path.is_dir():
         return path.name.startswith(ROLLED_PREFIX)
-    return path.is_file() and (any(f".{c}" in path.suffixes for c in CODECS) or _sniff(path))
+    return path.is_file() and (named_as_log(path.name) or starts_as_log(_head(path)))
 
 
-def _sniff(path: Path) -> bool:
-    """Whether the file starts as Spark's event logs do: its first event, plain or zstd-compressed."""
-    head = _head(path)
+def named_as_log(name: str) -> bool:
+    """Whether a file's name is one Spark gives a compressed log (its codec's suffix)."""
+    return any(f".{c}" in Path(name).suffixes for c in CODECS)
+
+
+def starts_as_log(head: bytes) -> bool:
+    """Whether a file's first `HEAD_BYTES` are as Spark's event logs start: their first event,
+    plain or zstd-compressed."""
     return head.startswith(_ZSTD_MAGIC) or head.startswith(_FIRST_LINE)
 
 
 def _head(path: Path) -> bytes:
     with path.open("rb") as file:
-        return file.read(64)
+        return file.read(HEAD_BYTES)

@@ -1,10 +1,18 @@
-"""The local testbed as a whole: bring the daemons up in order, wait until usable, stop them."""
+"""The local testbed as a whole: bring the daemons up in order, wait until usable, stop them.
+
+Beside the Hadoop daemons runs Spark's History Server: Spark's own (pyspark's jars), on loopback
+with a small heap, reading the folder the testbed's applications write their event logs to
+(`ClusterLayout.spark_events_dir`, Spark's defaults of `bridge.testbed.spark`); where pyspark is
+not installed there is none.
+"""
 from __future__ import annotations
 
+import importlib.util
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed import hadoopconf
@@ -12,11 +20,15 @@ from bridge.testbed.daemons import DaemonSpec, ProcessTable
 from bridge.testbed.layout import ClusterLayout, all_ports
 from yarnclient import ResourceManagerClient, YarnError
 from yarnclient.hdfs import hdfs_writable
+from yarnclient.http import RestSession
 
 NAMENODE = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE = "org.apache.hadoop.hdfs.server.datanode.DataNode"
 RESOURCEMANAGER = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
 NODEMANAGER = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
+HISTORY_SERVER = "historyserver"  # its daemon's name
+HISTORY_SERVER_CLASS = "org.apache.spark.deploy.history.HistoryServer"
+HISTORY_SCAN_INTERVAL = "2s"  # how soon a finished application shows (Spark's default: 10 s)
 
 
 class TestbedError(Exception):
@@ -31,10 +43,12 @@ class Heaps:
     datanode: int = 192
     resourcemanager: int = 384
     nodemanager: int = 192
+    historyserver: int = 256
 
 
 class Testbed:
-    """Real HDFS and YARN daemons on this host, described by a `ClusterLayout`."""
+    """Real HDFS and YARN daemons on this host, described by a `ClusterLayout`, and Spark's History
+    Server where pyspark is installed."""
 
     def __init__(self, layout: ClusterLayout, heaps: Heaps = Heaps()) -> None:
         self.layout = layout
@@ -51,20 +65,23 @@ class Testbed:
         ]
         specs += [DaemonSpec(nm.name, NODEMANAGER, self.layout.nm_conf_dir(nm), self.heaps.nodemanager)
                   for nm in self.layout.nodemanagers]
-        return specs
+        history = history_server_spec(self.layout, self.heaps.historyserver)
+        return specs + ([history] if history is not None else [])
 
     def running(self) -> dict[str, int | None]:
         return {spec.name: self.processes.pid(spec.name) for spec in self.daemons()}
 
     # --- up ------------------------------------------------------------------------------
     def up(self, timeout_s: float = 120.0, progress: Callable[[str], None] = lambda _: None) -> None:
-        """Start whatever is not running and wait until HDFS is writable and every NM RUNNING."""
+        """Start whatever is not running and wait until HDFS is writable, every NM RUNNING and the
+        History Server answering."""
         if not any(hadoop_lib_dir().glob("hadoop-yarn-server-resourcemanager-*.jar")):
             raise TestbedError(f"Hadoop server jars not found in {hadoop_lib_dir()}: run `make setup`")
         hadoopconf.write_all(self.layout)
         for nm in self.layout.nodemanagers:
             for sub in ("local", "logs", "recovery"):
                 (self.layout.nm_dir(nm) / sub).mkdir(parents=True, exist_ok=True)
+        self.layout.spark_events_dir.mkdir(parents=True, exist_ok=True)
         to_start = [spec for spec in self.daemons() if self.processes.pid(spec.name) is None]
         self._check_ports_free({spec.name for spec in to_start})
         if any(spec.name == "namenode" for spec in to_start):
@@ -78,6 +95,9 @@ class Testbed:
         try:
             self._wait("HDFS writable", self._hdfs_writable, deadline, progress)
             self._wait_nodes_running(deadline, progress)
+            if self._has_history_server():
+                self._wait("the History Server answering", lambda: history_server_answering(self.layout),
+                           deadline, progress)
         except TestbedError:
             # A half-started testbed helps nobody: stop what this call started, keep the logs.
             self.processes.stop(*(spec.name for spec in to_start))
@@ -100,7 +120,8 @@ class Testbed:
                                + self.processes.tail(spec.name))
 
     def _check_ports_free(self, starting: set[str]) -> None:
-        owners = {"namenode": "namenode_", "datanode": "datanode_", "resourcemanager": "rm_"}
+        owners = {"namenode": "namenode_", "datanode": "datanode_", "resourcemanager": "rm_",
+                  HISTORY_SERVER: "history_server_"}
         for port_name, port in all_ports(self.layout).items():
             owner = next((d for d, prefix in owners.items() if port_name.startswith(prefix)),
                          port_name.split(".")[0])
@@ -133,6 +154,9 @@ class Testbed:
         self._wait(f"{len(self.layout.nodemanagers)} NodeManagers RUNNING", self._nodes_running,
                    deadline, progress)
 
+    def _has_history_server(self) -> bool:
+        return any(spec.name == HISTORY_SERVER for spec in self.daemons())
+
     def _hdfs_writable(self) -> bool:
         return hdfs_writable(self.layout.webhdfs_url, user=self.layout.user)
 
@@ -161,6 +185,9 @@ class Testbed:
 
     def status_text(self) -> str:
         lines = [f"testbed home: {self.layout.home}", f"HADOOP_CONF_DIR={self.layout.conf_dir}"]
+        if self._has_history_server():
+            lines.append(f"Spark History Server: {self.layout.history_server_url} (event logs in "
+                         f"{self.layout.spark_events_dir})")
         for name, pid in self.running().items():
             lines.append(f"  {name:<18} {'running, pid ' + str(pid) if pid else 'not running'}")
         try:
@@ -173,6 +200,40 @@ class Testbed:
         except YarnError as exc:
             lines.append(f"  ResourceManager REST not answering: {exc}")
         return "\n".join(lines)
+
+
+def spark_jars() -> Path | None:
+    """pyspark's jars, found without importing pyspark (a second of imports `testbed status` skips)."""
+    spec = importlib.util.find_spec("pyspark")
+    jars = Path(spec.origin).parent / "jars" if spec is not None and spec.origin else None
+    return jars if jars is not None and jars.is_dir() else None
+
+
+def history_server_spec(layout: ClusterLayout, heap_mb: int) -> DaemonSpec | None:
+    """The History Server's JVM, bound where the testbed's daemons are (Spark's web servers bind to
+    SPARK_LOCAL_IP, else to every interface); None without pyspark."""
+    jars = spark_jars()
+    if jars is None:
+        return None
+    settings = {  # as system properties: its command line takes only a properties file
+        "spark.history.fs.logDirectory": layout.spark_events_dir.as_uri(),
+        "spark.history.ui.port": str(layout.history_server_port),
+        "spark.history.fs.update.interval": HISTORY_SCAN_INTERVAL,
+    }
+    return DaemonSpec(HISTORY_SERVER, HISTORY_SERVER_CLASS, layout.conf_dir, heap_mb, classpath=f"{jars}/*",
+                      properties=tuple(settings.items()), env=(("SPARK_LOCAL_IP", layout.bind_host),))
+
+
+def history_server_answering(layout: ClusterLayout) -> bool:
+    """Whether the History Server lists applications (it has read its folder once)."""
+    session = RestSession(layout.history_server_url, timeout=(2, 10), retries=0)
+    try:
+        session.request("GET", "/api/v1/applications")
+        return True
+    except YarnError:
+        return False
+    finally:
+        session.close()
 
 
 def _port_free(host: str, port: int) -> bool:

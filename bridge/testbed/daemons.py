@@ -20,21 +20,27 @@ from bridge.testbed.jvm import ADD_OPENS, java_executable
 
 @dataclass(frozen=True)
 class DaemonSpec:
-    """A Hadoop daemon: its name, main class, configuration directory and heap."""
+    """A daemon's JVM: its name, main class, configuration directory and heap; Hadoop's classpath
+    unless ``classpath`` says otherwise (Spark's History Server), with ``properties`` as Java system
+    properties and ``env`` added to ours."""
 
     name: str
     main_class: str
     conf_dir: Path
     heap_mb: int
     args: tuple[str, ...] = ()
+    classpath: str = ""
+    properties: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
 
     def command(self, log_dir: Path) -> list[str]:
-        classpath = f"{self.conf_dir}:{hadoop_lib_dir()}/*"
+        classpath = self.classpath or f"{self.conf_dir}:{hadoop_lib_dir()}/*"
         return [
             str(java_executable()), f"-Xmx{self.heap_mb}m", f"-Xms{min(64, self.heap_mb)}m",
             "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *ADD_OPENS,
             f"-Dproc_{self.name}", f"-Dhadoop.log.dir={log_dir}", f"-Dyarn.log.dir={log_dir}",
-            "-Dhadoop.security.logger=WARN,console", "-cp", classpath, self.main_class, *self.args,
+            "-Dhadoop.security.logger=WARN,console", *(f"-D{key}={value}" for key, value in self.properties),
+            "-cp", classpath, self.main_class, *self.args,
         ]
 
 
@@ -53,7 +59,8 @@ class ProcessTable:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with open(self.log_path(spec.name), "ab") as log:
             proc = subprocess.Popen(spec.command(self.log_dir), stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    env={**os.environ, **dict(spec.env)})
         atomic.write_text(self.pid_dir / f"{spec.name}.pid", f"{proc.pid} {_start_time(proc.pid)}\n")
         return proc.pid
 

@@ -53,6 +53,7 @@ class ClusterLayout:
     rm_tracker_port: int = 8031
     rm_admin_port: int = 8033
     rm_webapp_port: int = 8088
+    history_server_port: int = 18080
     nodemanagers: tuple[NodeManagerSpec, ...] = field(default_factory=tuple)
     user: str = field(default_factory=getpass.getuser)
 
@@ -97,6 +98,15 @@ class ClusterLayout:
     def fs_default(self) -> str:
         return f"hdfs://{self.namenode_host}:{self.namenode_rpc_port}"
 
+    @property
+    def spark_events_dir(self) -> Path:
+        """Where the testbed's Spark applications write their event logs, and its History Server reads them."""
+        return self.home / "spark-events"
+
+    @property
+    def history_server_url(self) -> str:
+        return f"http://{self.bind_host}:{self.history_server_port}"
+
 
 def local_layout(home: Path, nodemanagers: int = 2, vcores: int = 4, memory_mb: int = 4096,
                  base_port: int = 0) -> ClusterLayout:
@@ -127,7 +137,7 @@ def default_layout(**shape: int) -> ClusterLayout:
 _PORT_FIELDS = (
     "namenode_rpc_port", "namenode_http_port", "datanode_port", "datanode_http_port",
     "datanode_ipc_port", "rm_port", "rm_scheduler_port", "rm_tracker_port", "rm_admin_port",
-    "rm_webapp_port",
+    "rm_webapp_port", "history_server_port",
 )
 
 

@@ -53,7 +53,17 @@ def spark_defaults(layout: ClusterLayout) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.ui.enabled": "false",
         "spark.hadoop.fs.defaultFS": layout.fs_default,
+        **event_logs(layout),
     }
+
+
+def event_logs(layout: ClusterLayout) -> dict[str, str]:
+    """On the local testbed every application writes its event log where the testbed's History
+    Server reads them, unless it says otherwise (a replay keeps its logs with its results). Not on
+    the compose cluster: its drivers run in containers that share no such folder."""
+    if layout.bind_host == "0.0.0.0":
+        return {}
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": layout.spark_events_dir.as_uri()}
 
 
 def spark_env_sh(layout: ClusterLayout) -> str:
@@ -72,7 +82,11 @@ def spark_env_sh(layout: ClusterLayout) -> str:
 
 
 def write_spark_conf(layout: ClusterLayout) -> Path:
-    """Write `spark-defaults.conf` and `spark-env.sh` for this testbed; returns the SPARK_CONF_DIR."""
+    """Write `spark-defaults.conf` and `spark-env.sh` for this testbed, and make the folder its
+    applications write their event logs to (Spark refuses to start without it); returns the
+    SPARK_CONF_DIR."""
+    if event_logs(layout):
+        layout.spark_events_dir.mkdir(parents=True, exist_ok=True)
     text = "".join(f"{key} {value}\n" for key, value in spark_defaults(layout).items())
     target = spark_conf_dir(layout)
     write_conf_dir(target, {"spark-defaults.conf": text, "spark-env.sh": spark_env_sh(layout)})

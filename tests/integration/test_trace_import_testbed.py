@@ -1,6 +1,7 @@
-"""`trace import --from-rm` against the testbed's real ResourceManager: two distributed-shell
-applications (one succeeds, one fails) and whatever ran before them become a YARN-level trace,
-one job per successful application, that `simulate` plays."""
+"""`trace import` against the testbed: `--from-rm` through its real ResourceManager (two
+distributed-shell applications, one succeeds, one fails, and whatever ran before them become a
+YARN-level trace, one job per successful application, that `simulate` plays), and an event log
+in its HDFS through WebHDFS."""
 from __future__ import annotations
 
 import json
@@ -39,3 +40,20 @@ def test_the_testbeds_applications_import_as_a_yarn_level_trace(testbed, tmp_pat
     played = CliRunner().invoke(main, ["simulate", "--trace", str(out), "--policy", "fifo", "--nodes", "4", "--json"])
     assert played.exit_code == 0, played.output
     assert json.loads(played.stdout.splitlines()[-1])["finished_jobs"] == len(jobs)
+
+
+def test_an_event_log_in_hdfs_imports_as_from_its_file(testbed, tmp_path: Path) -> None:
+    """The committed rolled log, put in the testbed's HDFS, read back over WebHDFS (the NameNode
+    sends each read on to the DataNode) into the trace its local copy gives."""
+    fixture = next((Path(__file__).resolve().parents[1] / "fixtures").glob("eventlog_v2_*"))
+    hdfs = hdfs_client(testbed.hdfs_url, user=testbed.layout.user)
+    for part in fixture.iterdir():
+        hdfs.write(f"/tmp/schedbridge-events/{fixture.name}/{part.name}", data=part.read_bytes(), overwrite=True)
+    from_file, from_hdfs = tmp_path / "file.jsonl", tmp_path / "hdfs.jsonl"
+    result = CliRunner().invoke(main, ["trace", "import", "--from-eventlog", str(fixture), "--out", str(from_file)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["trace", "import", "--from-eventlog", "hdfs:///tmp/schedbridge-events",
+                                       "--hadoop-conf-dir", str(testbed.conf_dir), "--out", str(from_hdfs)])
+    assert result.exit_code == 0, result.output
+    assert f"read hdfs:///tmp/schedbridge-events/{fixture.name}: " in result.output
+    assert from_hdfs.read_text() == from_file.read_text()

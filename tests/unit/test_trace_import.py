@@ -205,7 +205,8 @@ def test_a_log_with_no_job_writes_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,message", [
-    ((), "give --from-eventlog PATH (repeatable) or --from-rm [URL], one of the two"),
+    ((), "give --from-eventlog PATH or --from-history-server URL (each repeatable), or --from-rm [URL], one of "
+         "the two"),
     (("--from-eventlog", str(FIXTURE), "--from-rm", "http://127.0.0.1:9"), "one of the two"),
     (("--from-eventlog", str(FIXTURE), "--format", "jsonl"), "--format jsonl needs a .jsonl name"),
 ])

@@ -1,6 +1,6 @@
-"""`schedbridge trace import`: Spark event logs (files, or folders of them) or a ResourceManager's
-applications into a trace file, and the `trace` group it joins (`trace generate` is
-`workloads.synthetic.cli`'s)."""
+"""`schedbridge trace import`: Spark event logs (files, or folders of them, local or in HDFS, or a
+History Server's) or a ResourceManager's applications into a trace file, and the `trace` group it
+joins (`trace generate` is `workloads.synthetic.cli`'s)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,13 +8,14 @@ from pathlib import Path
 
 import click
 
+from bridge.apps.history_sources import SOURCE_HELP, EventLogSource, has_hdfs, history_server_option, history_sources
 from bridge.apps.traceimport import imported as imp
 from bridge.apps.traceimport.cluster import Executor, shape_of
 from bridge.apps.traceimport.spark import read_event_log
 from bridge.apps.traceimport.yarn import TASK_READINGS, read_applications
 from bridge.common.options import OutputPath, output_dir
 from bridge.history.logs import EventLogError
-from bridge.history.sources import Applications, event_logs
+from bridge.history.sources import Applications, RemoteSource, source_logs
 from bridge.target.config import announce, hadoop_conf_dir_option, resolve
 from workloads.synthetic.cli import trace
 from workloads.trace import cluster_comment
@@ -33,17 +34,16 @@ class _History:
     notes: list[str] = field(default_factory=list)
 
 
-def _read_eventlogs(sources: tuple[Path, ...], skipped: imp.Skipped, history: _History) -> None:
-    """Every application in ``sources`` (a log, or a folder of them at any depth), each once."""
+def _read_eventlogs(sources: list[Path | RemoteSource], skipped: imp.Skipped, history: _History) -> None:
+    """Every application in ``sources`` (a log, a folder of them at any depth, a remote source),
+    each once."""
     applications = Applications()
-    for source in sources:
-        for log in [source] if source.is_file() else event_logs(source):
-            if applications.admit(log) is None:
-                continue
-            app = read_event_log(log, skipped)
-            history.jobs += app.jobs
-            history.executors += app.executors
-            history.read.append(app.what)
+    for _, log in source_logs(sources, applications, files_as_logs=True):
+        with log.named_errors():
+            app = read_event_log(log.path, skipped)
+        history.jobs += app.jobs
+        history.executors += app.executors
+        history.read.append(log.shown(app.what))
     history.notes += applications.notes
 
 
@@ -66,13 +66,14 @@ def _read_rm(rm_url: str, conf_dir: Path | None, rm_tasks: str, skipped: imp.Ski
     history.read.append(what)
 
 
-def _read(eventlogs: tuple[Path, ...], rm_url: str | None, conf_dir: Path | None, rm_tasks: str,
-          skipped: imp.Skipped) -> _History:
+def _read(eventlogs: tuple[Path | str, ...], history_servers: tuple[str, ...], rm_url: str | None,
+          conf_dir: Path | None, rm_tasks: str, skipped: imp.Skipped) -> _History:
     from yarnclient.errors import YarnError
 
     history = _History()
     try:
-        _read_eventlogs(eventlogs, skipped, history)
+        if eventlogs or history_servers:
+            _read_eventlogs(history_sources(eventlogs, history_servers, conf_dir, "trace import"), skipped, history)
         if rm_url is not None:
             _read_rm(rm_url, conf_dir, rm_tasks, skipped, history)
     except (EventLogError, YarnError, HadoopConfError) as exc:
@@ -97,11 +98,10 @@ def _cluster_header(history: _History) -> list[str]:
 
 
 @trace.command("import")
-@click.option("--from-eventlog", "eventlogs", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="A Spark application's event log (a file, plain or zstd-compressed as Spark 4 writes it, "
-                   "or a rolled eventlog_v2_* folder), or a folder of them such as spark.eventLog.dir, "
-                   "searched at any depth. Repeatable: the applications' jobs in one trace, each "
-                   "application once.")
+@click.option("--from-eventlog", "eventlogs", multiple=True, type=EventLogSource(),
+              help=f"{SOURCE_HELP}. Repeatable, and with --from-history-server: "
+                   "the applications' jobs in one trace, each application once.")
+@history_server_option
 @click.option("--from-rm", "rm_url", is_flag=False, flag_value="", metavar="[URL]",  # no default: URL optional
               help="A ResourceManager's web address (http://HOST:8088): its applications over REST. Without "
                    "URL, the ResourceManager (with HA, the active one) of --hadoop-conf-dir, else "
@@ -114,25 +114,27 @@ def _cluster_header(history: _History) -> list[str]:
               help="thesis (submit n mean d1..dn; a job is a bag of tasks) or jsonl (the rich format: "
                    "each job's stages and their parents kept) [default: by --out's extension].")
 @click.option("--out", type=OutputPath(dir_okay=False), required=True, help="The trace file to write.")
-def import_command(eventlogs: tuple[Path, ...], rm_url: str | None, hadoop_conf_dir: Path | None, rm_tasks: str,
-                   fmt: str | None, out: Path) -> None:
-    """Import a cluster's history (Spark event logs, a ResourceManager) as a trace.
+def import_command(eventlogs: tuple[Path | str, ...], history_servers: tuple[str, ...], rm_url: str | None,
+                   hadoop_conf_dir: Path | None, rm_tasks: str, fmt: str | None, out: Path) -> None:
+    """Import a cluster's history (Spark event logs, a History Server, a ResourceManager) as a trace.
 
     Each Spark job of an event log (its submission,
     its successful tasks' durations, its stages), or each finished application of a
     ResourceManager, becomes a job; submissions are in seconds after the first. From event logs,
     the trace records the cluster the jobs ran on (executors as nodes, their task slots). Prints
     what was read and what was left out, and why."""
-    if bool(eventlogs) == (rm_url is not None):
-        raise click.UsageError("give --from-eventlog PATH (repeatable) or --from-rm [URL], one of the two")
-    if hadoop_conf_dir is not None and rm_url != "":
-        raise click.UsageError("--hadoop-conf-dir names the cluster of --from-rm given without a URL")
+    if bool(eventlogs or history_servers) == (rm_url is not None):
+        raise click.UsageError("give --from-eventlog PATH or --from-history-server URL (each repeatable), "
+                               "or --from-rm [URL], one of the two")
+    if hadoop_conf_dir is not None and rm_url != "" and not has_hdfs(eventlogs):
+        raise click.UsageError("--hadoop-conf-dir names the cluster of --from-rm given without a URL, "
+                               "or of hdfs:// event logs")
     try:
         fmt = imp.format_of(out, fmt)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--format") from None
     skipped = imp.Skipped()
-    history = _read(eventlogs, rm_url, hadoop_conf_dir, rm_tasks, skipped)
+    history = _read(eventlogs, history_servers, rm_url, hadoop_conf_dir, rm_tasks, skipped)
     found = history.jobs
     for line in history.read:
         click.echo(f"read {line}")
