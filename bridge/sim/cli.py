@@ -44,14 +44,17 @@ def summary_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def per_task_frame(tasks: Any, jobs: Any) -> Any:
+def per_task_frame(tasks: Any, jobs: Any, cutoff: float, cluster_slots: int) -> Any:
     """The --tasks-out file: one row per run segment (a suspended task has several, ``done`` on
     the one that completed it); ``queued`` is when the task could first be scheduled, its job's
-    submission (the simulator does not log when an entry reached its node)."""
+    submission (the simulator does not log when an entry reached its node). The run's reporting
+    cutoff and the cluster's task slots are on every row, as in the per-job file, so that ``report``
+    splits and measures utilization from this file alone as the run did."""
     submit = jobs.set_index("job_id")["submit"]
     out = tasks[["job_id", "task", "node", "slot"]].copy()
     out["queued"] = out["job_id"].map(submit)
-    return out.join(tasks[["start", "end", "done"]]).sort_values(["job_id", "task", "start"], kind="stable")
+    out = out.join(tasks[["start", "end", "done"]]).sort_values(["job_id", "task", "start"], kind="stable")
+    return out.assign(reporting_cutoff=cutoff, cluster_slots=cluster_slots)
 
 
 def write_atomic(frame: Any, path: Path) -> None:
@@ -121,7 +124,8 @@ def cluster_options(command: F) -> F:
 @click.option("--out", type=OutputPath(dir_okay=False), default=None,
               help="per-job results, .csv or .parquet")
 @click.option("--tasks-out", type=OutputPath(dir_okay=False), default=None,
-              help="per-task records (job_id, task, node, slot, queued, start, end, done), .csv or .parquet")
+              help="per-task records (job_id, task, node, slot, queued, start, end, done, reporting_cutoff, "
+                   "cluster_slots), .csv or .parquet; `schedbridge report` takes it")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object on stdout")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr (default: on for runs over 200k tasks)")
@@ -203,7 +207,8 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
     if out is not None:
         per_job.write(out)
     if tasks_out is not None:  # the task table (and pandas) only when asked for
-        write_atomic(per_task_frame(result.task_table(), result.job_table()), tasks_out)
+        write_atomic(per_task_frame(result.task_table(), result.job_table(), cutoff, shape.total_slots),
+                     tasks_out)
     if as_json:
         click.echo(json.dumps(jsonable(summary), sort_keys=True))
     else:
