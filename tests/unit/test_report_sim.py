@@ -39,7 +39,7 @@ def run_files(tmp_path: Path) -> tuple[Path, Path, dict]:
     trace = tmp_path / "tiny.trace"
     trace.write_text(TRACE)
     jobs, tasks = tmp_path / "fifo.csv", tmp_path / "fifo-tasks.csv"
-    output = cli("simulate", "--trace", str(trace), "--policy", "fifo", "--nodes", "2", "--out", str(jobs),
+    output = cli("simulate", str(trace), "--policy", "fifo", "--nodes", "2", "--out", str(jobs),
                  "--tasks-out", str(tasks), "--json")
     return jobs, tasks, json.loads(output.strip().splitlines()[-1])
 
