@@ -20,6 +20,19 @@ so that they cannot crowd out one that will. With a TLS context the same API is 
 a connection is admitted before its handshake, which must end within `timeout_s`, so that silent
 connections that never finish it are bounded and displaced like any other (counted after the
 handshake, 900 of them held 200 MB of TLS buffers).
+
+Why asyncio's streams and not a maintained HTTP server (aiohttp, uvicorn with starlette): the
+limits above are the point of this module, and those servers leave out the ones that matter here.
+Both run the TLS handshake inside asyncio's SSL protocol before they see the connection, so a
+connection could not be admitted (and a silent one displaced) before its handshake; neither has a
+deadline for a request's head and body (aiohttp's handler has a keep-alive timeout only, and
+uvicorn's keep-alive timer restarts on every byte received, so a client that trickles its headers
+holds the connection); uvicorn's `limit_concurrency` is one global cap, answered with 503, not a
+cap per peer on the unauthenticated. Matching this module would mean subclassing their protocol
+classes, internals that change between releases, and adding compiled dependencies (multidict,
+yarl, ... or httptools) to a daemon that runs as root on every node. What is hand-written is small
+and strict: HTTP/1.x with Content-Length bodies only (chunked refused), headers parsed by the
+standard library's `http.client.parse_headers`, a bounded head, and answers of one JSON object.
 """
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
 """`schedbridge experiment NAME`: named, reproducible experiments that write tables and plots.
 
-Experiments are listed in one place, :data:`EXPERIMENTS` (name -> ``"module:function"``),
-and imported only when run. A function takes ``(out_dir: Path, quick: bool)`` and returns
-the files it wrote; ``quick`` runs a reduced version (fewer points and seeds) for smoke
-tests. A function that also takes a keyword ``scale`` supports ``--scale`` (a size factor: nodes,
-jobs and tasks per job for the thesis experiments); the others refuse it. Results are
-deterministic under the seeds each experiment fixes. Every experiment but ``sparrow-hol`` (two
-runs) runs its simulations through :func:`bridge.apps.sweep.run_points`, on ``--workers`` processes
-or as the tasks of a Spark application on ``--master`` (with Spark's settings as ``submit`` and
-``replay`` take them: ``--conf``, ``--policy``/``--param`` for the plugin's masters,
-``--hadoop-conf-dir`` for YARN), with the same results as on one.
+Experiments are listed in one place, :data:`EXPERIMENTS` (name -> ``"module:function"`` and a line
+saying what it shows, for ``--list``), and imported only when run. A function takes
+``(out_dir: Path, quick: bool)`` and returns the files it wrote; ``quick`` runs a reduced version
+(fewer points and seeds) for smoke tests. A function that also takes a keyword ``scale`` supports
+``--scale`` (a size factor: nodes, jobs and tasks per job for the thesis experiments); the others
+refuse it. Results are deterministic under the seeds each experiment fixes. Every experiment but
+``sparrow-hol`` (two runs) runs its simulations through :func:`bridge.apps.sweep.run_points`, on
+``--workers`` processes or as the tasks of a Spark application on ``--master`` (with Spark's
+settings as ``submit`` and ``replay`` take them: ``--conf``, ``--policy``/``--param`` for the
+plugin's masters, ``--hadoop-conf-dir`` for YARN), with the same results as on one.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 
@@ -35,29 +36,50 @@ from bridge.common.options import (
 from bridge.target.config import hadoop_conf_dir_option
 from policies.framework.registry import STOCK
 
-EXPERIMENTS: dict[str, str] = {
-    "falcon-orderings": "bridge.apps.experiments_multires:falcon_orderings",
-    "falcon-ablations": "bridge.apps.experiments_multires:falcon_ablations",
-    "psychas-stability": "bridge.apps.experiments_multires:psychas_stability",
-    "psychas-load": "bridge.apps.experiments_multires:psychas_load",
-    "psychas-trace": "bridge.apps.experiments_multires:psychas_trace",
-    "ursa-placement": "bridge.apps.experiments_multires:ursa_placement",
-    "cross-family": "bridge.apps.experiments_multires:cross_family",
-    "hawk-vs-sparrow": "bridge.apps.experiments_thesis:hawk_vs_sparrow",
-    "hawk-breakdown": "bridge.apps.experiments_thesis:hawk_breakdown",
-    "eagle-vs-hawk": "bridge.apps.experiments_thesis:eagle_vs_hawk",
-    "kairos-vs-eagle": "bridge.apps.experiments_thesis:kairos_vs_eagle",
-    "kairos-prototype": "bridge.apps.experiments_thesis:kairos_prototype_experiment",
-    "sparrow-hol": "bridge.apps.experiments_thesis:sparrow_hol_experiment",
+class Experiment(NamedTuple):
+    """Where an experiment's function is (``"module:function"``) and what it shows, in a line."""
+
+    target: str
+    summary: str
+
+
+_MULTIRES, _THESIS = "bridge.apps.experiments_multires", "bridge.apps.experiments_thesis"
+EXPERIMENTS: dict[str, Experiment] = {
+    "falcon-orderings": Experiment(f"{_MULTIRES}:falcon_orderings",
+                                   "Falcon: makespan and JCT vs jobs and tasks, every policy of the paper (Figs. 4-7)"),
+    "falcon-ablations": Experiment(f"{_MULTIRES}:falcon_ablations",
+                                   "Falcon: delta sweep, packing off, priority and reading variants"),
+    "psychas-stability": Experiment(f"{_MULTIRES}:psychas_stability",
+                                    "Psychas-Ghaderi: VQS's throughput limit and BF-J/S lock-in (Fig. 3)"),
+    "psychas-load": Experiment(f"{_MULTIRES}:psychas_load",
+                               "Psychas-Ghaderi: average queue vs traffic intensity (Fig. 4)"),
+    "psychas-trace": Experiment(f"{_MULTIRES}:psychas_trace",
+                                "Psychas-Ghaderi: queue vs traffic scaling on a Google-shaped trace (Fig. 5)"),
+    "ursa-placement": Experiment(f"{_MULTIRES}:ursa_placement",
+                                 "Ursa: placement ranking on TPC-H-shaped DAGs (Table 4) and the staircase of 5.3"),
+    "cross-family": Experiment(f"{_MULTIRES}:cross_family",
+                               "every registered policy on one multi-resource DAG workload"),
+    "hawk-vs-sparrow": Experiment(f"{_THESIS}:hawk_vs_sparrow",
+                                 "Hawk vs Sparrow, JCT ratios by class (Figs. 2.5, 2.6)"),
+    "hawk-breakdown": Experiment(f"{_THESIS}:hawk_breakdown",
+                                 "Hawk without its central scheduler, partition or stealing, each in turn (Fig. 2.7)"),
+    "eagle-vs-hawk": Experiment(f"{_THESIS}:eagle_vs_hawk", "Eagle vs Hawk, JCT ratios by class (Fig. 3.2)"),
+    "kairos-vs-eagle": Experiment(f"{_THESIS}:kairos_vs_eagle",
+                                 "Kairos vs Eagle, JCT ratios by class (Figs. 4.8, 4.9)"),
+    "kairos-prototype": Experiment(f"{_THESIS}:kairos_prototype_experiment",
+                                   "Kairos vs Big-C and FIFO, Q/W sensitivity and tie-breaks (Figs. 4.4-4.7)"),
+    "sparrow-hol": Experiment(f"{_THESIS}:sparrow_hol_experiment",
+                              "Sparrow's short jobs stuck behind long tasks, and Hawk (Fig. 2.1)"),
 }
 PLUGIN_DEFAULT_POLICY = "fifo"  # the plugin's own default for spark.schedbridge.policy (docs/spark-plugin.md)
 
 
 def load(name: str) -> Callable[[Path, bool], list[Path]]:
-    target = EXPERIMENTS.get(name)
-    if target is None:
-        raise click.ClickException(f"unknown experiment {name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
-    module, attr = target.split(":")
+    entry = EXPERIMENTS.get(name)
+    if entry is None:
+        raise click.ClickException(f"unknown experiment {name!r}; known: {', '.join(sorted(EXPERIMENTS))} "
+                                   "(see --list)")
+    module, attr = entry.target.split(":")
     return getattr(importlib.import_module(module), attr)
 
 
@@ -115,14 +137,15 @@ def _spark_conf(conf: dict[str, str], params: dict[str, str]) -> dict[str, str]:
 @click.option("--conf", multiple=True, type=KeyValue(), callback=pairs_to_dict, metavar="KEY=VALUE",
               help="With --master: a Spark setting (repeatable), e.g. spark.executor.instances=4.")
 @hadoop_conf_dir_option
-@click.option("--list", "list_only", is_flag=True, help="List the experiments and exit.")
+@click.option("--list", "list_only", is_flag=True, help="List the experiments, each with what it shows, and exit.")
 def experiment(name: str | None, out_dir: Path | None, quick: bool, scale: float | None, workers: int | None,
                master: str | None, policy: str | None, params: dict[str, str], conf: dict[str, str],
                hadoop_conf_dir: Path | None, list_only: bool) -> None:
     """Run the experiment NAME and write its results under --out."""
     if list_only or name is None:
-        for n in sorted(EXPERIMENTS):
-            click.echo(n)
+        width = max(map(len, EXPERIMENTS))
+        for n, entry in sorted(EXPERIMENTS.items()):
+            click.echo(f"{n:{width}}  {entry.summary}")
         return
     run = load(name)
     spark = spark_run(master, workers, policy, params, conf, hadoop_conf_dir)

@@ -379,6 +379,7 @@ def sparrow_hol(out_dir: Path, scale: float) -> list[Path]:
                      "max_utilization": round(float(util.max()), 3),
                      "short_jobs_over_15000s": round(float(np.mean(np.array(short) > 15000.0)), 3),
                      "short_p50": round(metrics.median(short), 1)})
-    click.echo(f"\nHawk motivation (Fig 2.1): {len(jobs)} jobs on {nodes} nodes (scale {scale:g})")
+    click.echo(f"\nHawk motivation (Fig 2.1): {len(jobs)} jobs on {nodes} nodes (scale {scale:g}; "
+               "short_p50 in s, utilization and short_jobs_over_15000s as shares)")
     click.echo(tables.text(rows))
     return [write_csv(rows, out_dir / "sparrow-hol.csv")]

@@ -12,6 +12,7 @@
 * :func:`param_option`: ``--param KEY=VALUE``, the one spelling of policy parameters in every
   command, and :class:`KeyValue` for any other ``KEY=VALUE`` option (``replay --conf``).
 * :func:`renamed_option`: a hidden old spelling that fails naming the new one.
+* :class:`ChoiceList`: a comma-separated list of choices (``report --format png,svg``).
 * :data:`NODES`, :data:`SLOTS`, :data:`JOBS`, ...: the sizes every command accepts, what a real
   cluster or study could need, so a slip of the keyboard is one error saying the bound, never an
   allocation that runs until memory does (the policies' own ranges: ``policies/framework/bounds.py``).
@@ -128,6 +129,29 @@ def output_dir(path: Path) -> Iterator[Path]:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         raise
+
+
+class ChoiceList(click.ParamType):
+    """A comma-separated list of ``choices`` (``png,svg``) as a tuple, each once, in the order given."""
+
+    name = "LIST"
+
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(self.choices) + "],..."
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        items = tuple(item.strip() for item in str(value).split(","))
+        unknown = [item for item in items if item not in self.choices]
+        if unknown:
+            self.fail(f"{unknown[0]!r} is not one of {', '.join(self.choices)}", param, ctx)
+        if len(set(items)) < len(items):
+            self.fail(f"{value!r} names one twice", param, ctx)
+        return items
 
 
 class KeyValue(click.ParamType):

@@ -1,4 +1,4 @@
-"""The one plot module: every PNG the commands write (report, experiments), drawn with matplotlib.
+"""The one plot module: every figure the commands write (report, experiments), drawn with matplotlib.
 
 Callers describe what to draw, panels of series (`Panel`, `Series`, `cdf`), and `draw` lays
 them out in a grid, one style for all: a light grid, a legend (or, on a panel without data, a
@@ -21,6 +21,7 @@ import numpy as np
 from bridge.common import atomic
 
 DPI = 110
+FORMATS = ("png", "svg", "pdf")  # what a figure may be written as (matplotlib writes each)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,10 @@ def cdf(label: str, values: Iterable[float]) -> Series:
 
 
 def _line(ax: plt.Axes, s: Series) -> None:
-    style: dict[str, Any] = {"label": s.label, "marker": s.marker, "linestyle": "--" if s.dashed else "-",
+    """`s` on `ax`; a series of one point as a marker, which a line alone would not show (a CDF of
+    one job: a step of no width)."""
+    marker = s.marker or ("o" if len(s.x) == 1 else None)
+    style: dict[str, Any] = {"label": s.label, "marker": marker, "linestyle": "--" if s.dashed else "-",
                              "color": s.color}
     if s.step:
         ax.step(s.x, s.y, where="post", **style)
@@ -97,8 +101,9 @@ def _panel(ax: plt.Axes, panel: Panel) -> None:
 
 
 def draw(rows: Sequence[Sequence[Panel]], path: Path, title: str = "",
-         panel_size: tuple[float, float] = (6.0, 4.0)) -> Path:
-    """Panels in a grid (a list of rows) into the PNG `path`."""
+         panel_size: tuple[float, float] = (6.0, 4.0), also: Sequence[str] = ()) -> Path:
+    """Panels in a grid (a list of rows) into the image `path` (its format by its suffix) and,
+    for each format in `also` (svg, pdf: `FORMATS`), the same figure beside it."""
     n_rows, n_cols = len(rows), max(len(r) for r in rows)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(panel_size[0] * n_cols, panel_size[1] * n_rows),
                              squeeze=False)
@@ -109,7 +114,7 @@ def draw(rows: Sequence[Sequence[Panel]], path: Path, title: str = "",
             ax.set_visible(False)
     if title:
         fig.suptitle(title, fontsize=10)
-    return _save(fig, path)
+    return _save(fig, path, also)
 
 
 def bars(labels: Sequence[str], values: Sequence[float], path: Path, ylabel: str, title: str) -> Path:
@@ -158,12 +163,14 @@ def intervals(labels: Sequence[str], panels: Sequence[Intervals], path: Path, ti
     return _save(fig, path)
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
-    """Write through a temporary file, so `path` is either the whole image or untouched."""
+def _save(fig: plt.Figure, path: Path, also: Sequence[str] = ()) -> Path:
+    """Write `path` (and `path` in each format of `also`) through a temporary file, so each image
+    is either whole or untouched."""
     fig.tight_layout()
     try:
-        with atomic.replacing(path) as temp:
-            fig.savefig(temp, dpi=DPI, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
+        for target in (path, *(path.with_suffix(f".{fmt}") for fmt in also)):
+            with atomic.replacing(target) as temp:
+                fig.savefig(temp, dpi=DPI, bbox_inches="tight", format=target.suffix.lstrip(".") or "png")
     finally:
         plt.close(fig)
     return path

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -32,7 +32,7 @@ def summary_table(summary: dict[str, Any]) -> str:
              f"rejected {summary['rejected_jobs']})  tasks {summary['tasks']}  events {summary['events']}",
              ""]
     classes = [{"class": c, "jobs": summary["jct"][c]["count"],
-                **{f"{p} JCT": summary["jct"][c][p] for p in ("p50", "p90", "p99", "mean")},
+                **{f"{p} JCT (s)": summary["jct"][c][p] for p in ("p50", "p90", "p99", "mean")},
                 "p99 slowdown": summary["slowdown"][c]["p99"]} for c in ("short", "long")]
     lines.append(text(classes))
     hol = summary.get("head_of_line", {})
@@ -44,14 +44,17 @@ def summary_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def per_task_frame(tasks: Any, jobs: Any) -> Any:
+def per_task_frame(tasks: Any, jobs: Any, cutoff: float, cluster_slots: int) -> Any:
     """The --tasks-out file: one row per run segment (a suspended task has several, ``done`` on
     the one that completed it); ``queued`` is when the task could first be scheduled, its job's
-    submission (the simulator does not log when an entry reached its node)."""
+    submission (the simulator does not log when an entry reached its node). The run's reporting
+    cutoff and the cluster's task slots are on every row, as in the per-job file, so that ``report``
+    splits and measures utilization from this file alone as the run did."""
     submit = jobs.set_index("job_id")["submit"]
     out = tasks[["job_id", "task", "node", "slot"]].copy()
     out["queued"] = out["job_id"].map(submit)
-    return out.join(tasks[["start", "end", "done"]]).sort_values(["job_id", "task", "start"], kind="stable")
+    out = out.join(tasks[["start", "end", "done"]]).sort_values(["job_id", "task", "start"], kind="stable")
+    return out.assign(reporting_cutoff=cutoff, cluster_slots=cluster_slots)
 
 
 def write_atomic(frame: Any, path: Path) -> None:
@@ -107,28 +110,34 @@ def cluster_options(command: F) -> F:
 @click.command()
 @click.option("--list-policies", is_flag=True, expose_value=False, is_eager=True, callback=_list_policies,
               help="list the registered policies and their parameters, then exit")
-@click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="trace file: thesis format (submit n mean d1..dn) or .jsonl")
+@click.argument("trace_path", metavar="TRACE", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--trace", "trace_option", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="TRACE as an option: its older spelling, still accepted for scripts written with it")
 @click.option("--policy", required=True, help="policy name (see --list-policies)")
 @cluster_options
 @param_option("policy parameter (repeatable; see --list-policies)")
 @renamed_option("--set", "--param KEY=VALUE")
 @click.option("--seed", default=1, show_default=True, type=int, help="policy random seed")
-@click.option("--report-cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
-              help="reporting cutoff (s) on the mean task duration for short/long; default: the one "
+@click.option("--cutoff", "--report-cutoff", "report_cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
+              help="reporting cutoff (s) on the mean task duration for short/long, as report and rank "
+                   "take it (--report-cutoff: its older name, still accepted); default: the one "
                    "the trace states (trace generate writes its kind's), else the 90th percentile of "
                    "the jobs' mean task durations (top 10% are long)")
 @click.option("--out", type=OutputPath(dir_okay=False), default=None,
               help="per-job results, .csv or .parquet")
 @click.option("--tasks-out", type=OutputPath(dir_okay=False), default=None,
-              help="per-task records (job_id, task, node, slot, queued, start, end, done), .csv or .parquet")
+              help="per-task records (job_id, task, node, slot, queued, start, end, done, reporting_cutoff, "
+                   "cluster_slots), .csv or .parquet; `schedbridge report` takes it")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON object on stdout")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr (default: on for runs over 200k tasks)")
-def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, cluster_file: Path | None,
-             params: dict[str, str], seed: int, report_cutoff: float | None, network_delay: float,
-             out: Path | None, tasks_out: Path | None, as_json: bool, progress: bool | None) -> None:
-    """Simulate POLICY over a trace on NODES nodes and summarize job completion times."""
+def simulate(trace_path: Path | None, trace_option: Path | None, policy: str, nodes: int | None, slots: int,
+             cluster_file: Path | None, params: dict[str, str], seed: int, report_cutoff: float | None,
+             network_delay: float, out: Path | None, tasks_out: Path | None, as_json: bool,
+             progress: bool | None) -> None:
+    """Simulate POLICY over TRACE (thesis format: submit n mean d1..dn; or .jsonl) on the cluster
+    (--nodes/--slots, --cluster, or the one the trace states) and summarize job completion times."""
+    trace_path = one_trace(trace_path, trace_option)
     # numpy only sums and sorts columns here, and OpenBLAS's threads would spin at its import (about
     # 0.06 s of CPU each run): one thread, unless the user's environment says otherwise
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -203,7 +212,8 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
     if out is not None:
         per_job.write(out)
     if tasks_out is not None:  # the task table (and pandas) only when asked for
-        write_atomic(per_task_frame(result.task_table(), result.job_table()), tasks_out)
+        write_atomic(per_task_frame(result.task_table(), result.job_table(), cutoff, shape.total_slots),
+                     tasks_out)
     if as_json:
         click.echo(json.dumps(jsonable(summary), sort_keys=True))
     else:
@@ -215,6 +225,16 @@ def simulate(trace_path: Path, policy: str, nodes: int | None, slots: int, clust
     if result.unfinished:
         click.echo(f"warning: {len(result.unfinished)} job(s) never finished "
                    f"(first: {result.unfinished[:5]})", err=True)
+
+
+def one_trace(argument: Path | None, option: Path | None) -> Path:
+    """The trace, given as the argument TRACE (as every command takes its input) or as ``--trace``
+    (its older spelling), once."""
+    if argument is not None and option is not None:
+        raise click.UsageError("give the trace once: as TRACE or as --trace FILE (its older spelling)")
+    if argument is None and option is None:
+        raise click.UsageError("Missing argument 'TRACE'.")
+    return cast(Path, argument or option)
 
 
 def _slots_given() -> bool:

@@ -122,7 +122,7 @@ def fake_experiment(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     module = types.ModuleType("fake_experiment_module")
     module.fake = fake  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setitem(experiments.EXPERIMENTS, "fake", f"{module.__name__}:fake")
+    monkeypatch.setitem(experiments.EXPERIMENTS, "fake", experiments.Experiment(f"{module.__name__}:fake", "a test's"))
     return calls
 
 

@@ -62,9 +62,9 @@ def axes(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[tuple[str, 
     seen: dict[str, list[tuple[str, str]]] = {}
     save = plots._save
 
-    def spy(fig, path):  # type: ignore[no-untyped-def]
+    def spy(fig, path, also=()):  # type: ignore[no-untyped-def]
         seen[path.name] = [(ax.get_title(), ax.get_xscale()) for ax in fig.axes if ax.get_visible()]
-        return save(fig, path)
+        return save(fig, path, also)
 
     monkeypatch.setattr(plots, "_save", spy)
     yield seen
@@ -220,7 +220,9 @@ def test_tasks_out_writes_one_record_per_run_segment(tmp_path: Path, trace: Path
         os.umask(old)
     assert f"per-task records: {out}" in output and out.stat().st_mode & 0o777 == 0o644
     tasks = pd.read_csv(out)
-    assert list(tasks.columns) == ["job_id", "task", "node", "slot", "queued", "start", "end", "done"]
+    assert list(tasks.columns) == ["job_id", "task", "node", "slot", "queued", "start", "end", "done",
+                                   "reporting_cutoff", "cluster_slots"]
+    assert (tasks["reporting_cutoff"] == 10).all() and (tasks["cluster_slots"] == 2).all()
     assert len(tasks) == 10 and tasks["done"].all()  # FIFO never suspends: one segment per task
     assert sorted(tasks.groupby("job_id").size()) == [1] * 8 + [2]
     submits = {i: float(line.split()[0]) for i, line in enumerate(TRACE.splitlines()[1:])}

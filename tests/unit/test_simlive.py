@@ -229,8 +229,8 @@ def test_table_spread_and_json() -> None:
     p90 = rows[(rows["policy"] == "stock") & (rows["repeat"] == 2) & (rows["JCT"] == "p90")].iloc[0]
     assert (p90["live (s)"], p90["sim (s)"], p90["live/sim"]) == (8.0, 4.0, 2.0)
     s = spread(runs).set_index(["policy", "class", "JCT"]).loc[("stock", "short", "p50")]
-    assert (s["live mean"], s["live min"], s["live max"]) == (3.0, 2.0, 4.0)
-    assert (s["sim mean"], s["live/sim mean"]) == (1.5, 2.0)
+    assert (s["live mean (s)"], s["live min (s)"], s["live max (s)"]) == (3.0, 2.0, 4.0)
+    assert (s["sim mean (s)"], s["live/sim mean"]) == (1.5, 2.0)
     result = Result("w", 2, 2, 1.5, runs)
     record = json.loads(json.dumps(result.as_dict()))
     assert record["slots"] == 4 and record["reporting_cutoff_s"] == 1.5

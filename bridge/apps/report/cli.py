@@ -14,7 +14,7 @@ from bridge.apps.report.measures import (
 from bridge.apps.report.run import ResultsError, Run
 from bridge.apps.report.table import build
 from bridge.common import atomic, plots
-from bridge.common.options import FiniteFloat, OutputPath, output_dir, require_directory_place
+from bridge.common.options import ChoiceList, FiniteFloat, OutputPath, output_dir, require_directory_place
 from bridge.common.tables import text as render_text
 from bridge.history.logs import is_event_log
 
@@ -22,16 +22,20 @@ MEASURES = (("jct", "job completion time", "job completion time (s)"),
             ("slowdown", "slowdown", "slowdown (JCT / runtime alone)"))
 
 
-def write_plots(runs: list[Run], out: Path, cutoff: float) -> list[Path]:
-    """jct_cdf.png and slowdown_cdf.png (a CDF panel per class: short, long) and utilization.png
-    in `out` (`bridge.common.plots`)."""
+def write_plots(runs: list[Run], out: Path, cutoff: float, formats: tuple[str, ...] = ("png",)) -> list[Path]:
+    """jct_cdf, slowdown_cdf (a CDF panel per class: short, long) and utilization in `out`, each
+    in every one of `formats` (`bridge.common.plots.FORMATS`)."""
     out.mkdir(parents=True, exist_ok=True)
     estimates = alone_estimates(runs)
     done = {r.label: completed(with_ideal(r, estimates), cutoff) for r in runs}
-    cdfs = [plots.draw([[cdf_panel(done, column, cls, xlabel, cutoff) for cls in CLASSES]], out / f"{column}_cdf.png",
-                       title=f"CDF of {name}: jobs long iff their mean task duration is above {cutoff:.4g} s")
-            for column, name, xlabel in MEASURES]
-    return [*cdfs, plots.draw([[_utilization_panel(runs)]], out / "utilization.png", panel_size=(7, 3.5))]
+    first, also = f".{formats[0]}", formats[1:]
+    drawn = [plots.draw([[cdf_panel(done, column, cls, xlabel, cutoff) for cls in CLASSES]],
+                        out / f"{column}_cdf{first}", also=also,
+                        title=f"CDF of {name}: jobs long iff their mean task duration is above {cutoff:.4g} s")
+             for column, name, xlabel in MEASURES]
+    drawn.append(plots.draw([[_utilization_panel(runs)]], out / f"utilization{first}", panel_size=(7, 3.5),
+                            also=also))
+    return [path.with_suffix(f".{fmt}") for path in drawn for fmt in formats]
 
 
 def cdf_panel(done: dict[str, pd.DataFrame], column: str, cls: str, xlabel: str, cutoff: float) -> plots.Panel:
@@ -58,7 +62,8 @@ def _utilization_panel(runs: list[Run]) -> plots.Panel:
                                        allocated_vcores(run.allocation) / run.n_slots, step=True, dashed=True,
                                        color=f"C{i}"))
     return plots.Panel(series, "Cluster utilization", "time since start (s)", "share of vcores", ylim=(0, 1.05),
-                       empty="no per-task times in these results")
+                       empty="no per-task times in these results\n(a simulator run's are in the file "
+                             "`simulate --tasks-out` writes)")
 
 
 def _default_out(first: Path) -> Path:
@@ -72,19 +77,24 @@ def _default_out(first: Path) -> Path:
 @click.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=OutputPath(file_okay=False),
-              help="Where to write report.csv, report.txt and the PNG plots (default: report/ inside "
+              help="Where to write report.csv, report.txt and the figures (default: report/ inside "
                    "the first results directory; beside a first event log or per-job file).")
 @click.option("--cutoff", type=FiniteFloat(min=0, max=1e9), default=None,
               help="Reporting cutoff (s) on a job's mean task duration: above it a job is long "
                    "[default: the one the simulator's per-job files recorded, else every command's "
                    "rule: the 90th percentile of the jobs' mean task durations].")
+@click.option("--format", "formats", type=ChoiceList(plots.FORMATS), default="png", show_default=True,
+              help="The figures' formats, comma-separated (png,svg,pdf): each figure in each, side by side.")
 @click.option("--partial", is_flag=True,
               help="Report a replay that did not finish (meta.json state running or interrupted) over "
                    "the jobs that did, its column marked [partial]; without it such a run is refused.")
-def report(results: tuple[Path, ...], out: Path | None, cutoff: float | None, partial: bool) -> None:
+def report(results: tuple[Path, ...], out: Path | None, cutoff: float | None, formats: tuple[str, ...],
+           partial: bool) -> None:
     """Side-by-side table and plots for several runs: replay results directories, simulator
-    per-job files (`schedbridge simulate --out FILE.csv`) and/or Spark event logs of applications
-    (a file, or Spark 4's rolled eventlog_v2_* folder; plain or zstd-compressed, Spark's default).
+    per-job files (`schedbridge simulate --out FILE.csv`) or per-task files (`--tasks-out FILE.csv`:
+    the same jobs, less any that never ran a task, with utilization over time) and/or Spark event
+    logs of applications (a file, or Spark 4's rolled eventlog_v2_* folder; plain or
+    zstd-compressed, Spark's default).
 
     A replay that did not finish is refused, naming the jobs that never finished: its percentiles
     would silently leave out the slowest jobs. --partial reports it anyway, marked.
@@ -109,7 +119,7 @@ def report(results: tuple[Path, ...], out: Path | None, cutoff: float | None, pa
     with output_dir(target):
         atomic.write_text(target / "report.csv", table.to_csv())
         atomic.write_text(target / "report.txt", text + "\n")
-        plots = write_plots(runs, target, cutoff)
+        figures = write_plots(runs, target, cutoff, formats)
     click.echo(text)
-    for path in plots:
+    for path in figures:
         click.echo(f"plot: {path}")

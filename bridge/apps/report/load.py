@@ -1,6 +1,6 @@
 """Reading runs to report on, into the tables `bridge.common.metrics` works on.
 
-Three sources give the same `Run`:
+Four sources give the same `Run`:
 
 * a **replay results directory** (`schedbridge replay`; layout in `bridge.replay.results`):
   `jobs.csv` is required, `tasks.csv`, `utilization.csv` and `meta.json` add task-level and
@@ -8,6 +8,9 @@ Three sources give the same `Run`:
 * a **simulator per-job file** (`schedbridge simulate --out FILE.csv|.parquet`): job_id,
   submit, finish, completion_time, slowdown, n_tasks, mean_duration, ..., and the run's
   reporting_cutoff and cluster_slots (the same on every row; older files lack them);
+* a **simulator per-task file** (`schedbridge simulate --tasks-out FILE`, told by its columns):
+  one row per run segment, the same run-wide columns; its jobs are the ones that ran a task (a
+  rejected job is in the per-job file only), and its task times give utilization over time;
 * a **Spark event log** of one application (`bridge.apps.report.eventlog`), told by its name or
   its first bytes.
 
@@ -38,6 +41,8 @@ _SIM_JOB_COLUMNS = ("job_id", "submit", "finish")
 _SIM_NUMERIC_COLUMNS = ("submit", "finish", "completion_time", "slowdown", "n_tasks", "mean_duration",
                         "estimate", "reporting_cutoff", "cluster_slots")
 _SIM_RUN_COLUMNS = ("reporting_cutoff", "cluster_slots")  # one value per run, repeated on each row
+_SIM_TASK_COLUMNS = (*TASK_COLUMNS, "queued")  # simulate --tasks-out
+_SIM_TASK_NUMERIC_COLUMNS = ("queued", "start", "end", *_SIM_RUN_COLUMNS)
 _ALLOCATION_COLUMNS = ("time_s", "vcores_allocated", "vcores_total")
 STATES = ("complete", "running", "interrupted")  # meta.json's "state" (bridge.replay.runner)
 ENDED = ("succeeded", "failed")  # what a job of a replay that did not finish may have done
@@ -46,12 +51,21 @@ ENDED = ("succeeded", "failed")  # what a job of a replay that did not finish ma
 def _read(path: Path, required: tuple[str, ...], numeric: tuple[str, ...] = ()) -> pd.DataFrame:
     """The table at `path` with the `required` columns; the `numeric` ones it has (required or
     not) as floats, where an empty cell is missing but text or an infinity is an error."""
+    return _checked(path, _table(path), required, numeric)
+
+
+def _table(path: Path) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{path}: not a readable table: {exc}") from None
     if not isinstance(frame.index, pd.RangeIndex):  # pandas made the surplus fields an index
         raise ResultsError(f"{path}: a row has more fields than the header")
+    return frame
+
+
+def _checked(path: Path, frame: pd.DataFrame, required: tuple[str, ...],
+             numeric: tuple[str, ...] = ()) -> pd.DataFrame:
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise ResultsError(f"{path}: missing column(s) {', '.join(missing)}")
@@ -162,7 +176,10 @@ def _meta(path: Path) -> dict:
 
 
 def _load_simulator_file(path: Path) -> Run:
-    raw = _read(path, _SIM_JOB_COLUMNS, _SIM_NUMERIC_COLUMNS)
+    frame = _table(path)
+    if set(_SIM_TASK_COLUMNS) <= set(frame.columns) and "finish" not in frame:
+        return _load_simulator_tasks(path, _checked(path, frame, _SIM_TASK_COLUMNS, _SIM_TASK_NUMERIC_COLUMNS))
+    raw = _checked(path, frame, _SIM_JOB_COLUMNS, _SIM_NUMERIC_COLUMNS)
     _in_order(path, raw, "submit", "finish")
     jobs = raw.copy()
     if "slowdown" in jobs and "ideal" not in jobs:  # keep the simulator's own runtime-alone
@@ -171,11 +188,41 @@ def _load_simulator_file(path: Path) -> Run:
     jobs["status"] = np.where(jobs["finish"].notna(), "succeeded",
                               np.where(rejected, "rejected", "unfinished"))
     jobs["key"] = jobs["job_id"].astype(str)
+    cutoff, slots = _run_values(path, raw)
+    return Run(f"{path.stem} (sim)", path, jobs, pd.DataFrame(columns=list(TASK_COLUMNS)),
+               n_slots=slots, cutoff=cutoff)
+
+
+def _load_simulator_tasks(path: Path, raw: pd.DataFrame) -> Run:
+    """A per-task file (`simulate --tasks-out`): its jobs are those that ran a task, each submitted
+    when its tasks were queued and finished when its last task did, if every task it ran was done;
+    runtime alone as the simulator's (the longest task, or the job's work spread over every slot)."""
+    _complete(path, ("job_id", "task", "queued", "start", "end"), raw)
+    _in_order(path, raw, "queued", "start")
+    _in_order(path, raw, "start", "end")
+    tasks = raw[list(TASK_COLUMNS)].assign(done=raw["done"].astype(bool))
+    cutoff, slots = _run_values(path, raw)
+    runtimes = (tasks["end"] - tasks["start"]).groupby([tasks["job_id"], tasks["task"]]).sum()
+    by_job = runtimes.groupby(level="job_id")
+    per_job = tasks.groupby("job_id")
+    all_done = tasks.groupby(["job_id", "task"])["done"].any().groupby(level="job_id").all()
+    finish = per_job["end"].max().where(all_done)
+    work, longest = by_job.sum(), by_job.max()
+    jobs = pd.DataFrame({"submit": raw.groupby("job_id")["queued"].min(), "finish": finish, "n_tasks": by_job.size(),
+                         "mean_duration": by_job.mean(),
+                         "ideal": np.maximum(longest, work / slots) if slots else np.nan}).reset_index()
+    jobs["status"] = np.where(jobs["finish"].notna(), "succeeded", "unfinished")
+    jobs["key"] = jobs["job_id"].astype(str)
+    return Run(f"{path.stem} (sim)", path, jobs, tasks, n_slots=slots, cutoff=cutoff)
+
+
+def _run_values(path: Path, raw: pd.DataFrame) -> tuple[float | None, int | None]:
+    """The reporting cutoff and the cluster's task slots a simulator file recorded (None where an
+    older file lacks them)."""
     cutoff, slots = (_one_value(path, raw, column) for column in _SIM_RUN_COLUMNS)
     if slots is not None and not (slots >= 1 and slots.is_integer()):
         raise ResultsError(f"{path}: column cluster_slots: expected a whole number of slots, got {slots:g}")
-    return Run(f"{path.stem} (sim)", path, jobs, pd.DataFrame(columns=list(TASK_COLUMNS)),
-               n_slots=None if slots is None else int(slots), cutoff=cutoff)
+    return cutoff, None if slots is None else int(slots)
 
 
 def _one_value(path: Path, frame: pd.DataFrame, column: str) -> float | None:
@@ -190,14 +237,14 @@ def _one_value(path: Path, frame: pd.DataFrame, column: str) -> float | None:
 
 
 def load_run(path: Path) -> Run:
-    """A replay results directory, a simulator per-job file or a Spark event log."""
+    """A replay results directory, a simulator per-job or per-task file or a Spark event log."""
     if is_event_log(path):
         return load_event_log(path)
     if path.is_dir():
         return _load_directory(path)
     if path.suffix in (".csv", ".parquet") and path.is_file():
         return _load_simulator_file(path)
-    raise ResultsError(f"{path}: neither a results directory, a .csv/.parquet per-job file nor a Spark "
+    raise ResultsError(f"{path}: neither a results directory, a .csv/.parquet per-job or per-task file nor a Spark "
                        "event log")
 
 

@@ -134,8 +134,13 @@ def allocation_efficiency(run: Run, makespan: float) -> float:
     return allocated_core_seconds(run.allocation, start, start + makespan) / (run.n_slots * makespan)
 
 
-def busy_series(run: Run, interval: float = 1.0) -> pd.DataFrame | None:
-    """Share of busy task slots over time (`bridge.common.metrics.utilization_series`)."""
+SAMPLES = 2000  # at most, on a run's utilization curve: a long simulated run is sampled more coarsely
+
+
+def busy_series(run: Run) -> pd.DataFrame | None:
+    """Share of busy task slots over time (`bridge.common.metrics.utilization_series`), sampled
+    every second, or more coarsely where that would be over `SAMPLES` points."""
     if not run.n_slots or run.tasks.empty:
         return None
-    return metrics.utilization_series(run.tasks, run.n_slots, interval=interval)
+    span = float(run.tasks["end"].max())
+    return metrics.utilization_series(run.tasks, run.n_slots, interval=max(1.0, span / SAMPLES))

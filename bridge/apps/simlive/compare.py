@@ -162,8 +162,8 @@ def spread(runs: Sequence[Measured]) -> pd.DataFrame:
     """Over the repeats of each policy: mean, min and max of live and of live/sim, mean of sim."""
     rows = table(runs)
     grouped = rows.groupby(["policy", "class", "JCT"], sort=False)
-    return pd.DataFrame({"live mean": grouped["live (s)"].mean(), "live min": grouped["live (s)"].min(),
-                         "live max": grouped["live (s)"].max(), "sim mean": grouped["sim (s)"].mean(),
+    return pd.DataFrame({"live mean (s)": grouped["live (s)"].mean(), "live min (s)": grouped["live (s)"].min(),
+                         "live max (s)": grouped["live (s)"].max(), "sim mean (s)": grouped["sim (s)"].mean(),
                          "live/sim mean": grouped["live/sim"].mean(), "live/sim min": grouped["live/sim"].min(),
                          "live/sim max": grouped["live/sim"].max()}).reset_index()
 
