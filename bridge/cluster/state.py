@@ -188,6 +188,11 @@ class ClusterState(ClusterTables):
         return self.apply(ev, self._hooks["on_job_arrival"](ev, self.view), out)
 
     def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any]:
+        return self._probe_arrived(ev, [])
+
+    def _probe_arrived(self, ev: ProbeArrival, out: list[Any]) -> list[Any]:
+        """An entry reached its node: it is queued there and the policy hears of it; effects
+        go to ``out``."""
         node, probe = ev.node, ev.probe
         self._counters.entries_arrived += 1
         flag = long = False
@@ -199,9 +204,10 @@ class ClusterState(ClusterTables):
                 flag = True
                 self._counters.probes_behind_long += 1
         q = self._queues[node]
-        rec = q.get(id(probe))
+        key = id(probe)
+        rec = q.get(key)
         if rec is None:
-            q[id(probe)] = Queued(probe, 1, int(flag), long)
+            q[key] = Queued(probe, 1, int(flag), long)
         else:
             rec.copies += 1
             rec.flagged += flag
@@ -211,7 +217,6 @@ class ClusterState(ClusterTables):
         fn = self._on_probe
         if fn is None:
             raise self._fail("policy sends entries to nodes but has no on_probe_arrival hook", ev)
-        out: list[Any] = []
         if self.offslot_share and probe.task is not None:
             self._offslot_start(node, probe.job_id, probe.task, 0.0, ev.time, out)
         return self.apply(ev, fn(ev, self.view), out)
@@ -431,23 +436,7 @@ class ClusterState(ClusterTables):
         row = self._slots[node]
         if not 0 <= slot < len(row) or row[slot] is not None:
             raise self._fail(f"slot {slot} of node {node} is not free", d)
-        if d.keep:
-            flag = self._flag_of(node, probe, d)
-        else:  # self._dequeue(node, probe, d), inlined: one call less per task
-            q = self._queues[node]
-            rec = q.get(id(probe))
-            if rec is None:
-                raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
-            flag = rec.flagged > 0
-            if rec.copies == 1:
-                del q[id(probe)]
-            else:
-                rec.copies -= 1
-                if flag:
-                    rec.flagged -= 1
-            self._qlen[node] -= 1
-            if rec.long:
-                self._long_at[node] -= 1
+        flag = self._flag_of(node, probe, d) if d.keep else self._dequeue(node, probe, d)
         self._nfree[node] -= 1
         if probe.task is not None:
             self._start(node, slot, probe.job_id, probe.task, probe, flag, now, out)
@@ -485,9 +474,9 @@ class ClusterState(ClusterTables):
     def _on_deliver(self, ev: Deliver) -> list[Any]:
         """All copies of one Probe decision arrive at once: one ProbeArrival per node, in order."""
         out: list[Any] = []
-        t, p, arrive = ev.time, ev.probe, self._on_probe_arrival
+        t, p = ev.time, ev.probe
         for node in ev.nodes:
-            out += arrive(ProbeArrival(t, node, p))
+            self._probe_arrived(ProbeArrival(t, node, p), out)
         return out
 
     def _assign(self, d: Assign, now: float, out: list[Any]) -> None:

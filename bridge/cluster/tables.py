@@ -103,12 +103,13 @@ class ClusterTables:
     def _dequeue(self, node: int, probe: ProbeInfo, d: object) -> bool:
         """Remove one occurrence of ``probe`` from ``node``'s queue; return its HOL flag."""
         q = self._queues[node]
-        rec = q.get(id(probe))
+        key = id(probe)
+        rec = q.get(key)
         if rec is None:
             raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
         flag = rec.flagged > 0
         if rec.copies == 1:
-            del q[id(probe)]
+            del q[key]
         else:
             rec.copies -= 1
             if flag:

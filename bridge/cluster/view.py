@@ -26,16 +26,18 @@ class StateView:
     def __init__(self, state: ClusterTables) -> None:
         self._s = state
         self.spec = state.spec
-        self._running_cache: dict[int, tuple[Any, ...]] = {}
-        self._suspended_cache: dict[int, tuple[Any, ...]] = {}
+        # per node, None until read (a list: clearing one is a store, not a dictionary's removal)
+        n = state.spec.n_nodes
+        self._running_cache: list[tuple[Any, ...] | None] = [None] * n
+        self._suspended_cache: list[tuple[Any, ...] | None] = [None] * n
 
     def running_changed(self, node: int) -> None:
         """A task started on, or left, one of ``node``'s slots."""
-        self._running_cache.pop(node, None)
+        self._running_cache[node] = None
 
     def suspended_changed(self, node: int) -> None:
         """A task joined or left ``node``'s suspended tasks."""
-        self._suspended_cache.pop(node, None)
+        self._suspended_cache[node] = None
 
     @property
     def now(self) -> float:
@@ -64,7 +66,7 @@ class StateView:
 
     def running(self, node: int) -> tuple[RunningTask, ...]:
         cache = self._running_cache
-        out = cache.get(node)
+        out = cache[node]
         if out is None:
             out = cache[node] = tuple([RunningTask(i, r.job_id, r.task, r.start, r.attained, r.probe)
                                        for i, r in enumerate(self._s._slots[node]) if r.__class__ is Running])
@@ -72,7 +74,7 @@ class StateView:
 
     def suspended(self, node: int) -> tuple[RunningTask, ...]:
         cache = self._suspended_cache
-        out = cache.get(node)
+        out = cache[node]
         if out is None:
             out = cache[node] = tuple([RunningTask(-1, r.job_id, r.task, r.start, r.attained, r.probe)
                                        for r in self._s._suspended[node].values()])

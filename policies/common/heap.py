@@ -91,13 +91,15 @@ class MinHeap:
         self._sift_down(0, last)
         return top
 
-    def replace_top(self, key: float, tie: int, item: object) -> Entry:
-        """Pop the smallest entry and push a new one, in one pass (IndexError if empty). The new
-        entry sinks only as far as it must: the kernel's is usually due soon, so it stays near
-        the top (where :meth:`pop`'s leaf, a late entry, is best taken to the bottom first)."""
-        top = self._a[0]
-        self._sift_down(0, Entry(key, tie, item), True)
-        return top
+    def replace_top(self, key: float, tie: int, item: object) -> None:
+        """Pop the smallest entry and push a new one, in one pass (IndexError if empty). The top
+        entry object is reused for the new one (one allocation less per kernel event: read what
+        you need of :meth:`top` first). The new entry sinks only as far as it must: the kernel's
+        is usually due soon, so it stays near the top (where :meth:`pop`'s leaf, a late entry, is
+        best taken to the bottom first)."""
+        e = self._a[0]
+        e.key, e.tie, e.item = key, tie, item
+        self._sift_down(0, e, True)
 
     def _sift_down(self, pos: int, e: Entry, early: bool = False) -> None:
         """Place ``e`` at ``pos`` or below. ``early``: stop where ``e`` comes before the smaller

@@ -25,8 +25,10 @@ def test_push_pop_and_replace_top_keep_key_then_tie_order(seed: int) -> None:
             e = heap.pop()
             assert (e.key, e.tie) == heapq.heappop(model) and e.item == e.tie
         else:
-            e = heap.replace_top(key, tie, tie)
-            assert (e.key, e.tie) == heapq.heapreplace(model, (key, tie))
+            top = heap.top()
+            smallest = (top.key, top.tie)
+            heap.replace_top(key, tie, tie)
+            assert smallest == heapq.heapreplace(model, (key, tie))
         assert len(heap) == len(model) and (not model or (heap.top().key, heap.top().tie) == model[0])
     out = []
     while heap:
