@@ -16,7 +16,8 @@ Vector = tuple[float, ...]
 # Tasks and workers are any hashable keys the caller chooses; the functions keep their types.
 T = TypeVar("T", bound=Hashable)
 W = TypeVar("W", bound=Hashable)
-Increment = Callable[[T, W], Vector]
+# Inc_r(t, w) with cluster-wide processing rates (our reading): the same on every worker.
+Increment = Callable[[T], Vector]
 
 # "a large number" (Alg. 1, line 7): F ≤ #resources, so any EJF term below this is dominated.
 STAGE_BONUS = 1e6
@@ -61,49 +62,82 @@ def _commit(heads: dict[W, list[float]], worker: W, inc: Vector) -> None:
     heads[worker] = [max(0.0, d - i) for d, i in zip(heads[worker], inc)]
 
 
-def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: Increment[T, W],
+def needs(inc: Vector) -> tuple[int, ...]:
+    """The resources a task uses: a worker without headroom on one of them is excluded."""
+    return tuple(r for r, i in enumerate(inc) if i > 0)
+
+
+def opens(head: Sequence[float], used: tuple[int, ...], hard_incs: Sequence[tuple[int, float]] = ()) -> bool:
+    """Whether Eq. 1 lets a worker with headroom ``head`` take a task that uses ``used``, with
+    these increments on hard resources (:func:`score` is None exactly when this is False)."""
+    return all(head[r] > 0 for r in used) and all(i <= head[r] + 1e-9 for r, i in hard_incs)
+
+
+def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: Increment[T],
                 hard: Sequence[bool], stage_bonus: float = STAGE_BONUS) -> Plan[T, W]:
     """Alg. 1 StageScore on a copy of the headrooms: each task to its best worker in turn
-    (ties: first worker in ``heads`` order); mean F plus the bonus if every task placed."""
-    local = {w: list(d) for w, d in heads.items()}
+    (ties: first worker in ``heads`` order); mean F plus the bonus if every task placed.
+
+    Only workers with headroom on every resource a task uses are scored (the others are
+    excluded by Eq. 1), kept per set of used resources: on a busy cluster most workers have
+    none, and a stage of thousands of tasks costs a lookup per task, not a scan of every worker."""
+    local: dict[W, list[float]] = {}  # the workers this plan has used, with its tentative load
+    candidates: dict[tuple[int, ...], list[W]] = {}
     plan: Plan[T, W] = Plan(stage, 0.0)
     total, bonus = 0.0, stage_bonus
     for task in stage.tasks:
+        inc = increment(task)
+        used = needs(inc)
+        open_ = candidates.get(used)
+        if open_ is None:
+            open_ = candidates[used] = [w for w, d in heads.items() if opens(local.get(w, d), used)]
         best: tuple[float, W] | None = None
-        for w, d in local.items():
-            f = score(d, increment(task, w), hard)
+        for w in open_:
+            f = score(local.get(w, heads[w]), inc, hard)
             if f is not None and (best is None or f > best[0]):
                 best = (f, w)
         if best is None:
             bonus = 0.0
             continue
-        plan.pairs.append((task, best[1]))
-        _commit(local, best[1], increment(task, best[1]))
+        chosen = best[1]
+        plan.pairs.append((task, chosen))
+        local[chosen] = [max(0.0, d - i) for d, i in zip(local.get(chosen, heads[chosen]), inc)]
+        for n, ws in candidates.items():  # headroom only shrinks: a worker can only close
+            if not opens(local[chosen], n) and chosen in ws:
+                ws.remove(chosen)
         total += best[0]
     plan.score = (total / len(plan.pairs) if plan.pairs else 0.0) + bonus + stage.order_bonus
     return plan
 
 
 def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
-                increment: Increment[T, W], hard: Sequence[bool],
+                increment: Increment[T], hard: Sequence[bool],
                 stage_bonus: float = STAGE_BONUS) -> list[tuple[T, W]]:
     """One scheduling round: repeat Alg. 1 (score every stage, commit the best plan,
-    rescore) until no stage can place a task. Ties between stages keep input order."""
+    rescore) until no stage can place a task. Ties between stages keep input order.
+
+    Committing a plan only lowers the headroom of the workers it used, so a stage whose plan
+    used none of them would choose the same workers with the same scores (a lowered worker
+    it passed over stays passed over) and keeps its plan; a stage that placed nothing never
+    will. Only the other plans are rescored."""
     live = {w: list(d) for w, d in heads.items()}
-    pending = list(stages)
+    plans = [stage_score(s, live, increment, hard, stage_bonus) for s in stages]
     placed: list[tuple[T, W]] = []
-    while pending:
-        plans = [stage_score(s, live, increment, hard, stage_bonus) for s in pending]
+    while True:
         plans = [p for p in plans if p.pairs]
         if not plans:
             break
         best = max(plans, key=lambda p: p.score)
+        used = set()
         for task, w in best.pairs:
-            _commit(live, w, increment(task, w))
+            _commit(live, w, increment(task))
+            used.add(w)
         placed.extend(best.pairs)
         done = {t for t, _ in best.pairs}
         rest = tuple(t for t in best.stage.tasks if t not in done)
-        pending = [s for s in pending if s is not best.stage]
+        plans = [stage_score(p.stage, live, increment, hard, stage_bonus) if any(w in used for _, w in p.pairs) else p
+                 for p in plans if p is not best]
         if rest:
-            pending.append(Stage(best.stage.key, rest, best.stage.order_bonus))
+            plans.append(stage_score(Stage(best.stage.key, rest, best.stage.order_bonus), live, increment, hard,
+                                     stage_bonus))
     return placed

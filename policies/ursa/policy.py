@@ -29,10 +29,10 @@ paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from typing import Literal
+from typing import Any, Literal
 
 from policies.framework.bounds import DAY, MS, check_bounds, within
 from policies.framework.api import (NONE, Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv,
@@ -40,12 +40,15 @@ from policies.framework.api import (NONE, Assign, ClusterView, Decision, Decisio
 from policies.common.vectors import ceiling, fits, normalized, sub
 from policies.framework.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
-from policies.ursa.placement import Stage, headroom, place_batch
+from policies.ursa.placement import Stage, headroom, needs, opens, place_batch
 from policies.ursa.retry import RetryGrid
 from workloads.model import Job
 
 TaskKey = tuple[int, int]
 Vector = tuple[float, ...]
+# what decides whether some worker can take a task (UrsaScheduler._kind): a demand vector for the
+# baselines, (used resources, hard increments) for Algorithm 1
+Kind = tuple[Any, ...]
 MEMORY_NAMES = ("mem", "memory")
 
 
@@ -69,18 +72,33 @@ class UrsaConfig:
 
 @dataclass
 class Table:
-    """One pass's view of the workers: free capacity net of queued demand, headrooms, and
-    which resources are hard (memory) versus time-like."""
+    """One pass's view of the workers: free capacity net of queued demand, headrooms (for
+    Algorithm 1 only), which resources are hard (memory) versus time-like, and the distinct
+    demands the unplaced tasks are believed to occupy (empty: not known) with, for the
+    baselines, the workers each fits at the start of the pass (None: not known)."""
 
     free: dict[int, Vector]
     heads: dict[int, list[float]]
     hard: tuple[bool, ...]
     capacity: Vector
+    kinds: frozenset[Kind] = frozenset()
+    room: dict[Kind, set[int]] | None = None  # per kind: the workers whose free room fits it
 
 
-Increment = Callable[[TaskKey, int], Vector]
+Increment = Callable[[TaskKey], Vector]
 Demand = Callable[[TaskKey], Vector]
-Planner = Callable[[Sequence[Stage[TaskKey]], Table, Increment, Demand], list[tuple[TaskKey, int]]]
+PlanFn = Callable[[Sequence[Stage[TaskKey]], Table, Increment, Demand], list[tuple[TaskKey, int]]]
+
+
+@dataclass(frozen=True)
+class Planner:
+    """A placement step and what it needs of a worker: headroom on every resource a task
+    uses (Algorithm 1's exclusion, Eq. 1: ``by_headroom``) or free room for the demand the
+    task is believed to occupy (the baselines). A pass in which no worker can take any unplaced
+    task places nothing, so it is not run."""
+
+    plan: PlanFn
+    by_headroom: bool
 
 
 @dataclass(frozen=True)
@@ -119,8 +137,20 @@ class UrsaScheduler:
         self.assigned: list[dict[TaskKey, Vector]] = [{} for _ in range(spec.n_nodes)]
         self.queued: list[dict[TaskKey, ProbeInfo]] = [{} for _ in range(spec.n_nodes)]
         self._done: dict[int, int] = {}
+        self.incs: dict[TaskKey, Vector] = {}
+        # what decides where an unplaced task can go (few distinct values), counted: a pass is run
+        # only when some worker can take one of them
+        self.kinds: Counter[Kind] = Counter()
+        self._todo: dict[int, tuple[TaskKey, ...]] = {}  # per job without a DAG: its unplaced tasks, sorted
+        # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
+        # the baselines the free room left by the peak reservations
+        self._apt: list[list[float] | None] = [None] * spec.n_nodes
+        self._held: dict[int, Vector] = {}
+        self._room: dict[Kind, set[int]] = {}
         self.pass_at: float | None = None
         self.retry = RetryGrid(config.interval)
+        if accounting is not None:
+            self._held = {w: self.capacity for w in range(spec.n_nodes)}
 
     # -- bookkeeping -----------------------------------------------------------------------
     def demand(self, key: TaskKey) -> Vector:
@@ -156,7 +186,38 @@ class UrsaScheduler:
         self.left[ev.job.job_id] = [0.0] * len(self.capacity)
         for t in range(ev.job.n_tasks):
             self._account(ev.job.job_id, t, +1)
+            self._count(self._kind((ev.job.job_id, t)), +1)
         return self._wake(ev.time)
+
+    def _count(self, kind: Kind, sign: int) -> None:
+        """One more or one fewer unplaced task of ``kind``; the baselines keep which workers each
+        waiting kind fits (updated as reservations change), so a pass finds them without a scan."""
+        self.kinds[kind] += sign
+        if not self.kinds[kind]:
+            del self.kinds[kind]
+            self._room.pop(kind, None)
+        elif self.accounting is not None and kind not in self._room:
+            self._room[kind] = {w for w, f in self._held.items() if fits(kind, f)}
+
+    def _kind(self, key: TaskKey) -> Kind:
+        """What decides whether some worker can take a task now: the resources it uses and its
+        memory share (Algorithm 1), or what it is believed to occupy (the baselines)."""
+        if not self.planner.by_headroom:
+            return self.believed(key)
+        inc = self._increment(key)
+        used = needs(inc)
+        return used, tuple((r, inc[r]) for r in used if self.hard[r])
+
+    def _touch(self, worker: int) -> None:
+        """What is assigned to ``worker`` changed: its load figures follow."""
+        self._apt[worker] = None
+        if self.accounting is not None:
+            f = self._held[worker] = self._reservations(worker)
+            for kind, room in self._room.items():
+                if fits(kind, f):
+                    room.add(worker)
+                else:
+                    room.discard(worker)
 
     def _account(self, jid: int, task: int, sign: int) -> None:
         left = self.left[jid]
@@ -166,10 +227,13 @@ class UrsaScheduler:
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         del self.assigned[ev.node][(ev.job_id, ev.task)]
+        self._touch(ev.node)
+        self.incs.pop((ev.job_id, ev.task), None)
         self._account(ev.job_id, ev.task, -1)
         if view.job(ev.job_id).n_tasks == self._done.setdefault(ev.job_id, 0) + 1:
             for store in (self.jobs, self.unplaced, self.left, self._done, self.reserved):
                 del store[ev.job_id]
+            self._todo.pop(ev.job_id, None)
         else:
             self._done[ev.job_id] += 1
         return self._wake(ev.time)
@@ -185,17 +249,25 @@ class UrsaScheduler:
         if ev.time != self.pass_at:
             return NONE  # superseded by an earlier pass
         self.pass_at = None
-        stages = self._stages(view)
-        if not stages:
+        if not self._any_ready(view):
             self.retry.clear()
             return NONE
         out: list[Decision] = []
-        placed = self.planner(stages, self._table(view), self._increment, self.believed)
+        table = self._table(view)
+        if self._may_place(table):
+            stages = self._stages(view)
+            placed = self.planner.plan(stages, table, self._increment, self.believed)
+            everything = len(placed) == sum(len(s.tasks) for s in stages)
+        else:
+            placed, everything = [], False
         for key, node in placed:
             self.unplaced[key[0]].discard(key[1])
+            self._todo.pop(key[0], None)
+            self._count(self._kind(key), -1)
             self.assigned[node][key] = self.work(key)
+            self._touch(node)
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
-        if len(placed) == sum(len(s.tasks) for s in stages):
+        if everything:
             self.retry.clear()
         elif placed or self.config.retry == "every-interval":
             out.extend(self._wake(self.retry.after_pass(ev.time)))
@@ -207,50 +279,88 @@ class UrsaScheduler:
         """A hook changed what a pass reads: if stalled, retry at the first tick at or after ``at``."""
         return self._wake(self.retry.resume(at)) if self.retry.stalled else NONE
 
+    def _any_ready(self, view: ClusterView) -> bool:
+        return any(todo and (not self.jobs[jid].has_dag or any(view.is_ready(jid, t) for t in todo))
+                   for jid, todo in self.unplaced.items())
+
+    def _may_place(self, table: Table) -> bool:
+        """Whether some worker can take some unplaced task (``_kind``): otherwise the planner
+        would place nothing."""
+        if table.room is not None:
+            return any(table.room.values())
+        if not self.planner.by_headroom:
+            top = ceiling(table.free.values(), len(self.capacity))  # fits none if it misses this
+            return any(fits(d, top) for d in table.kinds)
+        return any(opens(head, used, hard) for used, hard in table.kinds for head in table.heads.values())
+
+    def _unplaced_sorted(self, jid: int) -> tuple[TaskKey, ...]:
+        todo = self._todo.get(jid)
+        if todo is None:
+            todo = self._todo[jid] = tuple((jid, t) for t in sorted(self.unplaced[jid]))
+        return todo
+
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
-        groups: dict[tuple[int, int], list[int]] = {}
+        groups: dict[tuple[int, int], Sequence[TaskKey]] = {}
         for jid in sorted(self.jobs, key=self.job_rank):
             job = self.jobs[jid]
-            todo = sorted(self.unplaced[jid])
+            todo = self._unplaced_sorted(jid)
             if not job.has_dag:  # one stage, all ready
                 if todo:
                     groups[(jid, 0)] = todo
                 continue
-            for t in todo:
-                if view.is_ready(jid, t):
-                    groups.setdefault((jid, job.stage_of[t] if job.stage_of else 0), []).append(t)
-        return [Stage(k, tuple(zip(repeat(k[0]), ts)), self.order_bonus(k[0], view.now))
-                for k, ts in groups.items()]
+            ready: dict[tuple[int, int], list[TaskKey]] = {}
+            for key in todo:
+                if view.is_ready(jid, key[1]):
+                    ready.setdefault((jid, job.stage_of[key[1]] if job.stage_of else 0), []).append(key)
+            groups.update(ready)
+        return [Stage(k, tuple(keys), self.order_bonus(k[0], view.now)) for k, keys in groups.items()]
 
     def believed(self, key: TaskKey) -> Vector:
         """What the planner thinks a task occupies: its demand, or its job's peak."""
         return self.demand(key) if self.accounting is None else self.reserved[key[0]]
 
     def _table(self, view: ClusterView) -> Table:
-        free: dict[int, Vector] = {}
-        heads: dict[int, list[float]] = {}
-        for w in range(len(self.assigned)):
-            if self.accounting is None:  # the truth now, less what waits in the queue
-                f, held = view.free_capacity(w) or self.capacity, list(self.queued[w])
-            else:  # peak reservations of everything placed and unfinished
-                f, held = self.capacity, list(self.assigned[w])
-            for k in held:
-                f = sub(f, self.believed(k))
-            free[w] = f
-            heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
-        return Table(free, heads, self.hard, self.capacity)
+        if self.accounting is not None:
+            free = dict(self._held)
+        else:
+            free = {}
+            for w in range(len(self.assigned)):  # the truth now, less what waits in the queue
+                f = view.free_capacity(w) or self.capacity
+                for k in self.queued[w]:
+                    f = sub(f, self.believed(k))
+                free[w] = f
+        heads = {w: [self._headroom(w, i, f) for i in range(len(self.capacity))] for w, f in free.items()} \
+            if self.planner.by_headroom else {}
+        room = {k: set(ws) for k, ws in self._room.items()} if self.accounting is not None else None
+        return Table(free, heads, self.hard, self.capacity, frozenset(self.kinds), room)
+
+    def _reservations(self, w: int) -> Vector:
+        """The baselines' free room on ``w``: its capacity less the peak reservations of everything
+        placed there and unfinished."""
+        f = self.capacity
+        for k in self.assigned[w]:
+            f = sub(f, self.believed(k))
+        return f
 
     def _headroom(self, w: int, i: int, free: Vector) -> float:
         if self.hard[i]:
             return max(0.0, free[i] / self.capacity[i])
         if free[i] >= 1.0:
             return 1.0  # an idle core (or network slot): APT = 0, §4.2.2 extended to every unit
-        apt = sum(work[i] for work in self.assigned[w].values()) / self.capacity[i]
-        return headroom(self.config.ept, apt)
+        apt = self._apt[w]
+        if apt is None:
+            apt = self._apt[w] = [sum(work[r] for work in self.assigned[w].values()) / self.capacity[r]
+                                  for r in range(len(self.capacity))]
+        return headroom(self.config.ept, apt[i])
 
-    def _increment(self, key: TaskKey, w: int) -> Vector:
-        return tuple(x / self.capacity[i] if self.hard[i] else x / self.capacity[i] / self.config.ept
-                     for i, x in enumerate(self.work(key)))
+    def _increment(self, key: TaskKey) -> Vector:
+        """Inc(t, w) on any worker (the rates are the cluster's capacity), computed once per task."""
+        inc = self.incs.get(key)
+        if inc is None:
+            ept = self.config.ept
+            inc = self.incs[key] = tuple(x / self.capacity[i] if self.hard[i] else x / self.capacity[i] / ept
+                                         for i, x in enumerate(self.work(key)))
+        return inc
 
     # -- worker side -----------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
@@ -293,33 +403,38 @@ def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Incremen
     return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0)
 
 
-def greedy(score: Callable[[Vector, Vector, Vector], float]) -> Planner:
+def greedy(score: Callable[[Vector, Vector, Vector], float]) -> PlanFn:
     """A replaced-algorithm baseline: task by task in stage order, the best-scoring worker
     where the task fits now; tasks that fit nowhere wait for the next pass."""
     def plan(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
         out: list[tuple[TaskKey, int]] = []
-        # a task that does not fit the most any worker has free on each resource fits no worker:
-        # skipped without the scan (a backlog of thousands of tasks on a full cluster was a scan of
-        # every worker per waiting task per pass)
+        # free room only shrinks during a pass, so a demand that fits no worker (tasks share a few
+        # demand vectors, a baseline's one per job) never will: it is skipped, and the pass ends
+        # when that holds for every demand waiting (a backlog of thousands of tasks on a full
+        # cluster was a scan of every worker per waiting task per pass). One that does not fit the
+        # most any worker had free on each resource at the start (`ceiling`) fits none.
         top = ceiling(table.free.values(), len(table.capacity))
-        # top only shrinks during a pass: a demand that did not fit it once never will (tasks
-        # share a few demand vectors, a baseline's one per job)
-        unfit: set[Vector] = set()
+        unfit: set[Kind] = set()
         for s in stages:
             for t in s.tasks:
                 d = demand(t)
                 if d in unfit:
                     continue
-                if not fits(d, top):
+                if table.room is not None and d in table.room:
+                    fit = [(score(d, table.free[w], table.capacity), -w, w) for w in table.room[d]
+                           if fits(d, table.free[w])]
+                else:
+                    fit = [(score(d, f, table.capacity), -w, w) for w, f in table.free.items() if fits(d, f)] \
+                        if fits(d, top) else []
+                if not fit:
                     unfit.add(d)
+                    if table.kinds and unfit >= table.kinds:
+                        return out
                     continue
-                fit = [(score(d, f, table.capacity), -w, w) for w, f in table.free.items() if fits(d, f)]
-                if fit:
-                    w = max(fit)[2]
-                    table.free[w] = sub(table.free[w], d)
-                    out.append((t, w))
-                    top = ceiling(table.free.values(), len(table.capacity))
+                w = max(fit)[2]
+                table.free[w] = sub(table.free[w], d)
+                out.append((t, w))
         return out
     return plan
 
@@ -339,12 +454,16 @@ def _entry(name: str, planner: Planner, summary: str, accounting: PeakAccounting
     return PolicyEntry(name, UrsaConfig, lambda c, env: UrsaScheduler(name, c, env, planner, accounting), summary)
 
 
-URSA = _entry("ursa", algorithm1, "Ursa: per-resource load-balanced, stage-aware placement; EJF or SRJF order")
-URSA_PER_TASK = _entry("ursa-per-task", per_task, "Ursa without stage awareness (Fig. 7 ablation)")
-CAPACITY = _entry("capacity", greedy(most_available),
+URSA = _entry("ursa", Planner(algorithm1, by_headroom=True),
+              "Ursa: per-resource load-balanced, stage-aware placement; EJF or SRJF order")
+URSA_PER_TASK = _entry("ursa-per-task", Planner(per_task, by_headroom=True),
+                       "Ursa without stage awareness (Fig. 7 ablation)")
+CAPACITY = _entry("capacity", Planner(greedy(most_available), by_headroom=False),
                   "Ursa runtime, YARN Capacity-like placement: most available worker, peak CPU/memory",
                   PeakAccounting(network=False))
-TETRIS = _entry("tetris", greedy(alignment), "Ursa runtime, Tetris placement: alignment on peak demands",
+TETRIS = _entry("tetris", Planner(greedy(alignment), by_headroom=False),
+                "Ursa runtime, Tetris placement: alignment on peak demands",
                 PeakAccounting(network=True))
-TETRIS2 = _entry("tetris2", greedy(alignment), "Ursa runtime, Tetris ignoring network demand",
+TETRIS2 = _entry("tetris2", Planner(greedy(alignment), by_headroom=False),
+                 "Ursa runtime, Tetris ignoring network demand",
                  PeakAccounting(network=False))

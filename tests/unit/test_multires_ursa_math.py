@@ -26,7 +26,7 @@ def test_score_pairs_heavy_resource_with_light_worker():
 
 def test_stage_score_bonus_only_when_whole_stage_fits():
     heads = {"w1": (1.0, 1.0, 1.0)}
-    inc = lambda t, w: (1.0, 0.0, 0.1)  # noqa: E731  one task uses a whole EPT of CPU
+    inc = lambda t: (1.0, 0.0, 0.1)  # noqa: E731  one task uses a whole EPT of CPU
     whole = stage_score(Stage("s", ("a",)), heads, inc, HARD)
     partial = stage_score(Stage("s", ("a", "b")), heads, inc, HARD)
     assert whole.score == pytest.approx(1.1 + STAGE_BONUS)
@@ -36,7 +36,7 @@ def test_stage_score_bonus_only_when_whole_stage_fits():
 
 def test_place_batch_prefers_complete_stages_and_repeats():
     heads = {"w1": (1.0, 1.0, 1.0), "w2": (1.0, 1.0, 1.0)}
-    inc = lambda t, w: (1.0, 0.0, 0.1) if t.startswith("big") else (0.5, 0.0, 0.1)  # noqa: E731
+    inc = lambda t: (1.0, 0.0, 0.1) if t.startswith("big") else (0.5, 0.0, 0.1)  # noqa: E731
     stages = [Stage("wide", ("big1", "big2", "big3")), Stage("small", ("s1", "s2"))]
     placed = place_batch(stages, heads, inc, HARD)
     # "small" fits entirely (bonus), one task per worker (F is higher on the idle one);
@@ -47,7 +47,7 @@ def test_place_batch_prefers_complete_stages_and_repeats():
 
 def test_order_bonus_breaks_stage_ties_toward_older_job():
     heads = {"w1": (1.0, 1.0, 1.0)}
-    inc = lambda t, w: (1.0, 0.0, 0.1)  # noqa: E731
+    inc = lambda t: (1.0, 0.0, 0.1)  # noqa: E731
     stages = [Stage("young", ("y",), ejf_bonus(0.01, 10.0, 12.0)),
               Stage("old", ("o",), ejf_bonus(0.01, 0.0, 12.0))]
     assert place_batch(stages, heads, inc, HARD) == [("o", "w1")]
@@ -82,7 +82,7 @@ def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: i
     stages = [Stage(s, tuple(range(s * 10, s * 10 + 10))) for s in range(6)]
     for rate in (most_available, alignment):
         table = Table(dict(free), {}, (True, True), cap)
-        got = greedy(rate)(stages, table, lambda t, w: (0.0, 0.0), demands.__getitem__)
+        got = greedy(rate)(stages, table, lambda t: (0.0, 0.0), demands.__getitem__)
         room, want = dict(free), []
         for s in stages:
             for t in s.tasks:
@@ -92,3 +92,56 @@ def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: i
                     room[w] = sub(room[w], demands[t])
                     want.append((t, w))
         assert got == want and table.free == room and 0 < len(got) < 60
+
+
+def _reference_batch(stages, heads, increment, hard, stage_bonus=STAGE_BONUS):
+    """Algorithm 1 as the paper states it: every stage rescored against every worker after each commit."""
+    live = {w: list(d) for w, d in heads.items()}
+    pending, placed = list(stages), []
+    while pending:
+        plans = []
+        for s in pending:
+            local, pairs, total, bonus = {w: list(d) for w, d in live.items()}, [], 0.0, stage_bonus
+            for t in s.tasks:
+                inc = increment(t)
+                found = [(f, w) for w, d in local.items() if (f := score(d, inc, hard)) is not None]
+                if not found:
+                    bonus = 0.0
+                    continue
+                best = max(found, key=lambda x: x[0])  # first of the best, in worker order
+                pairs.append((t, best[1]))
+                local[best[1]] = [max(0.0, d - i) for d, i in zip(local[best[1]], inc)]
+                total += best[0]
+            if pairs:
+                plans.append((total / len(pairs) + bonus + s.order_bonus, s, pairs))
+        if not plans:
+            break
+        _, s, pairs = max(plans, key=lambda p: p[0])
+        for t, w in pairs:
+            live[w] = [max(0.0, d - i) for d, i in zip(live[w], increment(t))]
+        placed.extend(pairs)
+        rest = tuple(t for t in s.tasks if t not in {t for t, _ in pairs})
+        pending = [p for p in pending if p is not s] + ([Stage(s.key, rest, s.order_bonus)] if rest else [])
+    return placed
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: int) -> None:
+    """place_batch scores only the workers a task can use and keeps the plans no commit touched:
+    the same placements as rescoring everything, on loaded, idle and memory-tight workers and
+    tasks that use CPU, network or neither (ties included: few distinct values)."""
+    import random
+
+    rng = random.Random(seed)
+    heads = {w: (rng.choice([0.0, 0.0, 0.3, 1.0]), rng.choice([0.0, 0.5, 1.0]), rng.choice([0.05, 0.2, 1.0]))
+             for w in range(rng.randint(1, 12))}
+    incs = {(s, t): (rng.choice([0.0, 0.1, 0.4, 1.5]), rng.choice([0.0, 0.0, 0.3]), rng.choice([0.0, 0.1, 0.25]))
+            for s in range(6) for t in range(rng.randint(1, 8))}
+    stages = [Stage(s, tuple(k for k in incs if k[0] == s), rng.choice([0.0, 0.5])) for s in range(6)]
+    stages = [s for s in stages if s.tasks]
+    for bonus in (STAGE_BONUS, 0.0):
+        got = place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
+        assert got == _reference_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
+        singles = [Stage(t, (t,), s.order_bonus) for s in stages for t in s.tasks]  # the per-task ablation
+        assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0) == \
+            _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
