@@ -19,7 +19,9 @@ from workloads.trace import read_trace
 from yarnclient import YarnError
 from yarnclient.http import RestSession
 
-pytestmark = pytest.mark.integration
+# make test-long: a Spark application and a History Server's replay of its log (about 110 s of the
+# testbed lane, which is make test's critical path); make test reads history over WebHDFS
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 JOB = """
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.appName("history-server-source").getOrCreate()

@@ -180,7 +180,9 @@ def test_an_alarm_set_before_a_run_is_set_again_after_it() -> None:
 
 
 INTERRUPTED = """
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C's handler even if the caller ignores SIGINT
 from bridge.apps.rank import runs
 from bridge.cli import main
 from tests.unit import test_rank
