@@ -219,11 +219,8 @@ class RestSession(JsonCalls):
                 with response:
                     if response.status_code >= 400:
                         raise _error_from(response, _body(response, url), url)
-                    for chunk in response.iter_content(chunk_size=_CHUNK):
+                    for chunk in _chunks(response, url, max_bytes, ", the most read from it"):
                         written += len(chunk)
-                        if written > max_bytes:
-                            raise YarnServerError(f"{url} answered with more than {max_bytes} bytes (decoded), "
-                                                  "the most read from it", url=url, status=response.status_code)
                         into.write(chunk)
         except requests.exceptions.RequestException as exc:
             if deadline.passed:
@@ -244,14 +241,19 @@ def _late(url: str, deadline: _Deadline, why: str = " (the connect and read time
 
 def _body(response: requests.Response, url: str) -> bytes:
     """The decoded body, read chunk by chunk; YarnServerError as soon as it passes MAX_BODY_BYTES."""
-    chunks, size = [], 0
+    return b"".join(_chunks(response, url, MAX_BODY_BYTES, ": not a YARN reply"))
+
+
+def _chunks(response: requests.Response, url: str, max_bytes: int, why: str) -> Iterator[bytes]:
+    """The decoded body's chunks as they arrive; YarnServerError (ending in ``why``) as soon as
+    they pass ``max_bytes``."""
+    size = 0
     for chunk in response.iter_content(chunk_size=_CHUNK):
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise YarnServerError(f"{url} answered with more than {MAX_BODY_BYTES} bytes (decoded): not a "
-                                  "YARN reply", url=url, status=response.status_code)
-        chunks.append(chunk)
-    return b"".join(chunks)
+        if size > max_bytes:
+            raise YarnServerError(f"{url} answered with more than {max_bytes} bytes (decoded){why}",
+                                  url=url, status=response.status_code)
+        yield chunk
 
 
 def _root_cause(exc: BaseException) -> str:
