@@ -68,13 +68,18 @@ def _probe(root: Path, pure: bool) -> list[str]:
     return out.strip().split("|")
 
 
-def _current_build() -> None:
+def _check_build() -> tuple[dict[str, Path], str]:
+    """``compiled.check()`` of this tree's build, whatever ``SCHEDBRIDGE_PURE`` says."""
     env_pure = os.environ.pop(compiled.PURE_ENV, None)
     try:
-        files, reason = compiled.check()
+        return compiled.check()
     finally:
         if env_pure is not None:
             os.environ[compiled.PURE_ENV] = env_pure
+
+
+def _current_build() -> None:
+    files, reason = _check_build()
     if not files:
         pytest.skip(f"no current compiled build to test against: {reason}")
 
@@ -106,12 +111,7 @@ def test_reading_a_trace_leaves_the_core_undecided_and_a_simulation_decides_it()
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == f"{compiled.CORE_UNDECIDED}|[]"
     flag, engine, line = out[1].split("|")
-    env_pure = os.environ.pop(compiled.PURE_ENV, None)
-    try:
-        files, reason = compiled.check()
-    finally:
-        if env_pure is not None:
-            os.environ[compiled.PURE_ENV] = env_pure
+    files, reason = _check_build()
     if files:
         assert flag == "True" and engine.endswith(compiled.SUFFIX) and line.startswith("simulator core: compiled")
     else:
