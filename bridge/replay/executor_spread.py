@@ -32,7 +32,8 @@ from yarnclient.models import AllocatedContainer
 
 DEFAULT_HEAP_MB = 512          # spark.executor.memory when the conf does not set it
 MIN_OVERHEAD_MB = 256          # the least memory overhead an executor is given (Python workers)
-AM_HEAP_MB, AM_OVERHEAD_MB = 384, 256  # the client-mode AM (ExecutorLauncher) when not set: the testbed's
+AM_HEAP_MB, AM_OVERHEAD_MB = 256, 256  # the client-mode AM (ExecutorLauncher: it only asks YARN for
+# containers) when not set: a 512 MB container, which leaves room for N + Q = 4 executors on a 4 GB NodeManager
 FAIR_SCHEDULER = "FairScheduler"
 SIZED_KEYS = ("spark.executor.memoryOverhead", "spark.executor.memoryOverheadFactor",
               "spark.executor.pyspark.memory", "spark.memory.offHeap.enabled")

@@ -30,9 +30,18 @@ def test_exactly_n_plus_q_fit_on_each_testbed_node_with_or_without_the_am(per_no
 
 def test_kairos_hol_shape_gets_the_largest_size_that_fits() -> None:
     sizing = size(TESTBED, 2, {"spark.executor.memory": "512m"}, 128)
-    # (k+1) C > 4096 -> C >= 1366; 2 C + 640 <= 4096 -> C <= 1728: 1664 is the largest multiple of 128
-    assert (sizing.container_mb, sizing.heap_mb) == (1664, 512)
-    assert sizing.spark_conf()["spark.executor.memoryOverhead"] == "1152m"
+    # (k+1) C > 4096 -> C >= 1366; 2 C + 512 <= 4096 -> C <= 1792, a multiple of 128
+    assert (sizing.container_mb, sizing.heap_mb) == (1792, 512)
+    assert sizing.spark_conf()["spark.executor.memoryOverhead"] == "1280m"
+
+
+def test_four_per_testbed_node_fit_beside_the_default_am() -> None:
+    # Kairos with Q = 2 on two one-core executors per NodeManager: (k+1) C > 4096 -> C >= 820;
+    # 4 C + 512 <= 4096 -> C <= 896, a multiple of 128 (a 640 MB AM would leave none)
+    sizing = size(TESTBED, 4, {}, 128)
+    assert (sizing.container_mb, sizing.am_heap_mb + sizing.am_overhead_mb) == (896, 512)
+    with pytest.raises(SpreadError, match="exactly 4 fit"):
+        size(TESTBED, 4, {"spark.yarn.am.memory": "384m"}, 128)
 
 
 def test_a_coarse_increment_with_no_size_that_fits_is_an_error_naming_the_nodes() -> None:
