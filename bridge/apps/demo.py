@@ -1,9 +1,8 @@
 """`schedbridge demo`: the sim-to-real story on the local testbed, end to end.
 
 Brings the testbed up, runs each comparison of the demo's plan (by default
-``workloads/examples/demo/sim-to-real.toml``: one placement comparison on sleeping Yahoo-like
-tasks, one preemption comparison on CPU-bound WordCount jobs, one on the mission's TPC-H and
-WordCount jobs) through `sim-vs-live`'s Python API,
+``workloads/examples/demo/sim-to-real.toml``: interactive TPC-H queries behind a WordCount batch
+job under stock Spark, Hawk, Eagle and Kairos with ``--preempt``) through `sim-vs-live`'s Python API,
 prints per policy the live figures beside the simulator's prediction and one reading line computed
 from them, and stops the testbed if it started it. The plan is data, not code, so that what the
 demo shows can be changed (or shrunk, as its integration test does) without touching this module.
@@ -16,7 +15,7 @@ import time
 import tomllib
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from bridge.common import atomic
 from bridge.common.metrics import CLASSES
 from bridge.common.options import OutputPath, estimates_option, renamed_option
 from bridge.common.tables import text as render
+from bridge.drivers.node_engine import preempting_policies
 from bridge.replay.policy import check as check_policy
 from bridge.testbed.cluster import Testbed, TestbedError
 from bridge.testbed.layout import default_layout
@@ -175,7 +175,7 @@ def _prepare(planned: Planned, conf_dir: Path, estimates: Path | None = None) ->
                                     conf_dir, planned.job_model, check=not planned.preempt)
     comparison.use_estimates(estimates, planned.estimates_from)
     for policy in planned.policies:
-        check_policy(policy, policy_conf(comparison.params[policy]), planned.preempt)
+        check_policy(policy, policy_conf(comparison.params[policy]), comparison.preempts(policy))
     return comparison
 
 
@@ -192,15 +192,31 @@ def _run(planned: Planned, comparison: Comparison, out: Path) -> str:
                       f"table: {out / 'table.txt'}", f"plot: {out / 'jct_cdf.png'}"])
 
 
-def _not_runnable(planned: Planned) -> str | None:
-    """Why this machine cannot run the comparison, if it cannot: the node agents that `--preempt`
-    starts on the local testbed write cgroups, which takes root."""
-    if planned.preempt and os.geteuid() != 0:
-        return "not run: its --preempt starts node agents that resize containers through cgroups, which needs root"
-    return None
+def _runnable(planned: Planned) -> tuple[Planned | None, str | None]:
+    """What of the comparison this machine can run, and what it leaves out: the node agents that
+    `--preempt` starts on the local testbed write cgroups, which takes root, so without it the
+    preempting policies are left out and the others run as they would beside them (the whole
+    comparison is left out if fewer than two policies remain)."""
+    if not planned.preempt or os.geteuid() == 0:
+        return planned, None
+    kept = tuple(p for p in planned.policies if p not in preempting_policies())
+    left_out = ", ".join(p for p in planned.policies if p not in kept)
+    why = f"{left_out} not run: --preempt starts node agents that resize containers through cgroups, which needs root"
+    return (replace(planned, policies=kept, preempt=False) if len(kept) >= 2 else None), why
 
 
-def _checked(plan_file: Path, conf_dir: Path, estimates: Path | None = None) -> list[tuple[Planned, Comparison]]:
+@dataclass(frozen=True)
+class Checked:
+    """One comparison of the plan as this machine runs it: ``runnable`` (None: not at all) with its
+    prepared comparison, and what was left out and why."""
+
+    planned: Planned
+    runnable: Planned | None
+    comparison: Comparison | None
+    left_out: str | None
+
+
+def _checked(plan_file: Path, conf_dir: Path, estimates: Path | None = None) -> list[Checked]:
     """The plan's comparisons, each checked before the testbed starts (``estimates``: the file every
     live policy gets); a mistake ends the demo with one line naming the plan file and the comparison
     or key."""
@@ -210,22 +226,32 @@ def _checked(plan_file: Path, conf_dir: Path, estimates: Path | None = None) -> 
         raise click.ClickException(str(exc)) from None
     checked = []
     for planned in plan:
+        runnable, left_out = _runnable(planned)
         try:
-            checked.append((planned, _prepare(planned, conf_dir, estimates)))
+            comparison = None if runnable is None else _prepare(runnable, conf_dir, estimates)
         except ERRORS as exc:
             raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
+        checked.append(Checked(planned, runnable, comparison, left_out))
     return checked
 
 
-def _check_preempting(plan: list[tuple[Planned, Comparison]], plan_file: Path) -> None:
+def _shown(item: Checked, out: Path) -> str:
+    """What the demo prints for one comparison: its run, and what it left out and why."""
+    if item.runnable is None or item.comparison is None:
+        return f"{item.planned.title}: {item.left_out}"
+    text = _run(item.runnable, item.comparison, out)
+    return text if item.left_out is None else f"{text}\n{item.left_out}"
+
+
+def _check_preempting(plan: list[Checked], plan_file: Path) -> None:
     """Every runnable --preempt comparison's policies can be simulated on the testbed's
     NodeManagers (read from its ResourceManager, so once it is up), before any comparison runs."""
-    for planned, comparison in plan:
-        if planned.preempt and not _not_runnable(planned):
+    for item in plan:
+        if item.runnable is not None and item.runnable.preempt and item.comparison is not None:
             try:
-                comparison.check_simulatable()
+                item.comparison.check_simulatable()
             except ERRORS as exc:
-                raise click.ClickException(f"{plan_file}: comparison {planned.name!r}: {exc}") from None
+                raise click.ClickException(f"{plan_file}: comparison {item.planned.name!r}: {exc}") from None
 
 
 def _minutes(seconds: float) -> str:
@@ -241,9 +267,9 @@ def _minutes(seconds: float) -> str:
 @click.option("--keep-testbed", is_flag=True, help="Leave the testbed running afterwards.")
 @estimates_option()
 def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool, estimates: Path | None) -> None:
-    """Start the local testbed and show, per comparison of the plan (placement on sleeping
-    Yahoo-like tasks, preemption on CPU-bound WordCount, the mission's TPC-H and WordCount jobs),
-    each policy's live figures beside the simulator's prediction; about 9 minutes on a 2-core machine."""
+    """Start the local testbed and show, per comparison of the plan (interactive TPC-H queries
+    behind a WordCount batch job under stock Spark, Hawk, Eagle and Kairos), each policy's live
+    figures beside the simulator's prediction; about 13 minutes on a 2-core machine."""
     started, results = time.monotonic(), out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     if results.exists() and any(results.iterdir()):
         raise click.BadParameter(f"{results} is not empty", param_hint="--out")
@@ -255,12 +281,13 @@ def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool, estimates
         bed.up(progress=_say)
         _check_preempting(plan, plan_file)
         shown = []
-        for i, (planned, comparison) in enumerate(plan, 1):
-            skip = _not_runnable(planned)
-            _say(f"[{i}/{len(plan)}] {planned.name}: " + (skip or f"{', '.join(planned.policies)} live on the "
-                 f"testbed, each then simulated ({_minutes(time.monotonic() - started)} so far)"))
-            (results / planned.name).mkdir(parents=True, exist_ok=True)
-            shown.append(f"{planned.title}: {skip}" if skip else _run(planned, comparison, results / planned.name))
+        for i, item in enumerate(plan, 1):
+            runs = item.runnable
+            what = item.left_out if runs is None else (f"{', '.join(runs.policies)} live on the testbed, each then "
+                                                       f"simulated ({_minutes(time.monotonic() - started)} so far)")
+            _say(f"[{i}/{len(plan)}] {item.planned.name}: {what}")
+            (results / item.planned.name).mkdir(parents=True, exist_ok=True)
+            shown.append(_shown(item, results / item.planned.name))
             click.echo(shown[-1] + "\n")
         atomic.write_text(results / "summary.txt", "\n\n".join(shown) + "\n")
         _say(f"done in {_minutes(time.monotonic() - started)}; results in {results}")

@@ -3,6 +3,7 @@ figures and reading lines it prints, and that every mistake stops it before the 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -37,20 +38,14 @@ def _run(policy: str, live: tuple[float, float], sim: tuple[float, float]) -> Me
                     NONE, Path("live"), Path("sim.csv"))
 
 
-def test_the_shipped_plan_is_placement_preemption_and_the_missions_workloads() -> None:
-    plan = load_plan(default_plan())
-    assert [(p.name, p.policies, p.preempt) for p in plan] == [("placement", ("stock", "eagle"), False),
-                                                               ("preemption", ("fifo", "kairos"), True),
-                                                               ("mission", ("stock", "hawk", "falcon"), False)]
-    placement, preemption, mission = plan
-    kinds = {c.kind for c in load_workload(mission.workload).mix.categories}
-    assert kinds == {"tpch", "wordcount"} and mission.job_model == "stages" and mission.params == {"masters": "1"}
-    assert load_workload(placement.workload).trace is not None  # sleeping tasks
-    assert placement.executors * placement.executor_cores == 32 and placement.extra_vcores > 0
-    assert placement.params == {"cutoff": "4.529"} and placement.reading == ("short", "p90")
-    assert load_workload(preemption.workload).mix is not None  # real WordCount jobs
-    assert (preemption.executors, preemption.executor_cores, preemption.extra_vcores) == (2, 1, 0)
-    assert preemption.reading == ("short", "p50") and preemption.job_model == "stages"
+def test_the_shipped_plan_is_the_interactive_batch_mix_under_three_named_policies_and_stock() -> None:
+    (mix,) = load_plan(default_plan())
+    assert (mix.name, mix.policies, mix.preempt) == ("mix", ("stock", "hawk", "eagle", "kairos"), True)
+    workload = load_workload(mix.workload).mix
+    assert workload is not None and {c.kind for c in workload.categories} == {"tpch", "wordcount"}
+    assert (mix.executors, mix.executor_cores, mix.extra_vcores) == (4, 1, 0) and mix.job_model == "stages"
+    assert mix.estimates_from == "stock" and mix.reading == ("short", "p90") and mix.cutoff == 5.0
+    assert mix.params == {"cutoff": "5", "big_partition": "75", "probe_ratio": "8", "q": "2"}
 
 
 def test_a_comparison_without_job_model_plays_each_stage_as_a_job(tmp_path: Path) -> None:
@@ -102,13 +97,14 @@ def test_the_shipped_plan_is_checked_without_a_running_resourcemanager(tmp_path:
     def no_cluster_yet(conf_dir: object) -> None:
         raise AssertionError("the plan's check reached for the ResourceManager before the testbed started")
     monkeypatch.setattr(session, "resolve", no_cluster_yet)
-    assert [p.name for p, _ in _checked(default_plan(), tmp_path)] == ["placement", "preemption", "mission"]
+    assert [c.planned.name for c in _checked(default_plan(), tmp_path)] == ["mix"]
 
 
 def test_a_plan_compares_both_stand_ins_like_any_policy(tmp_path: Path) -> None:
     (tmp_path / "plan.toml").write_text(PLACEMENT.replace('["stock", "eagle"]', '["stock", "stock-fair", "eagle"]'))
-    [(planned, comparison)] = _checked(tmp_path / "plan.toml", tmp_path)
-    assert planned.policies == ("stock", "stock-fair", "eagle") and comparison.params["stock-fair"] == {}
+    [item] = _checked(tmp_path / "plan.toml", tmp_path)
+    assert item.planned.policies == ("stock", "stock-fair", "eagle") and item.comparison is not None
+    assert item.comparison.params["stock-fair"] == {} and item.left_out is None
 
 
 def test_demo_refuses_a_results_directory_in_use(tmp_path: Path) -> None:
@@ -145,25 +141,30 @@ def test_figures_table_shows_live_beside_sim_per_policy_and_class() -> None:
     assert lines[2].split() == ["stock", "long", "1", "100", "100", "1", "120", "120", "1"]
 
 
-def test_a_preemption_comparison_is_not_run_without_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_root_a_preempting_policy_is_left_out_and_the_others_run(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from bridge.apps import demo as module
 
-    (tmp_path / "plan.toml").write_text(PLACEMENT + "preempt = true\n")
+    (tmp_path / "plan.toml").write_text(PLACEMENT.replace('["stock", "eagle"]', '["stock", "eagle", "kairos"]')
+                                        + "preempt = true\n")
     (planned,) = load_plan(tmp_path / "plan.toml")
     monkeypatch.setattr(module.os, "geteuid", lambda: 1000)
-    assert "needs root" in (module._not_runnable(planned) or "")
+    runnable, why = module._runnable(planned)
+    assert runnable is not None and (runnable.policies, runnable.preempt) == (("stock", "eagle"), False)
+    assert why is not None and why.startswith("kairos not run") and "needs root" in why
+    alone, why = module._runnable(replace(planned, policies=("fifo", "kairos")))
+    assert alone is None and why is not None and "needs root" in why  # one policy left: nothing to compare
     monkeypatch.setattr(module.os, "geteuid", lambda: 0)
-    assert module._not_runnable(planned) is None
-    assert module._not_runnable(load_plan(default_plan())[0]) is None  # placement runs as anyone
+    assert module._runnable(planned) == (planned, None)
 
 
 def test_a_plan_takes_estimates_from_a_stand_in_and_the_command_a_file(tmp_path: Path) -> None:
     (tmp_path / "plan.toml").write_text(PLACEMENT + 'estimates_from = "stock"\n')
-    [(planned, comparison)] = _checked(tmp_path / "plan.toml", tmp_path)
-    assert planned.estimates_from == comparison.estimates_from == "stock"
+    [item] = _checked(tmp_path / "plan.toml", tmp_path)
+    assert item.comparison is not None and item.planned.estimates_from == item.comparison.estimates_from == "stock"
     (tmp_path / "plan.toml").write_text(PLACEMENT)
-    [(_, comparison)] = _checked(tmp_path / "plan.toml", tmp_path, tmp_path / "e.json")
-    assert comparison.estimates == tmp_path / "e.json"
+    [item] = _checked(tmp_path / "plan.toml", tmp_path, tmp_path / "e.json")
+    assert item.comparison is not None and item.comparison.estimates == tmp_path / "e.json"
     (tmp_path / "plan.toml").write_text(PLACEMENT + 'estimates_from = "eagle"\n')
     with pytest.raises(click.ClickException, match="comparison 'placement': estimates from 'eagle': it must be"):
         _checked(tmp_path / "plan.toml", tmp_path)

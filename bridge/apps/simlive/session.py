@@ -321,7 +321,7 @@ class Comparison:
                    *(a for k, v in conf.items() for a in ("--conf", f"{k}={v}")),
                    *(a for k, v in live_params.items() for a in ("--param", f"{k}={v}")),
                    *(("--hadoop-conf-dir", str(self.conf_dir)) if self.conf_dir else ()),
-                   *(("--preempt",) if self._preempts(policy) else ())]
+                   *(("--preempt",) if self.preempts(policy) else ())]
         child = subprocess.Popen(command, stdout=sys.stderr, start_new_session=True)
         if self._on_testbed():
             self.driver_share = favour_driver(child.pid)
@@ -410,9 +410,9 @@ class Comparison:
         """Whether ``policy``'s tasks demand live what their jobs declare: on the live engine's
         executors of (cores, GB), not under Spark's own scheduler (a stand-in) nor on the node
         driver's NodeManagers (--preempt), which place by slots alone."""
-        return stand_in(policy) is None and not self._preempts(policy)
+        return stand_in(policy) is None and not self.preempts(policy)
 
-    def _preempts(self, policy: str) -> bool:
+    def preempts(self, policy: str) -> bool:
         """Whether `policy` runs with --preempt: given it, for the policies that preempt (a
         baseline such as fifo runs as it is, beside them)."""
         return self.preempt and policy in preempting_policies()
@@ -421,7 +421,7 @@ class Comparison:
         """The simulated policy's parameters and shape (nodes, slots each). With --preempt they are
         the live node driver's: NodeManagers as nodes of N = executors / NodeManagers slots, and
         the policy's live defaults (Kairos: Q = 1, W = 5 s) under the given parameters."""
-        if not self._preempts(policy):
+        if not self.preempts(policy):
             return self.params[policy], self.shape
         nodes = len(resolve(self.conf_dir).rm_client().nodes(states=["RUNNING"]))
         return live_params(policy, self.params[policy]), (nodes, max(1, self.shape[0] // nodes))
@@ -447,7 +447,7 @@ class Comparison:
         executors (``Preempts.admits_within``). Falcon's workers queue more tasks than they have
         executors, and only those holding one work live: its simulation keeps them all idle, as
         before (docs/sim-to-real.md)."""
-        return self._preempts(policy) and preempts(policy).admits_within
+        return self.preempts(policy) and preempts(policy).admits_within
 
     @staticmethod
     def _calibrate(live_dir: Path, nominal: dict[int, Job] | None, offslot: bool) -> Calibration:
