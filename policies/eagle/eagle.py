@@ -474,8 +474,13 @@ class Eagle:
 
     def _drop_finished(self, node: int) -> list[Decision]:
         queue = self.nodes.queues[node]
-        busy = self.nodes.requesting[node].values()
         left = self.tasks_left
+        for e in queue:   # the usual call finds none: no list is built
+            if e.probe.job_id not in left:
+                break
+        else:
+            return []
+        busy = self.nodes.requesting[node].values()
         dead = [e for e in queue if e.probe.job_id not in left]
         if dead and busy:
             dead = [e for e in dead if all(e is not b for b in busy)]
