@@ -67,13 +67,14 @@ def test_monotask_order_cpu_descending_network_ascending():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: int) -> None:
-    """Capacity/Tetris skip a task that fits no worker's free room (`ceiling`) without scanning
-    the workers: the same placements as the plain scan, on tables with full and over-committed
-    (negative) workers."""
+    """Capacity/Tetris keep the workers each waiting demand fits in a heap by score, rescored
+    as rooms change, and skip a demand that fits nowhere: the same placements as the plain scan,
+    on tables with full and over-committed (negative) workers and ties."""
     import random
 
     from policies.common.vectors import fits, sub
     from policies.ursa.policy import Table, alignment, greedy, most_available
+    from policies.ursa.room import FreeRoom
 
     rng = random.Random(seed)
     cap = (4.0, 16.0)
@@ -81,17 +82,46 @@ def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: i
     demands = {t: (rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 4.0, 8.0])) for t in range(60)}
     stages = [Stage(s, tuple(range(s * 10, s * 10 + 10))) for s in range(6)]
     for rate in (most_available, alignment):
-        table = Table(dict(free), {}, (True, True), cap)
-        got = greedy(rate)(stages, table, lambda t: (0.0, 0.0), demands.__getitem__)
-        room, want = dict(free), []
+        room = FreeRoom(free, cap, rate)
+        for d in demands.values():
+            room.watch(d)
+        table = Table({}, (True, True), cap, frozenset(demands.values()), room)
+        got = greedy(stages, table, lambda t: (0.0, 0.0), demands.__getitem__)
+        rooms, want = dict(free), []
         for s in stages:
             for t in s.tasks:
-                fit = [(rate(demands[t], f, cap), -w, w) for w, f in room.items() if fits(demands[t], f)]
+                fit = [(rate(demands[t], f, cap), -w, w) for w, f in rooms.items() if fits(demands[t], f)]
                 if fit:
                     w = max(fit)[2]
-                    room[w] = sub(room[w], demands[t])
+                    rooms[w] = sub(rooms[w], demands[t])
                     want.append((t, w))
-        assert got == want and table.free == room and 0 < len(got) < 60
+        assert got == want and room.free == rooms and 0 < len(got) < 60
+
+
+def test_free_room_picks_what_a_scan_picks_while_rooms_change_thousands_of_times() -> None:
+    """The heaps drop stale entries and start afresh when mostly stale; after every change the
+    best worker of each watched demand is the scan's (ties: lowest id), or None when none fits."""
+    import random
+
+    from policies.common.vectors import fits
+    from policies.ursa.policy import alignment
+    from policies.ursa.room import FreeRoom
+
+    rng = random.Random(3)
+    cap = (4.0, 16.0)
+    free = {w: cap for w in range(8)}
+    room = FreeRoom(free, cap, alignment)
+    demands = [(1.0, 4.0), (2.0, 1.0), (0.5, 8.0)]
+    for d in demands:
+        room.watch(d)
+    for _ in range(3000):
+        w = rng.randrange(8)
+        free[w] = (rng.choice([0.0, 0.5, 1.0, 2.0, 4.0]), rng.choice([0.0, 1.0, 4.0, 8.0, 16.0]))
+        room.set(w, free[w])
+        for d in demands:
+            fit = [(alignment(d, f, cap), -v, v) for v, f in free.items() if fits(d, f)]
+            assert room.best(d) == (max(fit)[2] if fit else None)
+    assert all(len(heap) <= 4 * 8 + 64 for heap in room._heaps.values())
 
 
 def _reference_batch(stages, heads, increment, hard, stage_bonus=STAGE_BONUS):
