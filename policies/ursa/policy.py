@@ -144,7 +144,7 @@ class UrsaScheduler:
         # what decides where an unplaced task can go (few distinct values), counted: a pass is run
         # only when some worker can take one of them
         self.kinds: Counter[Kind] = Counter()
-        self._todo: dict[int, tuple[TaskKey, ...]] = {}  # per job without a DAG: its unplaced tasks, sorted
+        self._todo: dict[int, tuple[TaskKey, ...]] = {}  # per job: its unplaced tasks, sorted
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
         self._apt: list[list[float] | None] = [None] * spec.n_nodes
@@ -260,11 +260,12 @@ class UrsaScheduler:
             placed, everything = [], False
         for key, node in placed:
             self.unplaced[key[0]].discard(key[1])
-            self._todo.pop(key[0], None)
             self._count(self._kind(key), -1)
             self.assigned[node][key] = self.work(key)
             self._apt[node] = None
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
+        for jid in {key[0] for key, _ in placed}:
+            self._drop_placed(jid)
         if everything:
             self.retry.clear()
         elif placed or self.config.retry == "every-interval":
@@ -293,6 +294,17 @@ class UrsaScheduler:
         if todo is None:
             todo = self._todo[jid] = tuple((jid, t) for t in sorted(self.unplaced[jid]))
         return todo
+
+    def _drop_placed(self, jid: int) -> None:
+        """Tasks of ``jid`` were placed: its sorted unplaced tasks lose them. The planners place a
+        job's tasks in this order, so they are mostly its first ones: a slice, not a rebuild."""
+        todo = self._todo.get(jid)
+        if todo is None:
+            return
+        left = self.unplaced[jid]
+        n = len(todo) - len(left)  # placed since it was built (unplaced tasks only ever get placed)
+        self._todo[jid] = todo[n:] if not any(key[1] in left for key in todo[:n]) else \
+            tuple(key for key in todo if key[1] in left)
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], Sequence[TaskKey]] = {}
