@@ -396,14 +396,19 @@ class UrsaScheduler:
 def algorithm1(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
                demand: Demand) -> list[tuple[TaskKey, int]]:
     """Ursa Algorithm 1, stage-aware, repeated until nothing more can be placed."""
-    return place_batch(stages, table.heads, increment, table.hard)
+    return place_batch(stages, table.heads, increment, table.hard, uses=_uses(table))
 
 
 def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
     """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
     singles = [Stage((s.key, t), (t,), s.order_bonus) for s in stages for t in s.tasks]
-    return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0)
+    return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0, uses=_uses(table))
+
+
+def _uses(table: Table) -> set[tuple[int, ...]]:
+    """The sets of resources the unplaced tasks use (Algorithm 1's kinds: used, hard increments)."""
+    return {used for used, _ in table.kinds}
 
 
 def greedy(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,

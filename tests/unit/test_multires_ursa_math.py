@@ -2,7 +2,7 @@
 import pytest
 
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
-from policies.ursa.placement import STAGE_BONUS, Stage, headroom, place_batch, score, stage_score
+from policies.ursa.placement import STAGE_BONUS, Stage, headroom, needs, place_batch, score, stage_score
 
 HARD = (False, False, True)  # cpu, network, memory
 
@@ -169,9 +169,12 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
             for s in range(6) for t in range(rng.randint(1, 8))}
     stages = [Stage(s, tuple(k for k in incs if k[0] == s), rng.choice([0.0, 0.5])) for s in range(6)]
     stages = [s for s in stages if s.tasks]
+    uses = {needs(inc) for inc in incs.values()}  # lets a stage stop once no worker is open to any
     for bonus in (STAGE_BONUS, 0.0):
-        got = place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
-        assert got == _reference_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
+        want = _reference_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
+        assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus) == want
+        assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
         singles = [Stage(t, (t,), s.order_bonus) for s in stages for t in s.tasks]  # the per-task ablation
-        assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0) == \
-            _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
+        want = _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
+        assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0) == want
+        assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0, uses=uses) == want
