@@ -148,6 +148,7 @@ class UrsaScheduler:
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
         self._apt: list[list[float] | None] = [None] * spec.n_nodes
+        self._heads: list[list[float] | None] = [None] * spec.n_nodes  # Algorithm 1's, None: to recompute
         self.room = None if planner.rate is None else \
             FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
         self.pass_at: float | None = None
@@ -213,7 +214,7 @@ class UrsaScheduler:
     def _touch(self, worker: int) -> None:
         """A task on ``worker`` ended: its load figures and free room follow (a placement
         reserves its room as the pass places it, the same arithmetic :meth:`_reservations` does)."""
-        self._apt[worker] = None
+        self._stale(worker)
         if self.room is not None:
             self.room.set(worker, self._reservations(worker))
 
@@ -262,7 +263,7 @@ class UrsaScheduler:
             self.unplaced[key[0]].discard(key[1])
             self._count(self._kind(key), -1)
             self.assigned[node][key] = self.work(key)
-            self._apt[node] = None
+            self._stale(node)
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
         for jid in {key[0] for key, _ in placed}:
             self._drop_placed(jid)
@@ -329,13 +330,22 @@ class UrsaScheduler:
     def _table(self, view: ClusterView) -> Table:
         if self.room is not None:
             return Table({}, self.hard, self.capacity, frozenset(self.kinds), self.room)
-        heads = {}
-        for w in range(len(self.assigned)):  # the truth now, less what waits in the queue
-            f = view.free_capacity(w) or self.capacity
-            for k in self.queued[w]:
-                f = sub(f, self.believed(k))
-            heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
+        heads = {w: self._head(w, view) if h is None else h for w, h in enumerate(self._heads)}
         return Table(heads, self.hard, self.capacity, frozenset(self.kinds))
+
+    def _stale(self, worker: int) -> None:
+        """What a pass reads of ``worker`` changed (its assignments, queue or running tasks, all
+        in this policy's hooks for it): its load figures are recomputed when next read."""
+        self._apt[worker] = None
+        self._heads[worker] = None
+
+    def _head(self, w: int, view: ClusterView) -> list[float]:
+        """Algorithm 1's headrooms of ``w``, kept until :meth:`_stale`."""
+        f = view.free_capacity(w) or self.capacity  # the truth now, less what waits in the queue
+        for k in self.queued[w]:
+            f = sub(f, self.believed(k))
+        head = self._heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
+        return head
 
     def _reservations(self, w: int) -> Vector:
         """The baselines' free room on ``w``: its capacity less the peak reservations of everything
@@ -369,9 +379,11 @@ class UrsaScheduler:
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
         assert ev.probe.task is not None, "Ursa binds every task at the scheduler"
         self.queued[ev.node][(ev.probe.job_id, ev.probe.task)] = ev.probe
+        self._stale(ev.node)
         return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
+        self._stale(ev.node)
         return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def _fill(self, node: int, view: ClusterView) -> list[Decision]:
