@@ -8,7 +8,7 @@ resource the task needs is excluded, so work waits at the scheduler (late bindin
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -73,31 +73,51 @@ def opens(head: Sequence[float], used: tuple[int, ...], hard_incs: Sequence[tupl
     return all(head[r] > 0 for r in used) and all(i <= head[r] + 1e-9 for r, i in hard_incs)
 
 
+Uses = tuple[int, ...]  # the resources a task uses (:func:`needs`)
+
+
+def _open_to(heads: Mapping[W, Sequence[float]], used: Uses) -> list[W]:
+    return [w for w, d in heads.items() if opens(d, used)]
+
+
 def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: Increment[T],
-                hard: Sequence[bool], stage_bonus: float = STAGE_BONUS) -> Plan[T, W]:
+                hard: Sequence[bool], stage_bonus: float = STAGE_BONUS,
+                opened: dict[Uses, list[W]] | None = None, uses: Collection[Uses] = ()) -> Plan[T, W]:
     """Alg. 1 StageScore on a copy of the headrooms: each task to its best worker in turn
     (ties: first worker in ``heads`` order); mean F plus the bonus if every task placed.
 
     Only workers with headroom on every resource a task uses are scored (the others are
-    excluded by Eq. 1), kept per set of used resources: on a busy cluster most workers have
-    none, and a stage of thousands of tasks costs a lookup per task, not a scan of every worker."""
+    excluded by Eq. 1), kept per set of used resources (``opened``: the caller's lists for
+    ``heads``, shared between stages): on a busy cluster most workers have none, and a stage
+    of thousands of tasks costs a lookup per task, not a scan of every worker. Once no worker
+    is open to any set of resources the tasks use (``uses``, when the caller knows them all),
+    the rest of the stage cannot place and is not scored one task at a time."""
     local: dict[W, list[float]] = {}  # the workers this plan has used, with its tentative load
-    candidates: dict[tuple[int, ...], list[W]] = {}
+    candidates: dict[Uses, list[W]] = {}
+    shared: dict[Uses, list[W]] = {} if opened is None else opened
+
+    def open_to(used: Uses) -> list[W]:
+        ws = candidates.get(used)
+        if ws is None:
+            common = shared.get(used)
+            if common is None:
+                common = shared[used] = _open_to(heads, used)
+            ws = candidates[used] = [w for w in common if w not in local or opens(local[w], used)]
+        return ws
+
     plan: Plan[T, W] = Plan(stage, 0.0)
     total, bonus = 0.0, stage_bonus
     for task in stage.tasks:
         inc = increment(task)
-        used = needs(inc)
-        open_ = candidates.get(used)
-        if open_ is None:
-            open_ = candidates[used] = [w for w, d in heads.items() if opens(local.get(w, d), used)]
         best: tuple[float, W] | None = None
-        for w in open_:
+        for w in open_to(needs(inc)):
             f = score(local.get(w, heads[w]), inc, hard)
             if f is not None and (best is None or f > best[0]):
                 best = (f, w)
         if best is None:
             bonus = 0.0
+            if uses and not any(open_to(u) for u in uses):
+                break
             continue
         chosen = best[1]
         plan.pairs.append((task, chosen))
@@ -112,16 +132,22 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
 
 def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
                 increment: Increment[T], hard: Sequence[bool],
-                stage_bonus: float = STAGE_BONUS) -> list[tuple[T, W]]:
+                stage_bonus: float = STAGE_BONUS, uses: Collection[Uses] = ()) -> list[tuple[T, W]]:
     """One scheduling round: repeat Alg. 1 (score every stage, commit the best plan,
     rescore) until no stage can place a task. Ties between stages keep input order.
 
     Committing a plan only lowers the headroom of the workers it used, so a stage whose plan
     used none of them would choose the same workers with the same scores (a lowered worker
     it passed over stays passed over) and keeps its plan; a stage that placed nothing never
-    will. Only the other plans are rescored."""
+    will. Only the other plans are rescored. ``uses``: every set of resources the tasks use,
+    if known (:func:`stage_score`)."""
     live = {w: list(d) for w, d in heads.items()}
-    plans = [stage_score(s, live, increment, hard, stage_bonus) for s in stages]
+    opened: dict[Uses, list[W]] = {}
+
+    def rescore(stage: Stage[T]) -> Plan[T, W]:
+        return stage_score(stage, live, increment, hard, stage_bonus, opened, uses)
+
+    plans = [rescore(s) for s in stages]
     placed: list[tuple[T, W]] = []
     while True:
         plans = [p for p in plans if p.pairs]
@@ -132,12 +158,12 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         for task, w in best.pairs:
             _commit(live, w, increment(task))
             used.add(w)
+        for n, ws in opened.items():
+            opened[n] = [w for w in ws if w not in used or opens(live[w], n)]
         placed.extend(best.pairs)
         done = {t for t, _ in best.pairs}
         rest = tuple(t for t in best.stage.tasks if t not in done)
-        plans = [stage_score(p.stage, live, increment, hard, stage_bonus) if any(w in used for _, w in p.pairs) else p
-                 for p in plans if p is not best]
+        plans = [rescore(p.stage) if any(w in used for _, w in p.pairs) else p for p in plans if p is not best]
         if rest:
-            plans.append(stage_score(Stage(best.stage.key, rest, best.stage.order_bonus), live, increment, hard,
-                                     stage_bonus))
+            plans.append(rescore(Stage(best.stage.key, rest, best.stage.order_bonus)))
     return placed

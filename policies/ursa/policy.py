@@ -37,11 +37,12 @@ from typing import Any, Literal
 from policies.framework.bounds import DAY, MS, check_bounds, within
 from policies.framework.api import (NONE, Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv,
                           ProbeArrival, ProbeInfo, Run, SetTimer, SlotFreed, TaskFinished, Timer)
-from policies.common.vectors import ceiling, fits, normalized, sub
+from policies.common.vectors import fits, normalized, sub
 from policies.framework.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
 from policies.ursa.placement import Stage, headroom, needs, opens, place_batch
 from policies.ursa.retry import RetryGrid
+from policies.ursa.room import FreeRoom, Rate
 from workloads.model import Job
 
 TaskKey = tuple[int, int]
@@ -72,17 +73,15 @@ class UrsaConfig:
 
 @dataclass
 class Table:
-    """One pass's view of the workers: free capacity net of queued demand, headrooms (for
-    Algorithm 1 only), which resources are hard (memory) versus time-like, and the distinct
-    demands the unplaced tasks are believed to occupy (empty: not known) with, for the
-    baselines, the workers each fits at the start of the pass (None: not known)."""
+    """One pass's view of the workers: headrooms (Algorithm 1), which resources are hard
+    (memory) versus time-like, what decides where the unplaced tasks can go (``_kind``), and
+    the baselines' free room, which their passes reserve in as they place."""
 
-    free: dict[int, Vector]
     heads: dict[int, list[float]]
     hard: tuple[bool, ...]
     capacity: Vector
-    kinds: frozenset[Kind] = frozenset()
-    room: dict[Kind, set[int]] | None = None  # per kind: the workers whose free room fits it
+    kinds: frozenset[Kind]
+    room: FreeRoom | None = None
 
 
 Increment = Callable[[TaskKey], Vector]
@@ -93,12 +92,16 @@ PlanFn = Callable[[Sequence[Stage[TaskKey]], Table, Increment, Demand], list[tup
 @dataclass(frozen=True)
 class Planner:
     """A placement step and what it needs of a worker: headroom on every resource a task
-    uses (Algorithm 1's exclusion, Eq. 1: ``by_headroom``) or free room for the demand the
-    task is believed to occupy (the baselines). A pass in which no worker can take any unplaced
-    task places nothing, so it is not run."""
+    uses (Algorithm 1's exclusion, Eq. 1) or, for a baseline that scores workers by ``rate``,
+    free room for the demand the task is believed to occupy. A pass in which no worker can
+    take any unplaced task places nothing, so it is not run."""
 
     plan: PlanFn
-    by_headroom: bool
+    rate: Rate | None = None
+
+    @property
+    def by_headroom(self) -> bool:
+        return self.rate is None
 
 
 @dataclass(frozen=True)
@@ -141,16 +144,15 @@ class UrsaScheduler:
         # what decides where an unplaced task can go (few distinct values), counted: a pass is run
         # only when some worker can take one of them
         self.kinds: Counter[Kind] = Counter()
-        self._todo: dict[int, tuple[TaskKey, ...]] = {}  # per job without a DAG: its unplaced tasks, sorted
+        self._todo: dict[int, tuple[TaskKey, ...]] = {}  # per job: its unplaced tasks, sorted
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
         self._apt: list[list[float] | None] = [None] * spec.n_nodes
-        self._held: dict[int, Vector] = {}
-        self._room: dict[Kind, set[int]] = {}
+        self._heads: list[list[float] | None] = [None] * spec.n_nodes  # Algorithm 1's, None: to recompute
+        self.room = None if planner.rate is None else \
+            FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
         self.pass_at: float | None = None
         self.retry = RetryGrid(config.interval)
-        if accounting is not None:
-            self._held = {w: self.capacity for w in range(spec.n_nodes)}
 
     # -- bookkeeping -----------------------------------------------------------------------
     def demand(self, key: TaskKey) -> Vector:
@@ -190,14 +192,15 @@ class UrsaScheduler:
         return self._wake(ev.time)
 
     def _count(self, kind: Kind, sign: int) -> None:
-        """One more or one fewer unplaced task of ``kind``; the baselines keep which workers each
-        waiting kind fits (updated as reservations change), so a pass finds them without a scan."""
+        """One more or one fewer unplaced task of ``kind``; the baselines keep the workers each
+        waiting kind fits ready, best first, so a pass finds them without a scan."""
         self.kinds[kind] += sign
         if not self.kinds[kind]:
             del self.kinds[kind]
-            self._room.pop(kind, None)
-        elif self.accounting is not None and kind not in self._room:
-            self._room[kind] = {w for w, f in self._held.items() if fits(kind, f)}
+            if self.room is not None:
+                self.room.unwatch(kind)
+        elif self.room is not None:
+            self.room.watch(kind)
 
     def _kind(self, key: TaskKey) -> Kind:
         """What decides whether some worker can take a task now: the resources it uses and its
@@ -209,15 +212,11 @@ class UrsaScheduler:
         return used, tuple((r, inc[r]) for r in used if self.hard[r])
 
     def _touch(self, worker: int) -> None:
-        """What is assigned to ``worker`` changed: its load figures follow."""
-        self._apt[worker] = None
-        if self.accounting is not None:
-            f = self._held[worker] = self._reservations(worker)
-            for kind, room in self._room.items():
-                if fits(kind, f):
-                    room.add(worker)
-                else:
-                    room.discard(worker)
+        """A task on ``worker`` ended: its load figures and free room follow (a placement
+        reserves its room as the pass places it, the same arithmetic :meth:`_reservations` does)."""
+        self._stale(worker)
+        if self.room is not None:
+            self.room.set(worker, self._reservations(worker))
 
     def _account(self, jid: int, task: int, sign: int) -> None:
         left = self.left[jid]
@@ -262,11 +261,12 @@ class UrsaScheduler:
             placed, everything = [], False
         for key, node in placed:
             self.unplaced[key[0]].discard(key[1])
-            self._todo.pop(key[0], None)
             self._count(self._kind(key), -1)
             self.assigned[node][key] = self.work(key)
-            self._touch(node)
+            self._stale(node)
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
+        for jid in {key[0] for key, _ in placed}:
+            self._drop_placed(jid)
         if everything:
             self.retry.clear()
         elif placed or self.config.retry == "every-interval":
@@ -287,10 +287,7 @@ class UrsaScheduler:
         """Whether some worker can take some unplaced task (``_kind``): otherwise the planner
         would place nothing."""
         if table.room is not None:
-            return any(table.room.values())
-        if not self.planner.by_headroom:
-            top = ceiling(table.free.values(), len(self.capacity))  # fits none if it misses this
-            return any(fits(d, top) for d in table.kinds)
+            return any(table.room.best(kind) is not None for kind in table.kinds)
         return any(opens(head, used, hard) for used, hard in table.kinds for head in table.heads.values())
 
     def _unplaced_sorted(self, jid: int) -> tuple[TaskKey, ...]:
@@ -298,6 +295,17 @@ class UrsaScheduler:
         if todo is None:
             todo = self._todo[jid] = tuple((jid, t) for t in sorted(self.unplaced[jid]))
         return todo
+
+    def _drop_placed(self, jid: int) -> None:
+        """Tasks of ``jid`` were placed: its sorted unplaced tasks lose them. The planners place a
+        job's tasks in this order, so they are mostly its first ones: a slice, not a rebuild."""
+        todo = self._todo.get(jid)
+        if todo is None:
+            return
+        left = self.unplaced[jid]
+        n = len(todo) - len(left)  # placed since it was built (unplaced tasks only ever get placed)
+        self._todo[jid] = todo[n:] if not any(key[1] in left for key in todo[:n]) else \
+            tuple(key for key in todo if key[1] in left)
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], Sequence[TaskKey]] = {}
@@ -320,19 +328,24 @@ class UrsaScheduler:
         return self.demand(key) if self.accounting is None else self.reserved[key[0]]
 
     def _table(self, view: ClusterView) -> Table:
-        if self.accounting is not None:
-            free = dict(self._held)
-        else:
-            free = {}
-            for w in range(len(self.assigned)):  # the truth now, less what waits in the queue
-                f = view.free_capacity(w) or self.capacity
-                for k in self.queued[w]:
-                    f = sub(f, self.believed(k))
-                free[w] = f
-        heads = {w: [self._headroom(w, i, f) for i in range(len(self.capacity))] for w, f in free.items()} \
-            if self.planner.by_headroom else {}
-        room = {k: set(ws) for k, ws in self._room.items()} if self.accounting is not None else None
-        return Table(free, heads, self.hard, self.capacity, frozenset(self.kinds), room)
+        if self.room is not None:
+            return Table({}, self.hard, self.capacity, frozenset(self.kinds), self.room)
+        heads = {w: self._head(w, view) if h is None else h for w, h in enumerate(self._heads)}
+        return Table(heads, self.hard, self.capacity, frozenset(self.kinds))
+
+    def _stale(self, worker: int) -> None:
+        """What a pass reads of ``worker`` changed (its assignments, queue or running tasks, all
+        in this policy's hooks for it): its load figures are recomputed when next read."""
+        self._apt[worker] = None
+        self._heads[worker] = None
+
+    def _head(self, w: int, view: ClusterView) -> list[float]:
+        """Algorithm 1's headrooms of ``w``, kept until :meth:`_stale`."""
+        f = view.free_capacity(w) or self.capacity  # the truth now, less what waits in the queue
+        for k in self.queued[w]:
+            f = sub(f, self.believed(k))
+        head = self._heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
+        return head
 
     def _reservations(self, w: int) -> Vector:
         """The baselines' free room on ``w``: its capacity less the peak reservations of everything
@@ -366,9 +379,11 @@ class UrsaScheduler:
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
         assert ev.probe.task is not None, "Ursa binds every task at the scheduler"
         self.queued[ev.node][(ev.probe.job_id, ev.probe.task)] = ev.probe
+        self._stale(ev.node)
         return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
+        self._stale(ev.node)
         return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def _fill(self, node: int, view: ClusterView) -> list[Decision]:
@@ -393,50 +408,47 @@ class UrsaScheduler:
 def algorithm1(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
                demand: Demand) -> list[tuple[TaskKey, int]]:
     """Ursa Algorithm 1, stage-aware, repeated until nothing more can be placed."""
-    return place_batch(stages, table.heads, increment, table.hard)
+    return place_batch(stages, table.heads, increment, table.hard, uses=_uses(table))
 
 
 def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
     """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
     singles = [Stage((s.key, t), (t,), s.order_bonus) for s in stages for t in s.tasks]
-    return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0)
+    return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0, uses=_uses(table))
 
 
-def greedy(score: Callable[[Vector, Vector, Vector], float]) -> PlanFn:
+def _uses(table: Table) -> set[tuple[int, ...]]:
+    """The sets of resources the unplaced tasks use (Algorithm 1's kinds: used, hard increments)."""
+    return {used for used, _ in table.kinds}
+
+
+def greedy(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
+           demand: Demand) -> list[tuple[TaskKey, int]]:
     """A replaced-algorithm baseline: task by task in stage order, the best-scoring worker
-    where the task fits now; tasks that fit nowhere wait for the next pass."""
-    def plan(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
-             demand: Demand) -> list[tuple[TaskKey, int]]:
-        out: list[tuple[TaskKey, int]] = []
-        # free room only shrinks during a pass, so a demand that fits no worker (tasks share a few
-        # demand vectors, a baseline's one per job) never will: it is skipped, and the pass ends
-        # when that holds for every demand waiting (a backlog of thousands of tasks on a full
-        # cluster was a scan of every worker per waiting task per pass). One that does not fit the
-        # most any worker had free on each resource at the start (`ceiling`) fits none.
-        top = ceiling(table.free.values(), len(table.capacity))
-        unfit: set[Kind] = set()
-        for s in stages:
-            for t in s.tasks:
-                d = demand(t)
-                if d in unfit:
-                    continue
-                if table.room is not None and d in table.room:
-                    fit = [(score(d, table.free[w], table.capacity), -w, w) for w in table.room[d]
-                           if fits(d, table.free[w])]
-                else:
-                    fit = [(score(d, f, table.capacity), -w, w) for w, f in table.free.items() if fits(d, f)] \
-                        if fits(d, top) else []
-                if not fit:
-                    unfit.add(d)
-                    if table.kinds and unfit >= table.kinds:
-                        return out
-                    continue
-                w = max(fit)[2]
-                table.free[w] = sub(table.free[w], d)
-                out.append((t, w))
-        return out
-    return plan
+    where the task fits now (``table.room``); tasks that fit nowhere wait for the next pass.
+
+    Free room only shrinks during a pass, so a demand that fits no worker (tasks share a few
+    demand vectors, a baseline's one per job) never will: it is skipped, and the pass ends when
+    that holds for every kind waiting."""
+    room = table.room
+    assert room is not None, "a baseline's table carries its free room"
+    out: list[tuple[TaskKey, int]] = []
+    unfit: set[Kind] = set()
+    for s in stages:
+        for t in s.tasks:
+            d = demand(t)
+            if d in unfit:
+                continue
+            w = room.best(d)
+            if w is None:
+                unfit.add(d)
+                if unfit >= table.kinds:
+                    return out
+                continue
+            room.take(w, d)
+            out.append((t, w))
+    return out
 
 
 def most_available(d: Vector, free: Vector, cap: Vector) -> float:
@@ -454,16 +466,16 @@ def _entry(name: str, planner: Planner, summary: str, accounting: PeakAccounting
     return PolicyEntry(name, UrsaConfig, lambda c, env: UrsaScheduler(name, c, env, planner, accounting), summary)
 
 
-URSA = _entry("ursa", Planner(algorithm1, by_headroom=True),
+URSA = _entry("ursa", Planner(algorithm1),
               "Ursa: per-resource load-balanced, stage-aware placement; EJF or SRJF order")
-URSA_PER_TASK = _entry("ursa-per-task", Planner(per_task, by_headroom=True),
+URSA_PER_TASK = _entry("ursa-per-task", Planner(per_task),
                        "Ursa without stage awareness (Fig. 7 ablation)")
-CAPACITY = _entry("capacity", Planner(greedy(most_available), by_headroom=False),
+CAPACITY = _entry("capacity", Planner(greedy, most_available),
                   "Ursa runtime, YARN Capacity-like placement: most available worker, peak CPU/memory",
                   PeakAccounting(network=False))
-TETRIS = _entry("tetris", Planner(greedy(alignment), by_headroom=False),
+TETRIS = _entry("tetris", Planner(greedy, alignment),
                 "Ursa runtime, Tetris placement: alignment on peak demands",
                 PeakAccounting(network=True))
-TETRIS2 = _entry("tetris2", Planner(greedy(alignment), by_headroom=False),
+TETRIS2 = _entry("tetris2", Planner(greedy, alignment),
                  "Ursa runtime, Tetris ignoring network demand",
                  PeakAccounting(network=False))

@@ -2,7 +2,7 @@
 import pytest
 
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
-from policies.ursa.placement import STAGE_BONUS, Stage, headroom, place_batch, score, stage_score
+from policies.ursa.placement import STAGE_BONUS, Stage, headroom, needs, place_batch, score, stage_score
 
 HARD = (False, False, True)  # cpu, network, memory
 
@@ -67,13 +67,14 @@ def test_monotask_order_cpu_descending_network_ascending():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: int) -> None:
-    """Capacity/Tetris skip a task that fits no worker's free room (`ceiling`) without scanning
-    the workers: the same placements as the plain scan, on tables with full and over-committed
-    (negative) workers."""
+    """Capacity/Tetris keep the workers each waiting demand fits in a heap by score, rescored
+    as rooms change, and skip a demand that fits nowhere: the same placements as the plain scan,
+    on tables with full and over-committed (negative) workers and ties."""
     import random
 
     from policies.common.vectors import fits, sub
     from policies.ursa.policy import Table, alignment, greedy, most_available
+    from policies.ursa.room import FreeRoom
 
     rng = random.Random(seed)
     cap = (4.0, 16.0)
@@ -81,17 +82,46 @@ def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: i
     demands = {t: (rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 4.0, 8.0])) for t in range(60)}
     stages = [Stage(s, tuple(range(s * 10, s * 10 + 10))) for s in range(6)]
     for rate in (most_available, alignment):
-        table = Table(dict(free), {}, (True, True), cap)
-        got = greedy(rate)(stages, table, lambda t: (0.0, 0.0), demands.__getitem__)
-        room, want = dict(free), []
+        room = FreeRoom(free, cap, rate)
+        for d in demands.values():
+            room.watch(d)
+        table = Table({}, (True, True), cap, frozenset(demands.values()), room)
+        got = greedy(stages, table, lambda t: (0.0, 0.0), demands.__getitem__)
+        rooms, want = dict(free), []
         for s in stages:
             for t in s.tasks:
-                fit = [(rate(demands[t], f, cap), -w, w) for w, f in room.items() if fits(demands[t], f)]
+                fit = [(rate(demands[t], f, cap), -w, w) for w, f in rooms.items() if fits(demands[t], f)]
                 if fit:
                     w = max(fit)[2]
-                    room[w] = sub(room[w], demands[t])
+                    rooms[w] = sub(rooms[w], demands[t])
                     want.append((t, w))
-        assert got == want and table.free == room and 0 < len(got) < 60
+        assert got == want and room.free == rooms and 0 < len(got) < 60
+
+
+def test_free_room_picks_what_a_scan_picks_while_rooms_change_thousands_of_times() -> None:
+    """The heaps drop stale entries and start afresh when mostly stale; after every change the
+    best worker of each watched demand is the scan's (ties: lowest id), or None when none fits."""
+    import random
+
+    from policies.common.vectors import fits
+    from policies.ursa.policy import alignment
+    from policies.ursa.room import FreeRoom
+
+    rng = random.Random(3)
+    cap = (4.0, 16.0)
+    free = {w: cap for w in range(8)}
+    room = FreeRoom(free, cap, alignment)
+    demands = [(1.0, 4.0), (2.0, 1.0), (0.5, 8.0)]
+    for d in demands:
+        room.watch(d)
+    for _ in range(3000):
+        w = rng.randrange(8)
+        free[w] = (rng.choice([0.0, 0.5, 1.0, 2.0, 4.0]), rng.choice([0.0, 1.0, 4.0, 8.0, 16.0]))
+        room.set(w, free[w])
+        for d in demands:
+            fit = [(alignment(d, f, cap), -v, v) for v, f in free.items() if fits(d, f)]
+            assert room.best(d) == (max(fit)[2] if fit else None)
+    assert all(len(heap) <= 4 * 8 + 64 for heap in room._heaps.values())
 
 
 def _reference_batch(stages, heads, increment, hard, stage_bonus=STAGE_BONUS):
@@ -139,9 +169,12 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
             for s in range(6) for t in range(rng.randint(1, 8))}
     stages = [Stage(s, tuple(k for k in incs if k[0] == s), rng.choice([0.0, 0.5])) for s in range(6)]
     stages = [s for s in stages if s.tasks]
+    uses = {needs(inc) for inc in incs.values()}  # lets a stage stop once no worker is open to any
     for bonus in (STAGE_BONUS, 0.0):
-        got = place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
-        assert got == _reference_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
+        want = _reference_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
+        assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus) == want
+        assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
         singles = [Stage(t, (t,), s.order_bonus) for s in stages for t in s.tasks]  # the per-task ablation
-        assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0) == \
-            _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
+        want = _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
+        assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0) == want
+        assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0, uses=uses) == want
