@@ -1,12 +1,13 @@
 """How the simulator's time and memory grow with a trace's jobs and a cluster's nodes.
 
 ``schedbridge bench sim-growth [--jobs-sizes 3000,10000,30000,100000] [--nodes-sizes 1000,3000,10000]
-[--at-nodes 10000] [--at-jobs 30000] [--load 0.9] [--policy P ...] [--json] [--plot FILE.png]``
+[--at-nodes 10000] [--at-jobs 10000] [--load 0.9] [--policy P ...] [--json] [--plot FILE.png]``
 
 Two series of ``bench sim`` runs on its fixed Yahoo-like trace, each run in a fresh child process
 (:func:`bridge.sim.bench.measure`, so each peak RSS is one run's): the jobs growing on a cluster of
 ``--at-nodes`` nodes, and the nodes growing under ``--at-jobs`` jobs; a point both series share is
-run once. The offered load stays fixed, so more jobs make a longer trace at the same pace, and more
+run once. The sizes run in the order given (largest first, an interrupted run has printed the
+costliest rows already). The offered load stays fixed, so more jobs make a longer trace at the same pace, and more
 nodes the same tasks arriving proportionally faster: the nodes series shows what a node costs
 beyond the work it runs.
 
@@ -137,7 +138,7 @@ def _line(row: dict[str, Any]) -> str:
 @click.option("--nodes-sizes", "node_sizes", type=SizeList(NODES), default="1000,3000,10000",
               show_default=True, help="the nodes series: cluster sizes, run under --at-jobs jobs")
 @click.option("--at-nodes", type=NODES, default=10_000, show_default=True, help="cluster size of the jobs series")
-@click.option("--at-jobs", type=JOBS, default=30_000, show_default=True, help="trace size of the nodes series")
+@click.option("--at-jobs", type=JOBS, default=10_000, show_default=True, help="trace size of the nodes series")
 @click.option("--load", type=FiniteFloat(0.01, 10), default=0.9, show_default=True,
               help="offered load: the arrival rate follows each point's node count")
 @click.option("--policy", "policies", multiple=True, help=f"policy to run (repeatable; default {', '.join(POLICIES)})")
