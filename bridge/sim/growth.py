@@ -13,7 +13,8 @@ beyond the work it runs.
 
 For each policy, series and measure (CPU time, peak RSS), the growth exponent: the slope of the
 least-squares line through the points on log-log axes (1: linear; peak RSS includes the
-interpreter's fixed ~50 MB, which flattens its slope at small sizes).
+interpreter's fixed ~50 MB, which flattens its slope at small sizes). ``--rows FILE`` runs
+nothing: it fits and plots the runs of earlier ``--json`` output (several runs' concatenated).
 """
 from __future__ import annotations
 
@@ -126,6 +127,35 @@ def _plot_path(ctx: click.Context, param: click.Parameter, value: Path | None) -
     return value
 
 
+RUN_KEYS = ("policy", "jobs", "nodes", "cpu_s", "peak_rss_mb", "load", "core")
+
+
+def read_rows(path: Path, load: float) -> list[dict[str, Any]]:
+    """The runs among the JSON lines of earlier ``--json`` output (several runs' output may be
+    concatenated; the exponent lines are skipped), each of offered load `load`."""
+    rows = []
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise click.ClickException(f"{path}:{number}: not JSON ({exc})") from None
+        if not isinstance(obj, dict):
+            raise click.ClickException(f"{path}:{number}: not a JSON object")
+        if "growth_exponents" in obj:
+            continue
+        missing = [k for k in RUN_KEYS if k not in obj]
+        if missing:
+            raise click.ClickException(f"{path}:{number}: a run without {missing[0]!r}")
+        if obj["load"] != load:
+            raise click.ClickException(f"{path}:{number}: a run at load {obj['load']}, not --load {load}")
+        rows.append(obj)
+    if not rows:
+        raise click.ClickException(f"{path}: no runs in it")
+    return rows
+
+
 def _line(row: dict[str, Any]) -> str:
     return (f"{row['policy']:8} {row['jobs']:>7} jobs {row['nodes']:>6} nodes {row['events']:>10} events  "
             f"cpu {row['cpu_s']:>7.2f} s  wall {row['wall_s']:>7.2f} s  peak RSS {row['peak_rss_mb']:>7.1f} MB  "
@@ -145,25 +175,20 @@ def _line(row: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per run, then one per policy's exponents")
 @click.option("--plot", "plot_path", type=OutputPath(dir_okay=False), callback=_plot_path, default=None,
               help="write the log-log plot of CPU time and peak RSS against jobs and nodes here (.png/.svg/.pdf)")
+@click.option("--rows", "rows_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="run nothing: fit (and plot) the runs of earlier --json output saved in this file")
 def sim_growth(job_sizes: tuple[int, ...], node_sizes: tuple[int, ...], at_nodes: int, at_jobs: int, load: float,
-               policies: tuple[str, ...], as_json: bool, plot_path: Path | None) -> None:
+               policies: tuple[str, ...], as_json: bool, plot_path: Path | None, rows_path: Path | None) -> None:
     """How the simulator's CPU time and peak memory grow with the jobs and with the nodes (the
     Yahoo-like trace of `bench sim`), with each growth exponent read off a log-log fit."""
     check_policies(policies)
-    policies = policies or POLICIES
     plan = Plan(job_sizes, node_sizes, at_nodes, at_jobs)
-    points = plan.points()
-    click.echo(f"{len(points)} sizes x {len(policies)} policies, Yahoo-like trace at load {load}: jobs "
-               f"{', '.join(map(str, job_sizes))} at {at_nodes} nodes; nodes {', '.join(map(str, node_sizes))} "
-               f"under {at_jobs} jobs", err=True)
-    rows: list[dict[str, Any]] = []
-    for n_jobs, nodes in points:
-        for p in policies:
-            row = {**measure(p, n_jobs, nodes, load), "load": load}
-            if not rows:
-                click.echo(row["core"], err=True)
-            rows.append(row)
-            click.echo(json.dumps(row) if as_json else _line(row))
+    if rows_path is None:
+        policies = policies or POLICIES
+        rows = _run(plan, policies, load, as_json)
+    else:
+        rows = read_rows(rows_path, load)
+        policies = policies or tuple(dict.fromkeys(r["policy"] for r in rows))
     for p in policies:
         fit = growth(plan, rows, p)
         if as_json:
@@ -172,6 +197,24 @@ def sim_growth(job_sizes: tuple[int, ...], node_sizes: tuple[int, ...], at_nodes
             click.echo(f"{p:8} growth exponents: " + "  ".join(
                 f"{k} {'n/a' if v is None else f'{v:.2f}'}" for k, v in fit.items()))
     if plot_path is not None:
-        plot(plan, rows, policies, plot_path,
-             f"Simulator growth, Yahoo-like trace at load {load} ({rows[0]['core']})")
+        cores = sorted({"compiled core" if r["core"].startswith("simulator core: compiled") else "pure-Python core"
+                        for r in rows})
+        plot(plan, rows, policies, plot_path, f"Simulator growth, Yahoo-like trace at load {load} ({', '.join(cores)})")
         click.echo(f"plot: {plot_path}", err=True)
+
+
+def _run(plan: Plan, policies: Sequence[str], load: float, as_json: bool) -> list[dict[str, Any]]:
+    """Every point of `plan` under every policy, each row printed as its run ends."""
+    points = plan.points()
+    click.echo(f"{len(points)} sizes x {len(policies)} policies, Yahoo-like trace at load {load}: jobs "
+               f"{', '.join(map(str, plan.job_sizes))} at {plan.at_nodes} nodes; nodes "
+               f"{', '.join(map(str, plan.node_sizes))} under {plan.at_jobs} jobs", err=True)
+    rows: list[dict[str, Any]] = []
+    for n_jobs, nodes in points:
+        for p in policies:
+            row = {**measure(p, n_jobs, nodes, load), "load": load}
+            if not rows:
+                click.echo(row["core"], err=True)
+            rows.append(row)
+            click.echo(json.dumps(row) if as_json else _line(row))
+    return rows

@@ -104,3 +104,38 @@ def test_bad_options_are_refused_before_any_run(args, message):
     result = CliRunner().invoke(main, ["bench", "sim-growth", *args])
     assert result.exit_code == 2 and message in result.output, result.output
     assert "Traceback" not in result.output and "sparrow " not in result.output
+
+
+def test_saved_rows_are_fitted_and_plotted_without_running(tmp_path):
+    """`--rows`: the runs of two saved --json outputs, concatenated, fitted as one plan; their
+    exponent lines skipped."""
+    rows = [{**r, "load": 0.9, "core": "simulator core: compiled (mypyc)"} for r in power_rows("hawk", 1.2, 0.1)]
+    saved = tmp_path / "rows.jsonl"
+    saved.write_text("\n".join(json.dumps(r) for r in rows[:2]) + '\n{"policy": "hawk", "growth_exponents": {}}\n\n'
+                     + "\n".join(json.dumps(r) for r in rows[2:]) + "\n")
+    out = tmp_path / "g.png"
+    result = CliRunner().invoke(main, ["bench", "sim-growth", "--jobs-sizes", "100,300,1000", "--nodes-sizes", "10,30",
+                                       "--at-nodes", "30", "--at-jobs", "300", "--rows", str(saved), "--json",
+                                       "--plot", str(out)])
+    assert result.exit_code == 0, result.output
+    (fit,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert fit["policy"] == "hawk" and fit["growth_exponents"] == pytest.approx(
+        {"cpu_s~jobs": 1.2, "peak_rss_mb~jobs": 0.0, "cpu_s~nodes": 0.1, "peak_rss_mb~nodes": 1.0}, abs=1e-3)
+    assert matplotlib.image.imread(out).shape[1] > 1000
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"policy": "hawk"', "rows.jsonl:1: not JSON"),
+    ('[1, 2]', "rows.jsonl:1: not a JSON object"),
+    ('\n{"policy": "hawk", "jobs": 1, "nodes": 1, "cpu_s": 1, "peak_rss_mb": 1, "load": 0.9}',
+     "rows.jsonl:2: a run without 'core'"),
+    ('{"policy": "hawk", "jobs": 1, "nodes": 1, "cpu_s": 1, "peak_rss_mb": 1, "load": 0.5, "core": "c"}',
+     "rows.jsonl:1: a run at load 0.5, not --load 0.9"),
+    ('{"policy": "hawk", "growth_exponents": {}}', "rows.jsonl: no runs in it"),
+])
+def test_bad_saved_rows_are_refused_naming_the_line(tmp_path, text, message):
+    saved = tmp_path / "rows.jsonl"
+    saved.write_text(text + "\n")
+    result = CliRunner().invoke(main, ["bench", "sim-growth", "--rows", str(saved)])
+    assert result.exit_code == 1 and message in result.output, result.output
+    assert "Traceback" not in result.output
