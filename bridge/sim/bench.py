@@ -115,7 +115,8 @@ def measure(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yah
     child = f"from bridge.sim.bench import _child; _child({policy!r}, {n_jobs}, {nodes}, {load}, {trace!r})"
     proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
     if proc.returncode:
-        raise click.ClickException(f"{policy}: benchmark failed:\n{proc.stderr[-2000:]}")
+        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        raise click.ClickException(f"{policy}: benchmark failed ({how}):\n{proc.stderr[-2000:]}")
     row: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return row
 
