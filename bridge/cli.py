@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
 # `schedbridge bench NAME`: each benchmark lives beside what it measures.
 BENCHMARKS: dict[str, str] = {
     "sim": "bridge.sim.bench:sim",
+    "sim-growth": "bridge.sim.growth:sim_growth",
     "sim-vs-reference": "bridge.sim.refbench:sim_vs_reference",
     "idle-slots": "bridge.apps.report.idle_bench:idle_slots",
     "agent": "bridge.agent.bench:agent",

@@ -98,6 +98,29 @@ def _child(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yaho
     print(json.dumps(row))
 
 
+def check_policies(policies: Sequence[str]) -> None:
+    """Refuse an unknown `--policy` before any run, naming the known ones."""
+    from policies.framework.registry import default_registry
+
+    known = default_registry().names()
+    for p in policies:
+        if p not in known:
+            raise click.BadParameter(f"unknown policy {p!r}; known policies: {', '.join(known)}", param_hint="--policy")
+
+
+def measure(policy: str, n_jobs: int, nodes: int, load: float, trace: str = "yahoo") -> dict[str, Any]:
+    """One policy on the fixed trace of `n_jobs` jobs over `nodes` nodes, run and measured in a
+    fresh child process (so its peak RSS is this run's alone): the child's row (`run_one`'s
+    figures, the trace, the settings, the kernel floor)."""
+    child = f"from bridge.sim.bench import _child; _child({policy!r}, {n_jobs}, {nodes}, {load}, {trace!r})"
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    if proc.returncode:
+        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        raise click.ClickException(f"{policy}: benchmark failed ({how}):\n{proc.stderr[-2000:]}")
+    row: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return row
+
+
 @click.command("sim")
 @click.option("--trace", type=click.Choice(TRACES), default="yahoo", show_default=True,
               help="which fixed trace (see the module docstring)")
@@ -123,14 +146,9 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
     """Simulated events/s, wall time and peak memory on a fixed Yahoo- or Google-sized trace;
     with --baseline, this tree against another, side by side."""
     from policies.framework.compiled import CORE
-    from policies.framework.registry import default_registry
-
-    known = default_registry().names()
-    for p in policies:
-        if p not in known:
-            raise click.BadParameter(f"unknown policy {p!r}; known policies: {', '.join(known)}", param_hint="--policy")
     from workloads.synthetic import get_kind
 
+    check_policies(policies)
     kind = get_kind(trace)
     n_jobs = kind.default_jobs if n_jobs is None else n_jobs
     nodes = kind.default_nodes if nodes is None else nodes
@@ -145,11 +163,7 @@ def sim(trace: str, n_jobs: int | None, nodes: int | None, load: float, policies
                       same_policies, tolerance, as_json)
         return
     for p in policies or DEFAULT_POLICIES:
-        child = f"from bridge.sim.bench import _child; _child({p!r}, {n_jobs}, {nodes}, {load}, {trace!r})"
-        proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
-        if proc.returncode:
-            raise click.ClickException(f"{p}: benchmark failed:\n{proc.stderr[-2000:]}")
-        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        row = measure(p, n_jobs, nodes, load, trace)
         if as_json:
             click.echo(json.dumps(row))
         else:

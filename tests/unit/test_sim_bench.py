@@ -66,6 +66,34 @@ def test_run_one_counts_the_events_the_trace_implies():
     assert row["events"] == 3 + 3 * 6
 
 
+def test_measure_runs_the_policy_in_a_child_of_its_own():
+    """`measure` (what `bench sim` and `bench sim-growth` run per point): the same simulation as
+    here, its figures from a fresh process whose peak RSS is not this one's."""
+    from bridge.sim.bench import measure
+    from workloads.synthetic import trace_settings
+
+    row = measure("sparrow", 30, 20, 0.85)
+    jobs = trace_jobs("yahoo", 30, 20, 0.85)
+    events, _, _ = independent_run("sparrow", jobs, 20, trace_settings("yahoo", "sparrow"))
+    assert (row["policy"], row["jobs"], row["nodes"], row["trace"]) == ("sparrow", 30, 20, "yahoo")
+    assert row["unfinished"] == 0
+    assert row["events"] == events and row["tasks"] == sum(j.n_tasks for j in jobs)
+    assert 10 < row["peak_rss_mb"] < 4096 and row["kernel_floor_us_per_event"] > 0
+
+
+@pytest.mark.parametrize("code, how", [(-15, "killed by signal 15"), (1, "exit status 1")])
+def test_a_failed_child_is_one_error_saying_how_it_ended(monkeypatch, code, how):
+    import subprocess
+
+    import click
+
+    from bridge.sim.bench import measure
+
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, code, "", "boom"))
+    with pytest.raises(click.ClickException, match=rf"eagle: benchmark failed \({how}\):\nboom"):
+        measure("eagle", 30, 20, 0.9)
+
+
 def test_run_one_reports_the_figures():
     jobs = trace_jobs("yahoo", 30, nodes=20)
     rss_before = peak_rss_mb()
