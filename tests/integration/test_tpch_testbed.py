@@ -17,7 +17,8 @@ from workloads.tpch import QUERY_NUMBERS
 from workloads.tpch.reference import duckdb_answers
 from tests.integration.process_output import failure_excerpt
 
-pytestmark = pytest.mark.integration
+# make test-long: 101-144 s of the testbed lane, make test's critical path (19 min 2 s with it)
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 SCALE_FACTOR = 0.01
 
 
