@@ -6,9 +6,9 @@ import pytest
 from bridge.sim.engine import simulate
 from policies.framework.api import (
     Assign, ClusterSpec, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
-    RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, Timer,
+    RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, TaskFinished, Timer,
 )
-from policies.kairos.kairos import Kairos, KairosConfig, KairosHeartbeat, TieBreak
+from policies.kairos.kairos import CentralOrder, Kairos, KairosConfig, KairosHeartbeat, TieBreak
 from policies.framework.registry import ConfigError, config_for, create
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
@@ -198,3 +198,46 @@ def test_a_quantum_that_keeps_its_task_skips_to_the_first_end_that_could_swap() 
     view.now = 30.0   # job 3 (age 30) is older than job 1 (23): swap at the pulled-back quantum end
     out = policy.on_node_timer(Timer(30.0, 0, timers[1].key), view)
     assert out[:2] == [Suspend(0, 1), Resume(0, 1, 1, 0)]
+
+
+@pytest.mark.parametrize(("order", "placed"), [(CentralOrder.FIFO, (1, 0)), (CentralOrder.JOB, (0, 1))])
+def test_a_later_stage_queues_at_the_tail_or_at_its_jobs_place(order: CentralOrder, placed: tuple[int, int]) -> None:
+    policy, view = _kairos(1, q=0, order=order)
+    two_stages = Job(0, 0.0, (1.0, 1.0), stage_of=(0, 1), stage_parents=((), (0,)))
+    later = Job(1, 0.5, (1.0,) * 3)
+    view.jobs.update({0: two_stages, 1: later})
+    first = policy.on_job_arrival(JobArrival(0.0, two_stages), view)
+    assert [(d.probe.job_id, d.probe.task) for d in first] == [(0, 0)]
+    assert policy.on_job_arrival(JobArrival(0.5, later), view) == []           # the node is full
+    assert policy.on_task_finished(TaskFinished(1.0, 0, 0, 0, 0, 1.0), view) == []   # until it says so
+    (assign,) = policy.on_heartbeat(Heartbeat(1.0, 0, _heartbeat(0, 1)), view)
+    assert (assign.probe.job_id, assign.probe.task) == placed
+
+
+def _stage_mix() -> list[Job]:
+    """One long two-stage job, then two-stage short jobs arriving while it runs."""
+    jobs = [Job(0, 0.0, (20.0,) * 4 + (1.0,), stage_of=(0,) * 4 + (1,), stage_parents=((), (0,)))]
+    jobs += [Job(i, 0.5 * i, (0.5, 0.5, 0.5), stage_of=(0, 0, 1), stage_parents=((), (0,))) for i in range(1, 12)]
+    return jobs
+
+
+def test_job_order_is_fifo_for_one_stage_jobs_and_keeps_the_cap_for_stages() -> None:
+    spec = ClusterSpec(2, 2)
+    bags = [Job(i, i * 0.4, tuple(0.5 + (i + k) % 4 for k in range(1 + i % 3))) for i in range(30)]
+    fifo, job = (simulate(bags, Kairos(KairosConfig(q=1, w=1.0, order=o), PolicyEnv(spec, 2)), spec)
+                 for o in (CentralOrder.FIFO, CentralOrder.JOB))
+    assert fifo.log.job_finish == job.log.job_finish and len(fifo.log.job_finish) == len(bags)
+    stages = _stage_mix()
+    result = simulate(stages, _CapChecked(KairosConfig(q=1, w=1.0, order=CentralOrder.JOB), PolicyEnv(spec, 2)), spec)
+    assert result.unfinished == [] and sum(result.log.seg_done) == sum(j.n_tasks for j in stages)
+
+
+def test_job_order_finishes_short_multi_stage_jobs_sooner() -> None:
+    """The reason for the order: a short job's second stage no longer queues behind later jobs."""
+    spec = ClusterSpec(2, 2)
+    short_total = {}
+    for order in CentralOrder:
+        stages = _stage_mix()
+        log = simulate(stages, Kairos(KairosConfig(q=1, w=1.0, order=order), PolicyEnv(spec, 2)), spec).log
+        short_total[order] = sum(log.job_finish[j.job_id] - j.submit for j in stages[1:])
+    assert short_total[CentralOrder.JOB] < 0.9 * short_total[CentralOrder.FIFO]
