@@ -161,6 +161,7 @@ def test_spark_pi_in_cluster_deploy_mode_attaches_to_serve_and_is_placed_by_hawk
     assert app_id in daemon.log.read_text()  # the daemon, not a host beside the driver, placed them
 
 
+@pytest.mark.long  # make test-long: 49-51 s of the testbed lane, make test's critical path
 def test_a_pyspark_application_by_plain_spark_submit_needs_no_is_python(env, java_app, tmp_path) -> None:
     """Plain spark-submit with the master and the policy: the plugin sets spark.yarn.isPython itself,
     so YARN's client ships pyspark.zip and py4j and the executors run the Python tasks."""
@@ -175,6 +176,7 @@ def test_a_pyspark_application_by_plain_spark_submit_needs_no_is_python(env, jav
     assert_every_task_placed_by_hawk(stats_file, PI_PARTITIONS)
 
 
+@pytest.mark.long  # make test-long: 49-51 s of the testbed lane, make test's critical path
 def test_a_jvm_application_by_plain_spark_submit_is_placed_by_hawk(env, java_app, tmp_path) -> None:
     out, stats_file = tmp_path / "out.txt", tmp_path / "stats.json"
     cmd = [*launcher("spark-submit"), "--conf", "spark.schedbridge.policy=hawk", *ROOMY_DEADLINE,

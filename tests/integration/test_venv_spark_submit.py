@@ -58,6 +58,7 @@ def test_venv_spark_submit_runs_without_the_venv_on_path() -> None:
     assert "version 4.3" in done.stderr
 
 
+@pytest.mark.long  # make test-long: 55 s of the testbed lane, make test's critical path
 def test_the_printed_exports_suffice_for_spark_on_yarn_to_count_words_in_hdfs(testbed, tmp_path: Path) -> None:
     job = tmp_path / "job.py"
     job.write_text(JOB)
