@@ -65,6 +65,13 @@ class CentralOrder(enum.Enum):
     JOB = "job"     # a ready task takes its user job's arrival place (YARN's and Spark's FIFO)
 
 
+class Age(enum.Enum):
+    """What a node's LAS counts as a task's attained service."""
+
+    TASK = "task"   # the task's own (Algorithm 2)
+    JOB = "job"     # its user job's tasks' on the node, together (our extension for multi-stage jobs)
+
+
 class TieBreak(enum.Enum):
     """How the central scheduler picks among nodes holding equally many tasks."""
 
@@ -89,6 +96,11 @@ class KairosConfig:
         CapacityScheduler keeps an application's place for its later container requests; our
         reading for multi-stage jobs) or fifo (a task queues when it becomes ready: Algorithm 3's
         FIFO over tasks taken literally). The same for one-stage jobs, the thesis' only kind.
+    age: task (default, Algorithm 2: a task's own attained service) or job (our extension, not the
+        thesis': the attained service of the task's user job's tasks on the node, running and
+        suspended, together; a task never preempts or swaps with one of its own job, and quantum
+        ends are not skipped). A batch job's next map then no longer counts as younger than a
+        query that has run a few seconds.
     """
 
     q: int = field(default=2, metadata=within(0, 1024))
@@ -99,6 +111,7 @@ class KairosConfig:
     swap_margin: float = field(default=0.0, metadata=within(0, 1e6))
     heartbeat_interval: float = field(default=0.0, metadata=within(MS, DAY, zero_off=True))
     order: CentralOrder = CentralOrder.JOB
+    age: Age = Age.TASK
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -271,6 +284,7 @@ class _Node:
         self.armed: list[dict[int, tuple[int, float, float]]] = [{} for _ in range(n_nodes)]
         self.epoch = 0
         self.heartbeat_armed = [False] * n_nodes
+        self.by_job = config.age is Age.JOB
 
     # -- events --------------------------------------------------------------------------
     def arrive(self, ev: ProbeArrival, view: ClusterView) -> list[Decision]:
@@ -280,8 +294,8 @@ class _Node:
         if free >= 0:
             out: list[Decision] = [Run(node, slot, ev.probe)]
         else:
-            victim = self._oldest_preemptible(view.running(node), now)
-            if victim is None:
+            victim = self._oldest_preemptible(node, view, now)
+            if victim is None or (self.by_job and not self._younger(node, ev.probe, victim, view, now)):
                 self.waiting[node].append(ev.probe)
                 out = []
             else:
@@ -299,7 +313,7 @@ class _Node:
         slot = view.free_slot(node)
         if slot < 0:
             return []
-        youngest = self._youngest_idle(node, view)
+        youngest = self._youngest_idle(node, view, now)
         if youngest is None:
             return []
         out = self._start(node, slot, youngest, now)
@@ -325,13 +339,15 @@ class _Node:
             if t.slot == slot:
                 current = t
                 break
-        youngest = self._youngest_idle(node, view)
+        youngest = self._youngest_idle(node, view, now)
         if current is None or youngest is None:
             return []
-        if self._may_swap(current, youngest, now):
+        if self._may_swap(node, current, youngest, view, now):
             self._count_preemption(current)
             out = [Suspend(node, slot), *self._start(node, slot, youngest, now)]
             return out + [self._arm(node, slot, now + self.config.w)]
+        if self.by_job:     # ages move while tasks are idle too: no end can be skipped
+            return [self._arm(node, slot, now + self.config.w)]
         return [self._arm(node, slot, self._next_chance(current, youngest, now), now)]
 
     def heartbeat(self, node: int, view: ClusterView, now: float, extra_new: int = 0) -> KairosHeartbeat:
@@ -352,21 +368,52 @@ class _Node:
     def _protected(self, task: RunningTask, now: float) -> bool:
         return self.protected_until.get((task.job_id, task.task), -1.0) > now
 
-    def _oldest_preemptible(self, running: tuple[RunningTask, ...], now: float) -> RunningTask | None:
-        candidates = [t for t in running if not self._protected(t, now)]
+    def _oldest_preemptible(self, node: int, view: ClusterView, now: float) -> RunningTask | None:
+        candidates = [t for t in view.running(node) if not self._protected(t, now)]
+        if self.by_job:
+            return max(candidates, key=lambda t: (self._job_age(node, t.job_id, view, now), -t.slot), default=None)
         return max(candidates, key=lambda t: (_age(t, now), -t.slot), default=None)
 
-    def _youngest_idle(self, node: int, view: ClusterView) -> RunningTask | ProbeInfo | None:
-        """Least attained idle task: a never-run task (age 0, FIFO) or a suspended one."""
+    def _youngest_idle(self, node: int, view: ClusterView, now: float) -> RunningTask | ProbeInfo | None:
+        """Least attained idle task: a never-run task (age 0, FIFO) or a suspended one (by job: the
+        idle task whose job has the least attained service here, never-run ones first on ties)."""
+        if self.by_job:
+            idle: list[RunningTask | ProbeInfo] = [*self.waiting[node], *view.suspended(node)]
+            return min(idle, key=lambda t: self._job_age(node, t.job_id, view, now), default=None)
         suspended = min(view.suspended(node), key=_attained, default=None)
         if self.waiting[node] and (suspended is None or suspended.attained > 0):
             return self.waiting[node][0]
         return suspended
 
-    def _may_swap(self, current: RunningTask, youngest: RunningTask | ProbeInfo, now: float) -> bool:
+    def _may_swap(self, node: int, current: RunningTask, youngest: RunningTask | ProbeInfo,
+                  view: ClusterView, now: float) -> bool:
         if self._protected(current, now):
             return False
+        if self.by_job:
+            return self._younger(node, youngest, current, view, now)
         return self._swap_age(youngest) <= _age(current, now)
+
+    def _younger(self, node: int, idle: RunningTask | ProbeInfo, running: RunningTask, view: ClusterView,
+                 now: float) -> bool:
+        """By job: whether ``idle``'s job, another than ``running``'s, has attained at most
+        ``running``'s job's service on the node less the swap margin."""
+        if view.job(idle.job_id).unit_id == view.job(running.job_id).unit_id:
+            return False
+        margin = self.config.swap_margin * self.config.w
+        return self._job_age(node, idle.job_id, view, now) + margin <= self._job_age(node, running.job_id, view, now)
+
+    @staticmethod
+    def _job_age(node: int, job_id: int, view: ClusterView, now: float) -> float:
+        """The attained service of ``job_id``'s user job on ``node``: its tasks running or suspended there."""
+        unit = view.job(job_id).unit_id
+        total = 0.0
+        for t in view.running(node):
+            if view.job(t.job_id).unit_id == unit:
+                total += t.attained + (now - t.started)
+        for t in view.suspended(node):
+            if view.job(t.job_id).unit_id == unit:
+                total += t.attained
+        return total
 
     def _swap_age(self, youngest: RunningTask | ProbeInfo) -> float:
         """The age a running task must reach to be swapped for the idle task ``youngest``."""

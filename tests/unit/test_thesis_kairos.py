@@ -8,7 +8,7 @@ from policies.framework.api import (
     Assign, ClusterSpec, Heartbeat, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Resume, Run,
     RunningTask, SendHeartbeat, SetTimer, SlotFreed, Suspend, TaskFinished, Timer,
 )
-from policies.kairos.kairos import CentralOrder, Kairos, KairosConfig, KairosHeartbeat, TieBreak
+from policies.kairos.kairos import Age, CentralOrder, Kairos, KairosConfig, KairosHeartbeat, TieBreak
 from policies.framework.registry import ConfigError, config_for, create
 from tests.unit.thesis_fakes import FakeView, env
 from workloads.model import Job
@@ -241,3 +241,31 @@ def test_job_order_finishes_short_multi_stage_jobs_sooner() -> None:
         log = simulate(stages, Kairos(KairosConfig(q=1, w=1.0, order=order), PolicyEnv(spec, 2)), spec).log
         short_total[order] = sum(log.job_finish[j.job_id] - j.submit for j in stages[1:])
     assert short_total[CentralOrder.JOB] < 0.9 * short_total[CentralOrder.FIFO]
+
+
+@pytest.mark.parametrize("age", list(Age))
+def test_by_job_a_batch_jobs_next_task_does_not_preempt_a_younger_query(age: Age) -> None:
+    """Two maps of batch user job 7 have run 6 s on the node; a query (user job 9) 2 s. A third
+    map (age 0 as a task; 6 s as its job) preempts the oldest task by task, and waits by job;
+    a new query task preempts a batch map either way."""
+    policy, view = _kairos(1, slots=3, age=age)
+    view.jobs.update({1: Job(1, 0.0, (9.0,) * 3, unit=7), 2: Job(2, 0.0, (1.0,), unit=9),
+                      3: Job(3, 0.0, (1.0,), unit=9)})
+    view.now = 10.0
+    view.run[0] = [RunningTask(0, 1, 0, 7.0, 0.0), RunningTask(1, 1, 1, 7.0, 0.0), RunningTask(2, 2, 0, 8.0, 0.0)]
+    out = policy.on_probe_arrival(ProbeArrival(10.0, 0, ProbeInfo(1, 2)), view)
+    assert bool(_of(Suspend, out)) is (age is Age.TASK)
+    out = policy.on_probe_arrival(ProbeArrival(10.0, 0, ProbeInfo(3, 0)), view)
+    (suspend,) = _of(Suspend, out)
+    assert suspend.slot in (0, 1)       # a map of job 7: by job too, 6 s against the query's 2 s
+
+
+def test_by_job_kairos_finishes_every_task_within_the_cap_and_helps_short_jobs() -> None:
+    spec = ClusterSpec(2, 2)
+    short_total = {}
+    for age in Age:
+        stages = _stage_mix()
+        result = simulate(stages, _CapChecked(KairosConfig(q=2, w=1.0, age=age), PolicyEnv(spec, 2)), spec)
+        assert result.unfinished == [] and sum(result.log.seg_done) == sum(j.n_tasks for j in stages)
+        short_total[age] = sum(result.log.job_finish[j.job_id] - j.submit for j in stages[1:])
+    assert short_total[Age.JOB] < short_total[Age.TASK]
