@@ -141,6 +141,10 @@ class NodePlanner:
         with self.lock:
             return self.engine.estimates_used()
 
+    def demand_faults(self) -> Mapping[str, int]:
+        with self.lock:
+            return self.engine.demand_faults()
+
     def rebuild(self, state: AppState) -> None:
         with self.lock:  # the world's containers go back to full share (``NodeContainers.release``)
             self.engine.rebuild(state)

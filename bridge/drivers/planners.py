@@ -34,6 +34,10 @@ class RoundPlanner(Protocol):
         """Each user job's runtime estimate as the policy was told it, with its source, oldest
         first (``bridge.drivers.user_jobs``); none for a planner that tells a policy no estimates."""
 
+    def demand_faults(self) -> Mapping[str, int]:
+        """Declared task demands not used as given, by kind (``malformed``, ``cut``); empty for a
+        planner that reads no demands."""
+
 
 BUILT_IN: dict[str, Callable[[Mapping[str, str] | None], RoundPlanner]] = {FifoPlanner.name: FifoPlanner}
 """The planners the plugin runs without a policy engine, by name (``spark-fifo``): looked up here,

@@ -14,6 +14,7 @@ import pickle
 import re
 import subprocess
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,6 +49,11 @@ class Launcher(Protocol):
 
     def estimates_used(self) -> list[dict[str, object]]:
         """Each user job's runtime estimate as the policy was told it (rows), where this process
+        hosted the policy."""
+        ...
+
+    def demand_faults(self) -> Mapping[str, int]:
+        """Declared task demands the policy could not use as given, by kind, where this process
         hosted the policy."""
         ...
 
@@ -123,6 +129,10 @@ class SharedApplication:
         planner = None if self._host is None else self._host.planner
         return [] if planner is None else planner.estimates_used()
 
+    def demand_faults(self) -> Mapping[str, int]:
+        planner = None if self._host is None else self._host.planner
+        return {} if planner is None else planner.demand_faults()
+
 
 def _label(submission: Submission, alone: bool) -> str:
     """A per-job application's name suffix, counters and log file: ``job-<id>``, ``alone-<id>``."""
@@ -196,3 +206,7 @@ class PerJobApplications:
     def estimates_used(self) -> list[dict[str, object]]:
         """Each application's policy host ran beside its own driver: none here."""
         return []
+
+    def demand_faults(self) -> Mapping[str, int]:
+        """Each application's policy host ran beside its own driver: its log says them."""
+        return {}

@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +146,7 @@ class Replay:
         self.t0 = 0.0
         self.alone: dict[str, float] | None = None  # category -> seconds alone, once measured
         self.estimates: dict[str, int] | None = None  # user jobs per estimate source (this process hosted the policy)
+        self.demand_faults: dict[str, int] = {}       # stages whose declared demands were not used as given
         # Before jobs.csv: a folder killed before Spark starts (SIGKILL, no clean-up) says "running", never complete.
         write_meta(plan.results, self._meta("running"))
         self.ledger = Ledger(plan.results, plan.submissions)
@@ -160,6 +161,7 @@ class Replay:
                 "run_tag": self.run_tag, "rm_url": p.target.rm_url, "inputs": p.inputs,
                 "params": sparkplugin.policy_params(p.extra_conf), "alone_s": self.alone,
                 "plugin": plugin_counters(p.results / "plugin"), "estimates": self.estimates,
+                "demand_faults": self.demand_faults,
                 "preemption_commands": preemption_commands(p.results)}
 
     def _measure_alone(self, launcher: Launcher) -> None:
@@ -225,6 +227,15 @@ class Replay:
             tqdm.write(f"replay: {self.estimates['default']} of {len(rows)} user job(s) had no runtime estimate "
                        "and were told the default (see user-jobs.csv)")
 
+    def _record_demand_faults(self, faults: Mapping[str, int]) -> None:
+        """meta.json counts the stages whose declared demands the policy could not use as given, by
+        kind; any is said (the policy host's log names each stage)."""
+        self.demand_faults = {kind: n for kind, n in sorted(faults.items()) if n}
+        if self.demand_faults:
+            said = ", ".join(f"{n} {kind}" for kind, n in self.demand_faults.items())
+            tqdm.write(f"replay: declared task demands not used as given: {said} (malformed: one slot's share "
+                       "instead; cut: to an executor's size; see the policy host's log)")
+
     def _cancel(self, launcher: Launcher | None) -> None:
         if launcher is not None:
             launcher.cancel_all()
@@ -235,6 +246,7 @@ class Replay:
         if launcher is not None:
             launcher.close()
             self._record_estimates(launcher.estimates_used())
+            self._record_demand_faults(launcher.demand_faults())
         try:
             kill_tagged_apps(self.rm, self.run_tag)
         except YarnError as exc:

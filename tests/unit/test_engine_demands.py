@@ -100,3 +100,15 @@ def test_every_live_policy_places_every_task_on_executors_of_cores_and_memory(po
     assert sorted(s for s, _ in spark.ran_on) == [3] * 7 + [4] * 5
     assert isinstance(host.planner, EnginePlanner) and host.planner.world is not None
     assert host.planner.world.state.spec.capacity == (2.0, 2.0)
+
+
+def test_the_planner_reports_the_stages_whose_demands_it_cut() -> None:
+    """What a replay records in meta.json (`demand_faults`): a stage's 2 GB on a 1 GB executor."""
+    spark = FakeSpark({"1": 2}, {1: (2, {DEMAND_PROP: TaskDemands.uniform((1.0, 2.0)).to_property()})})
+    for ev in spark.events:
+        ev["memory_mb"] = 1024
+    host = PolicyHost(make_planner("falcon", {}))
+    drive(host, spark)
+    assert sorted(s for s, _ in spark.ran_on) == [1, 1]
+    assert host.planner.demand_faults().get("cut", 0) >= 1
+    assert make_planner("spark-fifo", {}).demand_faults() == {}

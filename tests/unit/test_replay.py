@@ -82,6 +82,9 @@ class FakeLauncher:
         return [{"app": "a", "occurrence": f"schedbridge-job-{j}", "key": "job:c", "unit": j, "estimate_s": 1.0,
                  "source": "default" if j == 0 else "learned"} for j in self.ran]
 
+    def demand_faults(self) -> dict[str, int]:
+        return {"cut": len(self.ran) - 1, "malformed": 0}
+
 
 def plan(tmp_path: Path, times: list[float], durations: list[float] | None = None,
          mode: str = "shared") -> ReplayPlan:
@@ -109,6 +112,7 @@ def test_failed_job_is_recorded_and_replay_continues(tmp_path: Path) -> None:
     meta = json.loads((p.results / "meta.json").read_text())
     assert (meta["state"], meta["policy"], meta["jobs"]) == ("complete", "fifo", 3)
     assert meta["estimates"] == {"default": 1, "learned": 2}
+    assert meta["demand_faults"] == {"cut": 2}   # kinds that occurred
     assert list(pd.read_csv(p.results / "user-jobs.csv")["unit"]) == launcher.ran
     for name in ("tasks.csv", "utilization.csv"):
         assert (p.results / name).is_file()

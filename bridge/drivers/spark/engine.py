@@ -182,7 +182,7 @@ class EnginePlanner:
         self._world: World | None = None                # the world of the last round
         self._job_ids = itertools.count()
         self.user_jobs = self.params.user_jobs()
-        self.demand_faults = Counter[str]()  # declared task demands not used as given (``task_demand``)
+        self.demand_faults_seen = Counter[str]()  # declared task demands not used as given (``task_demand``)
         self.now = 0.0
 
     @property
@@ -206,6 +206,9 @@ class EnginePlanner:
 
     def estimates_used(self) -> list[dict[str, object]]:
         return self.user_jobs.records()
+
+    def demand_faults(self) -> Mapping[str, int]:
+        return dict(self.demand_faults_seen)
 
     def rebuild(self, state: AppState) -> None:
         self._drop_world(state.app)
@@ -389,7 +392,7 @@ class EnginePlanner:
         job_id = next(self._job_ids)
         user = self.user_jobs.of_stage(key[0], d, job_id)
         est = user.estimate
-        demand = task_demand(spec, d, self.demand_faults)
+        demand = task_demand(spec, d, self.demand_faults_seen)
         job = Job(job_id, self.now, (est,) * n, est, demands=(demand,) * n,
                   name=f"{key[0]}:stage{d.stage}.{d.attempt}",
                   meta={"app": key[0], "stage": d.stage, "job": d.job, "key": user.key, **d.props},

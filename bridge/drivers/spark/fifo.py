@@ -61,6 +61,10 @@ class FifoPlanner:
         """Spark's FIFO order uses no estimates."""
         return []
 
+    def demand_faults(self) -> Mapping[str, int]:
+        """Spark's FIFO order reads no demands."""
+        return {}
+
     def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
         free = free_slots(rnd.slots)
         grants: list[Grant] = []
