@@ -8,6 +8,7 @@ import click
 
 import sparkplugin
 from bridge.common.options import (
+    FiniteFloat,
     KeyValue,
     OutputPath,
     estimates_option,
@@ -59,7 +60,7 @@ def _results_dir(results: Path | None, workload: str, policy: str, mode: str) ->
 def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None,
                conf_dir: Path | None, conf: dict[str, str], preempt: bool = False,
                agents_file: Path | None = None,
-               measure_alone: bool = False) -> tuple[ReplayPlan, ResourceManagerClient]:
+               measure_alone: bool = False, min_share: float | None = None) -> tuple[ReplayPlan, ResourceManagerClient]:
     """Validate everything (with ``preempt``, every node agent answers) and prepare the inputs;
     nothing is submitted yet."""
     workload = load_workload(workload_path)
@@ -67,7 +68,7 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
     policies.check(policy, conf, preempt)
     target = resolve(conf_dir)
     announce("replay", target)
-    agents = preemption.check(policy, mode, target, conf, agents_file) if preempt else None
+    agents = preemption.check(policy, mode, target, conf, agents_file, min_share) if preempt else None
     if agents is not None:
         click.echo(f"replay: {agents.origin}", err=True)
     rm = target.rm_client()
@@ -100,20 +101,26 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
                    "them (those of --agents; without it, on the local testbed as root, agents started "
                    "for the run). Shared mode; see docs/replay.md.")
 @agents_option
+@click.option("--min-share", type=FiniteFloat(0.01, 1024), default=None,
+              help="With --preempt: cores a shrunk container keeps, for the node agents the run starts "
+                   "itself [default: the agent's, 0.1, Kairos' minimum-cpu]. A host whose slots get less "
+                   "than a core each may want less (docs/live-preemption.md).")
 @click.option("--measure-alone", is_flag=True,
               help="Before time 0, run the first job of each category once by itself (shared mode: in the "
                    "replay's application; per-job: as its own application) and record its runtime as "
                    "duration_alone_s, the slowdown's denominator, of every job of that category.")
 def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf_dir: Path | None,
            params: dict[str, str], estimates: Path | None, conf: dict[str, str], preempt: bool,
-           agents: Path | None, measure_alone: bool) -> None:
+           agents: Path | None, min_share: float | None, measure_alone: bool) -> None:
     """Submit every job of WORKLOAD at its arrival time and record what happens."""
     settings = spark_settings(conf, params, estimates)
     try:
         if agents is not None and not preempt:
             raise click.BadParameter("the node agents are for --preempt only", param_hint="--agents")
+        if min_share is not None and not preempt:
+            raise click.BadParameter("the node agents' share is for --preempt only", param_hint="--min-share")
         plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt, agents,
-                              measure_alone)
+                              measure_alone, min_share)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
     try:

@@ -29,7 +29,7 @@ import sparkplugin
 from bridge.common import atomic
 from bridge.drivers.node_engine import NODE_CORES, live_params, node_cores, node_preemption
 from bridge.drivers.spark.engine import engine_settings
-from bridge.nodes.cluster_agents import NodeAgents, agents_for, hadoop_user
+from bridge.nodes.cluster_agents import ConfiguredAgents, NodeAgents, agents_for, hadoop_user
 from bridge.nodes.preemption import ContainerPreemptor
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
@@ -38,15 +38,21 @@ from bridge.target.config import ClusterTarget
 
 
 def check(policy: str, mode: str, target: ClusterTarget, conf: Mapping[str, str],
-          agents_file: Path | None = None) -> NodeAgents:
+          agents_file: Path | None = None, min_share: float | None = None) -> NodeAgents:
     """Refuse, with the reason, what `--preempt` cannot do, and find the cluster's node agents
-    (every one must answer); nothing has been submitted yet."""
+    (every one must answer); nothing has been submitted yet. ``min_share``: the cores a shrunk
+    container keeps, for agents the run starts itself (None: the agent's default)."""
     settings = policy_settings(policy, conf)  # a policy that does not preempt: the error names those that do
     if mode != "shared":
         raise ValueError("--preempt needs --mode shared: one node scheduler must see every job")
     node_cores(settings.pop(NODE_CORES, "1"))
     engine_settings(policy, settings)  # unknown or impossible parameters: the registry's error names them
-    agents = agents_for(target.rm_client(user=hadoop_user()), target.rm_url, agents_file, own=target.own_agents)
+    own = target.own_agents
+    agents = agents_for(target.rm_client(user=hadoop_user()), target.rm_url, agents_file,
+                        own=None if own is None else lambda label: own(label, min_share))
+    if min_share is not None and isinstance(agents, ConfiguredAgents):
+        raise ValueError(f"--min-share is for node agents a run starts itself; these are {agents.origin}, "
+                         "each with its own `schedbridge agent --min-share`")
     agents.prepare()
     return agents
 

@@ -40,7 +40,8 @@ OPTION_HELP = ("Hadoop configuration directory of the cluster (default: $HADOOP_
 @dataclass(frozen=True)
 class ClusterTarget:
     """Addresses of one cluster, the environment its Spark drivers run in and, for a cluster that
-    starts node agents for a run itself (the local testbed), how (``own_agents``, given the run's label)."""
+    starts node agents for a run itself (the local testbed), how (``own_agents``, given the run's label
+    and the agents' minimum share in cores, None for the agent's default)."""
 
     conf_dir: Path
     rm_url: str
@@ -49,7 +50,7 @@ class ClusterTarget:
     env: dict[str, str] = field(repr=False, compare=False)
     rm_urls: tuple[str, ...] = ()  # with ResourceManager HA: every RM, in yarn.resourcemanager.ha.rm-ids order
     origin: str = DEFAULT  # how it was chosen, for the line `announce` prints
-    own_agents: Callable[[str], NodeAgents] | None = field(default=None, repr=False, compare=False)
+    own_agents: Callable[[str, float | None], NodeAgents] | None = field(default=None, repr=False, compare=False)
 
     def rm_client(self, user: str | None = None) -> ResourceManagerClient:
         """A client of this cluster's RM; with HA, of whichever RM is active."""

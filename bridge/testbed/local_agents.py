@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bridge.common import atomic
 from bridge.agent.client import AgentClient
+from bridge.agent.service import DEFAULT_MIN_SHARE
 from bridge.agent.trial import AgentProcess
 from bridge.testbed.layout import ClusterLayout
 from yarnclient import ResourceManagerClient
@@ -38,8 +39,10 @@ class LocalTestbedAgents:
     """The local testbed without an agents file: one agent per NodeManager, started for the run on
     this host (as root) and stopped with it; ``bridge.nodes.cluster_agents.NodeAgents``."""
 
-    def __init__(self, layout: ClusterLayout, label: str) -> None:
+    def __init__(self, layout: ClusterLayout, label: str, min_share: float | None = None) -> None:
+        """``min_share``: cores a shrunk container keeps (None: the agent's default)."""
         self.layout, self.label = layout, label
+        self.min_share = DEFAULT_MIN_SHARE if min_share is None else min_share
         self.rm = ResourceManagerClient(layout.rm_url, user=layout.user)
         self.vcores_record = layout.vcores_record
         self.origin = "node agents started for the run on the local testbed"
@@ -48,7 +51,7 @@ class LocalTestbedAgents:
         require_root()
 
     def open(self, stack: ExitStack, app_id: str, work: Path) -> dict[str, AgentClient]:
-        return start_local_agents(stack, self.layout, self.rm, app_id, work, self.label)
+        return start_local_agents(stack, self.layout, self.rm, app_id, work, self.label, self.min_share)
 
 
 class AgentsNeedRoot(PermissionError):
@@ -61,7 +64,7 @@ def require_root() -> None:
 
 
 def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceManagerClient, app_id: str,
-                       work: Path, label: str) -> dict[str, AgentClient]:
+                       work: Path, label: str, min_share: float = DEFAULT_MIN_SHARE) -> dict[str, AgentClient]:
     """One agent per NodeManager of ``layout``, managing only ``app_id``'s containers; keyed by the
     NodeManager's web address as the RM reports it. ``stack`` stops them (each restores first).
     Agents of the same label that a killed run left are stopped and restored first."""
@@ -76,7 +79,7 @@ def start_local_agents(stack: ExitStack, layout: ClusterLayout, rm: ResourceMana
         address = next(a for a in web_addresses if a.endswith(f":{nm.webapp_port}"))
         settings = {"nm_url": nm.webapp_url, "state_file": str(work / f"agent-{nm.index}.json"),
                     "cgroup_parent": f"sb-{label}-{nm.index}", "local_dirs": [str(layout.nm_dir(nm) / "local")],
-                    "apps": [app_id]}
+                    "apps": [app_id], "min_share": min_share}
         proc, record = _agent(settings, token), agent_records(layout) / f"{label}-{nm.index}.json"
         stack.callback(stop_agent, proc, record)
         agents[address] = AgentClient(proc.start(), token, timeout_s=10)
@@ -146,7 +149,8 @@ def agent_records(layout: ClusterLayout) -> Path:
 
 def _agent(settings: dict, token: str = "") -> AgentProcess:
     return AgentProcess(settings["nm_url"], Path(settings["state_file"]), settings["cgroup_parent"],
-                        tuple(Path(d) for d in settings["local_dirs"]), apps=tuple(settings["apps"]), token=token)
+                        tuple(Path(d) for d in settings["local_dirs"]), apps=tuple(settings["apps"]), token=token,
+                        min_share=settings.get("min_share", DEFAULT_MIN_SHARE))
 
 
 def stop_agent(proc: AgentProcess, record: Path) -> None:

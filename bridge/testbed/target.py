@@ -42,5 +42,5 @@ class LocalTestbed:
         layout = default_layout()
         return ClusterTarget(layout.conf_dir, layout.rm_url, layout.webhdfs_url, layout.fs_default,
                              spark_env(layout), origin=NAME,
-                             own_agents=lambda label: LocalTestbedAgents(layout, label))
+                             own_agents=lambda label, min_share: LocalTestbedAgents(layout, label, min_share))
 

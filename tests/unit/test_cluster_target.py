@@ -97,7 +97,8 @@ def test_the_testbed_starts_its_own_agents_for_a_run_and_another_cluster_has_non
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(testbed_cluster.Testbed, "running", lambda self: {"resourcemanager": 4242})
     own = resolve(None).own_agents
-    assert own is not None and isinstance(own("replay"), LocalTestbedAgents)
+    assert own is not None and isinstance(own("replay", None), LocalTestbedAgents)
+    assert own("replay", None).min_share == 0.1 and own("replay", 0.02).min_share == 0.02
     assert resolve(conf_dir(tmp_path / "prod", "rm.example:8088")).own_agents is None
 
 

@@ -14,7 +14,7 @@ from bridge.testbed.local_agents import LocalTestbedAgents
 def target(rm_url: str | None = None) -> ClusterTarget:
     """The local testbed's target (agents of its own), or another cluster's at ``rm_url``."""
     layout = default_layout()
-    own = None if rm_url else (lambda label: LocalTestbedAgents(layout, label))
+    own = None if rm_url else (lambda label, min_share: LocalTestbedAgents(layout, label, min_share))
     return ClusterTarget(Path("/nonexistent"), rm_url or layout.rm_url, layout.webhdfs_url,
                          layout.fs_default, {}, own_agents=own)
 
@@ -60,3 +60,14 @@ def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(PermissionError, match="run as root"):
         preemption.check("kairos", "shared", target(), {})
+
+
+def test_the_agents_a_run_starts_keep_the_share_given_and_an_agents_file_refuses_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    agents = preemption.check("kairos", "shared", target(), {}, min_share=0.02)
+    assert isinstance(agents, LocalTestbedAgents) and agents.min_share == 0.02
+    (tmp_path / "agent.token").write_text("t" * 32)
+    (tmp_path / "agents.toml").write_text('token_file = "agent.token"\nurl = "http://{host}:8478"\n')
+    with pytest.raises(ValueError, match="--min-share is for node agents a run starts itself"):
+        preemption.check("kairos", "shared", target(), {}, tmp_path / "agents.toml", min_share=0.02)

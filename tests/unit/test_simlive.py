@@ -620,3 +620,11 @@ def test_a_task_shrunk_from_launch_to_finish_has_no_work_not_less(tmp_path: Path
     tasks = pd.DataFrame({"launch_s": [launch], "finish_s": [finish], "container_id": ["c"]})
     work = task_work(tasks, t0, {"c": [(t0 + 44.38098073005676, t0 + 44.71036171913147, 0.0)]})
     assert work.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("command", ["sim-vs-live", "replay"])
+def test_a_minimum_share_without_preempt_is_refused(tmp_path: Path, command: str) -> None:
+    result = CliRunner().invoke(cli, [command, str(wordcount_workload(tmp_path)), "--policy", "kairos",
+                                      "--min-share", "0.02", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "the node agents' share is for --preempt only" in result.output
+    assert "Traceback" not in result.output

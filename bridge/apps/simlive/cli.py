@@ -65,6 +65,9 @@ SIZE = MemorySize()
 @click.option("--preempt", is_flag=True,
               help="Run each preempting policy's node scheduler on real containers (the replay's --preempt; "
                    "simulated with its live parameters, NodeManagers as nodes); the others run as they are.")
+@click.option("--min-share", type=FiniteFloat(0.01, 1024), default=None,
+              help="With --preempt: cores a shrunk container keeps (the replay's --min-share; the simulator "
+                   "plays the share the agents answered) [default: the agent's, 0.1].")
 @click.option("--seed", type=int, default=None,
               help="Policy random seed, live and simulated, of the first repeat; repeat R uses SEED + R - 1 "
                    "[default: the workload's seed].")
@@ -101,7 +104,8 @@ SIZE = MemorySize()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int,
                 executor_memory: float | None, repeats: int,
-                preempt: bool, seed: int | None, cutoff: float | None, job_model: str | None, extra_vcores: int,
+                preempt: bool, min_share: float | None, seed: int | None, cutoff: float | None,
+                job_model: str | None, extra_vcores: int,
                 params: dict[str, str], estimates: Path | None, estimates_from: str | None,
                 hadoop_conf_dir: Path | None, out: Path | None, resume: bool, as_json: bool) -> None:
     """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the
@@ -121,11 +125,13 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
         raise click.BadParameter(f"{target} is not empty (--resume reuses its complete live runs)", param_hint="--out")
     if resume and out is None:
         raise click.BadParameter("--resume needs the --out of the comparison to resume", param_hint="--resume")
+    if min_share is not None and not preempt:
+        raise click.BadParameter("the node agents' share is for --preempt only", param_hint="--min-share")
     try:
         comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
                                         seed, cutoff, params, preempt, hadoop_conf_dir, job_model,
                                         executor_memory_gb=executor_memory)
-        comparison.resume = resume
+        comparison.resume, comparison.min_share = resume, min_share
         comparison.use_estimates(estimates, estimates_from)
         target.mkdir(parents=True, exist_ok=True)  # kept on failure: a live run's results are evidence
         with ExitStack() as stack:

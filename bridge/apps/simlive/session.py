@@ -164,6 +164,7 @@ class Comparison:
         self.cutoff_origin = metrics.cutoff_origin(cutoff_given, False)
         self.preempt, self.conf_dir = preempt, conf_dir
         self.resume = False  # reuse complete live runs found in the output directory (`_reused`)
+        self.min_share: float | None = None  # cores a shrunk container keeps, with --preempt (None: the agent's)
         self.submissions, self.job_model = list(submissions), job_model
         self.executor_memory_gb = executor_memory_gb
         self.estimates: Path | None = None        # the runtime-estimates file every live policy gets
@@ -321,7 +322,8 @@ class Comparison:
                    *(a for k, v in conf.items() for a in ("--conf", f"{k}={v}")),
                    *(a for k, v in live_params.items() for a in ("--param", f"{k}={v}")),
                    *(("--hadoop-conf-dir", str(self.conf_dir)) if self.conf_dir else ()),
-                   *(("--preempt",) if self.preempts(policy) else ())]
+                   *(("--preempt",) if self.preempts(policy) else ()),
+                   *(("--min-share", str(self.min_share)) if self.preempts(policy) and self.min_share else ())]
         child = subprocess.Popen(command, stdout=sys.stderr, start_new_session=True)
         if self._on_testbed():
             self.driver_share = favour_driver(child.pid)
