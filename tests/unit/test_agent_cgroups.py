@@ -244,3 +244,19 @@ def test_v2_usage_without_usage_usec_is_a_clear_error(tmp_path: Path) -> None:
     (root / "sb" / "c1" / "cpu.stat").write_text("user_usec 10\n")
     with pytest.raises(CgroupError, match="no usage_usec"):
         cg.usage_ns("c1")
+
+
+def test_the_parent_weighs_as_many_entities_as_it_holds_groups(tmp_path: Path, cgroupfs_rmdir: None) -> None:
+    """Moved into the agent's parent, a node's containers must not share one default weight."""
+    root = v1_root(tmp_path)
+    cg = CgroupV1(root, "sb")
+    for name in ("c1", "c2", "c3"):
+        cg.create(name)
+    assert (root / "cpu" / "sb" / "cpu.shares").read_text() == str(3 * 1024)
+    cg.release("c2", {})
+    assert (root / "cpu" / "sb" / "cpu.shares").read_text() == str(2 * 1024)
+    assert not (root / "freezer" / "sb" / "cpu.shares").exists()    # the cpu hierarchy only
+    v2 = CgroupV2(v2_root(tmp_path), "sb")
+    for k in range(120):
+        v2.create(f"c{k}")
+    assert (tmp_path / "cg2" / "sb" / "cpu.weight").read_text() == "10000"   # its maximum
