@@ -269,7 +269,7 @@ def _minutes(seconds: float) -> str:
 def demo(plan_file: Path | None, out: Path | None, keep_testbed: bool, estimates: Path | None) -> None:
     """Start the local testbed and show, per comparison of the plan (interactive TPC-H queries
     behind a WordCount batch job under stock Spark, Hawk, Eagle and Kairos), each policy's live
-    figures beside the simulator's prediction; about 13 minutes on a 2-core machine."""
+    figures beside the simulator's prediction; about 11-13 minutes on a 2-core machine."""
     started, results = time.monotonic(), out or Path("results") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     if results.exists() and any(results.iterdir()):
         raise click.BadParameter(f"{results} is not empty", param_hint="--out")
