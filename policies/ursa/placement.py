@@ -8,6 +8,7 @@ resource the task needs is excluded, so work waits at the scheduler (late bindin
 """
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -58,7 +59,7 @@ class Plan(Generic[T, W]):
     pairs: list[tuple[T, W]] = field(default_factory=list)
 
 
-def _commit(heads: dict[W, list[float]], worker: W, inc: Vector) -> None:
+def _commit(heads: dict[W, Sequence[float]], worker: W, inc: Vector) -> None:
     heads[worker] = [max(0.0, d - i) for d, i in zip(heads[worker], inc)]
 
 
@@ -130,9 +131,43 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     return plan
 
 
+def _commit_plan(plan: Plan[T, W], live: dict[W, Sequence[float]], opened: dict[Uses, list[W]],
+                 increment: Increment[T]) -> set[W]:
+    """Commit ``plan`` to the live headrooms and drop the workers it closed from ``opened``;
+    returns the workers it used (the plans that chose one of them may have changed)."""
+    used: set[W] = set()
+    for task, w in plan.pairs:
+        _commit(live, w, increment(task))
+        used.add(w)
+    for n, ws in opened.items():
+        opened[n] = [w for w in ws if w not in used or opens(live[w], n)]
+    return used
+
+
+def _none_open(live: Mapping[W, Sequence[float]], opened: dict[Uses, list[W]], uses: Collection[Uses]) -> bool:
+    """Whether no worker is open to any set of resources in ``uses`` (all the tasks use, if
+    known): then every plan left would place nothing, so a batch ends without rescoring them
+    (a plan no commit touched has its workers still open, so none is left with pairs)."""
+    for used in uses:
+        ws = opened.get(used)
+        if ws is None:
+            ws = opened[used] = _open_to(live, used)
+        if ws:
+            return False
+    return bool(uses)
+
+
+def _batch_start(heads: Mapping[W, Sequence[float]], opened: Mapping[Uses, Sequence[W]] | None
+                 ) -> tuple[dict[W, Sequence[float]], dict[Uses, list[W]]]:
+    """A batch's live headrooms (a commit replaces a worker's, never changes it in place) and
+    its lists of open workers, copied: the batch trims them as workers close."""
+    return dict(heads), {used: list(ws) for used, ws in (opened or {}).items()}
+
+
 def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
                 increment: Increment[T], hard: Sequence[bool],
-                stage_bonus: float = STAGE_BONUS, uses: Collection[Uses] = ()) -> list[tuple[T, W]]:
+                stage_bonus: float = STAGE_BONUS, uses: Collection[Uses] = (),
+                opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
     """One scheduling round: repeat Alg. 1 (score every stage, commit the best plan,
     rescore) until no stage can place a task. Ties between stages keep input order.
 
@@ -140,12 +175,12 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     used none of them would choose the same workers with the same scores (a lowered worker
     it passed over stays passed over) and keeps its plan; a stage that placed nothing never
     will. Only the other plans are rescored. ``uses``: every set of resources the tasks use,
-    if known (:func:`stage_score`)."""
-    live = {w: list(d) for w, d in heads.items()}
-    opened: dict[Uses, list[W]] = {}
+    if known (:func:`stage_score`); ``opened``: the workers open to some of them, in ``heads``
+    order, if the caller keeps them (the others are found by a scan)."""
+    live, open_to = _batch_start(heads, opened)
 
     def rescore(stage: Stage[T]) -> Plan[T, W]:
-        return stage_score(stage, live, increment, hard, stage_bonus, opened, uses)
+        return stage_score(stage, live, increment, hard, stage_bonus, open_to, uses)
 
     plans = [rescore(s) for s in stages]
     placed: list[tuple[T, W]] = []
@@ -154,16 +189,54 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         if not plans:
             break
         best = max(plans, key=lambda p: p.score)
-        used = set()
-        for task, w in best.pairs:
-            _commit(live, w, increment(task))
-            used.add(w)
-        for n, ws in opened.items():
-            opened[n] = [w for w in ws if w not in used or opens(live[w], n)]
+        used = _commit_plan(best, live, open_to, increment)
         placed.extend(best.pairs)
+        if _none_open(live, open_to, uses):
+            break
         done = {t for t, _ in best.pairs}
         rest = tuple(t for t in best.stage.tasks if t not in done)
         plans = [rescore(p.stage) if any(w in used for _, w in p.pairs) else p for p in plans if p is not best]
         if rest:
             plans.append(rescore(Stage(best.stage.key, rest, best.stage.order_bonus)))
+    return placed
+
+
+def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
+                 increment: Increment[T], hard: Sequence[bool], uses: Collection[Uses] = (),
+                 opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
+    """:func:`place_batch` of one-task stages without the stage bonus (the per-task ablation),
+    with each plan rescored only when it reaches the top, not after every commit to its worker.
+
+    A single task's best score only falls as headrooms fall (F is non-decreasing in every D_r,
+    and a worker once excluded stays excluded), so a plan scored before some commits bounds its
+    score after them. Plans wait in a heap by (score, input order); the top one is committed
+    if no commit has gone to its worker since it was scored (its score is current and no other
+    plan can beat it, nor tie it from earlier in the input), and rescored otherwise. The same
+    plans as rescoring every plan that chose a committed worker, in the same order: with one
+    worker best for most tasks, that rescored nearly every plan at every commit."""
+    live, open_to = _batch_start(heads, opened)
+    commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
+    plans: list[Plan[T, W] | None] = [None] * len(stages)
+    heap: list[tuple[float, int, int]] = []  # (-score, input index, its worker's commits when scored)
+
+    def rescore(i: int) -> None:
+        plan = plans[i] = stage_score(stages[i], live, increment, hard, 0.0, open_to, uses)
+        if plan.pairs:  # a task that cannot place now never will in this batch
+            heapq.heappush(heap, (-plan.score, i, commits[plan.pairs[0][1]]))
+
+    for i in range(len(stages)):
+        rescore(i)
+    placed: list[tuple[T, W]] = []
+    while heap:
+        _, i, seen = heapq.heappop(heap)
+        plan = plans[i]
+        assert plan is not None
+        if seen != commits[plan.pairs[0][1]]:
+            rescore(i)
+            continue
+        for w in _commit_plan(plan, live, open_to, increment):
+            commits[w] += 1
+        placed.extend(plan.pairs)
+        if _none_open(live, open_to, uses):
+            break
     return placed
