@@ -92,7 +92,9 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     ``heads``, shared between stages): on a busy cluster most workers have none, and a stage
     of thousands of tasks costs a lookup per task, not a scan of every worker. Once no worker
     is open to any set of resources the tasks use (``uses``, when the caller knows them all),
-    the rest of the stage cannot place and is not scored one task at a time."""
+    the rest of the stage cannot place and is not scored one task at a time. Workers that share
+    one headroom object (the caller may share one among workers with equal headrooms, as
+    idle workers have) are scored once per task."""
     local: dict[W, list[float]] = {}  # the workers this plan has used, with its tentative load
     candidates: dict[Uses, list[W]] = {}
     shared: dict[Uses, list[W]] = {} if opened is None else opened
@@ -110,11 +112,7 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     total, bonus = 0.0, stage_bonus
     for task in stage.tasks:
         inc = increment(task)
-        best: tuple[float, W] | None = None
-        for w in open_to(needs(inc)):
-            f = score(local.get(w, heads[w]), inc, hard)
-            if f is not None and (best is None or f > best[0]):
-                best = (f, w)
+        best = _best_worker(open_to(needs(inc)), local, heads, inc, hard)
         if best is None:
             bonus = 0.0
             if uses and not any(open_to(u) for u in uses):
@@ -129,6 +127,23 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
         total += best[0]
     plan.score = (total / len(plan.pairs) if plan.pairs else 0.0) + bonus + stage.order_bonus
     return plan
+
+
+def _best_worker(workers: Sequence[W], local: Mapping[W, Sequence[float]], heads: Mapping[W, Sequence[float]],
+                 inc: Vector, hard: Sequence[bool]) -> tuple[float, W] | None:
+    """The first of ``workers`` with the highest F for a task, and that F. A worker whose headroom
+    object was already scored for it would score the same, so it is not chosen and not scored."""
+    best: tuple[float, W] | None = None
+    scored: set[int] = set()
+    for w in workers:
+        head = local.get(w) or heads[w]
+        if id(head) in scored:
+            continue
+        scored.add(id(head))
+        f = score(head, inc, hard)
+        if f is not None and (best is None or f > best[0]):
+            best = (f, w)
+    return best
 
 
 def _commit_plan(plan: Plan[T, W], live: dict[W, Sequence[float]], opened: dict[Uses, list[W]],

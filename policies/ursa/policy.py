@@ -155,6 +155,7 @@ class UrsaScheduler:
         self._heads: dict[int, list[float]] = dict.fromkeys(range(spec.n_nodes), [])
         self._dirty: set[int] = set(range(spec.n_nodes)) if planner.by_headroom else set()
         self._open: dict[Uses, set[int]] = {}
+        self._head_values: dict[Vector, list[float]] = {}  # one object per headroom value (_shared_head)
         self.room = None if planner.rate is None else \
             FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
         self.pass_at: float | None = None
@@ -364,12 +365,19 @@ class UrsaScheduler:
         f = view.free_capacity(w) or self.capacity  # the truth now, less what waits in the queue
         for k in self.queued[w]:
             f = sub(f, self.believed(k))
-        head = self._heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
+        head = self._heads[w] = self._shared_head([self._headroom(w, i, f) for i in range(len(self.capacity))])
         for used, ws in self._open.items():
             if opens(head, used):
                 ws.add(w)
             else:
                 ws.discard(w)
+
+    def _shared_head(self, head: list[float]) -> list[float]:
+        """One object per headroom value, which Algorithm 1 scores once per task (idle workers
+        share theirs); forgotten when there are many more values than workers."""
+        if len(self._head_values) > 4 * len(self._heads):
+            self._head_values.clear()
+        return self._head_values.setdefault(tuple(head), head)
 
     def _reservations(self, w: int) -> Vector:
         """The baselines' free room on ``w``: its capacity less the peak reservations of everything

@@ -178,6 +178,9 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
         assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
         opened = {u: [w for w, d in heads.items() if opens(d, u)] for u in uses}
         assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses, opened=opened) == want
+        values: dict[tuple[float, ...], tuple[float, ...]] = {}  # workers with equal headrooms share one object
+        shared = {w: values.setdefault(d, d) for w, d in heads.items()}
+        assert place_batch(stages, shared, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
         singles = [Stage(t, (t,), s.order_bonus) for s in stages for t in s.tasks]  # the per-task ablation
         want = _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
         assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0) == want
@@ -187,3 +190,4 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
         # the caller's lists of the workers open to each set of used resources, as a scan finds them
         opened = {u: [w for w, d in heads.items() if opens(d, u)] for u in uses}
         assert place_singly(singles, heads, incs.__getitem__, HARD, uses=uses, opened=opened) == want
+        assert place_singly(singles, shared, incs.__getitem__, HARD, uses=uses) == want
