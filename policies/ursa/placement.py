@@ -9,6 +9,7 @@ resource the task needs is excluded, so work waits at the scheduler (late bindin
 from __future__ import annotations
 
 import heapq
+from itertools import accumulate
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -219,33 +220,46 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
 def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
                  increment: Increment[T], hard: Sequence[bool], uses: Collection[Uses] = (),
                  opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
-    """:func:`place_batch` of one-task stages without the stage bonus (the per-task ablation),
-    with each plan rescored only when it reaches the top, not after every commit to its worker.
+    """:func:`place_batch` of every task of ``stages`` as a stage of its own, with its stage's
+    order bonus and no stage bonus (the per-task ablation): the same placements in the same order,
+    without scoring every task after every commit.
 
     A single task's best score only falls as headrooms fall (F is non-decreasing in every D_r,
     and a worker once excluded stays excluded), so a plan scored before some commits bounds its
     score after them. Plans wait in a heap by (score, input order); the top one is committed
     if no commit has gone to its worker since it was scored (its score is current and no other
-    plan can beat it, nor tie it from earlier in the input), and rescored otherwise. The same
-    plans as rescoring every plan that chose a committed worker, in the same order: with one
-    worker best for most tasks, that rescored nearly every plan at every commit."""
+    plan can beat it, nor tie it from earlier in the input), and rescored otherwise.
+
+    Within a stage, a task that an earlier one dominates (:func:`_dominates`) scores no more on
+    any worker and loses ties to it, so it waits unscored until that one is placed; if that one
+    cannot be placed, neither can it."""
     live, open_to = _batch_start(heads, opened)
     commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
-    plans: list[Plan[T, W] | None] = [None] * len(stages)
+    tasks = [(k, t) for k, stage in enumerate(stages) for t in stage.tasks]  # input order: (stage, task)
+    incs = [increment(t) for _, t in tasks]
+    plans: dict[int, Plan[T, W]] = {}
     heap: list[tuple[float, int, int]] = []  # (-score, input index, its worker's commits when scored)
+    ends = list(accumulate(len(stage.tasks) for stage in stages))
+    left = [list(range(end - len(stage.tasks), end)) for stage, end in zip(stages, ends)]  # per stage: unplaced
 
     def rescore(i: int) -> None:
-        plan = plans[i] = stage_score(stages[i], live, increment, hard, 0.0, open_to, uses)
-        if plan.pairs:  # a task that cannot place now never will in this batch
+        k, task = tasks[i]
+        plan = stage_score(Stage((stages[k].key, task), (task,), stages[k].order_bonus), live, increment, hard,
+                           0.0, open_to, uses)
+        if plan.pairs:
+            plans[i] = plan
             heapq.heappush(heap, (-plan.score, i, commits[plan.pairs[0][1]]))
+        else:  # it cannot place now, so never in this batch, nor can what it dominates
+            left[k] = [j for j in left[k] if j != i and not _dominates(incs[i], incs[j], hard)]
 
-    for i in range(len(stages)):
-        rescore(i)
+    fronts = [_front(g, incs, hard) for g in left]
+    for front in fronts:
+        for i in front:
+            rescore(i)
     placed: list[tuple[T, W]] = []
     while heap:
         _, i, seen = heapq.heappop(heap)
         plan = plans[i]
-        assert plan is not None
         if seen != commits[plan.pairs[0][1]]:
             rescore(i)
             continue
@@ -254,4 +268,30 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         placed.extend(plan.pairs)
         if _none_open(live, open_to, uses):
             break
+        k = tasks[i][0]
+        left[k].remove(i)
+        was, fronts[k] = set(fronts[k]), _front(left[k], incs, hard)
+        for j in fronts[k]:
+            if j not in was:
+                rescore(j)
     return placed
+
+
+def _dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
+    """Whether a task with increments ``a`` scores at least what one with ``b`` does on every
+    worker, excluded exactly where it is: the same resources used and hard increments, and
+    time-like increments no smaller."""
+    for x, y, h in zip(a, b, hard):
+        if (x != y) if h else (x < y or (x > 0) != (y > 0)):
+            return False
+    return True
+
+
+def _front(members: Sequence[int], incs: Sequence[Vector], hard: Sequence[bool]) -> list[int]:
+    """The tasks (input indices, in order) that no earlier one of ``members`` dominates: it is
+    enough to compare with these, the latest first (a record usually dominates what follows)."""
+    front: list[int] = []
+    for i in members:
+        if not any(_dominates(incs[j], incs[i], hard) for j in reversed(front)):
+            front.append(i)
+    return front

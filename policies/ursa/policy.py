@@ -446,8 +446,7 @@ def algorithm1(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increm
 def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
     """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
-    singles = [Stage((s.key, t), (t,), s.order_bonus) for s in stages for t in s.tasks]
-    return place_singly(singles, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table))
+    return place_singly(stages, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table))
 
 
 def _opened(table: Table) -> dict[Uses, list[int]]:

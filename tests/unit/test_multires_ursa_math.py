@@ -191,3 +191,4 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
         opened = {u: [w for w, d in heads.items() if opens(d, u)] for u in uses}
         assert place_singly(singles, heads, incs.__getitem__, HARD, uses=uses, opened=opened) == want
         assert place_singly(singles, shared, incs.__getitem__, HARD, uses=uses) == want
+        assert place_singly(stages, heads, incs.__getitem__, HARD, uses=uses) == want  # tasks of a stage apart
