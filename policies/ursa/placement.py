@@ -8,6 +8,8 @@ resource the task needs is excluded, so work waits at the scheduler (late bindin
 """
 from __future__ import annotations
 
+import heapq
+from itertools import accumulate
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -58,7 +60,7 @@ class Plan(Generic[T, W]):
     pairs: list[tuple[T, W]] = field(default_factory=list)
 
 
-def _commit(heads: dict[W, list[float]], worker: W, inc: Vector) -> None:
+def _commit(heads: dict[W, Sequence[float]], worker: W, inc: Vector) -> None:
     heads[worker] = [max(0.0, d - i) for d, i in zip(heads[worker], inc)]
 
 
@@ -91,7 +93,9 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     ``heads``, shared between stages): on a busy cluster most workers have none, and a stage
     of thousands of tasks costs a lookup per task, not a scan of every worker. Once no worker
     is open to any set of resources the tasks use (``uses``, when the caller knows them all),
-    the rest of the stage cannot place and is not scored one task at a time."""
+    the rest of the stage cannot place and is not scored one task at a time. Workers that share
+    one headroom object (the caller may share one among workers with equal headrooms, as
+    idle workers have) are scored once per task."""
     local: dict[W, list[float]] = {}  # the workers this plan has used, with its tentative load
     candidates: dict[Uses, list[W]] = {}
     shared: dict[Uses, list[W]] = {} if opened is None else opened
@@ -109,11 +113,7 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     total, bonus = 0.0, stage_bonus
     for task in stage.tasks:
         inc = increment(task)
-        best: tuple[float, W] | None = None
-        for w in open_to(needs(inc)):
-            f = score(local.get(w, heads[w]), inc, hard)
-            if f is not None and (best is None or f > best[0]):
-                best = (f, w)
+        best = _best_worker(open_to(needs(inc)), local, heads, inc, hard)
         if best is None:
             bonus = 0.0
             if uses and not any(open_to(u) for u in uses):
@@ -130,9 +130,60 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     return plan
 
 
+def _best_worker(workers: Sequence[W], local: Mapping[W, Sequence[float]], heads: Mapping[W, Sequence[float]],
+                 inc: Vector, hard: Sequence[bool]) -> tuple[float, W] | None:
+    """The first of ``workers`` with the highest F for a task, and that F. A worker whose headroom
+    object was already scored for it would score the same, so it is not chosen and not scored."""
+    best: tuple[float, W] | None = None
+    scored: set[int] = set()
+    for w in workers:
+        head = local.get(w) or heads[w]
+        if id(head) in scored:
+            continue
+        scored.add(id(head))
+        f = score(head, inc, hard)
+        if f is not None and (best is None or f > best[0]):
+            best = (f, w)
+    return best
+
+
+def _commit_plan(plan: Plan[T, W], live: dict[W, Sequence[float]], opened: dict[Uses, list[W]],
+                 increment: Increment[T]) -> set[W]:
+    """Commit ``plan`` to the live headrooms and drop the workers it closed from ``opened``;
+    returns the workers it used (the plans that chose one of them may have changed)."""
+    used: set[W] = set()
+    for task, w in plan.pairs:
+        _commit(live, w, increment(task))
+        used.add(w)
+    for n, ws in opened.items():
+        opened[n] = [w for w in ws if w not in used or opens(live[w], n)]
+    return used
+
+
+def _none_open(live: Mapping[W, Sequence[float]], opened: dict[Uses, list[W]], uses: Collection[Uses]) -> bool:
+    """Whether no worker is open to any set of resources in ``uses`` (all the tasks use, if
+    known): then every plan left would place nothing, so a batch ends without rescoring them
+    (a plan no commit touched has its workers still open, so none is left with pairs)."""
+    for used in uses:
+        ws = opened.get(used)
+        if ws is None:
+            ws = opened[used] = _open_to(live, used)
+        if ws:
+            return False
+    return bool(uses)
+
+
+def _batch_start(heads: Mapping[W, Sequence[float]], opened: Mapping[Uses, Sequence[W]] | None
+                 ) -> tuple[dict[W, Sequence[float]], dict[Uses, list[W]]]:
+    """A batch's live headrooms (a commit replaces a worker's, never changes it in place) and
+    its lists of open workers, copied: the batch trims them as workers close."""
+    return dict(heads), {used: list(ws) for used, ws in (opened or {}).items()}
+
+
 def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
                 increment: Increment[T], hard: Sequence[bool],
-                stage_bonus: float = STAGE_BONUS, uses: Collection[Uses] = ()) -> list[tuple[T, W]]:
+                stage_bonus: float = STAGE_BONUS, uses: Collection[Uses] = (),
+                opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
     """One scheduling round: repeat Alg. 1 (score every stage, commit the best plan,
     rescore) until no stage can place a task. Ties between stages keep input order.
 
@@ -140,12 +191,12 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     used none of them would choose the same workers with the same scores (a lowered worker
     it passed over stays passed over) and keeps its plan; a stage that placed nothing never
     will. Only the other plans are rescored. ``uses``: every set of resources the tasks use,
-    if known (:func:`stage_score`)."""
-    live = {w: list(d) for w, d in heads.items()}
-    opened: dict[Uses, list[W]] = {}
+    if known (:func:`stage_score`); ``opened``: the workers open to some of them, in ``heads``
+    order, if the caller keeps them (the others are found by a scan)."""
+    live, open_to = _batch_start(heads, opened)
 
     def rescore(stage: Stage[T]) -> Plan[T, W]:
-        return stage_score(stage, live, increment, hard, stage_bonus, opened, uses)
+        return stage_score(stage, live, increment, hard, stage_bonus, open_to, uses)
 
     plans = [rescore(s) for s in stages]
     placed: list[tuple[T, W]] = []
@@ -154,16 +205,93 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         if not plans:
             break
         best = max(plans, key=lambda p: p.score)
-        used = set()
-        for task, w in best.pairs:
-            _commit(live, w, increment(task))
-            used.add(w)
-        for n, ws in opened.items():
-            opened[n] = [w for w in ws if w not in used or opens(live[w], n)]
+        used = _commit_plan(best, live, open_to, increment)
         placed.extend(best.pairs)
+        if _none_open(live, open_to, uses):
+            break
         done = {t for t, _ in best.pairs}
         rest = tuple(t for t in best.stage.tasks if t not in done)
         plans = [rescore(p.stage) if any(w in used for _, w in p.pairs) else p for p in plans if p is not best]
         if rest:
             plans.append(rescore(Stage(best.stage.key, rest, best.stage.order_bonus)))
     return placed
+
+
+def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
+                 increment: Increment[T], hard: Sequence[bool], uses: Collection[Uses] = (),
+                 opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
+    """:func:`place_batch` of every task of ``stages`` as a stage of its own, with its stage's
+    order bonus and no stage bonus (the per-task ablation): the same placements in the same order,
+    without scoring every task after every commit.
+
+    A single task's best score only falls as headrooms fall (F is non-decreasing in every D_r,
+    and a worker once excluded stays excluded), so a plan scored before some commits bounds its
+    score after them. Plans wait in a heap by (score, input order); the top one is committed
+    if no commit has gone to its worker since it was scored (its score is current and no other
+    plan can beat it, nor tie it from earlier in the input), and rescored otherwise.
+
+    Within a stage, a task that an earlier one dominates (:func:`_dominates`) scores no more on
+    any worker and loses ties to it, so it waits unscored until that one is placed; if that one
+    cannot be placed, neither can it."""
+    live, open_to = _batch_start(heads, opened)
+    commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
+    tasks = [(k, t) for k, stage in enumerate(stages) for t in stage.tasks]  # input order: (stage, task)
+    incs = [increment(t) for _, t in tasks]
+    plans: dict[int, Plan[T, W]] = {}
+    heap: list[tuple[float, int, int]] = []  # (-score, input index, its worker's commits when scored)
+    ends = list(accumulate(len(stage.tasks) for stage in stages))
+    left = [list(range(end - len(stage.tasks), end)) for stage, end in zip(stages, ends)]  # per stage: unplaced
+
+    def rescore(i: int) -> None:
+        k, task = tasks[i]
+        plan = stage_score(Stage((stages[k].key, task), (task,), stages[k].order_bonus), live, increment, hard,
+                           0.0, open_to, uses)
+        if plan.pairs:
+            plans[i] = plan
+            heapq.heappush(heap, (-plan.score, i, commits[plan.pairs[0][1]]))
+        else:  # it cannot place now, so never in this batch, nor can what it dominates
+            left[k] = [j for j in left[k] if j != i and not _dominates(incs[i], incs[j], hard)]
+
+    fronts = [_front(g, incs, hard) for g in left]
+    for front in fronts:
+        for i in front:
+            rescore(i)
+    placed: list[tuple[T, W]] = []
+    while heap:
+        _, i, seen = heapq.heappop(heap)
+        plan = plans[i]
+        if seen != commits[plan.pairs[0][1]]:
+            rescore(i)
+            continue
+        for w in _commit_plan(plan, live, open_to, increment):
+            commits[w] += 1
+        placed.extend(plan.pairs)
+        if _none_open(live, open_to, uses):
+            break
+        k = tasks[i][0]
+        left[k].remove(i)
+        was, fronts[k] = set(fronts[k]), _front(left[k], incs, hard)
+        for j in fronts[k]:
+            if j not in was:
+                rescore(j)
+    return placed
+
+
+def _dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
+    """Whether a task with increments ``a`` scores at least what one with ``b`` does on every
+    worker, excluded exactly where it is: the same resources used and hard increments, and
+    time-like increments no smaller."""
+    for x, y, h in zip(a, b, hard):
+        if (x != y) if h else (x < y or (x > 0) != (y > 0)):
+            return False
+    return True
+
+
+def _front(members: Sequence[int], incs: Sequence[Vector], hard: Sequence[bool]) -> list[int]:
+    """The tasks (input indices, in order) that no earlier one of ``members`` dominates: it is
+    enough to compare with these, the latest first (a record usually dominates what follows)."""
+    front: list[int] = []
+    for i in members:
+        if not any(_dominates(incs[j], incs[i], hard) for j in reversed(front)):
+            front.append(i)
+    return front

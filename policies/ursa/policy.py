@@ -30,7 +30,7 @@ paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,7 +40,7 @@ from policies.framework.api import (NONE, Assign, ClusterView, Decision, Decisio
 from policies.common.vectors import fits, normalized, sub
 from policies.framework.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
-from policies.ursa.placement import Stage, headroom, needs, opens, place_batch
+from policies.ursa.placement import Stage, Uses, headroom, needs, opens, place_batch, place_singly
 from policies.ursa.retry import RetryGrid
 from policies.ursa.room import FreeRoom, Rate
 from workloads.model import Job
@@ -77,11 +77,12 @@ class Table:
     (memory) versus time-like, what decides where the unplaced tasks can go (``_kind``), and
     the baselines' free room, which their passes reserve in as they place."""
 
-    heads: dict[int, list[float]]
+    heads: Mapping[int, list[float]]
     hard: tuple[bool, ...]
     capacity: Vector
     kinds: frozenset[Kind]
     room: FreeRoom | None = None
+    opened: Mapping[Uses, set[int]] = field(default_factory=dict)  # Algorithm 1: the workers open to each
 
 
 Increment = Callable[[TaskKey], Vector]
@@ -136,6 +137,7 @@ class UrsaScheduler:
         self.cpu = spec.resources.index("cpu") if "cpu" in spec.resources else -1
         self.jobs: dict[int, Job] = {}
         self.unplaced: dict[int, set[int]] = {}
+        self._waiting: set[int] = set()  # the jobs with unplaced tasks
         self.left: dict[int, list[float]] = {}  # per job: remaining time-like work per resource
         self.assigned: list[dict[TaskKey, Vector]] = [{} for _ in range(spec.n_nodes)]
         self.queued: list[dict[TaskKey, ProbeInfo]] = [{} for _ in range(spec.n_nodes)]
@@ -148,7 +150,12 @@ class UrsaScheduler:
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
         self._apt: list[list[float] | None] = [None] * spec.n_nodes
-        self._heads: list[list[float] | None] = [None] * spec.n_nodes  # Algorithm 1's, None: to recompute
+        # Algorithm 1's headrooms per worker, in worker order, recomputed for the workers a hook made
+        # stale (``_dirty``) when a pass reads them, and per set of used resources the workers open to it
+        self._heads: dict[int, list[float]] = dict.fromkeys(range(spec.n_nodes), [])
+        self._dirty: set[int] = set(range(spec.n_nodes)) if planner.by_headroom else set()
+        self._open: dict[Uses, set[int]] = {}
+        self._head_values: dict[Vector, list[float]] = {}  # one object per headroom value (_shared_head)
         self.room = None if planner.rate is None else \
             FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
         self.pass_at: float | None = None
@@ -182,6 +189,8 @@ class UrsaScheduler:
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         self.jobs[ev.job.job_id] = ev.job
         self.unplaced[ev.job.job_id] = set(range(ev.job.n_tasks))
+        if ev.job.n_tasks:
+            self._waiting.add(ev.job.job_id)
         demands = ev.job.demands or (tuple(0.0 for _ in self.capacity),)
         peak = tuple(max(col) for col in zip(*demands))
         self.reserved[ev.job.job_id] = peak if self.accounting is None else self.accounting.belief(peak, self.resources)
@@ -267,6 +276,8 @@ class UrsaScheduler:
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
         for jid in {key[0] for key, _ in placed}:
             self._drop_placed(jid)
+            if not self.unplaced[jid]:
+                self._waiting.discard(jid)
         if everything:
             self.retry.clear()
         elif placed or self.config.retry == "every-interval":
@@ -280,15 +291,17 @@ class UrsaScheduler:
         return self._wake(self.retry.resume(at)) if self.retry.stalled else NONE
 
     def _any_ready(self, view: ClusterView) -> bool:
-        return any(todo and (not self.jobs[jid].has_dag or any(view.is_ready(jid, t) for t in todo))
-                   for jid, todo in self.unplaced.items())
+        """Whether some unplaced task is ready: asked before every pass, so only the jobs with
+        unplaced tasks are looked at, not every admitted one."""
+        return any(not self.jobs[jid].has_dag or any(view.is_ready(jid, t) for t in self.unplaced[jid])
+                   for jid in self._waiting)
 
     def _may_place(self, table: Table) -> bool:
         """Whether some worker can take some unplaced task (``_kind``): otherwise the planner
         would place nothing."""
         if table.room is not None:
             return any(table.room.best(kind) is not None for kind in table.kinds)
-        return any(opens(head, used, hard) for used, hard in table.kinds for head in table.heads.values())
+        return any(opens(table.heads[w], used, hard) for used, hard in table.kinds for w in table.opened[used])
 
     def _unplaced_sorted(self, jid: int) -> tuple[TaskKey, ...]:
         todo = self._todo.get(jid)
@@ -309,7 +322,7 @@ class UrsaScheduler:
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], Sequence[TaskKey]] = {}
-        for jid in sorted(self.jobs, key=self.job_rank):
+        for jid in sorted(self._waiting, key=self.job_rank):  # the others have no stage to place
             job = self.jobs[jid]
             todo = self._unplaced_sorted(jid)
             if not job.has_dag:  # one stage, all ready
@@ -330,22 +343,41 @@ class UrsaScheduler:
     def _table(self, view: ClusterView) -> Table:
         if self.room is not None:
             return Table({}, self.hard, self.capacity, frozenset(self.kinds), self.room)
-        heads = {w: self._head(w, view) if h is None else h for w, h in enumerate(self._heads)}
-        return Table(heads, self.hard, self.capacity, frozenset(self.kinds))
+        for w in self._dirty:
+            self._refresh(w, view)
+        self._dirty.clear()
+        kinds = frozenset(self.kinds)
+        for used, _ in kinds:
+            if used not in self._open:
+                self._open[used] = {w for w, head in self._heads.items() if opens(head, used)}
+        return Table(self._heads, self.hard, self.capacity, kinds, opened=self._open)
 
     def _stale(self, worker: int) -> None:
         """What a pass reads of ``worker`` changed (its assignments, queue or running tasks, all
         in this policy's hooks for it): its load figures are recomputed when next read."""
         self._apt[worker] = None
-        self._heads[worker] = None
+        if self.room is None:
+            self._dirty.add(worker)
 
-    def _head(self, w: int, view: ClusterView) -> list[float]:
-        """Algorithm 1's headrooms of ``w``, kept until :meth:`_stale`."""
+    def _refresh(self, w: int, view: ClusterView) -> None:
+        """Algorithm 1's headrooms of ``w`` (kept until :meth:`_stale`), and the sets of used
+        resources it is open to: a pass then finds the open workers without scanning them all."""
         f = view.free_capacity(w) or self.capacity  # the truth now, less what waits in the queue
         for k in self.queued[w]:
             f = sub(f, self.believed(k))
-        head = self._heads[w] = [self._headroom(w, i, f) for i in range(len(self.capacity))]
-        return head
+        head = self._heads[w] = self._shared_head([self._headroom(w, i, f) for i in range(len(self.capacity))])
+        for used, ws in self._open.items():
+            if opens(head, used):
+                ws.add(w)
+            else:
+                ws.discard(w)
+
+    def _shared_head(self, head: list[float]) -> list[float]:
+        """One object per headroom value, which Algorithm 1 scores once per task (idle workers
+        share theirs); forgotten when there are many more values than workers."""
+        if len(self._head_values) > 4 * len(self._heads):
+            self._head_values.clear()
+        return self._head_values.setdefault(tuple(head), head)
 
     def _reservations(self, w: int) -> Vector:
         """The baselines' free room on ``w``: its capacity less the peak reservations of everything
@@ -408,14 +440,18 @@ class UrsaScheduler:
 def algorithm1(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
                demand: Demand) -> list[tuple[TaskKey, int]]:
     """Ursa Algorithm 1, stage-aware, repeated until nothing more can be placed."""
-    return place_batch(stages, table.heads, increment, table.hard, uses=_uses(table))
+    return place_batch(stages, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table))
 
 
 def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
     """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
-    singles = [Stage((s.key, t), (t,), s.order_bonus) for s in stages for t in s.tasks]
-    return place_batch(singles, table.heads, increment, table.hard, stage_bonus=0.0, uses=_uses(table))
+    return place_singly(stages, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table))
+
+
+def _opened(table: Table) -> dict[Uses, list[int]]:
+    """The workers open to each set of resources the unplaced tasks use, in worker order."""
+    return {used: sorted(table.opened[used]) for used in _uses(table)}
 
 
 def _uses(table: Table) -> set[tuple[int, ...]]:

@@ -2,7 +2,8 @@
 import pytest
 
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
-from policies.ursa.placement import STAGE_BONUS, Stage, headroom, needs, place_batch, score, stage_score
+from policies.ursa.placement import (STAGE_BONUS, Stage, headroom, needs, opens, place_batch, place_singly, score,
+                                     stage_score)
 
 HARD = (False, False, True)  # cpu, network, memory
 
@@ -157,8 +158,9 @@ def _reference_batch(stages, heads, increment, hard, stage_bonus=STAGE_BONUS):
 
 @pytest.mark.parametrize("seed", range(30))
 def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: int) -> None:
-    """place_batch scores only the workers a task can use and keeps the plans no commit touched:
-    the same placements as rescoring everything, on loaded, idle and memory-tight workers and
+    """place_batch scores only the workers a task can use and keeps the plans no commit touched,
+    place_singly rescores a one-task plan only when it reaches the top: the same placements as
+    rescoring everything, on loaded, idle and memory-tight workers and
     tasks that use CPU, network or neither (ties included: few distinct values)."""
     import random
 
@@ -174,7 +176,19 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
         want = _reference_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus)
         assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus) == want
         assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
+        opened = {u: [w for w, d in heads.items() if opens(d, u)] for u in uses}
+        assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses, opened=opened) == want
+        values: dict[tuple[float, ...], tuple[float, ...]] = {}  # workers with equal headrooms share one object
+        shared = {w: values.setdefault(d, d) for w, d in heads.items()}
+        assert place_batch(stages, shared, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
         singles = [Stage(t, (t,), s.order_bonus) for s in stages for t in s.tasks]  # the per-task ablation
         want = _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
         assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0) == want
         assert place_batch(singles, heads, incs.__getitem__, HARD, 0.0, uses=uses) == want
+        assert place_singly(singles, heads, incs.__getitem__, HARD) == want
+        assert place_singly(singles, heads, incs.__getitem__, HARD, uses=uses) == want
+        # the caller's lists of the workers open to each set of used resources, as a scan finds them
+        opened = {u: [w for w, d in heads.items() if opens(d, u)] for u in uses}
+        assert place_singly(singles, heads, incs.__getitem__, HARD, uses=uses, opened=opened) == want
+        assert place_singly(singles, shared, incs.__getitem__, HARD, uses=uses) == want
+        assert place_singly(stages, heads, incs.__getitem__, HARD, uses=uses) == want  # tasks of a stage apart
