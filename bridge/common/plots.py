@@ -165,9 +165,10 @@ def intervals(labels: Sequence[str], panels: Sequence[Intervals], path: Path, ti
 
 def _save(fig: plt.Figure, path: Path, also: Sequence[str] = ()) -> Path:
     """Write `path` (and `path` in each format of `also`) through a temporary file, so each image
-    is either whole or untouched."""
+    is either whole or untouched; a missing folder is created (the output options accept one)."""
     fig.tight_layout()
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         for target in (path, *(path.with_suffix(f".{fmt}") for fmt in also)):
             with atomic.replacing(target) as temp:
                 fig.savefig(temp, dpi=DPI, bbox_inches="tight", format=target.suffix.lstrip(".") or "png")

@@ -58,6 +58,8 @@ def test_the_plot_is_written_whole(tmp_path):
     height, width, _ = matplotlib.image.imread(path).shape      # a PNG that reads back: 2 x 2 panels
     assert width > 1000 and height > 600
     assert [p.name for p in tmp_path.iterdir()] == ["growth.png"]   # no temporary file left beside it
+    nested = tmp_path / "img" / "sim-growth" / "growth.png"          # a folder --plot accepts, not there yet
+    assert plot(PLAN, rows, ("hawk",), nested, "title") == nested and nested.is_file()
 
 
 def test_the_command_runs_both_series_and_reports_the_exponents(tmp_path, monkeypatch):
