@@ -120,7 +120,7 @@ def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf
         if min_share is not None and not preempt:
             raise click.BadParameter("the node agents' share is for --preempt only", param_hint="--min-share")
         plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt, agents,
-                              measure_alone, min_share)
+                              measure_alone=measure_alone, min_share=min_share)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
     try:

@@ -121,8 +121,8 @@ def test_a_per_job_run_alone_is_its_own_application(tmp_path: Path, monkeypatch:
 def test_cli_measure_alone_reaches_the_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, object] = {}
 
-    def build_plan(*args: object) -> tuple[SimpleNamespace, None]:
-        seen["measure_alone"] = args[-1]
+    def build_plan(*args: object, **kwargs: object) -> tuple[SimpleNamespace, None]:
+        seen["measure_alone"] = kwargs["measure_alone"]
         return SimpleNamespace(results=tmp_path), None
 
     monkeypatch.setattr(replay_cli, "build_plan", build_plan)
