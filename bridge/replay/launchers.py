@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from bridge.drivers.planners import RoundPlanner
 from bridge.nodes.cluster_agents import NodeAgents
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.replay import child
@@ -125,12 +126,17 @@ class SharedApplication:
         else:
             self.spark.stop()
 
+    @property
+    def _planner(self) -> RoundPlanner | None:
+        """The planner of the policy host this process ran (None under stock Spark)."""
+        return None if self._host is None else self._host.planner
+
     def estimates_used(self) -> list[dict[str, object]]:
-        planner = None if self._host is None else self._host.planner
+        planner = self._planner
         return [] if planner is None else planner.estimates_used()
 
     def demand_faults(self) -> Mapping[str, int]:
-        planner = None if self._host is None else self._host.planner
+        planner = self._planner
         return {} if planner is None else planner.demand_faults()
 
 
