@@ -6,9 +6,15 @@ No runtime estimates, no long/short classes, no partitions.
   task is the youngest, so it runs at once, suspending the *oldest* running task when no slot is
   free; a finishing task hands its slot to the youngest idle task; every quantum ``W`` a running
   task is swapped for the youngest idle task if that one is not older (``<=``: equal ages
-  alternate every W, approximating processor sharing). Starvation prevention ([X] YARN code):
-  a task preempted more than ``starvation_preemptions`` times next runs unpreemptible for
-  ``starvation_quanta x W``, and its counter resets.
+  alternate every W, approximating processor sharing). Starvation prevention, two readings:
+  ``starvation = preempted`` ([X] YARN code, the default): a task preempted more than
+  ``starvation_preemptions`` times next runs unpreemptible for ``starvation_quanta x W``, and its
+  counter resets; ``starvation = waited`` (the thesis' words, "a task that cannot run for a given
+  number of consecutive quanta"): a task idle for ``starvation_preemptions`` quanta in a row runs
+  next, unpreemptible for ``starvation_quanta x W``. They differ where short tasks come in quick
+  succession: a query's 12-18 stages each preempt the batch task on their node for a fraction of
+  a second, which the YARN count turns into a protected run that holds the query's later stages
+  for 2 W, while the batch task never went a quantum without running.
 * **Central scheduler** (Algorithm 3). A queue of pending tasks, first come first served; each goes to a node with the
   fewest tasks, never above ``N + Q`` tasks per node (admission control). Ties go to the node
   whose tasks have the lowest attained-service variance ("var"), or a random one ("random"), or
@@ -39,6 +45,7 @@ quantum end. The swaps are those of a timer firing every W; only the no-op firin
 from __future__ import annotations
 
 import enum
+import math
 import operator
 from dataclasses import dataclass, field
 from typing import cast
@@ -72,6 +79,13 @@ class Age(enum.Enum):
     JOB = "job"     # its user job's tasks' on the node, together (our extension for multi-stage jobs)
 
 
+class Starvation(enum.Enum):
+    """What makes a task starving, to be given a protected run."""
+
+    PREEMPTED = "preempted"   # preempted more than N times ([X] the YARN prototype's counter)
+    WAITED = "waited"         # idle for N quanta in a row (the thesis' text; our reading of it)
+
+
 class TieBreak(enum.Enum):
     """How the central scheduler picks among nodes holding equally many tasks."""
 
@@ -86,8 +100,12 @@ class KairosConfig:
 
     q: extra tasks admitted per node beyond its slots (simulation 2; YARN prototype 4).
     w: LAS quantum in seconds (simulation 100 Yahoo / 10000 Google; YARN prototype 50).
-    starvation_preemptions: preemptions tolerated before a protected run ([X] 3).
-    starvation_quanta: length of that protected run, in quanta ([X] 2).
+    starvation_preemptions: the starvation counter's limit N ([X] 3; thesis simulation 3):
+        preemptions tolerated (``starvation = preempted``) or quanta idle in a row (``waited``).
+    starvation_quanta: length of the protected run, in quanta ([X] 2).
+    starvation: preempted (default: the YARN prototype's count) or waited (the thesis' text: a
+        task that has not run for N quanta in a row runs next, at a quantum end or a freed slot,
+        whatever its age; our reading).
     tie_break: var (default), random or sum.
     swap_margin: a running task is swapped out at a quantum end only if it is older than the
         youngest idle task by at least ``swap_margin x w`` (thesis: 0; YARN prototype: 0.5).
@@ -112,6 +130,7 @@ class KairosConfig:
     heartbeat_interval: float = field(default=0.0, metadata=within(MS, DAY, zero_off=True))
     order: CentralOrder = CentralOrder.JOB
     age: Age = Age.TASK
+    starvation: Starvation = Starvation.PREEMPTED
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -129,6 +148,11 @@ class KairosHeartbeat:
 
 
 _attained = operator.attrgetter("attained")
+
+
+def _key(task: RunningTask | ProbeInfo) -> tuple[int, int]:
+    """A task's (job, task) identity, running, suspended or never run (Kairos binds every task)."""
+    return task.job_id, cast(int, task.task)
 
 
 def _age(task: RunningTask, now: float) -> float:
@@ -285,6 +309,9 @@ class _Node:
         self.epoch = 0
         self.heartbeat_armed = [False] * n_nodes
         self.by_job = config.age is Age.JOB
+        self.waited = config.starvation is Starvation.WAITED
+        self.starve_after = config.starvation_preemptions * config.w     # waited: idle this long
+        self.idle_since: dict[tuple[int, int], float] = {}   # waited: when each idle task last ran
 
     # -- events --------------------------------------------------------------------------
     def arrive(self, ev: ProbeArrival, view: ClusterView) -> list[Decision]:
@@ -297,9 +324,11 @@ class _Node:
             victim = self._oldest_preemptible(node, view, now)
             if victim is None or (self.by_job and not self._younger(node, ev.probe, victim, view, now)):
                 self.waiting[node].append(ev.probe)
+                if self.waited:
+                    self.idle_since[_key(ev.probe)] = now
                 out = []
             else:
-                self._count_preemption(victim)
+                self._preempted(victim, now)
                 slot = victim.slot
                 out = [Suspend(node, slot), Run(node, slot, ev.probe)]
         idle_after = self._idle_after(node, view, out)
@@ -313,11 +342,11 @@ class _Node:
         slot = view.free_slot(node)
         if slot < 0:
             return []
-        youngest = self._youngest_idle(node, view, now)
-        if youngest is None:
+        chosen = self._next_idle(node, view, now)
+        if chosen is None:
             return []
-        out = self._start(node, slot, youngest, now)
-        resumed = 1 if isinstance(youngest, RunningTask) else 0
+        out = self._start(node, slot, chosen, now)
+        resumed = 1 if isinstance(chosen, RunningTask) else 0
         idle_left = len(self.waiting[node]) + len(view.suspended(node)) - resumed
         return out + self._arm_quanta(node, view, now, idle_left > 0, slot)
 
@@ -339,16 +368,16 @@ class _Node:
             if t.slot == slot:
                 current = t
                 break
-        youngest = self._youngest_idle(node, view, now)
-        if current is None or youngest is None:
+        chosen = self._next_idle(node, view, now)
+        if current is None or chosen is None:
             return []
-        if self._may_swap(node, current, youngest, view, now):
-            self._count_preemption(current)
-            out = [Suspend(node, slot), *self._start(node, slot, youngest, now)]
+        if self._may_swap(node, current, chosen, view, now):
+            self._preempted(current, now)
+            out = [Suspend(node, slot), *self._start(node, slot, chosen, now)]
             return out + [self._arm(node, slot, now + self.config.w)]
         if self.by_job:     # ages move while tasks are idle too: no end can be skipped
             return [self._arm(node, slot, now + self.config.w)]
-        return [self._arm(node, slot, self._next_chance(current, youngest, now), now)]
+        return [self._arm(node, slot, self._next_chance(current, chosen, now, self._starves_at(node, view)), now)]
 
     def heartbeat(self, node: int, view: ClusterView, now: float, extra_new: int = 0) -> KairosHeartbeat:
         ages = [t.attained + (now - t.started) for t in view.running(node)]   # _age of running tasks
@@ -374,6 +403,28 @@ class _Node:
             return max(candidates, key=lambda t: (self._job_age(node, t.job_id, view, now), -t.slot), default=None)
         return max(candidates, key=lambda t: (_age(t, now), -t.slot), default=None)
 
+    def _next_idle(self, node: int, view: ClusterView, now: float) -> RunningTask | ProbeInfo | None:
+        """The idle task a slot takes next: the longest-starved one (``waited``), else the youngest."""
+        if self.waited:
+            since = self.idle_since
+            idle: list[RunningTask | ProbeInfo] = [*self.waiting[node], *view.suspended(node)]
+            first = min(idle, key=lambda t: since.get(_key(t), now), default=None)
+            if first is not None and self._starving(first, now):
+                return first
+        return self._youngest_idle(node, view, now)
+
+    def _starving(self, task: RunningTask | ProbeInfo, now: float) -> bool:
+        """``waited``: whether idle ``task`` has not run for N quanta in a row."""
+        return self.waited and now - self.idle_since.get(_key(task), now) >= self.starve_after
+
+    def _starves_at(self, node: int, view: ClusterView) -> float:
+        """When the node's longest-idle task starts starving (``waited``), else infinity."""
+        if not self.waited:
+            return math.inf
+        since = self.idle_since
+        keys = [_key(t) for t in self.waiting[node]] + [_key(t) for t in view.suspended(node)]
+        return min([since[k] for k in keys if k in since], default=math.inf) + self.starve_after
+
     def _youngest_idle(self, node: int, view: ClusterView, now: float) -> RunningTask | ProbeInfo | None:
         """Least attained idle task: a never-run task (age 0, FIFO) or a suspended one (by job: the
         idle task whose job has the least attained service here, never-run ones first on ties)."""
@@ -389,6 +440,8 @@ class _Node:
                   view: ClusterView, now: float) -> bool:
         if self._protected(current, now):
             return False
+        if self._starving(youngest, now):
+            return not self.by_job or view.job(youngest.job_id).unit_id != view.job(current.job_id).unit_id
         if self.by_job:
             return self._younger(node, youngest, current, view, now)
         return self._swap_age(youngest) <= _age(current, now)
@@ -420,35 +473,49 @@ class _Node:
         idle_age = youngest.attained if isinstance(youngest, RunningTask) else 0.0
         return idle_age + self.config.swap_margin * self.config.w
 
-    def _next_chance(self, current: RunningTask, youngest: RunningTask | ProbeInfo, now: float) -> float:
+    def _next_chance(self, current: RunningTask, youngest: RunningTask | ProbeInfo, now: float,
+                     starves_at: float) -> float:
         """The first quantum end after ``now`` at which ``current`` may be swapped for ``youngest``
-        (the quantum ends before it would find the swap test failing, if no younger task arrives)."""
+        or for a task starving from ``starves_at`` (the quantum ends before it would find the swap
+        test failing, if no younger task arrives)."""
         w = self.config.w
         need = self._swap_age(youngest)
         until = self.protected_until.get((current.job_id, current.task), -1.0)
         attained, started = current.attained, current.started
         at = now + w        # stepped as a timer re-armed every W would be, so the swaps are the same
-        while until > at or need > attained + (at - started):    # = not self._may_swap(..., at)
+        while until > at or (need > attained + (at - started) and at < starves_at):   # not _may_swap
             at += w
         return at
 
     def _start(self, node: int, slot: int, task: RunningTask | ProbeInfo, now: float) -> list[Decision]:
+        key = _key(task)
+        if self.waited:
+            if self._starving(task, now):
+                self._protect(key, now)
+            self.idle_since.pop(key, None)
+        elif self.preemptions.get(key, 0) > self.config.starvation_preemptions:
+            self._protect(key, now)
+            self.preemptions[key] = 0
         if isinstance(task, ProbeInfo):
             self.waiting[node].remove(task)
             return [Run(node, slot, task)]
-        key = (task.job_id, task.task)
-        if self.preemptions.get(key, 0) > self.config.starvation_preemptions:
-            self.protected_until[key] = now + self.config.starvation_quanta * self.config.w
-            self.preemptions[key] = 0
         return [Resume(node, slot, task.job_id, task.task)]
 
-    def _count_preemption(self, task: RunningTask) -> None:
+    def _protect(self, key: tuple[int, int], now: float) -> None:
+        self.protected_until[key] = now + self.config.starvation_quanta * self.config.w
+
+    def _preempted(self, task: RunningTask, now: float) -> None:
+        """``task`` is suspended now: count it (``preempted``) or note when it went idle (``waited``)."""
         key = (task.job_id, task.task)
-        self.preemptions[key] = self.preemptions.get(key, 0) + 1
+        if self.waited:
+            self.idle_since[key] = now
+        else:
+            self.preemptions[key] = self.preemptions.get(key, 0) + 1
 
     def _forget(self, key: tuple[int, int]) -> None:
         self.preemptions.pop(key, None)
         self.protected_until.pop(key, None)
+        self.idle_since.pop(key, None)
 
     # -- timers --------------------------------------------------------------------------
     def _idle_after(self, node: int, view: ClusterView, out: list[Decision]) -> bool:
@@ -580,4 +647,4 @@ ENTRY = PolicyEntry("kairos", KairosConfig, _factory,
                     # (our reading for a 2-core testbed), and Q = 1 extra executor per node
                     preempts=Preempts(_extra_tasks, live={"q": "1", "w": "5"}, admits_within=True))
 
-__all__ = ["ENTRY", "Kairos", "KairosConfig", "KairosHeartbeat", "TieBreak"]
+__all__ = ["ENTRY", "Kairos", "KairosConfig", "KairosHeartbeat", "Starvation", "TieBreak"]
