@@ -43,7 +43,8 @@ MODULES = (
     "policies.common.heap", "policies.common.lwl", "policies.common.nodefifo", "policies.common.partitions",
     "policies.common.preemptive", "policies.common.probing", "policies.common.queues", "policies.common.srpt",
     "policies.common.stealing", "policies.common.vectors",
-    "policies.eagle.sparrow", "policies.eagle.hawk", "policies.eagle.eagle", "policies.kairos.kairos",
+    "policies.eagle.sparrow", "policies.eagle.hawk", "policies.eagle.eagle", "policies.kairos.config",
+    "policies.kairos.central", "policies.kairos.node", "policies.kairos.kairos",
 )
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = ROOT / ".cache" / "mypyc" / sys.implementation.cache_tag
