@@ -40,6 +40,7 @@ from policies.framework.api import (NONE, Assign, ClusterView, Decision, Decisio
 from policies.common.vectors import fits, normalized, sub
 from policies.framework.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
+from policies.ursa.dominance import Fronts
 from policies.ursa.placement import Stage, Uses, headroom, needs, opens, place_batch, place_singly
 from policies.ursa.retry import RetryGrid
 from policies.ursa.room import FreeRoom, Rate
@@ -83,6 +84,7 @@ class Table:
     kinds: frozenset[Kind]
     room: FreeRoom | None = None
     opened: Mapping[Uses, set[int]] = field(default_factory=dict)  # Algorithm 1: the workers open to each
+    fronts: Fronts[TaskKey] = field(default_factory=Fronts)  # per task: each stage's undominated tasks, kept
 
 
 Increment = Callable[[TaskKey], Vector]
@@ -158,6 +160,7 @@ class UrsaScheduler:
         self._head_values: dict[Vector, list[float]] = {}  # one object per headroom value (_shared_head)
         self.room = None if planner.rate is None else \
             FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
+        self._fronts: Fronts[TaskKey] = Fronts()  # Algorithm 1 per task: kept from pass to pass
         self.pass_at: float | None = None
         self.retry = RetryGrid(config.interval)
 
@@ -350,7 +353,7 @@ class UrsaScheduler:
         for used, _ in kinds:
             if used not in self._open:
                 self._open[used] = {w for w, head in self._heads.items() if opens(head, used)}
-        return Table(self._heads, self.hard, self.capacity, kinds, opened=self._open)
+        return Table(self._heads, self.hard, self.capacity, kinds, opened=self._open, fronts=self._fronts)
 
     def _stale(self, worker: int) -> None:
         """What a pass reads of ``worker`` changed (its assignments, queue or running tasks, all
@@ -446,7 +449,8 @@ def algorithm1(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increm
 def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
     """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
-    return place_singly(stages, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table))
+    return place_singly(stages, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table),
+                        fronts=table.fronts)
 
 
 def _opened(table: Table) -> dict[Uses, list[int]]:
