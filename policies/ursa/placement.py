@@ -232,16 +232,26 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     and a worker once excluded stays excluded), so a plan scored before some commits bounds its
     score after them. Plans wait in a heap by (score, input order); the top one is committed
     if no commit has gone to its worker since it was scored (its score is current and no other
-    plan can beat it, nor tie it from earlier in the input), and rescored otherwise.
+    plan can beat it, nor tie it from earlier in the input), and rescored otherwise. A task enters
+    the heap unscored, by a bound on its score (:func:`_ceiling`): most never reach the top before
+    the batch ends (the EJF bonus ranks whole stages apart), so most are never scored.
 
     Within a stage, a task that an earlier one dominates (:mod:`policies.ursa.dominance`) scores
     no more on any worker and loses ties to it, so only the stage's front is scored, and a task
     joins it when the one it waits on is placed. ``fronts``: the caller's fronts from its earlier
     batches, kept up to date with these placements (without it each stage is scanned afresh)."""
     live, open_to = _batch_start(heads, opened)
+    if not live:
+        return []
     commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
     kept = (Fronts[T]() if fronts is None else fronts).of(stages, increment, hard)
-    heap: list[tuple[float, int, int, int, T, W]] = []  # -score, input order, its worker's commits when scored
+    top = [max(col) for col in zip(*live.values())]  # the largest headroom per resource
+    # -score (or a bound on it), input order, its worker's commits when scored (UNSCORED: a bound)
+    heap: list[tuple[float, int, int, int, T, W | None]] = []
+
+    def defer(k: int, task: T) -> None:
+        heapq.heappush(heap, (-(_ceiling(top, increment(task)) + stages[k].order_bonus), k, kept[k].rank(task),
+                              UNSCORED, task, None))
 
     def rescore(k: int, task: T) -> None:
         inc = increment(task)
@@ -252,11 +262,11 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
 
     for k, front in enumerate(kept):
         for task in front.members:
-            rescore(k, task)
+            defer(k, task)
     placed: list[tuple[T, W]] = []
     while heap:
         _, k, _, seen, task, worker = heapq.heappop(heap)
-        if seen != commits[worker]:
+        if worker is None or seen != commits[worker]:
             rescore(k, task)
             continue
         for w in _commit_pairs([(task, worker)], live, open_to, increment):
@@ -266,5 +276,18 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         if _none_open(live, open_to, uses):
             break
         for j in joined:
-            rescore(k, j)
+            defer(k, j)
     return placed
+
+
+UNSCORED = -1  # a heap entry's commits-when-scored for a bound not yet scored
+
+
+def _ceiling(top: Sequence[float], inc: Vector) -> float:
+    """No worker scores a task above its F on a worker with the batch's largest headroom on every
+    resource (``top``; F is non-decreasing in every D_r), summed as :func:`score` sums so that no
+    rounding puts it below a true F."""
+    total = 0.0
+    for d, i in zip(top, inc, strict=True):
+        total += d * min(i, d)
+    return total
