@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -277,8 +278,11 @@ class UrsaScheduler:
             self.assigned[node][key] = self.work(key)
             self._stale(node)
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
-        for jid in {key[0] for key, _ in placed}:
-            self._drop_placed(jid)
+        by_job: dict[int, list[TaskKey]] = {}
+        for key, _ in placed:
+            by_job.setdefault(key[0], []).append(key)
+        for jid, keys in by_job.items():
+            self._drop_placed(jid, keys)
             if not self.unplaced[jid]:
                 self._waiting.discard(jid)
         if everything:
@@ -312,16 +316,19 @@ class UrsaScheduler:
             todo = self._todo[jid] = tuple((jid, t) for t in sorted(self.unplaced[jid]))
         return todo
 
-    def _drop_placed(self, jid: int) -> None:
-        """Tasks of ``jid`` were placed: its sorted unplaced tasks lose them. The planners place a
-        job's tasks in this order, so they are mostly its first ones: a slice, not a rebuild."""
+    def _drop_placed(self, jid: int, keys: Sequence[TaskKey]) -> None:
+        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them. Algorithm 1
+        places a job's tasks mostly from its first ones: a slice; otherwise (per task, the largest
+        first) each is found and cut out by C-level searches and slices, not a rebuild in Python."""
         todo = self._todo.get(jid)
         if todo is None:
             return
-        left = self.unplaced[jid]
-        n = len(todo) - len(left)  # placed since it was built (unplaced tasks only ever get placed)
-        self._todo[jid] = todo[n:] if not any(key[1] in left for key in todo[:n]) else \
-            tuple(key for key in todo if key[1] in left)
+        n = len(todo) - len(self.unplaced[jid])  # placed since it was built (unplaced tasks only get placed)
+        if not any(key[1] in self.unplaced[jid] for key in todo[:n]):
+            self._todo[jid] = todo[n:]
+            return
+        cuts = sorted(map(todo.index, keys))
+        self._todo[jid] = tuple(chain.from_iterable(todo[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(todo)])))
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], Sequence[TaskKey]] = {}
