@@ -9,10 +9,11 @@ resource the task needs is excluded, so work waits at the scheduler (late bindin
 from __future__ import annotations
 
 import heapq
-from itertools import accumulate
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
+
+from policies.ursa.dominance import Fronts
 
 Vector = tuple[float, ...]
 # Tasks and workers are any hashable keys the caller chooses; the functions keep their types.
@@ -147,12 +148,12 @@ def _best_worker(workers: Sequence[W], local: Mapping[W, Sequence[float]], heads
     return best
 
 
-def _commit_plan(plan: Plan[T, W], live: dict[W, Sequence[float]], opened: dict[Uses, list[W]],
-                 increment: Increment[T]) -> set[W]:
-    """Commit ``plan`` to the live headrooms and drop the workers it closed from ``opened``;
+def _commit_pairs(pairs: Sequence[tuple[T, W]], live: dict[W, Sequence[float]], opened: dict[Uses, list[W]],
+                  increment: Increment[T]) -> set[W]:
+    """Commit a plan's ``pairs`` to the live headrooms and drop the workers it closed from ``opened``;
     returns the workers it used (the plans that chose one of them may have changed)."""
     used: set[W] = set()
-    for task, w in plan.pairs:
+    for task, w in pairs:
         _commit(live, w, increment(task))
         used.add(w)
     for n, ws in opened.items():
@@ -164,13 +165,15 @@ def _none_open(live: Mapping[W, Sequence[float]], opened: dict[Uses, list[W]], u
     """Whether no worker is open to any set of resources in ``uses`` (all the tasks use, if
     known): then every plan left would place nothing, so a batch ends without rescoring them
     (a plan no commit touched has its workers still open, so none is left with pairs)."""
-    for used in uses:
-        ws = opened.get(used)
-        if ws is None:
-            ws = opened[used] = _open_to(live, used)
-        if ws:
-            return False
-    return bool(uses)
+    return bool(uses) and not any(_open_list(live, opened, used) for used in uses)
+
+
+def _open_list(live: Mapping[W, Sequence[float]], opened: dict[Uses, list[W]], used: Uses) -> list[W]:
+    """The workers open to ``used``, from ``opened`` (found by a scan and kept there if missing)."""
+    ws = opened.get(used)
+    if ws is None:
+        ws = opened[used] = _open_to(live, used)
+    return ws
 
 
 def _batch_start(heads: Mapping[W, Sequence[float]], opened: Mapping[Uses, Sequence[W]] | None
@@ -205,7 +208,7 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         if not plans:
             break
         best = max(plans, key=lambda p: p.score)
-        used = _commit_plan(best, live, open_to, increment)
+        used = _commit_pairs(best.pairs, live, open_to, increment)
         placed.extend(best.pairs)
         if _none_open(live, open_to, uses):
             break
@@ -219,7 +222,8 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
 
 def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
                  increment: Increment[T], hard: Sequence[bool], uses: Collection[Uses] = (),
-                 opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
+                 opened: Mapping[Uses, Sequence[W]] | None = None, fronts: Fronts[T] | None = None
+                 ) -> list[tuple[T, W]]:
     """:func:`place_batch` of every task of ``stages`` as a stage of its own, with its stage's
     order bonus and no stage bonus (the per-task ablation): the same placements in the same order,
     without scoring every task after every commit.
@@ -228,70 +232,62 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     and a worker once excluded stays excluded), so a plan scored before some commits bounds its
     score after them. Plans wait in a heap by (score, input order); the top one is committed
     if no commit has gone to its worker since it was scored (its score is current and no other
-    plan can beat it, nor tie it from earlier in the input), and rescored otherwise.
+    plan can beat it, nor tie it from earlier in the input), and rescored otherwise. A task enters
+    the heap unscored, by a bound on its score (:func:`_ceiling`): most never reach the top before
+    the batch ends (the EJF bonus ranks whole stages apart), so most are never scored.
 
-    Within a stage, a task that an earlier one dominates (:func:`_dominates`) scores no more on
-    any worker and loses ties to it, so it waits unscored until that one is placed; if that one
-    cannot be placed, neither can it."""
+    Within a stage, a task that an earlier one dominates (:mod:`policies.ursa.dominance`) scores
+    no more on any worker and loses ties to it, so only the stage's front is scored, and a task
+    joins it when the one it waits on is placed. ``fronts``: the caller's fronts from its earlier
+    batches, kept up to date with these placements (without it each stage is scanned afresh)."""
     live, open_to = _batch_start(heads, opened)
+    if not live:
+        return []
     commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
-    tasks = [(k, t) for k, stage in enumerate(stages) for t in stage.tasks]  # input order: (stage, task)
-    incs = [increment(t) for _, t in tasks]
-    plans: dict[int, Plan[T, W]] = {}
-    heap: list[tuple[float, int, int]] = []  # (-score, input index, its worker's commits when scored)
-    ends = list(accumulate(len(stage.tasks) for stage in stages))
-    left = [list(range(end - len(stage.tasks), end)) for stage, end in zip(stages, ends)]  # per stage: unplaced
+    kept = (Fronts[T]() if fronts is None else fronts).of(stages, increment, hard)
+    top = [max(col) for col in zip(*live.values())]  # the largest headroom per resource
+    # -score (or a bound on it), input order, its worker's commits when scored (UNSCORED: a bound)
+    heap: list[tuple[float, int, int, int, T, W | None]] = []
 
-    def rescore(i: int) -> None:
-        k, task = tasks[i]
-        plan = stage_score(Stage((stages[k].key, task), (task,), stages[k].order_bonus), live, increment, hard,
-                           0.0, open_to, uses)
-        if plan.pairs:
-            plans[i] = plan
-            heapq.heappush(heap, (-plan.score, i, commits[plan.pairs[0][1]]))
-        else:  # it cannot place now, so never in this batch, nor can what it dominates
-            left[k] = [j for j in left[k] if j != i and not _dominates(incs[i], incs[j], hard)]
+    def defer(k: int, task: T) -> None:
+        heapq.heappush(heap, (-(_ceiling(top, increment(task)) + stages[k].order_bonus), k, kept[k].rank(task),
+                              UNSCORED, task, None))
 
-    fronts = [_front(g, incs, hard) for g in left]
-    for front in fronts:
-        for i in front:
-            rescore(i)
+    def rescore(k: int, task: T) -> None:
+        inc = increment(task)
+        best = _best_worker(_open_list(live, open_to, needs(inc)), {}, live, inc, hard)
+        if best is not None:  # else it cannot place in this batch, nor can what it dominates
+            f, w = best
+            heapq.heappush(heap, (-(f + stages[k].order_bonus), k, kept[k].rank(task), commits[w], task, w))
+
+    for k, front in enumerate(kept):
+        for task in front.members:
+            defer(k, task)
     placed: list[tuple[T, W]] = []
     while heap:
-        _, i, seen = heapq.heappop(heap)
-        plan = plans[i]
-        if seen != commits[plan.pairs[0][1]]:
-            rescore(i)
+        _, k, _, seen, task, worker = heapq.heappop(heap)
+        if worker is None or seen != commits[worker]:
+            rescore(k, task)
             continue
-        for w in _commit_plan(plan, live, open_to, increment):
+        for w in _commit_pairs([(task, worker)], live, open_to, increment):
             commits[w] += 1
-        placed.extend(plan.pairs)
+        placed.append((task, worker))
+        joined = kept[k].place(task)
         if _none_open(live, open_to, uses):
             break
-        k = tasks[i][0]
-        left[k].remove(i)
-        was, fronts[k] = set(fronts[k]), _front(left[k], incs, hard)
-        for j in fronts[k]:
-            if j not in was:
-                rescore(j)
+        for j in joined:
+            defer(k, j)
     return placed
 
 
-def _dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
-    """Whether a task with increments ``a`` scores at least what one with ``b`` does on every
-    worker, excluded exactly where it is: the same resources used and hard increments, and
-    time-like increments no smaller."""
-    for x, y, h in zip(a, b, hard):
-        if (x != y) if h else (x < y or (x > 0) != (y > 0)):
-            return False
-    return True
+UNSCORED = -1  # a heap entry's commits-when-scored for a bound not yet scored
 
 
-def _front(members: Sequence[int], incs: Sequence[Vector], hard: Sequence[bool]) -> list[int]:
-    """The tasks (input indices, in order) that no earlier one of ``members`` dominates: it is
-    enough to compare with these, the latest first (a record usually dominates what follows)."""
-    front: list[int] = []
-    for i in members:
-        if not any(_dominates(incs[j], incs[i], hard) for j in reversed(front)):
-            front.append(i)
-    return front
+def _ceiling(top: Sequence[float], inc: Vector) -> float:
+    """No worker scores a task above its F on a worker with the batch's largest headroom on every
+    resource (``top``; F is non-decreasing in every D_r), summed as :func:`score` sums so that no
+    rounding puts it below a true F."""
+    total = 0.0
+    for d, i in zip(top, inc, strict=True):
+        total += d * min(i, d)
+    return total

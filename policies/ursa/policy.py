@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,6 +41,7 @@ from policies.framework.api import (NONE, Assign, ClusterView, Decision, Decisio
 from policies.common.vectors import fits, normalized, sub
 from policies.framework.registry import PolicyEntry
 from policies.ursa.ordering import ejf_bonus, monotask_order, srjf_priority, srjf_score
+from policies.ursa.dominance import Fronts
 from policies.ursa.placement import Stage, Uses, headroom, needs, opens, place_batch, place_singly
 from policies.ursa.retry import RetryGrid
 from policies.ursa.room import FreeRoom, Rate
@@ -83,6 +85,7 @@ class Table:
     kinds: frozenset[Kind]
     room: FreeRoom | None = None
     opened: Mapping[Uses, set[int]] = field(default_factory=dict)  # Algorithm 1: the workers open to each
+    fronts: Fronts[TaskKey] = field(default_factory=Fronts)  # per task: each stage's undominated tasks, kept
 
 
 Increment = Callable[[TaskKey], Vector]
@@ -158,6 +161,7 @@ class UrsaScheduler:
         self._head_values: dict[Vector, list[float]] = {}  # one object per headroom value (_shared_head)
         self.room = None if planner.rate is None else \
             FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
+        self._fronts: Fronts[TaskKey] = Fronts()  # Algorithm 1 per task: kept from pass to pass
         self.pass_at: float | None = None
         self.retry = RetryGrid(config.interval)
 
@@ -274,8 +278,11 @@ class UrsaScheduler:
             self.assigned[node][key] = self.work(key)
             self._stale(node)
             out.append(Assign(node, ProbeInfo(key[0], key[1], self.jobs[key[0]].durations[key[1]])))
-        for jid in {key[0] for key, _ in placed}:
-            self._drop_placed(jid)
+        by_job: dict[int, list[TaskKey]] = {}
+        for key, _ in placed:
+            by_job.setdefault(key[0], []).append(key)
+        for jid, keys in by_job.items():
+            self._drop_placed(jid, keys)
             if not self.unplaced[jid]:
                 self._waiting.discard(jid)
         if everything:
@@ -309,16 +316,19 @@ class UrsaScheduler:
             todo = self._todo[jid] = tuple((jid, t) for t in sorted(self.unplaced[jid]))
         return todo
 
-    def _drop_placed(self, jid: int) -> None:
-        """Tasks of ``jid`` were placed: its sorted unplaced tasks lose them. The planners place a
-        job's tasks in this order, so they are mostly its first ones: a slice, not a rebuild."""
+    def _drop_placed(self, jid: int, keys: Sequence[TaskKey]) -> None:
+        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them. Algorithm 1
+        places a job's tasks mostly from its first ones: a slice; otherwise (per task, the largest
+        first) each is found and cut out by C-level searches and slices, not a rebuild in Python."""
         todo = self._todo.get(jid)
         if todo is None:
             return
-        left = self.unplaced[jid]
-        n = len(todo) - len(left)  # placed since it was built (unplaced tasks only ever get placed)
-        self._todo[jid] = todo[n:] if not any(key[1] in left for key in todo[:n]) else \
-            tuple(key for key in todo if key[1] in left)
+        n = len(todo) - len(self.unplaced[jid])  # placed since it was built (unplaced tasks only get placed)
+        if not any(key[1] in self.unplaced[jid] for key in todo[:n]):
+            self._todo[jid] = todo[n:]
+            return
+        cuts = sorted(map(todo.index, keys))
+        self._todo[jid] = tuple(chain.from_iterable(todo[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(todo)])))
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], Sequence[TaskKey]] = {}
@@ -350,7 +360,7 @@ class UrsaScheduler:
         for used, _ in kinds:
             if used not in self._open:
                 self._open[used] = {w for w, head in self._heads.items() if opens(head, used)}
-        return Table(self._heads, self.hard, self.capacity, kinds, opened=self._open)
+        return Table(self._heads, self.hard, self.capacity, kinds, opened=self._open, fronts=self._fronts)
 
     def _stale(self, worker: int) -> None:
         """What a pass reads of ``worker`` changed (its assignments, queue or running tasks, all
@@ -446,7 +456,8 @@ def algorithm1(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increm
 def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Increment,
              demand: Demand) -> list[tuple[TaskKey, int]]:
     """Algorithm 1 without stage awareness: every task is its own stage (the Fig. 7 ablation)."""
-    return place_singly(stages, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table))
+    return place_singly(stages, table.heads, increment, table.hard, uses=_uses(table), opened=_opened(table),
+                        fronts=table.fronts)
 
 
 def _opened(table: Table) -> dict[Uses, list[int]]:

@@ -192,3 +192,56 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
         assert place_singly(singles, heads, incs.__getitem__, HARD, uses=uses, opened=opened) == want
         assert place_singly(singles, shared, incs.__getitem__, HARD, uses=uses) == want
         assert place_singly(stages, heads, incs.__getitem__, HARD, uses=uses) == want  # tasks of a stage apart
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_front_is_the_undominated_tasks_as_members_are_placed(seed: int) -> None:
+    """Front files each task under one member and refiles only those of a placed member: after
+    every placement its members are the tasks no earlier unplaced one dominates (few distinct
+    increments, so ties, chains and tasks dominated by several members are common)."""
+    import random
+
+    from policies.ursa.dominance import Front, dominates
+
+    rng = random.Random(seed)
+    incs = {t: (rng.choice([0.0, 0.1, 0.4]), rng.choice([0.0, 0.3]), rng.choice([0.1, 0.25])) for t in range(40)}
+    front = Front(tuple(incs), incs.__getitem__, HARD)
+    left = list(incs)
+    while left:
+        want = [t for i, t in enumerate(left) if not any(dominates(incs[e], incs[t], HARD) for e in left[:i])]
+        assert front.members == want and front.tasks == tuple(left)
+        placed = rng.choice(want)
+        joined = front.place(placed)
+        left.remove(placed)
+        assert joined == [t for t in front.members if t not in want]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_place_singly_keeps_fronts_between_batches_with_the_same_placements(seed: int) -> None:
+    """Fronts kept from batch to batch (stages losing what was placed, headrooms changing, now
+    and then a stage gaining ready tasks, which rebuilds its front) place what scanning every
+    stage afresh places."""
+    import random
+
+    from policies.ursa.dominance import Fronts
+
+    rng = random.Random(seed)
+    incs = {(s, t): (rng.choice([0.1, 0.4, 1.5]), rng.choice([0.0, 0.3]), rng.choice([0.0, 0.1]))
+            for s in range(4) for t in range(30)}
+    ready = {s: [k for k in incs if k[0] == s][:20] for s in range(4)}
+    fronts: Fronts[tuple[int, int]] = Fronts()
+    done: set[tuple[int, int]] = set()
+    for _ in range(25):
+        heads = {w: (rng.choice([0.0, 0.5, 1.0]), rng.choice([0.0, 1.0]), rng.choice([0.05, 1.0])) for w in range(5)}
+        stages = [Stage(s, tuple(ts), 0.1 * s) for s, ts in ready.items() if ts]
+        uses = {needs(incs[t]) for s in stages for t in s.tasks}
+        want = place_singly(stages, heads, incs.__getitem__, HARD, uses=uses)
+        assert place_singly(stages, heads, incs.__getitem__, HARD, uses=uses, fronts=fronts) == want
+        for t, _ in want:
+            ready[t[0]].remove(t)
+            done.add(t)
+        s = rng.randrange(4)
+        waiting = [k for k in incs if k[0] == s and k not in done and k not in ready[s]]
+        if rng.random() < 0.3 and waiting:  # a task of stage s became ready
+            ready[s] = sorted([*ready[s], rng.choice(waiting)])
+    assert len(done) > 20

@@ -1,0 +1,95 @@
+"""Dominance between the tasks of one stage, for Algorithm 1 run task by task (the ablation).
+
+A task dominates a later one of its stage when both use the same resources with the same hard
+(memory) increments and its time-like increments are no smaller: it then scores at least as much
+on every worker, is excluded exactly where the other is, and wins ties (it is earlier). So only a
+stage's undominated tasks (its front) can be a batch's next choice from that stage. Dominance
+depends on the increments alone, never on headrooms, so a stage's front changes only as its tasks
+are placed or join it: :class:`Fronts` keeps each between batches instead of rescanning the stage.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from policies.ursa.placement import Stage
+
+T = TypeVar("T", bound=Hashable)
+Vector = tuple[float, ...]
+
+
+def dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
+    """Whether a task with increments ``a`` scores at least what one with ``b`` does on every
+    worker, excluded exactly where it is: the same resources used and hard increments, and
+    time-like increments no smaller."""
+    for x, y, h in zip(a, b, hard):
+        if (x != y) if h else (x < y or (x > 0) != (y > 0)):
+            return False
+    return True
+
+
+class Front(Generic[T]):
+    """The unplaced tasks of one stage and which of them no earlier one dominates (``members``,
+    in input order).
+
+    Every other task is filed under one earlier member that dominates it (the latest, as a scan
+    of the members from the back finds it first). Dominance is transitive, so placing a member
+    can free only the tasks filed under it: those are filed again, not the whole stage."""
+
+    def __init__(self, tasks: tuple[T, ...], increment: Callable[[T], Vector], hard: Sequence[bool]) -> None:
+        self.tasks = tasks  # the unplaced ones, in input order
+        self.members: list[T] = []
+        self._hard = hard
+        self._incs = {t: increment(t) for t in tasks}
+        self._rank = {t: r for r, t in enumerate(tasks)}
+        self._under: dict[T, list[T]] = {}
+        for t in tasks:
+            self._file(t)
+
+    def rank(self, task: T) -> int:
+        """The task's place in the input order, kept as earlier tasks are placed."""
+        return self._rank[task]
+
+    def place(self, task: T) -> list[T]:
+        """``task``, a member, was placed: returns the tasks that become members, in input order."""
+        at = self.tasks.index(task)
+        self.tasks = self.tasks[:at] + self.tasks[at + 1:]
+        self.members.remove(task)
+        del self._incs[task], self._rank[task]
+        return [t for t in sorted(self._under.pop(task, ()), key=self._rank.__getitem__) if self._file(t)]
+
+    def _file(self, task: T) -> bool:
+        """File ``task`` under the latest earlier member that dominates it, else make it a member
+        (True). Members earlier than ``task`` are final when it is filed: tasks go in input order."""
+        inc, at = self._incs[task], bisect_left(self.members, self._rank[task], key=self._rank.__getitem__)
+        for k in range(at - 1, -1, -1):
+            member = self.members[k]
+            if dominates(self._incs[member], inc, self._hard):
+                self._under.setdefault(member, []).append(task)
+                return False
+        self.members.insert(at, task)
+        return True
+
+
+class Fronts(Generic[T]):
+    """The fronts of the stages a caller places batch after batch, by stage key. A front is kept
+    while its stage's unplaced tasks are the ones it was left with, and built afresh otherwise
+    (tasks became ready, or a placement was not carried out); increments must not change."""
+
+    def __init__(self) -> None:
+        self._by_stage: dict[Hashable, Front[T]] = {}
+
+    def of(self, stages: Sequence[Stage[T]], increment: Callable[[T], Vector], hard: Sequence[bool]
+           ) -> list[Front[T]]:
+        """The front of each of ``stages``; the fronts of stages no longer given are forgotten."""
+        old, self._by_stage = self._by_stage, {}
+        out: list[Front[T]] = []
+        for stage in stages:
+            front = old.get(stage.key)
+            if front is None or front.tasks != stage.tasks:
+                front = Front(stage.tasks, increment, hard)
+            self._by_stage[stage.key] = front
+            out.append(front)
+        return out
