@@ -73,24 +73,6 @@ class FreeSlot(BaseEvent):
 
 
 @dataclass(init=False, unsafe_hash=True)
-class StealAttempt(BaseEvent):
-    """``thief`` asks ``victims`` in order until one gives entries (all in one instant)."""
-
-    time: float
-    thief: int
-    victims: tuple[int, ...]
-
-    def __init__(self, time: float, thief: int, victims: tuple[int, ...]) -> None:
-        self.time = time
-        self.thief = thief
-        self.victims = victims
-
-    @property
-    def tier(self) -> int:
-        return 2
-
-
-@dataclass(init=False, unsafe_hash=True)
 class Deliver(BaseEvent):
     """The copies of one Probe decision reaching their ``nodes`` (same instant and tier as
     ProbeArrival; handled as one ProbeArrival per node, in order)."""

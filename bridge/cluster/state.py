@@ -28,7 +28,8 @@ d = ``spec.network_delay`` one way:
   A launched task is started when the Launch is applied, its run segment beginning when the
   reply arrives (one event less per task; the slot shows the task from the Launch on).
 * TaskFinished, TaskStarted, Heartbeat and ProbeRejected reach the scheduler side after d.
-* A Steal asks its victims in order, all at ``now + steal_delay``, and given entries travel in
+* A Steal asks its victims in order, all at ``now + steal_delay`` and in one hook call (the policy
+  answers with the Give of the first victim that has work), and given entries travel in
   ``steal_delay`` (0 by default: the thesis models stealing as free). Suspend/Resume and
   SetTimer act at the requested instant.
 """
@@ -37,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from bridge.cluster.events import Deliver, FreeSlot, OffSlotEnd, SegmentEnd, StealAttempt
+from bridge.cluster.events import Deliver, FreeSlot, OffSlotEnd, SegmentEnd
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.measure import SegmentLog
 from bridge.cluster.runner import Pausing, TaskRunner
@@ -46,7 +47,7 @@ from bridge.cluster.tables import ClusterTables, JobRun, Queued
 from policies.framework.api import (
     Assign, BaseEvent, Cancel, ClusterSpec, DecisionError, Drop, Give, Heartbeat, JobArrival, Launch,
     Probe, ProbeArrival, ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, SendHeartbeat, SetTimer,
-    SlotFreed, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,
+    SlotFreed, Steal, StealAttempt, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer,
     check_policy, hooks_of,
 )
 from workloads.model import Job
@@ -97,7 +98,7 @@ class ClusterState(ClusterTables):
         self._on_probe = self._hooks.get("on_probe_arrival")
         self._on_freed = self._hooks.get("on_slot_freed")
         self._on_request = self._hooks.get("on_task_request")
-        self._on_steal = self._hooks.get("on_steal_request")
+        self._on_steal = self._hooks.get("on_steal_attempt")
         self._on_sched_timer = self._hooks.get("on_timer")
         self._on_node_timer = self._hooks.get("on_node_timer")
         self._on_queued_end = self._hooks.get("on_queued_task_ended")
@@ -358,25 +359,23 @@ class ClusterState(ClusterTables):
         return self._slot_freed(node, slot, -1, -1, [])
 
     def _on_steal_attempt(self, ev: StealAttempt) -> list[Any]:
-        """Ask the victims in order, all at this instant, until one gives entries."""
+        """The thief asks its victims in order, all at this instant, in one call of the policy,
+        which answers with the Give of the first victim that has work. The victims asked are
+        counted up to that one (the first of its occurrences in ``ev.victims``), else all."""
         fn = self._on_steal
         if fn is None:
-            raise self._fail("policy steals but has no on_steal_request hook", ev)
-        out: list[Any] = []
-        view, t, thief, records = self.view, ev.time, ev.thief, self._records
-        asked = 0
-        for victim in ev.victims:
-            asked += 1
-            req = StealRequest(t, victim, thief)
-            decisions = fn(req, view)
-            if decisions:
-                self.apply(req, decisions, out)
-                if any(d.__class__ is Give and d.probes for d in decisions):
-                    break
-            elif records is not None:
-                records.append((req, ()))
+            raise self._fail("policy steals but has no on_steal_attempt hook", ev)
+        decisions = fn(ev, self.view)
+        asked = len(ev.victims)
+        for d in decisions:
+            if d.__class__ is Give and d.probes:
+                if d.thief != ev.thief or d.victim not in ev.victims:
+                    raise self._fail(f"Give from node {d.victim} to node {d.thief} answers a steal of "
+                                     f"node {ev.thief} from {ev.victims}", d)
+                asked = ev.victims.index(d.victim) + 1
+                break
         self._counters.steal_requests += asked
-        return out
+        return self.apply(ev, decisions, [])
 
     # ------------------------------------------------------------------------------- decisions
     def _start(self, node: int, slot: int, jid: int, task: int, probe: ProbeInfo | None, flag: bool,

@@ -5,40 +5,43 @@ the short probe whose job has the least estimated remaining work, scanning front
 never looking past a long entry, provided running it does not push any probe it bypasses over
 its starvation budget (``cap x`` that probe's estimated task duration). `pick_last_fit` is the
 choice the authors' simulator actually makes (see its docstring). `charge` then adds the
-bypassing short task's estimate to each bypassed probe's counter.
+bypassing short task's estimate to each bypassed probe's counter. An entry marked ``busy`` (a
+sticky probe whose task request is in flight on another slot) is skipped by all three.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 
 from policies.framework.api import ProbeInfo
 
 
 class QueuedProbe:
-    """A probe waiting at a node and how much work has bypassed it so far."""
+    """A probe waiting at a node, how much work has bypassed it so far, and whether it is
+    ``busy`` (its task request in flight: it may not run on another slot meanwhile)."""
 
-    __slots__ = ("probe", "bypassed")
+    __slots__ = ("probe", "bypassed", "busy")
 
     def __init__(self, probe: ProbeInfo) -> None:
         self.probe = probe
         self.bypassed = 0.0
+        self.busy = False
 
     def slack(self, cap: float) -> float:
         """How much more work may still bypass this probe."""
         return cap * self.probe.est - self.bypassed
 
 
-def pick(queue: Sequence[QueuedProbe], remaining: Callable[[ProbeInfo], float], cap: float,
-         eligible: Callable[[QueuedProbe], bool] | None = None) -> int | None:
-    """Index of the entry to run next, or None for an empty (or wholly ineligible) queue.
+def pick(queue: Sequence[QueuedProbe], tasks_left: Mapping[int, int], cap: float) -> int | None:
+    """Index of the entry to run next, or None for an empty (or wholly busy) queue.
 
-    `remaining(probe)` is the estimated remaining work of the probe's job. One pass: the
-    smallest slack in front of an entry decides whether that entry may bypass them all."""
+    A probe's job has ``est x tasks_left[job]`` estimated work left (none once it is absent). One
+    pass: the smallest slack in front of an entry decides whether that entry may bypass them all.
+    (A mapping rather than a function of the probe: no closure per call, no call per entry.)"""
     best: int | None = None
     first: int | None = None
     shortest = min_slack = float("inf")
     for i, entry in enumerate(queue):
-        if eligible is not None and not eligible(entry):
+        if entry.busy:
             continue
         if first is None:
             first = i
@@ -46,7 +49,7 @@ def pick(queue: Sequence[QueuedProbe], remaining: Callable[[ProbeInfo], float], 
         if probe.long:
             break
         est = probe.est
-        left = remaining(probe)
+        left = est * tasks_left.get(probe.job_id, 0)
         if left < shortest and est <= min_slack:
             shortest, best = left, i
         slack = cap * est - entry.bypassed
@@ -55,10 +58,9 @@ def pick(queue: Sequence[QueuedProbe], remaining: Callable[[ProbeInfo], float], 
     return first if best is None else best
 
 
-def pick_last_fit(queue: Sequence[QueuedProbe], cap: float,
-                  eligible: Callable[[QueuedProbe], bool] | None = None) -> int | None:
+def pick_last_fit(queue: Sequence[QueuedProbe], cap: float) -> int | None:
     """Index of the entry the authors' simulator runs next, or None for an empty (or wholly
-    ineligible) queue.
+    busy) queue.
 
     Their `get_next_probe_acc_to_sbp_srpt` assigns its running minimum of remaining work to a
     misspelled name, so the minimum stays +inf and every entry passes the SRPT test: what is left
@@ -69,7 +71,7 @@ def pick_last_fit(queue: Sequence[QueuedProbe], cap: float,
     chosen: int | None = None
     min_slack = float("inf")
     for i, entry in enumerate(queue):
-        if eligible is not None and not eligible(entry):
+        if entry.busy:
             continue
         probe = entry.probe
         if probe.est <= min_slack:
@@ -81,8 +83,8 @@ def pick_last_fit(queue: Sequence[QueuedProbe], cap: float,
     return chosen
 
 
-def charge(queue: Sequence[QueuedProbe], chosen: int, eligible: Callable[[QueuedProbe], bool] | None = None) -> None:
-    """A short task run from entry `chosen` bypasses every eligible short entry in front of it.
+def charge(queue: Sequence[QueuedProbe], chosen: int) -> None:
+    """A short task run from entry `chosen` bypasses every short entry in front of it but busy ones.
 
     A long entry chosen behind short ones (only `pick_last_fit` does that) charges nothing, as in
     the authors' simulator; `pick` only ever chooses a long entry with nothing eligible in front."""
@@ -90,5 +92,5 @@ def charge(queue: Sequence[QueuedProbe], chosen: int, eligible: Callable[[Queued
         return
     est = queue[chosen].probe.est
     for entry in queue[:chosen]:
-        if (eligible is None or eligible(entry)) and not entry.probe.long:
+        if not entry.busy and not entry.probe.long:
             entry.bypassed += est

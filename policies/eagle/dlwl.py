@@ -157,9 +157,6 @@ class Dlwl:
         self.unstarted[p.job_id] -= 1
         return (Run(node, slot, p),)
 
-    def _remaining(self, p: ProbeInfo) -> float:
-        return self.unstarted[p.job_id] * p.est
-
     def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
         node = ev.node
         self.run_end[node, ev.slot] = 0.0
@@ -169,7 +166,7 @@ class Dlwl:
         if not q:
             return ()
         if self.cfg.srpt:
-            i = srpt.pick(q, self._remaining, self.cfg.starvation_cap)
+            i = srpt.pick(q, self.unstarted, self.cfg.starvation_cap)
             if i is None:  # pragma: no cover - pick returns an index for a non-empty queue
                 return ()
             if i:

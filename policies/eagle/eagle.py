@@ -31,7 +31,7 @@ Eagle does no work stealing.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -50,9 +50,6 @@ from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.srpt import QueuedProbe
 from policies.framework.registry import PolicyEntry
 from workloads.model import Job
-
-Remaining = Callable[[ProbeInfo], float]            # estimated remaining work of a probe's job
-Eligible = Callable[[QueuedProbe], bool] | None      # None: every entry may run
 
 # Distinct bit-vector copies whose free-node lists are kept (copies are shared by many probes).
 _FREE_CACHE = 256
@@ -204,7 +201,8 @@ class _AcceptAll:
 class _Discipline(Protocol):
     sticky: bool
 
-    def pick(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None: ...
+    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+        """The entry to run next (a busy one never), or None."""
 
 
 class _StickySrpt:
@@ -215,22 +213,22 @@ class _StickySrpt:
     def __init__(self, cap: float) -> None:
         self.cap = cap
 
-    def pick(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
-        chosen = self._choose(queue, remaining, eligible)
+    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+        chosen = self._choose(queue, tasks_left)
         if chosen is not None:
-            srpt.charge(queue, chosen, eligible)
+            srpt.charge(queue, chosen)
         return chosen
 
-    def _choose(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
-        return srpt.pick(queue, remaining, self.cap, eligible)
+    def _choose(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+        return srpt.pick(queue, tasks_left, self.cap)
 
 
 class _StickyLastFit(_StickySrpt):
     """SBP with the authors' simulator's queue choice (``queue_pick="last_fit"``): the last entry
     within the bypass budget, whatever its job has left."""
 
-    def _choose(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
-        return srpt.pick_last_fit(queue, self.cap, eligible)
+    def _choose(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+        return srpt.pick_last_fit(queue, self.cap)
 
 
 class _Fifo:
@@ -238,8 +236,8 @@ class _Fifo:
 
     sticky = False
 
-    def pick(self, queue: list[QueuedProbe], remaining: Remaining, eligible: Eligible) -> int | None:
-        return next((i for i, entry in enumerate(queue) if eligible is None or eligible(entry)), None)
+    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+        return next((i for i, entry in enumerate(queue) if not entry.busy), None)
 
 
 class _Nodes:
@@ -444,8 +442,10 @@ class Eagle:
             nodes.long_slots[node].discard(slot)
             nodes.long_here[node] -= 1
         entry = nodes.requesting[node].pop(slot, None)
-        if entry is not None and ev.job_id < 0:          # Cancel: the kept probe left the queue
-            nodes.queues[node].remove(entry)
+        if entry is not None:
+            entry.busy = False
+            if ev.job_id < 0:                            # Cancel: the kept probe left the queue
+                nodes.queues[node].remove(entry)
         if view.free_slot(node) != slot:
             return ()
         return self._next(node, slot, view)
@@ -453,18 +453,16 @@ class Eagle:
     def _next(self, node: int, slot: int, view: ClusterView) -> list[Decision]:
         """Drop probes of jobs with no task left, then run what the queue discipline picks."""
         queue = self.nodes.queues[node]
-        busy = self.nodes.requesting[node]
         out: list[Decision] = self._drop_finished(node)
-        eligible = (lambda entry: all(entry is not other for other in busy.values())) if busy else None
-        left = self.tasks_left
-        chosen = self.discipline.pick(queue, lambda p: p.est * left.get(p.job_id, 0), eligible)
+        chosen = self.discipline.pick(queue, self.tasks_left)
         if chosen is None:
             return out
         entry = queue[chosen]
         probe = entry.probe
         keep = self.discipline.sticky and not probe.long
         if keep:
-            busy[slot] = entry
+            self.nodes.requesting[node][slot] = entry
+            entry.busy = True
         else:
             del queue[chosen]
             if probe.long:
@@ -480,10 +478,7 @@ class Eagle:
                 break
         else:
             return []
-        busy = self.nodes.requesting[node].values()
-        dead = [e for e in queue if e.probe.job_id not in left]
-        if dead and busy:
-            dead = [e for e in dead if all(e is not b for b in busy)]
+        dead = [e for e in queue if e.probe.job_id not in left and not e.busy]
         if not dead:
             return []
         drop = {id(e) for e in dead}

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from policies.framework.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
-    Steal, StealRequest, TaskFinished, TaskRequest, TaskStarted,
+    Steal, StealAttempt, TaskFinished, TaskRequest, TaskStarted,
 )
 from policies.common.lwl import TIES, LwlTable, trace_estimate
 from policies.common.nodefifo import FifoNodes
@@ -161,14 +161,24 @@ class Hawk(FifoNodes):
                                self.cfg.steal_self)
         return (Steal(node, victims),) if victims else ()
 
-    def on_steal_request(self, ev: StealRequest, view: ClusterView) -> Decisions:
-        v = ev.victim
-        if v == ev.thief:
-            return ()  # a wasted attempt (steal_self): the thief's own queue was empty when it asked
+    def on_steal_attempt(self, ev: StealAttempt, view: ClusterView) -> Decisions:
+        """The first of the victims, in order, with short entries blocked behind a long task
+        gives them. A draw of the thief itself (``steal_self``) is a wasted attempt: its own
+        queue was empty when it asked."""
+        thief = ev.thief
+        queues, long_running, long_queued = self.queues, self.long_running, self.long_queued
+        for v in ev.victims:
+            # no long task there (running or queued): no short entry is blocked behind one
+            if v != thief and (long_running[v] or long_queued[v]) and queues[v]:
+                taken = self._take_stealable(v)
+                if taken:
+                    return (Give(v, thief, taken),)
+        return ()
+
+    def _take_stealable(self, v: int) -> tuple[ProbeInfo, ...]:
+        """Take out of victim ``v``'s queue its first group of short entries behind a long one."""
         q = self.queues[v]
         running_long = self.long_running[v] > 0
-        if not q or (not running_long and not self.long_queued[v]):
-            return ()  # no long task there: no short entry is blocked behind one
         # what the victim runs matters only when its queue starts with short entries
         running_short = q[0].long or not running_long
         i, j = first_short_group_after_long(q, _is_long, running_short, self.cfg.steal_cap)
@@ -178,7 +188,7 @@ class Hawk(FifoNodes):
         q.rotate(-i)
         taken = tuple([q.popleft() for _ in range(j - i)])
         q.rotate(i)
-        return (Give(v, ev.thief, taken),)
+        return taken
 
 
 def _is_long(p: ProbeInfo) -> bool:

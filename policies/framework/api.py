@@ -24,7 +24,8 @@ Node side (the per-node scheduler; ``ev.node`` says which node)
     on_probe_arrival(ev: ProbeArrival, view)    a probe or a bound task reached the node
     on_slot_freed(ev: SlotFreed, view)          a slot became free (task finished, request cancelled)
     on_queued_task_ended(ev: QueuedTaskEnded, view)  a task queued or suspended there ended off its slot
-    on_steal_request(ev: StealRequest, view)    a thief asks this node for work
+    on_steal_attempt(ev: StealAttempt, view)    a thief asks its victims, in order: answer with the
+                                                Give of the first that has work (one call per Steal)
     on_node_timer(ev: Timer, view)              a SetTimer(node=n) fired
 
 Decisions (immutable values, like the events; the driver applies them in order, at ``ev.time``):
@@ -65,7 +66,7 @@ from typing import Any, Protocol, TypeVar, dataclass_transform, runtime_checkabl
 from policies.framework.messages import (
     OK, Assign, BaseEvent, Cancel, Code, Drop, Give, Heartbeat, JobArrival, Launch, Probe, ProbeArrival,
     ProbeInfo, ProbeRejected, QueuedTaskEnded, Reject, Resume, Run, RunningTask, SendHeartbeat, SetTimer,
-    SlotFreed, Status, Steal, StealRequest, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
+    SlotFreed, Status, Steal, StealAttempt, Suspend, TaskFinished, TaskRequest, TaskStarted, Timer, Value,
 )
 from workloads.model import Job
 
@@ -76,12 +77,12 @@ __all__ = [
     "ProbeArrival", "ProbeArrivalHook", "ProbeInfo", "ProbeRejected", "ProbeRejectedHook", "QueuedTaskEnded",
     "QueuedTaskEndedHook", "Reject", "Resume",
     "Run", "RunningTask", "SendHeartbeat", "SetTimer", "SlotFreed", "SlotFreedHook", "Status", "Steal",
-    "StealRequest", "StealRequestHook", "Suspend", "TaskFinished", "TaskFinishedHook", "TaskRequest",
+    "StealAttempt", "StealAttemptHook", "Suspend", "TaskFinished", "TaskFinishedHook", "TaskRequest",
     "TaskRequestHook", "TaskStarted", "TaskStartedHook", "Timer", "TimerHook", "Value", "check_policy",
     "hooks_of", "value",
 ]
 
-API_VERSION = 1
+API_VERSION = 2   # 2: one on_steal_attempt per Steal replaced on_steal_request per victim
 
 T = TypeVar("T")
 
@@ -179,7 +180,7 @@ class PolicyEnv:
 
 
 Event = (JobArrival | ProbeArrival | TaskRequest | TaskStarted | TaskFinished | SlotFreed | QueuedTaskEnded
-         | Heartbeat | Timer | ProbeRejected | StealRequest)
+         | Heartbeat | Timer | ProbeRejected | StealAttempt)
 Decision = (Assign | Probe | Run | Launch | Cancel | Suspend | Resume | Steal | Give | Drop | Reject | SetTimer
             | SendHeartbeat)
 Decisions = Sequence[Decision]
@@ -291,8 +292,8 @@ class QueuedTaskEndedHook(Protocol):
 
 
 @runtime_checkable
-class StealRequestHook(Protocol):
-    def on_steal_request(self, ev: StealRequest, view: ClusterView) -> Decisions: ...
+class StealAttemptHook(Protocol):
+    def on_steal_attempt(self, ev: StealAttempt, view: ClusterView) -> Decisions: ...
 
 
 @runtime_checkable
@@ -314,7 +315,7 @@ NODE_HOOKS: dict[str, type] = {
     "on_probe_arrival": ProbeArrival,
     "on_slot_freed": SlotFreed,
     "on_queued_task_ended": QueuedTaskEnded,
-    "on_steal_request": StealRequest,
+    "on_steal_attempt": StealAttempt,
     "on_node_timer": Timer,
 }
 ALL_HOOKS: dict[str, type] = {**SCHEDULER_HOOKS, **NODE_HOOKS}

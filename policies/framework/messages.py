@@ -346,15 +346,18 @@ class ProbeRejected(BaseEvent):
 
 
 @dataclass(init=False, unsafe_hash=True)
-class StealRequest(BaseEvent):
-    time: float
-    victim: int
-    thief: int
+class StealAttempt(BaseEvent):
+    """``thief`` asks ``victims``, in order and all at this instant, until one gives entries: one
+    event (and one hook call) per ``Steal``, however many victims it names."""
 
-    def __init__(self, time: float, victim: int, thief: int) -> None:
+    time: float
+    thief: int
+    victims: tuple[int, ...]
+
+    def __init__(self, time: float, thief: int, victims: tuple[int, ...]) -> None:
         self.time = time
-        self.victim = victim
         self.thief = thief
+        self.victims = victims
 
     @property
     def tier(self) -> int:
@@ -471,7 +474,7 @@ class Resume(Value):
 
 @dataclass(init=False, unsafe_hash=True)
 class Steal(Value):
-    """``thief`` asks ``victims`` in order (StealRequest) until one answers with a non-empty Give."""
+    """``thief`` asks ``victims`` in order (one StealAttempt) until one answers with a non-empty Give."""
 
     thief: int
     victims: tuple[int, ...]

@@ -7,7 +7,7 @@ happens (a job is submitted, a task ends, a policy timer comes due), launches wh
 granted, and each launched task runs for the duration of the policy task its grant was for.
 Every task must start and finish at the same instants in both worlds (to the millisecond of the
 plugin's clock), and the policy must have made the same numbers of launches, suspensions and
-resumptions.
+resumptions, and asked as many victims to steal from (each driver interprets ``on_steal_attempt``).
 
 Where the worlds must differ, by design:
 * The trace's jobs have tasks of one duration each, equal to the job's estimate: live, a policy
@@ -38,7 +38,7 @@ from policies.framework.api import ClusterSpec, PolicyEnv
 from workloads.model import Job
 
 NODES, SLOTS = 3, 2
-COUNTED = ("launches", "suspends", "resumes")
+COUNTED = ("launches", "suspends", "resumes", "steal_requests")
 EXAMPLE_PACKAGE = Path(__file__).resolve().parents[2] / "examples" / "policy-package" / "src"
 TOLERANCE = 0.002  # s: the plugin's clock has milliseconds; a timer fires in the first round after it
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd, StealAttempt
+from bridge.cluster.events import Deliver, FreeSlot, SegmentEnd
 from policies.framework.api import (
     OK, Code, Heartbeat, JobArrival, Launch, ProbeArrival, ProbeInfo, ProbeRejected, Reject, Run, SlotFreed,
-    Status, StealRequest, TaskFinished, TaskRequest, TaskStarted, Timer,
+    Status, StealAttempt, TaskFinished, TaskRequest, TaskStarted, Timer,
 )
 from policies.framework.compiled import CORE
 from workloads.model import Job
@@ -67,10 +67,10 @@ def test_values_compare_hash_print_and_pickle_by_their_fields():
 def test_tiers_order_an_instant_as_the_contract_says():
     p = ProbeInfo(1)
     events = [SegmentEnd(0.0, 0, 0, 0), TaskFinished(0.0, 0, 0, 1, 0, 0.0), SlotFreed(0.0, 0, 0), FreeSlot(0.0, 0, 0),
-              TaskRequest(0.0, 0, 0, p), TaskStarted(0.0, 0, 0, 1, 0), StealRequest(0.0, 0, 1),
+              TaskRequest(0.0, 0, 0, p), TaskStarted(0.0, 0, 0, 1, 0),
               StealAttempt(0.0, 0, ()), ProbeArrival(0.0, 0, p), Deliver(0.0, (0,), p), Heartbeat(0.0, 0, None),
               ProbeRejected(0.0, 0, p, OK), JobArrival(0.0, Job(1, 0.0, (1.0,))), Timer(0.0, 0, "k")]
-    assert [e.tier for e in events] == [0, 1, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 5, 6]
+    assert [e.tier for e in events] == [0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 6]
 
 
 def test_a_wrongly_typed_field_is_refused_at_construction_only_when_compiled():

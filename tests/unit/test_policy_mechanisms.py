@@ -4,10 +4,11 @@ from __future__ import annotations
 import pytest
 
 from bridge.sim.engine import simulate
-from bridge.cluster.events import FreeSlot, SegmentEnd, StealAttempt
+from bridge.cluster.events import FreeSlot, SegmentEnd
 from bridge.cluster.kernel import Kernel, SimulationError
 from policies.framework.api import (
-    ClusterSpec, Give, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, RunningTask, Steal, StealRequest,
+    Assign, ClusterSpec, DecisionError, Give, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, RunningTask,
+    Steal, StealAttempt,
 )
 from policies.common.lwl import LwlTable
 from policies.common.partitions import Partition
@@ -59,9 +60,10 @@ def test_hawk_victim_gives_first_short_group_behind_long():
         busy = FakeView(spec, run={3: [RunningTask(0, 9, 0, 0.0, 0.0, ProbeInfo(9))]})
         hawk.on_probe_arrival(ProbeArrival(0.0, 3, p), busy)
     view.run[3] = [RunningTask(0, 9, 0, 0.0, 0.0, ProbeInfo(9))]  # running a short task
-    out = hawk.on_steal_request(StealRequest(1.0, 3, 0), view)
+    out = hawk.on_steal_attempt(StealAttempt(1.0, 0, (2, 3, 3)), view)   # node 2 has nothing to give
     assert out == (Give(3, 0, (s2, s3)),)
     assert list(hawk.queues[3]) == [s1, lg]
+    assert hawk.on_steal_attempt(StealAttempt(1.0, 0, (2, 3)), view) == ()   # nothing left behind the long
 
 
 def test_hawk_idle_node_steals_from_general_partition_only():
@@ -88,6 +90,55 @@ def test_hawk_stealing_rescues_short_tasks_end_to_end():
     assert r.log.counters["stolen_entries"] == 4
     assert r.log.job_finish[2] < 5            # not stuck behind the 100 s task
     assert r.log.counters["short_tasks_after_long"] == 0
+
+
+class _Stealer:
+    """Queues every entry at its node; node 0 runs what reaches it. The second entry queued at
+    node 2 makes node 0 steal from ``victims``; ``answer(ev, queued)`` is its steal hook."""
+
+    name = "stealer"
+
+    def __init__(self, victims, answer):
+        self.victims, self.answer = victims, answer
+        self.queued: dict[int, list[ProbeInfo]] = {}
+        self.attempts: list[StealAttempt] = []
+
+    def on_job_arrival(self, ev, view):
+        return tuple(Assign(2, ProbeInfo(ev.job.job_id).bind(t)) for t in range(ev.job.n_tasks))
+
+    def on_probe_arrival(self, ev, view):
+        if ev.node == 0:
+            return (Run(0, view.free_slot(0), ev.probe),)
+        self.queued.setdefault(ev.node, []).append(ev.probe)
+        return (Steal(0, self.victims),) if len(self.queued[2]) == 2 else ()
+
+    def on_steal_attempt(self, ev, view):
+        self.attempts.append(ev)
+        return self.answer(ev, self.queued)
+
+
+def _steal_run(victims, answer):
+    policy = _Stealer(victims, answer)
+    result = simulate([Job(0, 0.0, (1.0, 1.0))], policy, ClusterSpec(4))
+    return policy.attempts, result.log.counters
+
+
+def test_a_steal_is_one_hook_call_counting_the_victims_asked_up_to_the_giver():
+    give = lambda ev, queued: (Give(2, ev.thief, (queued[2].pop(),)),)   # noqa: E731
+    attempts, counters = _steal_run((1, 3, 2, 2), give)
+    assert attempts == [StealAttempt(0.0005, 0, (1, 3, 2, 2))]
+    assert (counters["steal_requests"], counters["steals"], counters["stolen_entries"]) == (3, 1, 1)
+    assert counters["launches"] == 1             # the stolen entry ran at the thief
+
+
+def test_a_steal_nobody_answers_counts_every_victim():
+    attempts, counters = _steal_run((1, 3, 2, 2), lambda ev, queued: ())
+    assert len(attempts) == 1 and counters["steal_requests"] == 4 and counters["steals"] == 0
+
+
+def test_a_give_from_a_node_not_asked_is_refused():
+    with pytest.raises(DecisionError, match="Give from node 2 to node 0 answers a steal of node 0 from"):
+        _steal_run((1, 3), lambda ev, queued: (Give(2, ev.thief, (queued[2].pop(),)),))
 
 
 class _Fixed:

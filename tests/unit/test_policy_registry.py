@@ -76,14 +76,26 @@ def test_nonconforming_policy_refused():
         def on_slot_free(self, ev, view):  # misspelled hook
             return ()
 
+    class VersionOneStealer:
+        name = "stealer"
+
+        def on_job_arrival(self, ev, view):
+            return ()
+
+        def on_steal_request(self, ev, view):  # one call per victim: API version 1, replaced
+            return ()
+
     reg = Registry()
     reg.register(PolicyEntry("noname", Cfg, lambda c, e: NoName()))
     reg.register(PolicyEntry("typo", Cfg, lambda c, e: Typo()))
+    reg.register(PolicyEntry("stealer", Cfg, lambda c, e: VersionOneStealer()))
     env = PolicyEnv(ClusterSpec(1))
     with pytest.raises(RegistryError, match="name"):
         reg.create("noname", env)
     with pytest.raises(RegistryError, match="on_slot_free"):
         reg.create("typo", env)
+    with pytest.raises(RegistryError, match=r"unknown hook\(s\) \['on_steal_request'\]"):
+        reg.create("stealer", env)
 
 
 def test_every_builtin_loads_with_defaults():

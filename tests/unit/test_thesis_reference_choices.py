@@ -10,7 +10,7 @@ import pytest
 
 from bridge.sim.engine import simulate
 from policies.framework.api import (
-    ClusterSpec, JobArrival, PolicyEnv, Probe, ProbeArrival, RunningTask, Steal, StealRequest,
+    ClusterSpec, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, RunningTask, Steal, StealAttempt,
 )
 from policies.common.lwl import LwlTable, trace_estimate
 from policies.common.stealing import pick_victims
@@ -172,7 +172,12 @@ def test_steal_victim_may_be_the_thief_itself() -> None:
                  for v in d.victims]
         assert (3 in asked) is hits and set(asked) <= {2, 3}
     # the thief asking itself gets nothing, even with entries queued there since it asked
-    assert hawk.on_steal_request(StealRequest(1.0, 3, 3), FakeView(spec)) == ()
+    busy = FakeView(spec, run={3: [RunningTask(0, 9, 0, 0.0, 0.0, ProbeInfo(9))]})
+    long, short = ProbeInfo(1, est=1000.0, long=True), ProbeInfo(2, est=1.0)
+    for p in (long, short):
+        hawk.on_probe_arrival(ProbeArrival(0.5, 3, p), busy)
+    assert hawk.on_steal_attempt(StealAttempt(1.0, 3, (3,)), busy) == ()
+    assert hawk.on_steal_attempt(StealAttempt(1.0, 2, (3,)), busy) == (Give(3, 2, (short,)),)
 
 
 def _eagle_at_scheduler(n: int, **config: object) -> tuple[Eagle, FakeView]:
