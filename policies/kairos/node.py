@@ -139,12 +139,22 @@ class NodeScheduler:
     def _next_idle(self, node: int, view: ClusterView, now: float) -> RunningTask | ProbeInfo | None:
         """The idle task a slot takes next: the longest-starved one (``waited``), else the youngest."""
         if self.waited:
-            since = self.idle_since
-            idle: list[RunningTask | ProbeInfo] = [*self.waiting[node], *view.suspended(node)]
-            first = min(idle, key=lambda t: since.get(_key(t), now), default=None)
-            if first is not None and self._starving(first, now):
-                return first
+            task, since = self._longest_idle(node, view)
+            if task is not None and now - since >= self.starve_after:
+                return task
         return self._youngest_idle(node, view, now)
+
+    def _longest_idle(self, node: int, view: ClusterView) -> tuple[RunningTask | ProbeInfo | None, float]:
+        """``waited``: the node's idle task that last ran longest ago, and since when (None, inf if none)."""
+        since = self.idle_since
+        task: RunningTask | ProbeInfo | None = None
+        first = math.inf
+        idle: list[RunningTask | ProbeInfo] = [*self.waiting[node], *view.suspended(node)]
+        for t in idle:
+            at = since.get(_key(t), math.inf)
+            if at < first:
+                task, first = t, at
+        return task, first
 
     def _starving(self, task: RunningTask | ProbeInfo, now: float) -> bool:
         """``waited``: whether idle ``task`` has not run for N quanta in a row."""
@@ -152,11 +162,7 @@ class NodeScheduler:
 
     def _starves_at(self, node: int, view: ClusterView) -> float:
         """When the node's longest-idle task starts starving (``waited``), else infinity."""
-        if not self.waited:
-            return math.inf
-        since = self.idle_since
-        keys = [_key(t) for t in self.waiting[node]] + [_key(t) for t in view.suspended(node)]
-        return min([since[k] for k in keys if k in since], default=math.inf) + self.starve_after
+        return self._longest_idle(node, view)[1] + self.starve_after if self.waited else math.inf
 
     def _youngest_idle(self, node: int, view: ClusterView, now: float) -> RunningTask | ProbeInfo | None:
         """Least attained idle task: a never-run task (age 0, FIFO) or a suspended one (by job: the
