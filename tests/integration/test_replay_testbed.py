@@ -130,6 +130,21 @@ def test_a_shared_application_gives_complete_consistent_results(shared_run: Path
     assert meta["answers"] == {"correct": 4, "wrong": 0, "missing": 0, "none": 0}
 
 
+def test_every_executor_runs_sql_in_the_warm_up_before_time_0(shared_run: Path) -> None:
+    """The shared application's warm-up (`SharedApplication._warm_up`) runs Spark SQL on every
+    executor, outside the replayed jobs' groups: without it a cold executor's first query tasks
+    cost several times the CPU of its later ones, which charges a policy for its executor count."""
+    events = [json.loads(line) for log in (shared_run / "eventlogs").rglob("*") if log.is_file()
+              for line in log.open()]
+    warm_sql_stages = {stage for e in events if e["Event"] == "SparkListenerJobStart"
+                       and e["Properties"].get("spark.jobGroup.id") == "schedbridge-warm-up"
+                       and "spark.sql.execution.id" in e["Properties"] for stage in e["Stage IDs"]}
+    executors = {e["Executor ID"] for e in events if e["Event"] == "SparkListenerExecutorAdded"}
+    warmed = {e["Task Info"]["Executor ID"] for e in events
+              if e["Event"] == "SparkListenerTaskEnd" and e["Stage ID"] in warm_sql_stages}
+    assert executors and warmed == executors, (warmed, executors)
+
+
 @pytest.mark.long  # make test-long: a live variant (one application per job, one failing)
 def test_per_job_mode_records_a_failed_job_and_continues(testbed, per_job_run: Path) -> None:
     jobs, tasks = assert_consistent(per_job_run)
