@@ -1,7 +1,7 @@
 """The simulator's hot path compiled with mypyc, loaded only while it matches the sources.
 
 The modules in :data:`MODULES` (the cluster engine, the simulator's runner, the policies the
-benchmark runs and their ``policies/common`` mechanisms) are compiled by mypyc into C
+benchmark runs and their ``policies/common`` mechanisms, the Ursa family) are compiled by mypyc into C
 extensions under ``.cache/mypyc/<interpreter>/`` (``make setup`` runs
 ``python -c 'import policies.framework.compiled as c; c.build()'``). They never sit beside their
 ``.py`` files, so Python's own import finds only the sources; a finder first on ``sys.meta_path``
@@ -45,6 +45,8 @@ MODULES = (
     "policies.common.stealing", "policies.common.vectors",
     "policies.eagle.sparrow", "policies.eagle.hawk", "policies.eagle.eagle", "policies.kairos.config",
     "policies.kairos.central", "policies.kairos.node", "policies.kairos.kairos",
+    "policies.ursa.dominance", "policies.ursa.ordering", "policies.ursa.placement", "policies.ursa.policy",
+    "policies.ursa.retry", "policies.ursa.room",
 )
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = ROOT / ".cache" / "mypyc" / sys.implementation.cache_tag

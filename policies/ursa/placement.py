@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from policies.ursa.dominance import Fronts
 
@@ -42,23 +41,24 @@ def score(head: Sequence[float], inc: Sequence[float], hard: Sequence[bool]) -> 
     return total
 
 
-@dataclass(frozen=True)
 class Stage(Generic[T]):
     """The ready, unplaced tasks of one stage of one job, plus its job-order bonus
-    (EJF's W·T or SRJF's weighted priority)."""
+    (EJF's W·T or SRJF's weighted priority). Plain classes, not dataclasses, here: mypyc
+    cannot build a generic dataclass (mypyc/mypyc#827)."""
 
-    key: Hashable
-    tasks: tuple[T, ...]
-    order_bonus: float = 0.0
+    def __init__(self, key: Hashable, tasks: tuple[T, ...], order_bonus: float = 0.0) -> None:
+        self.key: Final = key
+        self.tasks: Final = tasks
+        self.order_bonus: Final = order_bonus
 
 
-@dataclass
 class Plan(Generic[T, W]):
     """A stage's tentative placement and its Alg. 1 score."""
 
-    stage: Stage[T]
-    score: float
-    pairs: list[tuple[T, W]] = field(default_factory=list)
+    def __init__(self, stage: Stage[T], score: float) -> None:
+        self.stage = stage
+        self.score = score
+        self.pairs: list[tuple[T, W]] = []
 
 
 def _commit(heads: dict[W, Sequence[float]], worker: W, inc: Vector) -> None:

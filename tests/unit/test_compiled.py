@@ -134,9 +134,11 @@ def test_an_edited_policy_runs_its_source_not_the_stale_build(tmp_path):
     assert "stale: policies/eagle/eagle.py changed since it was built" in line
 
 
-def test_every_module_of_the_cluster_engine_is_compiled():
-    """The cluster state's modules call each other on the simulator's hot path: one left out
-    would run interpreted between compiled ones (a module split off must join the list)."""
-    cluster = {f"bridge.cluster.{p.stem}" for p in (HERE / "bridge" / "cluster").glob("*.py")
+@pytest.mark.parametrize("package", ["bridge.cluster", "policies.ursa"])
+def test_every_module_of_a_hot_package_is_compiled(package):
+    """The cluster state's modules, and the Ursa family's, call each other on the simulator's hot
+    path: one left out would run interpreted between compiled ones (a module split off must join
+    the list)."""
+    modules = {f"{package}.{p.stem}" for p in HERE.joinpath(*package.split(".")).glob("*.py")
                if p.stem != "__init__"}
-    assert cluster - set(compiled.MODULES) == set()
+    assert modules - set(compiled.MODULES) == set()

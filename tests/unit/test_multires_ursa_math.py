@@ -80,8 +80,8 @@ def test_greedy_baselines_place_as_a_scan_of_every_worker_for_every_task(seed: i
     rng = random.Random(seed)
     cap = (4.0, 16.0)
     free = {w: (rng.choice([-1.0, 0.0, 0.5, 2.0, 4.0]), rng.choice([-2.0, 0.0, 3.0, 16.0])) for w in range(12)}
-    demands = {t: (rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 4.0, 8.0])) for t in range(60)}
-    stages = [Stage(s, tuple(range(s * 10, s * 10 + 10))) for s in range(6)]
+    demands = {(t // 10, t): (rng.choice([0.5, 1.0, 2.0]), rng.choice([1.0, 4.0, 8.0])) for t in range(60)}
+    stages = [Stage(s, tuple((s, t) for t in range(s * 10, s * 10 + 10))) for s in range(6)]  # (job, task) keys
     for rate in (most_available, alignment):
         room = FreeRoom(free, cap, rate)
         for d in demands.values():
