@@ -24,8 +24,9 @@ def dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
     """Whether a task with increments ``a`` scores at least what one with ``b`` does on every
     worker, excluded exactly where it is: the same resources used and hard increments, and
     time-like increments no smaller."""
-    for x, y, h in zip(a, b, hard):
-        if (x != y) if h else (x < y or (x > 0) != (y > 0)):
+    for r, x in enumerate(a):
+        y = b[r]
+        if (x != y) if hard[r] else (x < y or (x > 0) != (y > 0)):
             return False
     return True
 
@@ -47,6 +48,15 @@ class Front(Generic[T]):
         self._under: dict[T, list[T]] = {}
         for t in tasks:
             self._file(t)
+        self._peak: Vector | None = None
+
+    def peak(self) -> Vector:
+        """The largest increment per resource over the members (some must be): a task's bound
+        is at most the bound on these (:func:`policies.ursa.placement._ceiling`). Kept until
+        the members change."""
+        if self._peak is None:
+            self._peak = tuple(max(col) for col in zip(*(self._incs[m] for m in self.members)))
+        return self._peak
 
     def rank(self, task: T) -> int:
         """The task's place in the input order, kept as earlier tasks are placed."""
@@ -57,6 +67,7 @@ class Front(Generic[T]):
         at = self.tasks.index(task)
         self.tasks = self.tasks[:at] + self.tasks[at + 1:]
         self.members.remove(task)
+        self._peak = None
         del self._incs[task], self._rank[task]
         return [t for t in sorted(self._under.pop(task, ()), key=self._rank.__getitem__) if self._file(t)]
 

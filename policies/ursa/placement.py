@@ -5,10 +5,15 @@ how much of one scheduling interval's worth of work it can still absorb. Placing
 adds Inc_r(t, w). The score F(t, w) = Σ_r D_r(w)·min(Inc_r, D_r) pairs heavy use of a
 resource with workers where that resource is light; a worker with no headroom on a
 resource the task needs is excluded, so work waits at the scheduler (late binding).
+
+No nested functions here: compiled (:mod:`policies.framework.compiled`), a closure and its
+environment form a reference cycle, which keeps a batch's state alive until the cyclic garbage
+collector runs (the simulator runs it seldom), doubling the peak memory of a run.
 """
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Final, Generic, TypeVar
 
@@ -30,14 +35,25 @@ def headroom(ept: float, apt: float) -> float:
     return max(0.0, (ept - apt) / ept)
 
 
-def score(head: Sequence[float], inc: Sequence[float], hard: Sequence[bool]) -> float | None:
+def score(head: Sequence[float], inc: Vector, hard: Sequence[bool]) -> float | None:
     """Eq. (1) F(t, w), or None when w is excluded: some needed resource has no headroom,
     or a hard resource (memory) does not fit."""
+    f = _score(head, inc, hard)
+    return None if f == EXCLUDED else f
+
+
+EXCLUDED = -math.inf  # below every F (a sum of non-negative terms)
+
+
+def _score(head: Sequence[float], inc: Vector, hard: Sequence[bool]) -> float:
+    """:func:`score` with :data:`EXCLUDED` for None: no boxed result on the hot path. Loops by
+    index, which the compiled core (:mod:`policies.framework.compiled`) runs on native floats."""
     total = 0.0
-    for d, i, h in zip(head, inc, hard, strict=True):
-        if i > 0 and (d <= 0 or (h and i > d + 1e-9)):
-            return None
-        total += d * min(i, d)
+    for r, i in enumerate(inc):
+        d = head[r]
+        if i > 0 and (d <= 0 or (hard[r] and i > d + 1e-9)):
+            return EXCLUDED
+        total += d * (d if d < i else i)  # min(i, d)
     return total
 
 
@@ -100,24 +116,14 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     local: dict[W, list[float]] = {}  # the workers this plan has used, with its tentative load
     candidates: dict[Uses, list[W]] = {}
     shared: dict[Uses, list[W]] = {} if opened is None else opened
-
-    def open_to(used: Uses) -> list[W]:
-        ws = candidates.get(used)
-        if ws is None:
-            common = shared.get(used)
-            if common is None:
-                common = shared[used] = _open_to(heads, used)
-            ws = candidates[used] = [w for w in common if w not in local or opens(local[w], used)]
-        return ws
-
     plan: Plan[T, W] = Plan(stage, 0.0)
     total, bonus = 0.0, stage_bonus
     for task in stage.tasks:
         inc = increment(task)
-        best = _best_worker(open_to(needs(inc)), local, heads, inc, hard)
+        best = _best_worker(_candidates(needs(inc), candidates, shared, heads, local), local, heads, inc, hard)
         if best is None:
             bonus = 0.0
-            if uses and not any(open_to(u) for u in uses):
+            if uses and not any(_candidates(u, candidates, shared, heads, local) for u in uses):
                 break
             continue
         chosen = best[1]
@@ -131,21 +137,35 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     return plan
 
 
+def _candidates(used: Uses, candidates: dict[Uses, list[W]], shared: dict[Uses, list[W]],
+                heads: Mapping[W, Sequence[float]], local: Mapping[W, Sequence[float]]) -> list[W]:
+    """A plan's workers open to ``used``: those open in ``heads`` (kept in ``shared``) that its
+    tentative load (``local``) left open, kept in ``candidates`` for the plan to trim."""
+    ws = candidates.get(used)
+    if ws is None:
+        common = shared.get(used)
+        if common is None:
+            common = shared[used] = _open_to(heads, used)
+        ws = candidates[used] = [w for w in common if w not in local or opens(local[w], used)]
+    return ws
+
+
 def _best_worker(workers: Sequence[W], local: Mapping[W, Sequence[float]], heads: Mapping[W, Sequence[float]],
                  inc: Vector, hard: Sequence[bool]) -> tuple[float, W] | None:
     """The first of ``workers`` with the highest F for a task, and that F. A worker whose headroom
     object was already scored for it would score the same, so it is not chosen and not scored."""
-    best: tuple[float, W] | None = None
+    best = EXCLUDED
+    chosen: W | None = None
     scored: set[int] = set()
     for w in workers:
         head = local.get(w) or heads[w]
         if id(head) in scored:
             continue
         scored.add(id(head))
-        f = score(head, inc, hard)
-        if f is not None and (best is None or f > best[0]):
-            best = (f, w)
-    return best
+        f = _score(head, inc, hard)
+        if f > best:
+            best, chosen = f, w
+    return None if chosen is None else (best, chosen)
 
 
 def _commit_pairs(pairs: Sequence[tuple[T, W]], live: dict[W, Sequence[float]], opened: dict[Uses, list[W]],
@@ -197,26 +217,27 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     if known (:func:`stage_score`); ``opened``: the workers open to some of them, in ``heads``
     order, if the caller keeps them (the others are found by a scan)."""
     live, open_to = _batch_start(heads, opened)
-
-    def rescore(stage: Stage[T]) -> Plan[T, W]:
-        return stage_score(stage, live, increment, hard, stage_bonus, open_to, uses)
-
-    plans = [rescore(s) for s in stages]
+    plans = [stage_score(s, live, increment, hard, stage_bonus, open_to, uses) for s in stages]
     placed: list[tuple[T, W]] = []
     while True:
         plans = [p for p in plans if p.pairs]
         if not plans:
             break
-        best = max(plans, key=lambda p: p.score)
+        best = plans[0]  # the first with the highest score, as max() picks
+        for p in plans:
+            if p.score > best.score:
+                best = p
         used = _commit_pairs(best.pairs, live, open_to, increment)
         placed.extend(best.pairs)
         if _none_open(live, open_to, uses):
             break
         done = {t for t, _ in best.pairs}
         rest = tuple(t for t in best.stage.tasks if t not in done)
-        plans = [rescore(p.stage) if any(w in used for _, w in p.pairs) else p for p in plans if p is not best]
+        plans = [stage_score(p.stage, live, increment, hard, stage_bonus, open_to, uses)
+                 if any(w in used for _, w in p.pairs) else p for p in plans if p is not best]
         if rest:
-            plans.append(rescore(Stage(best.stage.key, rest, best.stage.order_bonus)))
+            plans.append(stage_score(Stage(best.stage.key, rest, best.stage.order_bonus), live, increment, hard,
+                                     stage_bonus, open_to, uses))
     return placed
 
 
@@ -233,8 +254,10 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     score after them. Plans wait in a heap by (score, input order); the top one is committed
     if no commit has gone to its worker since it was scored (its score is current and no other
     plan can beat it, nor tie it from earlier in the input), and rescored otherwise. A task enters
-    the heap unscored, by a bound on its score (:func:`_ceiling`): most never reach the top before
-    the batch ends (the EJF bonus ranks whole stages apart), so most are never scored.
+    the heap unscored, by a bound on its score (:func:`_ceiling`), and only once its stage's bound
+    (on the largest increments of the stage's front, ahead of its tasks in input order) has reached
+    the top: most stages never do before the batch ends (the EJF bonus ranks whole stages apart),
+    so most tasks are never bounded nor scored.
 
     Within a stage, a task that an earlier one dominates (:mod:`policies.ursa.dominance`) scores
     no more on any worker and loses ties to it, so only the stage's front is scored, and a task
@@ -246,48 +269,47 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
     kept = (Fronts[T]() if fronts is None else fronts).of(stages, increment, hard)
     top = [max(col) for col in zip(*live.values())]  # the largest headroom per resource
-    # -score (or a bound on it), input order, its worker's commits when scored (UNSCORED: a bound)
-    heap: list[tuple[float, int, int, int, T, W | None]] = []
-
-    def defer(k: int, task: T) -> None:
-        heapq.heappush(heap, (-(_ceiling(top, increment(task)) + stages[k].order_bonus), k, kept[k].rank(task),
-                              UNSCORED, task, None))
-
-    def rescore(k: int, task: T) -> None:
-        inc = increment(task)
-        best = _best_worker(_open_list(live, open_to, needs(inc)), {}, live, inc, hard)
-        if best is not None:  # else it cannot place in this batch, nor can what it dominates
-            f, w = best
-            heapq.heappush(heap, (-(f + stages[k].order_bonus), k, kept[k].rank(task), commits[w], task, w))
-
-    for k, front in enumerate(kept):
-        for task in front.members:
-            defer(k, task)
+    # -score (or a bound on it), input order (STAGE: a stage's bound), its worker's commits when
+    # scored (UNSCORED: a bound), the task (None: a stage's bound) and its worker
+    heap: list[tuple[float, int, int, int, T | None, W | None]] = [
+        (-(_ceiling(top, front.peak()) + stages[k].order_bonus), k, STAGE, UNSCORED, None, None)
+        for k, front in enumerate(kept) if front.members]
+    heapq.heapify(heap)  # the order is total: (input order, rank) is unique per entry
     placed: list[tuple[T, W]] = []
     while heap:
         _, k, _, seen, task, worker = heapq.heappop(heap)
-        if worker is None or seen != commits[worker]:
-            rescore(k, task)
+        if task is None:  # a stage's bound: its front's tasks enter by theirs
+            bounded = kept[k].members
+        elif worker is None or seen != commits[worker]:
+            inc = increment(task)
+            best = _best_worker(_open_list(live, open_to, needs(inc)), {}, live, inc, hard)
+            if best is not None:  # else it cannot place in this batch, nor can what it dominates
+                heapq.heappush(heap, (-(best[0] + stages[k].order_bonus), k, kept[k].rank(task),
+                                      commits[best[1]], task, best[1]))
             continue
-        for w in _commit_pairs([(task, worker)], live, open_to, increment):
-            commits[w] += 1
-        placed.append((task, worker))
-        joined = kept[k].place(task)
-        if _none_open(live, open_to, uses):
-            break
-        for j in joined:
-            defer(k, j)
+        else:
+            for w in _commit_pairs([(task, worker)], live, open_to, increment):
+                commits[w] += 1
+            placed.append((task, worker))
+            bounded = kept[k].place(task)  # the tasks that join the front
+            if _none_open(live, open_to, uses):
+                break
+        for j in bounded:
+            heapq.heappush(heap, (-(_ceiling(top, increment(j)) + stages[k].order_bonus), k, kept[k].rank(j),
+                                  UNSCORED, j, None))
     return placed
 
 
 UNSCORED = -1  # a heap entry's commits-when-scored for a bound not yet scored
+STAGE = -1  # a stage's bound's rank: ahead of its tasks' (a task's bound is at most its stage's)
 
 
-def _ceiling(top: Sequence[float], inc: Vector) -> float:
+def _ceiling(top: list[float], inc: Vector) -> float:
     """No worker scores a task above its F on a worker with the batch's largest headroom on every
     resource (``top``; F is non-decreasing in every D_r), summed as :func:`score` sums so that no
     rounding puts it below a true F."""
     total = 0.0
-    for d, i in zip(top, inc, strict=True):
-        total += d * min(i, d)
+    for r, i in enumerate(inc):
+        d = top[r]
+        total += d * (d if d < i else i)  # min(i, d)
     return total
