@@ -40,7 +40,7 @@ class Front(Generic[T]):
     can free only the tasks filed under it: those are filed again, not the whole stage."""
 
     def __init__(self, tasks: tuple[T, ...], increment: Callable[[T], Vector], hard: Sequence[bool]) -> None:
-        self.tasks = tasks  # the unplaced ones, in input order
+        self._tasks: tuple[T, ...] | None = tasks
         self.members: list[T] = []
         self._hard = hard
         self._incs = {t: increment(t) for t in tasks}
@@ -58,16 +58,27 @@ class Front(Generic[T]):
             self._peak = tuple(max(col) for col in zip(*(self._incs[m] for m in self.members)))
         return self._peak
 
+    @property
+    def tasks(self) -> tuple[T, ...]:
+        """The unplaced tasks, in input order: the ranks keep them (a placed task loses its rank),
+        so a placement costs no copy of the stage, only the next look does."""
+        if self._tasks is None:
+            self._tasks = tuple(self._rank)
+        return self._tasks
+
+    def increment(self, task: T) -> Vector:
+        """An unplaced task's increments, kept (the planner reads them here: the caller's
+        function may build them, or its key, anew)."""
+        return self._incs[task]
+
     def rank(self, task: T) -> int:
         """The task's place in the input order, kept as earlier tasks are placed."""
         return self._rank[task]
 
     def place(self, task: T) -> list[T]:
         """``task``, a member, was placed: returns the tasks that become members, in input order."""
-        at = self.tasks.index(task)
-        self.tasks = self.tasks[:at] + self.tasks[at + 1:]
         self.members.remove(task)
-        self._peak = None
+        self._tasks = self._peak = None
         del self._incs[task], self._rank[task]
         return [t for t in sorted(self._under.pop(task, ()), key=self._rank.__getitem__) if self._file(t)]
 

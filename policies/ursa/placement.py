@@ -150,7 +150,7 @@ def _candidates(used: Uses, candidates: dict[Uses, list[W]], shared: dict[Uses, 
     return ws
 
 
-def _best_worker(workers: Sequence[W], local: Mapping[W, Sequence[float]], heads: Mapping[W, Sequence[float]],
+def _best_worker(workers: list[W], local: dict[W, list[float]], heads: Mapping[W, Sequence[float]],
                  inc: Vector, hard: Sequence[bool]) -> tuple[float, W] | None:
     """The first of ``workers`` with the highest F for a task, and that F. A worker whose headroom
     object was already scored for it would score the same, so it is not chosen and not scored."""
@@ -168,13 +168,14 @@ def _best_worker(workers: Sequence[W], local: Mapping[W, Sequence[float]], heads
     return None if chosen is None else (best, chosen)
 
 
-def _commit_pairs(pairs: Sequence[tuple[T, W]], live: dict[W, Sequence[float]], opened: dict[Uses, list[W]],
-                  increment: Increment[T]) -> set[W]:
-    """Commit a plan's ``pairs`` to the live headrooms and drop the workers it closed from ``opened``;
-    returns the workers it used (the plans that chose one of them may have changed)."""
+def _commit_pairs(pairs: Sequence[tuple[W, Vector]], live: dict[W, Sequence[float]],
+                  opened: dict[Uses, list[W]]) -> set[W]:
+    """Commit a plan's (worker, increment) ``pairs`` to the live headrooms and drop the workers it
+    closed from ``opened``; returns the workers it used (the plans that chose one of them may have
+    changed)."""
     used: set[W] = set()
-    for task, w in pairs:
-        _commit(live, w, increment(task))
+    for w, inc in pairs:
+        _commit(live, w, inc)
         used.add(w)
     for n, ws in opened.items():
         opened[n] = [w for w in ws if w not in used or opens(live[w], n)]
@@ -227,7 +228,7 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         for p in plans:
             if p.score > best.score:
                 best = p
-        used = _commit_pairs(best.pairs, live, open_to, increment)
+        used = _commit_pairs([(w, increment(t)) for t, w in best.pairs], live, open_to)
         placed.extend(best.pairs)
         if _none_open(live, open_to, uses):
             break
@@ -269,10 +270,11 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
     kept = (Fronts[T]() if fronts is None else fronts).of(stages, increment, hard)
     top = [max(col) for col in zip(*live.values())]  # the largest headroom per resource
+    bonus = [s.order_bonus for s in stages]
     # -score (or a bound on it), input order (STAGE: a stage's bound), its worker's commits when
     # scored (UNSCORED: a bound), the task (None: a stage's bound) and its worker
     heap: list[tuple[float, int, int, int, T | None, W | None]] = [
-        (-(_ceiling(top, front.peak()) + stages[k].order_bonus), k, STAGE, UNSCORED, None, None)
+        (-(_ceiling(top, front.peak()) + bonus[k]), k, STAGE, UNSCORED, None, None)
         for k, front in enumerate(kept) if front.members]
     heapq.heapify(heap)  # the order is total: (input order, rank) is unique per entry
     placed: list[tuple[T, W]] = []
@@ -281,21 +283,21 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         if task is None:  # a stage's bound: its front's tasks enter by theirs
             bounded = kept[k].members
         elif worker is None or seen != commits[worker]:
-            inc = increment(task)
+            inc = kept[k].increment(task)
             best = _best_worker(_open_list(live, open_to, needs(inc)), {}, live, inc, hard)
             if best is not None:  # else it cannot place in this batch, nor can what it dominates
-                heapq.heappush(heap, (-(best[0] + stages[k].order_bonus), k, kept[k].rank(task),
+                heapq.heappush(heap, (-(best[0] + bonus[k]), k, kept[k].rank(task),
                                       commits[best[1]], task, best[1]))
             continue
         else:
-            for w in _commit_pairs([(task, worker)], live, open_to, increment):
+            for w in _commit_pairs([(worker, kept[k].increment(task))], live, open_to):
                 commits[w] += 1
             placed.append((task, worker))
             bounded = kept[k].place(task)  # the tasks that join the front
             if _none_open(live, open_to, uses):
                 break
         for j in bounded:
-            heapq.heappush(heap, (-(_ceiling(top, increment(j)) + stages[k].order_bonus), k, kept[k].rank(j),
+            heapq.heappush(heap, (-(_ceiling(top, kept[k].increment(j)) + bonus[k]), k, kept[k].rank(j),
                                   UNSCORED, j, None))
     return placed
 

@@ -29,7 +29,6 @@ paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
 """
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 from dataclasses import dataclass, field
@@ -148,7 +147,7 @@ class UrsaScheduler:
         self.incs: dict[TaskKey, Vector] = {}
         # what decides where an unplaced task can go (few distinct values), counted: a pass is run
         # only when some worker can take one of them
-        self.kinds: Counter[Kind] = Counter()
+        self.kinds: dict[Kind, int] = {}
         self._todo: dict[int, tuple[TaskKey, ...]] = {}  # per job: its unplaced tasks, sorted
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
@@ -207,8 +206,8 @@ class UrsaScheduler:
     def _count(self, kind: Kind, sign: int) -> None:
         """One more or one fewer unplaced task of ``kind``; the baselines keep the workers each
         waiting kind fits ready, best first, so a pass finds them without a scan."""
-        self.kinds[kind] += sign
-        if not self.kinds[kind]:
+        n = self.kinds[kind] = self.kinds.get(kind, 0) + sign
+        if not n:
             del self.kinds[kind]
             if self.room is not None:
                 self.room.unwatch(kind)
@@ -319,7 +318,8 @@ class UrsaScheduler:
     def _drop_placed(self, jid: int, keys: Sequence[TaskKey]) -> None:
         """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them. Algorithm 1
         places a job's tasks mostly from its first ones: a slice; otherwise (per task, the largest
-        first) each is found and cut out by C-level searches and slices, not a rebuild in Python."""
+        first) each is found and cut out by C-level searches and slices, not a rebuild in Python
+        (nor in the compiled core, where a loop over the keys would box each one anew)."""
         todo = self._todo.get(jid)
         if todo is None:
             return
