@@ -30,7 +30,6 @@ paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -148,7 +147,10 @@ class UrsaScheduler:
         # what decides where an unplaced task can go (few distinct values), counted: a pass is run
         # only when some worker can take one of them
         self.kinds: dict[Kind, int] = {}
-        self._todo: dict[int, tuple[TaskKey, ...]] = {}  # per job: its unplaced tasks, sorted
+        # per job: its unplaced tasks, sorted, as the keys of a dict (a placed one is deleted, in any
+        # order) and as the tuple a pass reads, built from them after a placement
+        self._sorted: dict[int, dict[TaskKey, None]] = {}
+        self._todo: dict[int, tuple[TaskKey, ...]] = {}
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
         self._apt: list[list[float] | None] = [None] * spec.n_nodes
@@ -245,6 +247,7 @@ class UrsaScheduler:
             for store in (self.jobs, self.unplaced, self.left, self._done, self.reserved):
                 del store[ev.job_id]
             self._todo.pop(ev.job_id, None)
+            self._sorted.pop(ev.job_id, None)
         else:
             self._done[ev.job_id] += 1
         return self._wake(ev.time)
@@ -312,23 +315,22 @@ class UrsaScheduler:
     def _unplaced_sorted(self, jid: int) -> tuple[TaskKey, ...]:
         todo = self._todo.get(jid)
         if todo is None:
-            todo = self._todo[jid] = tuple((jid, t) for t in sorted(self.unplaced[jid]))
+            keys = self._sorted.get(jid)
+            if keys is None:
+                keys = self._sorted[jid] = dict.fromkeys([(jid, t) for t in sorted(self.unplaced[jid])])
+            todo = self._todo[jid] = tuple(keys)
         return todo
 
     def _drop_placed(self, jid: int, keys: Sequence[TaskKey]) -> None:
-        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them. Algorithm 1
-        places a job's tasks mostly from its first ones: a slice; otherwise (per task, the largest
-        first) each is found and cut out by C-level searches and slices, not a rebuild in Python
-        (nor in the compiled core, where a loop over the keys would box each one anew)."""
-        todo = self._todo.get(jid)
-        if todo is None:
-            return
-        n = len(todo) - len(self.unplaced[jid])  # placed since it was built (unplaced tasks only get placed)
-        if not any(key[1] in self.unplaced[jid] for key in todo[:n]):
-            self._todo[jid] = todo[n:]
-            return
-        cuts = sorted(map(todo.index, keys))
-        self._todo[jid] = tuple(chain.from_iterable(todo[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(todo)])))
+        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them, each by a
+        deletion (Algorithm 1 places a job's tasks mostly from its first ones, per task the largest
+        first), and the tuple is built again at C level when a pass next reads it, of the same
+        key objects (a loop over the keys in the compiled core would box each one anew)."""
+        left = self._sorted.get(jid)
+        if left is not None:
+            for key in keys:
+                del left[key]
+            self._todo.pop(jid, None)
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
         groups: dict[tuple[int, int], Sequence[TaskKey]] = {}
