@@ -42,6 +42,10 @@ class Front(Generic[T]):
     def __init__(self, tasks: tuple[T, ...], increment: Callable[[T], Vector], hard: Sequence[bool]) -> None:
         self._tasks: tuple[T, ...] | None = tasks
         self.members: list[T] = []
+        # the members' ranks and increments, in the same order: a filing bisects and scans them
+        # without a lookup by task (a task key's hash is computed at every lookup)
+        self._ranks: list[int] = []
+        self._member_incs: list[Vector] = []
         self._hard = hard
         self._incs = {t: increment(t) for t in tasks}
         self._rank = {t: r for r, t in enumerate(tasks)}
@@ -55,7 +59,7 @@ class Front(Generic[T]):
         is at most the bound on these (:func:`policies.ursa.placement._ceiling`). Kept until
         the members change."""
         if self._peak is None:
-            self._peak = tuple(max(col) for col in zip(*(self._incs[m] for m in self.members)))
+            self._peak = tuple(max(col) for col in zip(*self._member_incs))
         return self._peak
 
     @property
@@ -77,7 +81,8 @@ class Front(Generic[T]):
 
     def place(self, task: T) -> list[T]:
         """``task``, a member, was placed: returns the tasks that become members, in input order."""
-        self.members.remove(task)
+        at = bisect_left(self._ranks, self._rank[task])
+        del self.members[at], self._ranks[at], self._member_incs[at]
         self._tasks = self._peak = None
         del self._incs[task], self._rank[task]
         return [t for t in sorted(self._under.pop(task, ()), key=self._rank.__getitem__) if self._file(t)]
@@ -85,13 +90,15 @@ class Front(Generic[T]):
     def _file(self, task: T) -> bool:
         """File ``task`` under the latest earlier member that dominates it, else make it a member
         (True). Members earlier than ``task`` are final when it is filed: tasks go in input order."""
-        inc, at = self._incs[task], bisect_left(self.members, self._rank[task], key=self._rank.__getitem__)
+        inc, rank = self._incs[task], self._rank[task]
+        at = bisect_left(self._ranks, rank)
         for k in range(at - 1, -1, -1):
-            member = self.members[k]
-            if dominates(self._incs[member], inc, self._hard):
-                self._under.setdefault(member, []).append(task)
+            if dominates(self._member_incs[k], inc, self._hard):
+                self._under.setdefault(self.members[k], []).append(task)
                 return False
         self.members.insert(at, task)
+        self._ranks.insert(at, rank)
+        self._member_incs.insert(at, inc)
         return True
 
 
