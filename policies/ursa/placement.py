@@ -267,7 +267,7 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     live, open_to = _batch_start(heads, opened)
     if not live:
         return []
-    commits = dict.fromkeys(live, 0)  # per worker: the commits it has taken in this batch
+    commits: dict[W, int] = {}  # per worker that has taken some: the commits it took in this batch
     kept = (Fronts[T]() if fronts is None else fronts).of(stages, increment, hard)
     top = [max(col) for col in zip(*live.values())]  # the largest headroom per resource
     bonus = [s.order_bonus for s in stages]
@@ -282,16 +282,16 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         _, k, _, seen, task, worker = heapq.heappop(heap)
         if task is None:  # a stage's bound: its front's tasks enter by theirs
             bounded = kept[k].members
-        elif worker is None or seen != commits[worker]:
+        elif worker is None or seen != commits.get(worker, 0):
             inc = kept[k].increment(task)
             best = _best_worker(_open_list(live, open_to, needs(inc)), {}, live, inc, hard)
             if best is not None:  # else it cannot place in this batch, nor can what it dominates
                 heapq.heappush(heap, (-(best[0] + bonus[k]), k, kept[k].rank(task),
-                                      commits[best[1]], task, best[1]))
+                                      commits.get(best[1], 0), task, best[1]))
             continue
         else:
             for w in _commit_pairs([(worker, kept[k].increment(task))], live, open_to):
-                commits[w] += 1
+                commits[w] = commits.get(w, 0) + 1
             placed.append((task, worker))
             bounded = kept[k].place(task)  # the tasks that join the front
             if _none_open(live, open_to, uses):
