@@ -22,7 +22,7 @@ $(VENV)/.spark-scripts: $(VENV)/.installed bridge/testbed/spark_scripts.py
 	$(PY) -m bridge.testbed.spark_scripts
 	touch $@
 
-# The simulator's hot path compiled with mypyc into $(CACHE)/mypyc (policies/framework/compiled.py; ~35 s of CPU).
+# The simulator's hot path compiled with mypyc into $(CACHE)/mypyc (policies/framework/compiled.py; ~65 s of CPU).
 # Rebuilt when a compiled module or a project module it imports changes; until then the simulator
 # runs pure Python and says so (a stale build is never loaded).
 COMPILED_SOURCES = $(shell test -x $(PY) && $(PY) -c 'import policies.framework.compiled as c; print(*c.dependencies(c.MODULES))')
