@@ -70,6 +70,23 @@ def failure_summary(text: str) -> str:
     return (named or lines or [""])[-1][:500]
 
 
+def warm_up(spark: Any) -> None:
+    """Start every executor's Python workers and run Spark SQL's shuffle, aggregation, join and
+    sort on each before time 0, as a long-running application would have; outside any replayed
+    job group, so it is not recorded. Without the SQL rounds a cold executor's first query tasks
+    cost several times the CPU of later ones (measured under Kairos' 8 executors: a query's first
+    tasks on an executor 2-9x its later ones), which charges a policy for the number of executors
+    it runs, not for its decisions."""
+    sc = spark.sparkContext
+    sc.setJobGroup("schedbridge-warm-up", "warm-up")
+    slots = max(sc.defaultParallelism, 1) * 2
+    sc.parallelize(range(slots), slots).map(lambda x: x).count()
+    for _ in range(SQL_WARM_UP_ROUNDS):
+        facts = spark.range(0, 100_000, numPartitions=slots).selectExpr("id % 997 AS k", "id AS v")
+        keys = spark.range(0, 997, numPartitions=slots).selectExpr("id AS k", "id * 2 AS w")
+        facts.groupBy("k").agg({"v": "sum", "*": "count"}).join(keys, "k").orderBy("k").collect()
+
+
 class SharedApplication:
     """Jobs as concurrent Spark jobs of one long-running application (the Sparrow/Eagle setting)."""
 
@@ -87,27 +104,10 @@ class SharedApplication:
             self.spark = self._preemptive.spark
         host = spark_inprocess.attached()
         self._host = host if host is not before else None  # stock Spark attaches none
-        self._warm_up()
+        warm_up(self.spark)
         self._inputs = inputs
         self._cancelled = threading.Event()
         self._stand_in = stand_in(policy)
-
-    def _warm_up(self) -> None:
-        """Start every executor's Python workers and run Spark SQL's shuffle, aggregation, join
-        and sort on each before time 0, as a long-running application would have; outside any
-        replayed job group, so it is not recorded. Without the SQL rounds a cold executor's first
-        query tasks cost several times the CPU of later ones (measured under Kairos' 8 executors:
-        a query's first tasks on an executor 2-9x its later ones), which charges a policy for the
-        number of executors it runs, not for its decisions."""
-        sc = self.spark.sparkContext
-        sc.setJobGroup("schedbridge-warm-up", "warm-up")
-        slots = max(sc.defaultParallelism, 1) * 2
-        sc.parallelize(range(slots), slots).map(lambda x: x).count()
-        for _ in range(SQL_WARM_UP_ROUNDS):
-            facts = self.spark.range(0, 100_000, numPartitions=slots).selectExpr("id % 997 AS k", "id AS v")
-            keys = self.spark.range(0, 997, numPartitions=slots).selectExpr("id AS k", "id * 2 AS w")
-            (facts.groupBy("k").agg({"v": "sum", "*": "count"}).join(keys, "k")
-             .orderBy("k").collect())
 
     def run(self, submission: Submission, alone: bool = False) -> Outcome:
         self._enter_pool(submission.job_id)

@@ -131,7 +131,7 @@ def test_a_shared_application_gives_complete_consistent_results(shared_run: Path
 
 
 def test_every_executor_runs_sql_in_the_warm_up_before_time_0(shared_run: Path) -> None:
-    """The shared application's warm-up (`SharedApplication._warm_up`) runs Spark SQL on every
+    """The shared application's warm-up (`launchers.warm_up`) runs Spark SQL on every
     executor, outside the replayed jobs' groups: without it a cold executor's first query tasks
     cost several times the CPU of its later ones, which charges a policy for its executor count."""
     events = [json.loads(line) for log in (shared_run / "eventlogs").rglob("*") if log.is_file()

@@ -146,19 +146,11 @@ def test_a_stand_ins_replay_writes_no_plugin_counters(tmp_path: Path) -> None:
 class FakeContext:
     """A SparkContext's thread-local properties, as the shared application's jobs see them."""
 
-    defaultParallelism = 1
-
     def __init__(self) -> None:
         self.props: dict[str, str] = {}
 
-    def setJobGroup(self, group: str, description: str) -> None:
-        """The warm-up's group."""
-
     def setLocalProperty(self, key: str, value: str) -> None:
         self.props[key] = value
-
-    def parallelize(self, data: object, slices: int) -> SimpleNamespace:
-        return SimpleNamespace(map=lambda f: SimpleNamespace(count=lambda: 0))
 
 
 @pytest.mark.parametrize("policy, pools", [("stock-fair", ["schedbridge-pool-000003", "schedbridge-pool-000012"]),
@@ -167,10 +159,12 @@ def test_each_replayed_job_runs_in_its_own_pool_only_when_the_stand_in_asks(
         policy: str, pools: list[str | None], monkeypatch: pytest.MonkeyPatch) -> None:
     context = FakeContext()
     monkeypatch.setattr(launchers, "open_session", lambda *args: SimpleNamespace(sparkContext=context))
+    warmed: list[object] = []
+    monkeypatch.setattr(launchers, "warm_up", warmed.append)  # the real one: tests/integration
     seen: list[str | None] = []
     monkeypatch.setattr(launchers, "run_job",
                         lambda spark, *args: seen.append(context.props.get("spark.scheduler.pool")))
     app = SharedApplication(policy, {"spark.app.name": "a"}, {}, {})
     for job in (3, 12):
         assert app.run(Submission(job, 0.0, "c", TasksJob((1.0,)))).status == "succeeded"
-    assert seen == pools
+    assert seen == pools and len(warmed) == 1
