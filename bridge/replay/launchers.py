@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pyspark.sql import SparkSession
+
 from bridge.drivers.planners import RoundPlanner
 from bridge.nodes.cluster_agents import NodeAgents
 from bridge.plugin import inprocess as spark_inprocess
@@ -70,7 +72,7 @@ def failure_summary(text: str) -> str:
     return (named or lines or [""])[-1][:500]
 
 
-def warm_up(spark: Any) -> None:
+def warm_up(spark: SparkSession) -> None:
     """Start every executor's Python workers and run Spark SQL's shuffle, aggregation, join and
     sort on each before time 0, as a long-running application would have; outside any replayed
     job group, so it is not recorded. Without the SQL rounds a cold executor's first query tasks
