@@ -33,6 +33,7 @@ from workloads.spec import Submission, submission_to_json
 
 TERMINATE_GRACE_S = 30.0
 STATS_KEY = "spark.schedbridge.stats.file"
+WARM_UP_GROUP = "schedbridge-warm-up"  # the job group of what runs before time 0, never replayed
 SQL_WARM_UP_ROUNDS = 3  # enough for the tasks' code to reach its compiled form on every executor (JIT)
 POOL_PROP = "spark.scheduler.pool"  # the local property that puts a thread's Spark jobs in a scheduler pool
 
@@ -80,7 +81,7 @@ def warm_up(spark: SparkSession) -> None:
     tasks on an executor 2-9x its later ones), which charges a policy for the number of executors
     it runs, not for its decisions."""
     sc = spark.sparkContext
-    sc.setJobGroup("schedbridge-warm-up", "warm-up")
+    sc.setJobGroup(WARM_UP_GROUP, "warm-up")
     slots = max(sc.defaultParallelism, 1) * 2
     sc.parallelize(range(slots), slots).map(lambda x: x).count()
     for _ in range(SQL_WARM_UP_ROUNDS):

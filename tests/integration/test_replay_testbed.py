@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from bridge.apps.report.cli import report
 from bridge.replay.cli import build_plan
+from bridge.replay.launchers import WARM_UP_GROUP
 from bridge.replay.runner import Replay
 from tests.integration.process_output import failure_excerpt
 from workloads.spec import Submission, WordCountJob
@@ -137,7 +138,7 @@ def test_every_executor_runs_sql_in_the_warm_up_before_time_0(shared_run: Path) 
     events = [json.loads(line) for log in (shared_run / "eventlogs").rglob("*") if log.is_file()
               for line in log.open()]
     warm_sql_stages = {stage for e in events if e["Event"] == "SparkListenerJobStart"
-                       and e["Properties"].get("spark.jobGroup.id") == "schedbridge-warm-up"
+                       and e["Properties"].get("spark.jobGroup.id") == WARM_UP_GROUP
                        and "spark.sql.execution.id" in e["Properties"] for stage in e["Stage IDs"]}
     executors = {e["Executor ID"] for e in events if e["Event"] == "SparkListenerExecutorAdded"}
     warmed = {e["Task Info"]["Executor ID"] for e in events
