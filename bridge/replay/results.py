@@ -109,8 +109,8 @@ def write_meta(directory: Path, meta: dict[str, object]) -> None:
     atomic.write_text(directory / "meta.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
-PLUGIN_COUNTERS = ("policy_rounds", "fallback_rounds", "failed_reports", "placed_tasks", "fallback_tasks",
-                   "unmanaged_tasks")
+PLUGIN_COUNTERS = ("policy_rounds", "late_rounds", "fallback_rounds", "failed_reports", "placed_tasks",
+                   "fallback_tasks", "unmanaged_tasks")
 
 
 def plugin_counters(directory: Path) -> dict[str, object] | None:

@@ -267,3 +267,6 @@ class Replay:
                        f"({plugin['fallback_tasks']} of {plugin['placed_tasks'] + plugin['fallback_tasks']} "
                        f"tasks) and {plugin['failed_reports']} report(s) failed (last: {plugin['last_failure']}); "
                        "see meta.json")
+        if isinstance(plugin, dict) and plugin["late_rounds"]:
+            tqdm.write(f"replay: {plugin['late_rounds']} offer round(s) launched nothing while a late policy answer "
+                       "was awaited (the process hosting the policy was slow to answer; see meta.json)")

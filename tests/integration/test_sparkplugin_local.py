@@ -291,17 +291,45 @@ class SlowPlanner(FifoPlanner):
         return super().plan(rnd, events, cluster)
 
 
+class LateAtFirstPlanner(FifoPlanner):
+    """Answers its first placing rounds 0.3 s late (a host stalled by a busy machine), then at once."""
+
+    def __init__(self, late_rounds: int) -> None:
+        super().__init__()
+        self.left = late_rounds
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        if self.left > 0 and rnd.slots:
+            self.left -= 1
+            time.sleep(0.3)
+        return super().plan(rnd, events, cluster)
+
+
 @pytest.mark.parametrize("planner, deadline, reason", [(RaisingPlanner(), "5s", "policy error: RuntimeError"),
                                                        (SlowPlanner(), "50ms", "deadline")])
 def test_failing_policy_falls_back_with_one_warning(stock: dict[str, list], planner: FifoPlanner,
                                                     deadline: str, reason: str) -> None:
-    with bridge_session(PolicyHost(planner), **{"spark.schedbridge.deadline": deadline}) as spark:
+    conf = {"spark.schedbridge.deadline": deadline, "spark.schedbridge.late.limit": "200ms"}
+    with bridge_session(PolicyHost(planner), **conf) as spark:
         assert wordcount(spark) == stock["wordcount"]
         assert sql_rows(spark) == stock["sql"]
         stats = spark_inprocess.stats()
     assert stats["fallback_rounds"] >= 2
     assert stats["warnings"] == 1
     assert reason in stats["last_failure"]
+
+
+def test_late_answers_hold_their_rounds_and_place_every_task(stock: dict[str, list]) -> None:
+    """Rounds whose answer misses the deadline launch nothing and are offered again when it lands
+    (the local backend offers only when a task ends: without that re-offer the job would stall);
+    within the late limit nothing falls back and the policy places every task."""
+    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "60s"}
+    with bridge_session(PolicyHost(LateAtFirstPlanner(3)), **conf) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        stats = spark_inprocess.stats()
+    assert stats["late_rounds"] >= 3, stats
+    assert stats["fallback_rounds"] == 0 and stats["fallback_tasks"] == 0, stats
+    assert stats["placed_tasks"] >= 6 and stats["warnings"] == 1, stats
 
 
 def _plugin_conf(key: str, value: str) -> JavaObject:

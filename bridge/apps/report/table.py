@@ -50,4 +50,5 @@ def plugin_rows(run: Run) -> dict[str, float]:
     return {"tasks placed by policy": counters.get("placed_tasks", nan),
             "tasks placed in fallback": counters.get("fallback_tasks", nan),
             "tasks not managed": counters.get("unmanaged_tasks", nan),
+            "late rounds": counters.get("late_rounds", nan),
             "fallback rounds": counters.get("fallback_rounds", nan)}

@@ -66,6 +66,7 @@ def _placed(run: Measured) -> str:
     if not run.plugin:
         return ""
     return (f"; live: {run.plugin.get('placed_tasks', 0)} task(s) placed by the policy, "
+            f"{run.plugin.get('late_rounds', 0)} round(s) waited for a late answer, "
             f"{run.plugin.get('fallback_rounds', 0)} round(s) fell back to Spark's scheduler")
 
 

@@ -71,8 +71,10 @@ public final class BridgeConf {
     public final String agents;
     /** Where the counters are written as JSON when the application stops; empty: nowhere. */
     public final String statsFile;
-    /** Budget for one offer round's policy call; past it the round falls back to Spark. */
+    /** Budget for one offer round's policy call; past it the round waits for the late answer. */
     public final int deadlineMs;
+    /** How long rounds wait for late policy calls (launching nothing) before they fall back to Spark. */
+    public final int lateLimitMs;
     /** How long a call to the daemon may take before the connection is considered dead. */
     public final int ioTimeoutMs;
     /** Minimum pause between two attempts to reach an unreachable policy. */
@@ -102,6 +104,7 @@ public final class BridgeConf {
         agents = keys.text("agents", "");
         statsFile = keys.text("stats.file", "");
         deadlineMs = keys.millis("deadline", "50ms");
+        lateLimitMs = keys.millis("late.limit", "1s");
         ioTimeoutMs = keys.millis("io.timeout", "2s");
         retryMs = keys.millis("retry.wait", "1s");
         reviveMs = keys.millis("revive.interval", "100ms");

@@ -14,7 +14,7 @@ import org.apache.spark.scheduler.SparkListenerEvent;
 /**
  * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string, written
  * to {@code spark.schedbridge.stats.file} and summed up in the driver's log when the application
- * stops: policy rounds, fallback rounds, failed reports (calls without a slot to grant), warnings logged, rounds in which the policy held free
+ * stops: policy rounds, rounds that waited for a late answer, fallback rounds, failed reports (calls without a slot to grant), warnings logged, rounds in which the policy held free
  * slots back while tasks were pending, rounds left to Spark's order without asking (the policy
  * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
  * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
@@ -30,6 +30,7 @@ public final class BridgeStats {
 
     private long policyRounds;
     private long fallbackRounds;
+    private long lateRounds;
     private long failedReports;
     private long warnings;
     private long heldRounds;
@@ -153,6 +154,17 @@ public final class BridgeStats {
         sparkOrderRounds++;
     }
 
+    /**
+     * A round that launched nothing because the policy's answer was late (a stalled host, a busy
+     * machine): it is offered again when the answer lands. Not a failure unless it lasts.
+     */
+    synchronized void lateRound(boolean warned) {
+        lateRounds++;
+        if (warned) {
+            warnings++;
+        }
+    }
+
     synchronized void fallback(String reason, boolean warned) {
         fallbackRounds++;
         lastFailure = reason;
@@ -187,7 +199,7 @@ public final class BridgeStats {
 
     synchronized ObjectNode counters() {
         return JsonNodeFactory.instance.objectNode().put("policy", policy).put("endpoint", endpoint)
-                .put("policy_rounds", policyRounds).put("fallback_rounds", fallbackRounds)
+                .put("policy_rounds", policyRounds).put("fallback_rounds", fallbackRounds).put("late_rounds", lateRounds)
                 .put("failed_reports", failedReports)
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
@@ -228,7 +240,7 @@ public final class BridgeStats {
     /** One line for the driver's log when the application stops: who placed the tasks. */
     synchronized String summary() {
         return "schedbridge: policy " + policy + " (" + endpoint + ") placed " + placedTasks + " task(s) in "
-                + policyRounds + " round(s); " + fallbackRounds + " round(s) fell back to Spark's own scheduling ("
+                + policyRounds + " round(s); " + lateRounds + " round(s) waited for a late answer; " + fallbackRounds + " round(s) fell back to Spark's own scheduling ("
                 + fallbackTasks + " task(s)" + (lastFailure.isEmpty() ? "" : ", last: " + lastFailure) + "); "
                 + failedReports + " report(s) without a slot to grant failed; "
                 + unmanagedTasks + " task(s) of barrier or custom-resource stages left to Spark";

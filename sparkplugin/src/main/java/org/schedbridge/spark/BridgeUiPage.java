@@ -38,6 +38,7 @@ final class BridgeUiPage extends WebUIPage {
         Map<String, String> m = new java.util.LinkedHashMap<>();
         m.put("policy_rounds", "offer rounds the policy answered");
         m.put("fallback_rounds", "rounds left to Spark's own scheduling after a failure (watchdog included)");
+        m.put("late_rounds", "rounds that launched nothing while a late policy answer was awaited");
         m.put("watchdog_rounds", "rounds given to Spark because free slots were held back too long");
         m.put("held_rounds", "rounds in which the policy held free slots back while tasks waited");
         m.put("spark_order_rounds", "rounds in Spark's order, as the policy declared, without asking");

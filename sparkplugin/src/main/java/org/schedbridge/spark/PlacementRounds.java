@@ -13,7 +13,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
@@ -113,7 +112,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         if (queue.isEmpty()) {
             if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
-                ask(newBatch(list, queue), false);
+                ask(newBatch(list, queue), false, revive);
             }
             return spark.resourceOffers(offers, all);
         }
@@ -132,14 +131,17 @@ final class PlacementRounds implements AutoCloseable {
         long start = System.nanoTime();
         OfferBatch batch = newBatch(list, queue);
         if (batch.request.get("slots").isEmpty()) {
-            reportLaunches(batch);
+            reportLaunches(batch, revive);
             return spark.resourceOffers(offers, all);
         }
-        Optional<JsonNode> reply = ask(batch, true);
-        if (reply.isEmpty()) {
+        PolicyClient.Answer answer = ask(batch, true, revive);
+        if (answer.late()) {
+            return launchNothing(offers, all, spark);
+        }
+        if (answer.failed()) {
             return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
         }
-        Placement placement = new Placement(reply.get());
+        Placement placement = new Placement(answer.reply());
         if (placement.sparkOrder) {
             sparkOrderStages = new HashSet<>(batch.stages.keySet());
             sparkOrderExecutors = new HashSet<>(batch.offerIndex.keySet());
@@ -256,11 +258,14 @@ final class PlacementRounds implements AutoCloseable {
      * wait for a slot to free up) gets the round as a report: no grant is possible; its kills
      * apply. Other policies are spared the extra round trip, and its chance to miss a deadline.
      */
-    private void reportLaunches(OfferBatch batch) {
+    private void reportLaunches(OfferBatch batch, Runnable revive) {
         if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
             return;
         }
-        ask(batch, false).ifPresent(reply -> fromNodes(new Placement(reply)));
+        PolicyClient.Answer answer = ask(batch, false, revive);
+        if (answer.answered()) {
+            fromNodes(new Placement(answer.reply()));
+        }
     }
 
     /** What a reply holds beside its grants: the kills it asks for, the containers its node side resized. */
@@ -273,12 +278,22 @@ final class PlacementRounds implements AutoCloseable {
      * Sends the round with the launches not reported yet (a round not sent keeps them);
      * {@code places} is false for a round that has no free slot to grant.
      */
-    private Optional<JsonNode> ask(OfferBatch batch, boolean places) {
+    private PolicyClient.Answer ask(OfferBatch batch, boolean places, Runnable revive) {
         sparkOrderStages = null;  // a new answer replaces any earlier declaration
         lastRoundMs = System.currentTimeMillis();
         batch.request.set("launched", launchedReport);
         launchedReport = JsonNodeFactory.instance.arrayNode();
-        return client.round(batch.request, places);
+        return client.round(batch.request, places, revive);
+    }
+
+    /** Spark sees the offers (it registers new executors) but no task set: nothing launches. */
+    private Seq<Seq<TaskDescription>> launchNothing(IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark) {
+        try {
+            pool.showOnly(null);
+            return spark.resourceOffers(offers, all);
+        } finally {
+            pool.showAll();
+        }
     }
 
     private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {
@@ -317,8 +332,7 @@ final class PlacementRounds implements AutoCloseable {
             launched.add(new ArrayList<>());
         }
         try {
-            pool.showOnly(null);
-            spark.resourceOffers(offers, all);  // lets Spark register new executors; launches nothing
+            launchNothing(offers, all, spark);  // lets Spark register new executors
             for (Map.Entry<String, Map<String, Integer>> grant : placement.grants.entrySet()) {
                 TaskSetManager tsm = batch.stages.get(grant.getKey());
                 if (tsm != null) {

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.EnumSet;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -15,15 +14,18 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One policy round trip per offer round, guarded: the call runs on its own thread and must answer
- * within the deadline; an unreachable host, an error, a late or malformed reply all make the round
- * fall back to Spark's own scheduling. Each kind of failure is logged as a warning once per
- * application, and the first round after any failure carries the full state so the host rebuilds
- * from Spark's. Every new connection first attaches: it sends the application's policy and
+ * within the deadline. A late answer makes the round launch nothing and wait: the round is offered
+ * again as soon as the call finishes (a busy machine can stall the host's process for a few hundred
+ * ms, measured on the 2-core testbed: docs/spark-plugin.md). Calls late for longer than
+ * {@code late.limit}, an unreachable host, an error or a malformed reply make the round fall back
+ * to Spark's own scheduling. Each kind of failure is logged as a warning once per application, and
+ * the first round after any failure carries the full state so the host rebuilds from Spark's. Every new connection first attaches: it sends the application's policy and
  * parameters, which the host accepts or refuses, outside any round's deadline (bounded by the I/O
  * timeout). At application start ({@link #start}) a refusal or a host that does not answer is a
  * configuration mistake and stops the application, unless {@code spark.schedbridge.fallback=true}.
@@ -54,9 +56,28 @@ final class PolicyClient implements AutoCloseable {
     private long failedRounds;
     /** The call in progress could grant slots (its failure makes the round fall back). */
     private boolean placing;
+    /** Since when calls have been late (wall-clock ms); -1 once one answers in time. */
+    private long lateSinceMs = -1;
+    /** Asks Spark for a new round; run once the late call finishes (by whichever thread sees it first). */
+    private final AtomicReference<Runnable> reofferWhenAnswered = new AtomicReference<>();
 
-    /** Why a round fell back; each is warned about once. */
+    /** Why a round fell back (or, for DEADLINE, first waited); each is warned about once. */
     enum Failure { UNREACHABLE, REFUSED, DEADLINE, POLICY_ERROR, PROTOCOL }
+
+    /** A round's call: the host's reply, or none because the call is late (the round launches nothing
+     * and is offered again when it answers) or failed (the round is Spark's). */
+    record Answer(JsonNode reply, boolean late) {
+        static final Answer FAILED = new Answer(null, false);
+        static final Answer LATE = new Answer(null, true);
+
+        boolean answered() {
+            return reply != null;
+        }
+
+        boolean failed() {
+            return reply == null && !late;
+        }
+    }
 
     /** The host will not serve this application's policy or parameters; its message says why. */
     static final class Refused extends Exception {
@@ -77,17 +98,18 @@ final class PolicyClient implements AutoCloseable {
     }
 
     /**
-     * Sends {@code request} (events or snapshot added here); empty means "fall back this round".
-     * {@code places} is false for a call that cannot grant a slot (an idle flush, a launch
-     * report): its failure is counted as a failed report, not as a round that fell back.
+     * Sends {@code request} (events or snapshot added here). {@code places} is false for a call that
+     * cannot grant a slot (an idle flush, a launch report): its failure, lateness included, is
+     * counted as a failed report, not as a round that fell back. {@code reoffer} asks Spark for a
+     * new offer round; a late placing round runs it when its call finishes.
      */
-    Optional<JsonNode> round(ObjectNode request, boolean places) {
+    Answer round(ObjectNode request, boolean places, Runnable reoffer) {
         placing = places;
         if (caller.isShutdown()) {  // a re-offer racing SparkContext.stop: Spark winds down on its own
-            return Optional.empty();
+            return Answer.FAILED;
         }
         if (inflight != null && !inflight.isDone()) {  // checked first: the transport is busy with it
-            return fail(Failure.DEADLINE, "previous policy call still running past its " + conf.deadlineMs + " ms deadline");
+            return late("previous policy call still running past its " + conf.deadlineMs + " ms deadline", reoffer);
         }
         long epoch;
         try {
@@ -97,7 +119,7 @@ final class PolicyClient implements AutoCloseable {
         } catch (IOException | ExecutionException | TimeoutException e) {
             return fail(Failure.UNREACHABLE, "policy host unreachable: " + e.getMessage());
         } catch (RejectedExecutionException e) {  // closed meanwhile
-            return Optional.empty();
+            return Answer.FAILED;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return fail(Failure.UNREACHABLE, "interrupted");
@@ -116,13 +138,13 @@ final class PolicyClient implements AutoCloseable {
         JsonNode reply;
         try {
             String body = JSON.writeValueAsString(request);
-            inflight = caller.submit(() -> transport.call(body));
+            inflight = submit(body);
             reply = JSON.readTree(inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS));
         } catch (RejectedExecutionException e) {  // closed meanwhile
-            return Optional.empty();
+            return Answer.FAILED;
         } catch (TimeoutException e) {
             late = true;
-            return fail(Failure.DEADLINE, "policy call exceeded its " + conf.deadlineMs + " ms deadline");
+            return late("policy call exceeded its " + conf.deadlineMs + " ms deadline", reoffer);
         } catch (ExecutionException e) {
             return fail(Failure.UNREACHABLE, "policy call failed: " + e.getCause());
         } catch (JsonProcessingException e) {
@@ -144,13 +166,56 @@ final class PolicyClient implements AutoCloseable {
             return fail(Failure.POLICY_ERROR, "policy error: " + reply.get("error").asText());
         }
         if (reply.path("resync").asBoolean(false)) {
-            return Optional.empty();
+            return Answer.FAILED;
         }
         needSnapshot = false;
         ackedEpoch = epoch;
+        lateSinceMs = -1;
         stats.policyRound((System.nanoTime() - start) / 1000);
         recovered();
-        return Optional.of(reply);
+        return new Answer(reply, false);
+    }
+
+    /** The call on the call thread; once it finishes, a round left waiting for it is offered again. */
+    private Future<String> submit(String body) {
+        return caller.submit(() -> {
+            try {
+                return transport.call(body);
+            } finally {
+                reofferIfWaiting();
+            }
+        });
+    }
+
+    private void reofferIfWaiting() {
+        Runnable reoffer = reofferWhenAnswered.getAndSet(null);
+        if (reoffer != null) {
+            reoffer.run();
+        }
+    }
+
+    /**
+     * The call is late: a placing round launches nothing and waits for it (offered again when it
+     * finishes), until calls have been late for over {@code late.limit}; then, and for a report,
+     * the call has failed.
+     */
+    private Answer late(String reason, Runnable reoffer) {
+        long now = System.currentTimeMillis();
+        lateSinceMs = lateSinceMs < 0 ? now : lateSinceMs;
+        if (!placing || now - lateSinceMs > conf.lateLimitMs) {
+            return fail(Failure.DEADLINE, placing ? reason + ", late for over " + conf.lateLimitMs + " ms" : reason);
+        }
+        boolean warn = warned.add(Failure.DEADLINE);
+        if (warn) {
+            LOG.warn("schedbridge: {}; such rounds launch nothing until it answers, and fall back to Spark's own "
+                    + "scheduling once calls are late for over {} ms (warned once)", reason, conf.lateLimitMs);
+        }
+        stats.lateRound(warn);
+        reofferWhenAnswered.set(reoffer);
+        if (inflight.isDone()) {  // it finished meanwhile: the call thread may have looked already
+            reofferIfWaiting();
+        }
+        return Answer.LATE;
     }
 
     /** True if a finished call got a regular reply (so the host applied the events it carried). */
@@ -237,7 +302,7 @@ final class PolicyClient implements AutoCloseable {
                 .put("app", app);
         putConf(msg);
         String body = JSON.writeValueAsString(msg);
-        inflight = caller.submit(() -> transport.call(body));  // a late attach keeps later rounds off the transport
+        inflight = submit(body);  // a late attach keeps later rounds off the transport
         JsonNode reply = JSON.readTree(inflight.get(timeoutMs, TimeUnit.MILLISECONDS));
         if (reply.path("v").asInt(-1) != Protocol.VERSION) {
             throw new IOException("the policy host speaks protocol v" + reply.path("v").asText("?") + ", the plugin v"
@@ -276,7 +341,7 @@ final class PolicyClient implements AutoCloseable {
         stats.warning(reason);
     }
 
-    private Optional<JsonNode> fail(Failure kind, String reason) {
+    private Answer fail(Failure kind, String reason) {
         failedRounds++;
         degraded = true;
         boolean warn = warned.add(kind);
@@ -290,7 +355,7 @@ final class PolicyClient implements AutoCloseable {
         } else {
             stats.reportFailed(reason, warn);
         }
-        return Optional.empty();
+        return Answer.FAILED;
     }
 
     private void recovered() {

@@ -11,7 +11,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
-import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,6 +31,7 @@ class PolicyClientTest {
     /** The fake in-process host: canned replies in order; the requests it got, as sent. */
     private final Deque<String> replies = new ArrayDeque<>();
     private final List<String> requests = new ArrayList<>();
+    private final AtomicInteger reoffers = new AtomicInteger();
     private BridgeStats stats;
     private PolicyClient client;
 
@@ -52,14 +55,39 @@ class PolicyClientTest {
         InProcessChannel.set(null);
     }
 
-    private Optional<JsonNode> round(long n, String... replyLines) {
+    private PolicyClient.Answer round(long n, String... replyLines) {
         return call(n, true, replyLines);
     }
 
-    private Optional<JsonNode> call(long n, boolean places, String... replyLines) {
+    private PolicyClient.Answer call(long n, boolean places, String... replyLines) {
         replies.addAll(List.of(replyLines));
         ObjectNode request = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "round").put("round", n);
-        return client.round(request, places);
+        return client.round(request, places, reoffers::incrementAndGet);
+    }
+
+    /** The client again, with this deadline and late limit; the host holds round {@code held} until {@code go} opens. */
+    private void heldHost(String deadline, String lateLimit, long held, CountDownLatch go) {
+        client.close();
+        InProcessChannel.set(request -> {
+            requests.add(request);
+            if (request.contains("\"round\":" + held)) {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return replies.removeFirst();
+        });
+        SparkConf conf = new SparkConf(false).set(BridgeConf.PREFIX + "endpoint", BridgeConf.INPROCESS)
+                .set(BridgeConf.PREFIX + "deadline", deadline).set(BridgeConf.PREFIX + "late.limit", lateLimit);
+        BridgeConf bridge = BridgeConf.from(conf);
+        stats = BridgeStats.reset(bridge.policy, bridge.endpoint);
+        client = new PolicyClient("app", PolicyEndpoint.open(bridge, "app"), new ClusterMirror(), bridge, stats);
+    }
+
+    private long counter(String name) {
+        return stats.counters().get(name).asLong();
     }
 
     private JsonNode sent(int i) throws Exception {
@@ -72,8 +100,8 @@ class PolicyClientTest {
 
     @Test
     void attachFirstThenTheConfRidesUntilARoundIsAnswered() throws Exception {
-        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1, \"assign\": []}").isPresent());
-        assertTrue(round(2, "{\"v\": 2, \"round\": 2}").isPresent());
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1, \"assign\": []}").answered());
+        assertTrue(round(2, "{\"v\": 2, \"round\": 2}").answered());
         JsonNode attach = sent(0);
         assertEquals("attach", attach.get("kind").asText());
         assertEquals(Protocol.VERSION, attach.get("v").asInt());
@@ -87,40 +115,40 @@ class PolicyClientTest {
 
     @Test
     void aReplyOfAnotherProtocolVersionFallsBack() {
-        assertTrue(round(1, ATTACHED, "{\"v\": 1, \"round\": 1, \"assign\": []}").isEmpty());
+        assertTrue(round(1, ATTACHED, "{\"v\": 1, \"round\": 1, \"assign\": []}").failed());
         assertEquals("policy host speaks protocol v1, plugin v" + Protocol.VERSION, lastFailure());
     }
 
     @Test
     void aReplyNamingAnotherRoundFallsBack() {
-        assertTrue(round(3, ATTACHED, "{\"v\": 2, \"round\": 2, \"assign\": []}").isEmpty());
+        assertTrue(round(3, ATTACHED, "{\"v\": 2, \"round\": 2, \"assign\": []}").failed());
         assertEquals("reply names round 2 in answer to round 3", lastFailure());
     }
 
     @Test
     void aPolicyErrorFallsBackNamingIt() {
-        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"error\": \"KeyError: 'x'\"}").isEmpty());
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"error\": \"KeyError: 'x'\"}").failed());
         assertEquals("policy error: KeyError: 'x'", lastFailure());
     }
 
     @Test
     void aMalformedReplyFallsBack() {
-        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": ").isEmpty());
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": ").failed());
         assertTrue(lastFailure().startsWith("malformed policy reply"), lastFailure());
     }
 
     @Test
     void aRefusedAttachFallsBackWithTheHostsReason() {
-        assertTrue(round(1, "{\"v\": 2, \"refused\": \"unknown policy 'fifoo'\"}").isEmpty());
+        assertTrue(round(1, "{\"v\": 2, \"refused\": \"unknown policy 'fifoo'\"}").failed());
         assertEquals("policy host refused this application: unknown policy 'fifoo'", lastFailure());
         assertEquals(1, requests.size(), "no round is sent to a host that refused the attach");
     }
 
     @Test
     void aFailedRoundMakesTheNextOneASnapshotAgain() throws Exception {
-        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").isPresent());
-        assertTrue(round(2, "{\"v\": 2, \"error\": \"boom\"}").isEmpty());
-        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").isPresent());
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        assertTrue(round(2, "{\"v\": 2, \"error\": \"boom\"}").failed());
+        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").answered());
         assertFalse(sent(2).has("conf"));
         assertTrue(sent(3).has("conf"), "after a failed round the host gets the whole state");
         assertEquals(1, stats.counters().get("fallback_rounds").asInt());
@@ -128,13 +156,49 @@ class PolicyClientTest {
 
     @Test
     void aFailedReportIsCountedApartFromFallbackRounds() throws Exception {
-        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").isPresent());
-        assertTrue(call(2, false, "{\"v\": 2, \"error\": \"boom\"}").isEmpty());
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        assertTrue(call(2, false, "{\"v\": 2, \"error\": \"boom\"}").failed());
         assertEquals(0, stats.counters().get("fallback_rounds").asInt(), "a report has no slot to fall back");
         assertEquals(1, stats.counters().get("failed_reports").asInt());
         assertEquals("policy error: boom", lastFailure());
-        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").isPresent());
+        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").answered());
         assertTrue(sent(3).has("conf"), "the failed report's events go out again in a snapshot");
         assertTrue(stats.degraded());
+    }
+
+    @Test
+    void aLateAnswerHoldsTheRoundAndReoffersWhenItLands() throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        heldHost("1s", "10min", 2, go);
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        assertTrue(round(2, "{\"v\": 2, \"round\": 2}").late(), "past its deadline the round waits");
+        assertTrue(round(3).late(), "so does the next while the call still runs");
+        assertEquals(0, reoffers.get());
+        go.countDown();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (reoffers.get() == 0 && System.nanoTime() < end) {
+            Thread.sleep(5);
+        }
+        assertEquals(1, reoffers.get(), "the late answer asks Spark for a new round, once");
+        assertTrue(round(4, "{\"v\": 2, \"round\": 4}").answered());
+        assertFalse(sent(3).has("conf"), "the late call was answered: the host's state is current");
+        assertEquals(2, counter("late_rounds"));
+        assertEquals(0, counter("fallback_rounds"));
+        assertEquals(1, counter("warnings"));
+        assertEquals("", lastFailure(), "waiting for an answer is not a failure");
+    }
+
+    @Test
+    void callsLateForLongerThanTheLimitFallBack() throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        heldHost("200ms", "1ms", 2, go);
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        assertTrue(round(2, "{\"v\": 2, \"round\": 2}").late());
+        Thread.sleep(20);
+        assertTrue(round(3).failed(), "late for over the limit: the round is Spark's");
+        assertEquals(1, counter("late_rounds"));
+        assertEquals(1, counter("fallback_rounds"));
+        assertTrue(lastFailure().endsWith("late for over 1 ms"), lastFailure());
+        go.countDown();
     }
 }
