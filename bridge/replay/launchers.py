@@ -14,7 +14,7 @@ import pickle
 import re
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,7 +29,7 @@ from bridge.replay.jobs import job_group, run_job
 from bridge.replay.policy import open_session, submit_command
 from bridge.replay.preemption import PreemptiveSession
 from policies.framework.registry import stand_in
-from workloads.spec import Submission, submission_to_json
+from workloads.spec import Submission, TpchJob, submission_to_json
 
 TERMINATE_GRACE_S = 30.0
 STATS_KEY = "spark.schedbridge.stats.file"
@@ -73,18 +73,24 @@ def failure_summary(text: str) -> str:
     return (named or lines or [""])[-1][:500]
 
 
-def warm_up(spark: SparkSession) -> None:
-    """Start every executor's Python workers and run Spark SQL's shuffle, aggregation, join and
-    sort on each before time 0, as a long-running application would have; outside any replayed
-    job group, so it is not recorded. Without the SQL rounds a cold executor's first query tasks
-    cost several times the CPU of later ones (measured under Kairos' 8 executors: a query's first
-    tasks on an executor 2-9x its later ones), which charges a policy for the number of executors
-    it runs, not for its decisions."""
+def runs_sql(submissions: Sequence[Submission]) -> bool:
+    """True if any of the jobs runs Spark SQL (a TPC-H query), which the warm-up then rehearses."""
+    return any(s.kind == TpchJob.kind for s in submissions)
+
+
+def warm_up(spark: SparkSession, sql: bool) -> None:
+    """Start every executor's Python workers and, with ``sql``, run Spark SQL's shuffle,
+    aggregation, join and sort on each before time 0, as a long-running application would have;
+    outside any replayed job group, so it is not recorded. Without the SQL rounds a cold
+    executor's first query tasks cost several times the CPU of later ones (measured under Kairos'
+    8 executors: a query's first tasks on an executor 2-9x its later ones), which charges a policy
+    for the number of executors it runs, not for its decisions; a workload without queries skips
+    them (about 7 s of start-up)."""
     sc = spark.sparkContext
     sc.setJobGroup(WARM_UP_GROUP, "warm-up")
     slots = max(sc.defaultParallelism, 1) * 2
     sc.parallelize(range(slots), slots).map(lambda x: x).count()
-    for _ in range(SQL_WARM_UP_ROUNDS):
+    for _ in range(SQL_WARM_UP_ROUNDS if sql else 0):
         facts = spark.range(0, 100_000, numPartitions=slots).selectExpr("id % 997 AS k", "id AS v")
         keys = spark.range(0, 997, numPartitions=slots).selectExpr("id AS k", "id * 2 AS w")
         facts.groupBy("k").agg({"v": "sum", "*": "count"}).join(keys, "k").orderBy("k").collect()
@@ -94,8 +100,9 @@ class SharedApplication:
     """Jobs as concurrent Spark jobs of one long-running application (the Sparrow/Eagle setting)."""
 
     def __init__(self, policy: str, conf: dict[str, str], env: dict[str, str],
-                 inputs: dict[str, str], preempt: tuple[NodeAgents, Path] | None = None) -> None:
-        """``preempt``: run the policy's node scheduler live (`--preempt`) through these agents, its
+                 inputs: dict[str, str], sql: bool, preempt: tuple[NodeAgents, Path] | None = None) -> None:
+        """``sql``: some replayed job runs Spark SQL (``runs_sql``), so the warm-up rehearses it;
+        ``preempt``: run the policy's node scheduler live (`--preempt`) through these agents, its
         files in that directory."""
         os.environ.update(env)  # read by the Spark JVM that the session launches
         self._preemptive: PreemptiveSession | None = None
@@ -107,7 +114,7 @@ class SharedApplication:
             self.spark = self._preemptive.spark
         host = spark_inprocess.attached()
         self._host = host if host is not before else None  # stock Spark attaches none
-        warm_up(self.spark)
+        warm_up(self.spark, sql)
         self._inputs = inputs
         self._cancelled = threading.Event()
         self._stand_in = stand_in(policy)

@@ -26,7 +26,7 @@ from bridge.replay import answers
 from bridge.replay.answers import AnswerBook
 from bridge.replay.alone import measure, with_alone
 from bridge.replay.eventlog import logging_conf, read_logs
-from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication
+from bridge.replay.launchers import Launcher, PerJobApplications, SharedApplication, runs_sql
 from bridge.replay.results import (
     USER_JOBS,
     Ledger,
@@ -133,7 +133,7 @@ def _no_interrupts() -> Iterator[None]:
 def make_launcher(plan: ReplayPlan, conf: dict[str, str]) -> Launcher:
     """The launcher of the plan's mode (a shared application starts here, before time 0)."""
     if plan.mode == "shared":
-        return SharedApplication(plan.policy, conf, plan.target.env, plan.inputs,
+        return SharedApplication(plan.policy, conf, plan.target.env, plan.inputs, runs_sql(plan.submissions),
                                  None if plan.agents is None else (plan.agents, plan.results))
     return PerJobApplications(plan.policy, conf, plan.target.env, plan.inputs, plan.results / "logs")
 

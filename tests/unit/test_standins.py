@@ -16,12 +16,12 @@ from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.replay import launchers
 from bridge.replay import policy as live
 from bridge.replay.cli import replay
-from bridge.replay.launchers import SharedApplication
+from bridge.replay.launchers import SharedApplication, runs_sql
 from bridge.replay.runner import ReplayPlan, spark_conf
 from bridge.target.config import ClusterTarget
 from policies.framework.registry import default_registry, sim_model, stand_in
 from policies.framework.standins import STAND_INS
-from workloads.spec import Submission, TasksJob
+from workloads.spec import Submission, TasksJob, TpchJob, WordCountJob
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "workloads" / "examples" / "demo.toml"
@@ -160,11 +160,20 @@ def test_each_replayed_job_runs_in_its_own_pool_only_when_the_stand_in_asks(
     context = FakeContext()
     monkeypatch.setattr(launchers, "open_session", lambda *args: SimpleNamespace(sparkContext=context))
     warmed: list[object] = []
-    monkeypatch.setattr(launchers, "warm_up", warmed.append)  # the real one: tests/integration
+    monkeypatch.setattr(launchers, "warm_up", lambda spark, sql: warmed.append(sql))  # the real one: tests/integration
     seen: list[str | None] = []
     monkeypatch.setattr(launchers, "run_job",
                         lambda spark, *args: seen.append(context.props.get("spark.scheduler.pool")))
-    app = SharedApplication(policy, {"spark.app.name": "a"}, {}, {})
+    app = SharedApplication(policy, {"spark.app.name": "a"}, {}, {}, sql=False)
     for job in (3, 12):
         assert app.run(Submission(job, 0.0, "c", TasksJob((1.0,)))).status == "succeeded"
-    assert seen == pools and len(warmed) == 1
+    assert seen == pools and warmed == [False]
+
+
+def test_the_warm_up_rehearses_spark_sql_only_for_workloads_with_queries() -> None:
+    wordcount = Submission(1, 0.0, "batch", WordCountJob("wc", 2))
+    trace = Submission(2, 1.0, "trace", TasksJob((1.0,)))
+    query = Submission(3, 2.0, "query", TpchJob("tpch", 6))
+    assert runs_sql([wordcount, trace, query])
+    assert not runs_sql([wordcount, trace])
+    assert not runs_sql([])
