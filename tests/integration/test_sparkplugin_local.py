@@ -332,6 +332,35 @@ def test_late_answers_hold_their_rounds_and_place_every_task(stock: dict[str, li
     assert stats["placed_tasks"] >= 6 and stats["warnings"] == 1, stats
 
 
+class HungPlanner(FifoPlanner):
+    """Never answers its first placing round (a hung host) until ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release, self.hung = threading.Event(), False
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        if rnd.slots and not self.hung:
+            self.hung = True
+            self.release.wait(120)
+        return super().plan(rnd, events, cluster)
+
+
+def test_a_call_that_never_answers_ends_in_fallback_rounds_past_the_late_limit(stock: dict[str, list]) -> None:
+    """The round left waiting for a hung call is offered again once the late limit has passed
+    (the local backend offers only when a task ends: nothing else would), and falls back."""
+    planner = HungPlanner()
+    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "500ms"}
+    with bridge_session(PolicyHost(planner), **conf) as spark:
+        try:
+            assert wordcount(spark) == stock["wordcount"]
+            stats = spark_inprocess.stats()
+        finally:
+            planner.release.set()  # the host's lock is the hung call's: the session's stop detaches through it
+    assert stats["late_rounds"] >= 1 and stats["fallback_rounds"] >= 1, stats
+    assert "late for over 500 ms" in stats["last_failure"], stats
+
+
 def _plugin_conf(key: str, value: str) -> JavaObject:
     """The plugin's BridgeConf read from one spark.schedbridge entry, in this process's JVM."""
     jvm = SparkContext._jvm

@@ -66,6 +66,9 @@ final class PlacementRounds implements AutoCloseable {
     private FilteringPool pool;
     private final AtomicBoolean reviveScheduled = new AtomicBoolean();
     private final int reviveMs;
+    /** A round past the late limit is due: set while one is scheduled (a call may never answer). */
+    private final AtomicBoolean lateCheckScheduled = new AtomicBoolean();
+    private final int lateLimitMs;
     private final String statsFile;
     /** Free slots held back while tasks wait longer than this: one round is Spark's (the watchdog). */
     private final long holdMaxMs;
@@ -91,6 +94,7 @@ final class PlacementRounds implements AutoCloseable {
         this.stats = stats;
         this.cpusPerTask = sc.conf().getInt("spark.task.cpus", 1);
         this.reviveMs = conf.reviveMs;
+        this.lateLimitMs = conf.lateLimitMs;
         this.statsFile = conf.statsFile;
         this.maxKillsPerRound = conf.maxKillsPerRound;
         this.holdMaxMs = conf.holdMaxMs;
@@ -136,6 +140,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         PolicyClient.Answer answer = ask(batch, true, revive);
         if (answer.late()) {
+            offerPastTheLateLimit(revive);
             return launchNothing(offers, all, spark);
         }
         if (answer.failed()) {
@@ -218,6 +223,20 @@ final class PlacementRounds implements AutoCloseable {
             pending += s.get("pending").asInt();
         }
         return started < Math.min(free, pending);
+    }
+
+    /**
+     * A late call re-offers when it answers; one that never does (a hung host) must still end in a
+     * fallback round, and local and standalone backends offer only when a task ends: so a round
+     * comes once the late limit has passed.
+     */
+    private void offerPastTheLateLimit(Runnable revive) {
+        if (lateCheckScheduled.compareAndSet(false, true)) {
+            timer.schedule(() -> {
+                lateCheckScheduled.set(false);
+                revive.run();
+            }, lateLimitMs + 1L, TimeUnit.MILLISECONDS);
+        }
     }
 
     private void reviveLater(Runnable revive) {
