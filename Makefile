@@ -10,7 +10,11 @@ CACHE  := .cache
 setup: $(VENV)/.installed $(VENV)/.spark-scripts $(CACHE)/hadoop/.resolved plugin compiled
 
 # Python dependencies: ranges in pyproject.toml, every extra, exact versions from constraints.txt.
+# A $(VENV) that links outside this checkout is refused: the editable install would point another
+# checkout's venv at this one.
 $(VENV)/.installed: pyproject.toml constraints.txt
+	@case "$$(realpath -m $(VENV))" in "$$(pwd -P)"/*) ;; \
+	  *) echo "make: $(VENV) resolves to $$(realpath -m $(VENV)), outside this checkout; refusing to install into it" >&2; exit 1;; esac
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip==25.3
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[all,test]'
