@@ -73,7 +73,7 @@ public final class BridgeConf {
     public final String statsFile;
     /** Budget for one offer round's policy call; past it the round waits for the late answer. */
     public final int deadlineMs;
-    /** How long rounds wait for late policy calls (launching nothing) before they fall back to Spark. */
+    /** How long rounds wait for a late policy call, from when it was sent, before they fall back to Spark. */
     public final int lateLimitMs;
     /** How long a call to the daemon may take before the connection is considered dead. */
     public final int ioTimeoutMs;

@@ -156,7 +156,8 @@ public final class BridgeStats {
 
     /**
      * A round that launched nothing because the policy's answer was late (a stalled host, a busy
-     * machine): it is offered again when the answer lands. Not a failure unless it lasts.
+     * machine): a placing round is offered again when the answer lands, a report's events reach the
+     * host with it. Not a failure unless the call stays out past the late limit.
      */
     synchronized void lateRound(boolean warned) {
         lateRounds++;

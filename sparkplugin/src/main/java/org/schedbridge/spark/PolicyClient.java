@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * One policy round trip per offer round, guarded: the call runs on its own thread and must answer
  * within the deadline. A late answer makes the round launch nothing and wait: the round is offered
  * again as soon as the call finishes (a busy machine can stall the host's process for a few hundred
- * ms, measured on the 2-core testbed: docs/spark-plugin.md). Calls late for longer than
+ * ms, measured on the 2-core testbed: docs/live-preemption.md). A call out for longer than
  * {@code late.limit}, an unreachable host, an error or a malformed reply make the round fall back
  * to Spark's own scheduling. Each kind of failure is logged as a warning once per application, and
  * the first round after any failure carries the full state so the host rebuilds from Spark's. Every new connection first attaches: it sends the application's policy and
@@ -56,8 +56,8 @@ final class PolicyClient implements AutoCloseable {
     private long failedRounds;
     /** The call in progress could grant slots (its failure makes the round fall back). */
     private boolean placing;
-    /** Since when calls have been late (wall-clock ms); -1 once one answers in time. */
-    private long lateSinceMs = -1;
+    /** When the call in flight was sent (wall-clock ms): a round waits for it up to late.limit from then. */
+    private long sentMs;
     /** Asks Spark for a new round; run once the late call finishes (by whichever thread sees it first). */
     private final AtomicReference<Runnable> reofferWhenAnswered = new AtomicReference<>();
 
@@ -99,9 +99,9 @@ final class PolicyClient implements AutoCloseable {
 
     /**
      * Sends {@code request} (events or snapshot added here). {@code places} is false for a call that
-     * cannot grant a slot (an idle flush, a launch report): its failure, lateness included, is
-     * counted as a failed report, not as a round that fell back. {@code reoffer} asks Spark for a
-     * new offer round; a late placing round runs it when its call finishes.
+     * cannot grant a slot (an idle flush, a launch report): its failure is counted as a failed
+     * report, not as a round that fell back. {@code reoffer} asks Spark for a new offer round; a
+     * late placing round runs it when its call finishes.
      */
     Answer round(ObjectNode request, boolean places, Runnable reoffer) {
         placing = places;
@@ -170,7 +170,6 @@ final class PolicyClient implements AutoCloseable {
         }
         needSnapshot = false;
         ackedEpoch = epoch;
-        lateSinceMs = -1;
         stats.policyRound((System.nanoTime() - start) / 1000);
         recovered();
         return new Answer(reply, false);
@@ -178,6 +177,7 @@ final class PolicyClient implements AutoCloseable {
 
     /** The call on the call thread; once it finishes, a round left waiting for it is offered again. */
     private Future<String> submit(String body) {
+        sentMs = System.currentTimeMillis();
         return caller.submit(() -> {
             try {
                 return transport.call(body);
@@ -195,25 +195,25 @@ final class PolicyClient implements AutoCloseable {
     }
 
     /**
-     * The call is late: a placing round launches nothing and waits for it (offered again when it
-     * finishes), until calls have been late for over {@code late.limit}; then, and for a report,
-     * the call has failed.
+     * The call is late: the round launches nothing and waits for it while it has been out for at
+     * most {@code late.limit} (a placing round is offered again when it finishes; a report's events
+     * reached the host if it answers); past that the call has failed.
      */
     private Answer late(String reason, Runnable reoffer) {
-        long now = System.currentTimeMillis();
-        lateSinceMs = lateSinceMs < 0 ? now : lateSinceMs;
-        if (!placing || now - lateSinceMs > conf.lateLimitMs) {
-            return fail(Failure.DEADLINE, placing ? reason + ", late for over " + conf.lateLimitMs + " ms" : reason);
+        if (System.currentTimeMillis() - sentMs > conf.lateLimitMs) {
+            return fail(Failure.DEADLINE, reason + ", out for over " + conf.lateLimitMs + " ms");
         }
         boolean warn = warned.add(Failure.DEADLINE);
         if (warn) {
             LOG.warn("schedbridge: {}; such rounds launch nothing until it answers, and fall back to Spark's own "
-                    + "scheduling once calls are late for over {} ms (warned once)", reason, conf.lateLimitMs);
+                    + "scheduling while a call has been out for over {} ms (warned once)", reason, conf.lateLimitMs);
         }
         stats.lateRound(warn);
-        reofferWhenAnswered.set(reoffer);
-        if (inflight.isDone()) {  // it finished meanwhile: the call thread may have looked already
-            reofferIfWaiting();
+        if (placing) {
+            reofferWhenAnswered.set(reoffer);
+            if (inflight.isDone()) {  // it finished meanwhile: the call thread may have looked already
+                reofferIfWaiting();
+            }
         }
         return Answer.LATE;
     }

@@ -189,16 +189,35 @@ class PolicyClientTest {
     }
 
     @Test
-    void callsLateForLongerThanTheLimitFallBack() throws Exception {
+    void aLateReportWaitsWithoutAReofferAndIsNotAFailure() throws Exception {
         CountDownLatch go = new CountDownLatch(1);
-        heldHost("200ms", "1ms", 2, go);
+        heldHost("100ms", "10min", 2, go);
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        assertTrue(call(2, false, "{\"v\": 2, \"round\": 2}").late());
+        go.countDown();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!replies.isEmpty() && System.nanoTime() < end) {  // the held call took its reply
+            Thread.sleep(5);
+        }
+        Thread.sleep(200);  // and returned it
+        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").answered());
+        assertEquals(0, reoffers.get(), "a report has no slot to offer again");
+        assertEquals(1, counter("late_rounds"));
+        assertEquals(0, counter("failed_reports"));
+        assertFalse(sent(3).has("conf"), "the late report was answered: its events reached the host");
+    }
+
+    @Test
+    void aCallOutForLongerThanTheLimitFallsBack() throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        heldHost("100ms", "1s", 2, go);
         assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
         assertTrue(round(2, "{\"v\": 2, \"round\": 2}").late());
-        Thread.sleep(20);
-        assertTrue(round(3).failed(), "late for over the limit: the round is Spark's");
+        Thread.sleep(1100);
+        assertTrue(round(3).failed(), "a call out for over the limit: the round is Spark's");
         assertEquals(1, counter("late_rounds"));
         assertEquals(1, counter("fallback_rounds"));
-        assertTrue(lastFailure().endsWith("late for over 1 ms"), lastFailure());
+        assertTrue(lastFailure().endsWith("out for over 1000 ms"), lastFailure());
         go.countDown();
     }
 }
