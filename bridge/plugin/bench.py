@@ -149,14 +149,15 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
     print(f"[{endpoint}] round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 {tasks}): "
           f"p50 {percentile(calls, 50):.0f} us, p99 {percentile(calls, 99):.0f} us; whole round in the scheduler "
           f"p50 {percentile(rounds, 50):.0f} us, p99 {percentile(rounds, 99):.0f} us; the policy's decision "
-          f"(host-timed) {decided}; fallback rounds {stats['fallback_rounds']}")
+          f"(host-timed) {decided}; late rounds {stats['late_rounds']}, fallback rounds {stats['fallback_rounds']}")
 
 
 def throughput(args: SimpleNamespace) -> None:
     """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
     kinds = [STOCK.name, *args.endpoints]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
-    counters = {e: {"policy_rounds": 0, "held_rounds": 0, "fallback_rounds": 0} for e in args.endpoints}
+    counters = {e: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0}
+                for e in args.endpoints}
     for _ in range(args.repeats):
         for kind in kinds:
             s = stock_session(args.cores) if stand_in(kind) else bridge_session(args.policy, args.cores, kind)[0]
