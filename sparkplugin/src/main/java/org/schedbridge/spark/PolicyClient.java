@@ -25,10 +25,11 @@ import org.slf4j.LoggerFactory;
  * ms, measured on the 2-core testbed: docs/live-preemption.md). A call out for longer than
  * {@code late.limit}, an unreachable host, an error or a malformed reply make the round fall back
  * to Spark's own scheduling. Each kind of failure is logged as a warning once per application, and
- * the first round after any failure carries the full state so the host rebuilds from Spark's. Every new connection first attaches: it sends the application's policy and
- * parameters, which the host accepts or refuses, outside any round's deadline (bounded by the I/O
- * timeout). At application start ({@link #start}) a refusal or a host that does not answer is a
- * configuration mistake and stops the application, unless {@code spark.schedbridge.fallback=true}.
+ * the first round after any failure carries the full state so the host rebuilds from Spark's.
+ * Every new connection first attaches: it sends the application's policy and parameters, which the
+ * host accepts or refuses, outside any round's deadline (bounded by the I/O timeout). At application
+ * start ({@link #start}) a refusal or a host that does not answer is a configuration mistake and
+ * stops the application, unless {@code spark.schedbridge.fallback=true}.
  */
 final class PolicyClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PolicyClient.class);
