@@ -31,6 +31,17 @@ def dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
     return True
 
 
+def _largest(incs: list[Vector]) -> Vector:
+    """The largest of ``incs`` (some) per resource, by index: compiled, a loop on native floats,
+    where ``max`` over ``zip`` compares boxed ones generically."""
+    top = list(incs[0])
+    for inc in incs:
+        for r in range(len(top)):
+            if inc[r] > top[r]:
+                top[r] = inc[r]
+    return tuple(top)
+
+
 class Front(Generic[T]):
     """The unplaced tasks of one stage and which of them no earlier one dominates (``members``,
     in input order).
@@ -59,7 +70,7 @@ class Front(Generic[T]):
         is at most the bound on these (:func:`policies.ursa.placement._ceiling`). Kept until
         the members change."""
         if self._peak is None:
-            self._peak = tuple(max(col) for col in zip(*self._member_incs))
+            self._peak = _largest(self._member_incs)
         return self._peak
 
     @property

@@ -77,8 +77,6 @@ class Plan(Generic[T, W]):
         self.pairs: list[tuple[T, W]] = []
 
 
-def _commit(heads: dict[W, Sequence[float]], worker: W, inc: Vector) -> None:
-    heads[worker] = [max(0.0, d - i) for d, i in zip(heads[worker], inc)]
 
 
 def needs(inc: Vector) -> tuple[int, ...]:
@@ -95,8 +93,12 @@ def opens(head: Sequence[float], used: tuple[int, ...], hard_incs: Sequence[tupl
 Uses = tuple[int, ...]  # the resources a task uses (:func:`needs`)
 
 
-def _open_to(heads: Mapping[W, Sequence[float]], used: Uses) -> list[W]:
-    return [w for w, d in heads.items() if opens(d, used)]
+def _open_to(heads: Mapping[W, Sequence[float]], used: Uses, over: Mapping[W, Sequence[float]] | None = None
+             ) -> list[W]:
+    """The workers of ``heads`` open to ``used``, read through ``over`` (a batch's commits) if given."""
+    if over is None:
+        return [w for w, d in heads.items() if opens(d, used)]
+    return [w for w, d in heads.items() if opens(over.get(w) or d, used)]
 
 
 def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: Increment[T],
@@ -113,7 +115,7 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     the rest of the stage cannot place and is not scored one task at a time. Workers that share
     one headroom object (the caller may share one among workers with equal headrooms, as
     idle workers have) are scored once per task."""
-    local: dict[W, list[float]] = {}  # the workers this plan has used, with its tentative load
+    local: dict[W, Sequence[float]] = {}  # the workers this plan has used, with its tentative load
     candidates: dict[Uses, list[W]] = {}
     shared: dict[Uses, list[W]] = {} if opened is None else opened
     plan: Plan[T, W] = Plan(stage, 0.0)
@@ -150,7 +152,7 @@ def _candidates(used: Uses, candidates: dict[Uses, list[W]], shared: dict[Uses, 
     return ws
 
 
-def _best_worker(workers: list[W], local: dict[W, list[float]], heads: Mapping[W, Sequence[float]],
+def _best_worker(workers: list[W], local: dict[W, Sequence[float]], heads: Mapping[W, Sequence[float]],
                  inc: Vector, hard: Sequence[bool]) -> tuple[float, W] | None:
     """The first of ``workers`` with the highest F for a task, and that F. A worker whose headroom
     object was already scored for it would score the same, so it is not chosen and not scored."""
@@ -169,39 +171,43 @@ def _best_worker(workers: list[W], local: dict[W, list[float]], heads: Mapping[W
 
 
 def _commit_pairs(pairs: Sequence[tuple[W, Vector]], live: dict[W, Sequence[float]],
-                  opened: dict[Uses, list[W]]) -> set[W]:
-    """Commit a plan's (worker, increment) ``pairs`` to the live headrooms and drop the workers it
-    closed from ``opened``; returns the workers it used (the plans that chose one of them may have
-    changed)."""
+                  opened: dict[Uses, list[W]], heads: Mapping[W, Sequence[float]]) -> set[W]:
+    """Commit a plan's (worker, increment) ``pairs`` to the live headrooms (``live``, falling back
+    on ``heads`` for a worker it lacks) and drop the workers it closed from ``opened``; returns the
+    workers it used (the plans that chose one of them may have changed). A list is rebuilt only
+    if it lost a worker: most commits close none."""
     used: set[W] = set()
     for w, inc in pairs:
-        _commit(live, w, inc)
+        live[w] = [max(0.0, d - i) for d, i in zip(live.get(w) or heads[w], inc)]
         used.add(w)
     for n, ws in opened.items():
-        opened[n] = [w for w in ws if w not in used or opens(live[w], n)]
+        closed = {w for w in used if not opens(live[w], n)}
+        if closed:
+            opened[n] = [w for w in ws if w not in closed]
     return used
 
 
-def _none_open(live: Mapping[W, Sequence[float]], opened: dict[Uses, list[W]], uses: Collection[Uses]) -> bool:
+def _none_open(heads: Mapping[W, Sequence[float]], live: Mapping[W, Sequence[float]],
+               opened: dict[Uses, list[W]], uses: Collection[Uses]) -> bool:
     """Whether no worker is open to any set of resources in ``uses`` (all the tasks use, if
     known): then every plan left would place nothing, so a batch ends without rescoring them
     (a plan no commit touched has its workers still open, so none is left with pairs)."""
-    return bool(uses) and not any(_open_list(live, opened, used) for used in uses)
+    return bool(uses) and not any(_open_list(heads, live, opened, used) for used in uses)
 
 
-def _open_list(live: Mapping[W, Sequence[float]], opened: dict[Uses, list[W]], used: Uses) -> list[W]:
-    """The workers open to ``used``, from ``opened`` (found by a scan and kept there if missing)."""
+def _open_list(heads: Mapping[W, Sequence[float]], live: Mapping[W, Sequence[float]],
+               opened: dict[Uses, list[W]], used: Uses) -> list[W]:
+    """The workers open to ``used``, from ``opened`` (found by a scan of ``heads`` as the batch's
+    commits ``live`` left them, and kept there, if missing)."""
     ws = opened.get(used)
     if ws is None:
-        ws = opened[used] = _open_to(live, used)
+        ws = opened[used] = _open_to(heads, used, live)
     return ws
 
 
-def _batch_start(heads: Mapping[W, Sequence[float]], opened: Mapping[Uses, Sequence[W]] | None
-                 ) -> tuple[dict[W, Sequence[float]], dict[Uses, list[W]]]:
-    """A batch's live headrooms (a commit replaces a worker's, never changes it in place) and
-    its lists of open workers, copied: the batch trims them as workers close."""
-    return dict(heads), {used: list(ws) for used, ws in (opened or {}).items()}
+def _opened_copy(opened: Mapping[Uses, Sequence[W]] | None) -> dict[Uses, list[W]]:
+    """A batch's lists of open workers, copied: the batch trims them as workers close."""
+    return {used: list(ws) for used, ws in (opened or {}).items()}
 
 
 def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
@@ -217,7 +223,7 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     will. Only the other plans are rescored. ``uses``: every set of resources the tasks use,
     if known (:func:`stage_score`); ``opened``: the workers open to some of them, in ``heads``
     order, if the caller keeps them (the others are found by a scan)."""
-    live, open_to = _batch_start(heads, opened)
+    live, open_to = dict(heads), _opened_copy(opened)  # a commit replaces a worker's headrooms
     plans = [stage_score(s, live, increment, hard, stage_bonus, open_to, uses) for s in stages]
     placed: list[tuple[T, W]] = []
     while True:
@@ -228,9 +234,9 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         for p in plans:
             if p.score > best.score:
                 best = p
-        used = _commit_pairs([(w, increment(t)) for t, w in best.pairs], live, open_to)
+        used = _commit_pairs([(w, increment(t)) for t, w in best.pairs], live, open_to, live)
         placed.extend(best.pairs)
-        if _none_open(live, open_to, uses):
+        if _none_open(live, live, open_to, uses):
             break
         done = {t for t, _ in best.pairs}
         rest = tuple(t for t in best.stage.tasks if t not in done)
@@ -264,12 +270,15 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     no more on any worker and loses ties to it, so only the stage's front is scored, and a task
     joins it when the one it waits on is placed. ``fronts``: the caller's fronts from its earlier
     batches, kept up to date with these placements (without it each stage is scanned afresh)."""
-    live, open_to = _batch_start(heads, opened)
-    if not live:
+    if not heads:
         return []
+    # the headrooms of the workers this batch committed to, read before ``heads``: a batch copies
+    # none of the others
+    live: dict[W, Sequence[float]] = {}
+    open_to = _opened_copy(opened)
     commits: dict[W, int] = {}  # per worker that has taken some: the commits it took in this batch
     kept = (Fronts[T]() if fronts is None else fronts).of(stages, increment, hard)
-    top = [max(col) for col in zip(*live.values())]  # the largest headroom per resource
+    top = _largest(heads)
     bonus = [s.order_bonus for s in stages]
     # -score (or a bound on it), input order (STAGE: a stage's bound), its worker's commits when
     # scored (UNSCORED: a bound), the task (None: a stage's bound) and its worker
@@ -284,17 +293,17 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
             bounded = kept[k].members
         elif worker is None or seen != commits.get(worker, 0):
             inc = kept[k].increment(task)
-            best = _best_worker(_open_list(live, open_to, needs(inc)), {}, live, inc, hard)
+            best = _best_worker(_open_list(heads, live, open_to, needs(inc)), live, heads, inc, hard)
             if best is not None:  # else it cannot place in this batch, nor can what it dominates
                 heapq.heappush(heap, (-(best[0] + bonus[k]), k, kept[k].rank(task),
                                       commits.get(best[1], 0), task, best[1]))
             continue
         else:
-            for w in _commit_pairs([(worker, kept[k].increment(task))], live, open_to):
+            for w in _commit_pairs([(worker, kept[k].increment(task))], live, open_to, heads):
                 commits[w] = commits.get(w, 0) + 1
             placed.append((task, worker))
             bounded = kept[k].place(task)  # the tasks that join the front
-            if _none_open(live, open_to, uses):
+            if _none_open(heads, live, open_to, uses):
                 break
         for j in bounded:
             heapq.heappush(heap, (-(_ceiling(top, kept[k].increment(j)) + bonus[k]), k, kept[k].rank(j),
@@ -304,6 +313,20 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
 
 UNSCORED = -1  # a heap entry's commits-when-scored for a bound not yet scored
 STAGE = -1  # a stage's bound's rank: ahead of its tasks' (a task's bound is at most its stage's)
+
+
+def _largest(heads: Mapping[W, Sequence[float]]) -> list[float]:
+    """The largest headroom per resource over ``heads`` (some), by index: compiled, a loop on
+    native floats, where ``max`` over ``zip`` compares boxed ones generically."""
+    top: list[float] = []
+    for head in heads.values():
+        if not top:
+            top = [d for d in head]
+        for r in range(len(top)):
+            d = head[r]
+            if d > top[r]:
+                top[r] = d
+    return top
 
 
 def _ceiling(top: list[float], inc: Vector) -> float:
