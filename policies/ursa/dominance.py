@@ -20,7 +20,7 @@ T = TypeVar("T", bound=Hashable)
 Vector = tuple[float, ...]
 
 
-def dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
+def dominates(a: Vector, b: Vector, hard: tuple[bool, ...]) -> bool:
     """Whether a task with increments ``a`` scores at least what one with ``b`` does on every
     worker, excluded exactly where it is: the same resources used and hard increments, and
     time-like increments no smaller."""
@@ -50,7 +50,7 @@ class Front(Generic[T]):
     of the members from the back finds it first). Dominance is transitive, so placing a member
     can free only the tasks filed under it: those are filed again, not the whole stage."""
 
-    def __init__(self, tasks: tuple[T, ...], increment: Callable[[T], Vector], hard: Sequence[bool]) -> None:
+    def __init__(self, tasks: tuple[T, ...], increment: Callable[[T], Vector], hard: tuple[bool, ...]) -> None:
         self._tasks: tuple[T, ...] | None = tasks
         self.members: list[T] = []
         # the members' ranks and increments, in the same order: a filing bisects and scans them
@@ -80,6 +80,16 @@ class Front(Generic[T]):
         if self._tasks is None:
             self._tasks = tuple(self._rank)
         return self._tasks
+
+    def matches(self, tasks: tuple[T, ...]) -> bool:
+        """Whether ``tasks`` are the unplaced tasks, in input order. The front then keeps that
+        tuple: a caller that passes the same one again (its stage unchanged) costs no comparison."""
+        if tasks is self._tasks:
+            return True
+        if self.tasks != tasks:
+            return False
+        self._tasks = tasks
+        return True
 
     def increment(self, task: T) -> Vector:
         """An unplaced task's increments, kept (the planner reads them here: the caller's
@@ -121,14 +131,14 @@ class Fronts(Generic[T]):
     def __init__(self) -> None:
         self._by_stage: dict[Hashable, Front[T]] = {}
 
-    def of(self, stages: Sequence[Stage[T]], increment: Callable[[T], Vector], hard: Sequence[bool]
+    def of(self, stages: Sequence[Stage[T]], increment: Callable[[T], Vector], hard: tuple[bool, ...]
            ) -> list[Front[T]]:
         """The front of each of ``stages``; the fronts of stages no longer given are forgotten."""
         old, self._by_stage = self._by_stage, {}
         out: list[Front[T]] = []
         for stage in stages:
             front = old.get(stage.key)
-            if front is None or front.tasks != stage.tasks:
+            if front is None or not front.matches(stage.tasks):
                 front = Front(stage.tasks, increment, hard)
             self._by_stage[stage.key] = front
             out.append(front)

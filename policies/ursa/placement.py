@@ -20,6 +20,10 @@ from typing import Final, Generic, TypeVar
 from policies.ursa.dominance import Fronts
 
 Vector = tuple[float, ...]
+# a worker's headrooms and which resources are hard: a list and a tuple, which the compiled core
+# (:mod:`policies.framework.compiled`) indexes natively
+Head = list[float]
+Hard = tuple[bool, ...]
 # Tasks and workers are any hashable keys the caller chooses; the functions keep their types.
 T = TypeVar("T", bound=Hashable)
 W = TypeVar("W", bound=Hashable)
@@ -35,17 +39,17 @@ def headroom(ept: float, apt: float) -> float:
     return max(0.0, (ept - apt) / ept)
 
 
-def score(head: Sequence[float], inc: Vector, hard: Sequence[bool]) -> float | None:
+def score(head: Sequence[float], inc: Vector, hard: Hard) -> float | None:
     """Eq. (1) F(t, w), or None when w is excluded: some needed resource has no headroom,
     or a hard resource (memory) does not fit."""
-    f = _score(head, inc, hard)
+    f = _score(list(head), inc, hard)
     return None if f == EXCLUDED else f
 
 
 EXCLUDED = -math.inf  # below every F (a sum of non-negative terms)
 
 
-def _score(head: Sequence[float], inc: Vector, hard: Sequence[bool]) -> float:
+def _score(head: Head, inc: Vector, hard: Hard) -> float:
     """:func:`score` with :data:`EXCLUDED` for None: no boxed result on the hot path. Loops by
     index, which the compiled core (:mod:`policies.framework.compiled`) runs on native floats."""
     total = 0.0
@@ -84,7 +88,7 @@ def needs(inc: Vector) -> tuple[int, ...]:
     return tuple(r for r, i in enumerate(inc) if i > 0)
 
 
-def opens(head: Sequence[float], used: tuple[int, ...], hard_incs: Sequence[tuple[int, float]] = ()) -> bool:
+def opens(head: Head, used: tuple[int, ...], hard_incs: Sequence[tuple[int, float]] = ()) -> bool:
     """Whether Eq. 1 lets a worker with headroom ``head`` take a task that uses ``used``, with
     these increments on hard resources (:func:`score` is None exactly when this is False)."""
     return all(head[r] > 0 for r in used) and all(i <= head[r] + 1e-9 for r, i in hard_incs)
@@ -93,7 +97,7 @@ def opens(head: Sequence[float], used: tuple[int, ...], hard_incs: Sequence[tupl
 Uses = tuple[int, ...]  # the resources a task uses (:func:`needs`)
 
 
-def _open_to(heads: Mapping[W, Sequence[float]], used: Uses, over: Mapping[W, Sequence[float]] | None = None
+def _open_to(heads: Mapping[W, Head], used: Uses, over: Mapping[W, Head] | None = None
              ) -> list[W]:
     """The workers of ``heads`` open to ``used``, read through ``over`` (a batch's commits) if given."""
     if over is None:
@@ -101,8 +105,8 @@ def _open_to(heads: Mapping[W, Sequence[float]], used: Uses, over: Mapping[W, Se
     return [w for w, d in heads.items() if opens(over.get(w) or d, used)]
 
 
-def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: Increment[T],
-                hard: Sequence[bool], stage_bonus: float = STAGE_BONUS,
+def stage_score(stage: Stage[T], heads: Mapping[W, Head], increment: Increment[T],
+                hard: Hard, stage_bonus: float = STAGE_BONUS,
                 opened: dict[Uses, list[W]] | None = None, uses: Collection[Uses] = ()) -> Plan[T, W]:
     """Alg. 1 StageScore on a copy of the headrooms: each task to its best worker in turn
     (ties: first worker in ``heads`` order); mean F plus the bonus if every task placed.
@@ -115,7 +119,7 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
     the rest of the stage cannot place and is not scored one task at a time. Workers that share
     one headroom object (the caller may share one among workers with equal headrooms, as
     idle workers have) are scored once per task."""
-    local: dict[W, Sequence[float]] = {}  # the workers this plan has used, with its tentative load
+    local: dict[W, Head] = {}  # the workers this plan has used, with its tentative load
     candidates: dict[Uses, list[W]] = {}
     shared: dict[Uses, list[W]] = {} if opened is None else opened
     plan: Plan[T, W] = Plan(stage, 0.0)
@@ -140,7 +144,7 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Sequence[float]], increment: 
 
 
 def _candidates(used: Uses, candidates: dict[Uses, list[W]], shared: dict[Uses, list[W]],
-                heads: Mapping[W, Sequence[float]], local: Mapping[W, Sequence[float]]) -> list[W]:
+                heads: Mapping[W, Head], local: Mapping[W, Head]) -> list[W]:
     """A plan's workers open to ``used``: those open in ``heads`` (kept in ``shared``) that its
     tentative load (``local``) left open, kept in ``candidates`` for the plan to trim."""
     ws = candidates.get(used)
@@ -152,8 +156,8 @@ def _candidates(used: Uses, candidates: dict[Uses, list[W]], shared: dict[Uses, 
     return ws
 
 
-def _best_worker(workers: list[W], local: dict[W, Sequence[float]], heads: Mapping[W, Sequence[float]],
-                 inc: Vector, hard: Sequence[bool]) -> tuple[float, W] | None:
+def _best_worker(workers: list[W], local: dict[W, Head], heads: Mapping[W, Head],
+                 inc: Vector, hard: Hard) -> tuple[float, W] | None:
     """The first of ``workers`` with the highest F for a task, and that F. A worker whose headroom
     object was already scored for it would score the same, so it is not chosen and not scored."""
     best = EXCLUDED
@@ -170,8 +174,8 @@ def _best_worker(workers: list[W], local: dict[W, Sequence[float]], heads: Mappi
     return None if chosen is None else (best, chosen)
 
 
-def _commit_pairs(pairs: Sequence[tuple[W, Vector]], live: dict[W, Sequence[float]],
-                  opened: dict[Uses, list[W]], heads: Mapping[W, Sequence[float]]) -> set[W]:
+def _commit_pairs(pairs: Sequence[tuple[W, Vector]], live: dict[W, Head],
+                  opened: dict[Uses, list[W]], heads: Mapping[W, Head]) -> set[W]:
     """Commit a plan's (worker, increment) ``pairs`` to the live headrooms (``live``, falling back
     on ``heads`` for a worker it lacks) and drop the workers it closed from ``opened``; returns the
     workers it used (the plans that chose one of them may have changed). A list is rebuilt only
@@ -187,7 +191,7 @@ def _commit_pairs(pairs: Sequence[tuple[W, Vector]], live: dict[W, Sequence[floa
     return used
 
 
-def _none_open(heads: Mapping[W, Sequence[float]], live: Mapping[W, Sequence[float]],
+def _none_open(heads: Mapping[W, Head], live: Mapping[W, Head],
                opened: dict[Uses, list[W]], uses: Collection[Uses]) -> bool:
     """Whether no worker is open to any set of resources in ``uses`` (all the tasks use, if
     known): then every plan left would place nothing, so a batch ends without rescoring them
@@ -195,7 +199,7 @@ def _none_open(heads: Mapping[W, Sequence[float]], live: Mapping[W, Sequence[flo
     return bool(uses) and not any(_open_list(heads, live, opened, used) for used in uses)
 
 
-def _open_list(heads: Mapping[W, Sequence[float]], live: Mapping[W, Sequence[float]],
+def _open_list(heads: Mapping[W, Head], live: Mapping[W, Head],
                opened: dict[Uses, list[W]], used: Uses) -> list[W]:
     """The workers open to ``used``, from ``opened`` (found by a scan of ``heads`` as the batch's
     commits ``live`` left them, and kept there, if missing)."""
@@ -210,8 +214,8 @@ def _opened_copy(opened: Mapping[Uses, Sequence[W]] | None) -> dict[Uses, list[W
     return {used: list(ws) for used, ws in (opened or {}).items()}
 
 
-def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
-                increment: Increment[T], hard: Sequence[bool],
+def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Head],
+                increment: Increment[T], hard: Hard,
                 stage_bonus: float = STAGE_BONUS, uses: Collection[Uses] = (),
                 opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
     """One scheduling round: repeat Alg. 1 (score every stage, commit the best plan,
@@ -248,8 +252,8 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
     return placed
 
 
-def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
-                 increment: Increment[T], hard: Sequence[bool], uses: Collection[Uses] = (),
+def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Head],
+                 increment: Increment[T], hard: Hard, uses: Collection[Uses] = (),
                  opened: Mapping[Uses, Sequence[W]] | None = None, fronts: Fronts[T] | None = None
                  ) -> list[tuple[T, W]]:
     """:func:`place_batch` of every task of ``stages`` as a stage of its own, with its stage's
@@ -274,7 +278,7 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Sequence[float]],
         return []
     # the headrooms of the workers this batch committed to, read before ``heads``: a batch copies
     # none of the others
-    live: dict[W, Sequence[float]] = {}
+    live: dict[W, Head] = {}
     open_to = _opened_copy(opened)
     commits: dict[W, int] = {}  # per worker that has taken some: the commits it took in this batch
     kept = (Fronts[T]() if fronts is None else fronts).of(stages, increment, hard)
@@ -315,7 +319,7 @@ UNSCORED = -1  # a heap entry's commits-when-scored for a bound not yet scored
 STAGE = -1  # a stage's bound's rank: ahead of its tasks' (a task's bound is at most its stage's)
 
 
-def _largest(heads: Mapping[W, Sequence[float]]) -> list[float]:
+def _largest(heads: Mapping[W, Head]) -> list[float]:
     """The largest headroom per resource over ``heads`` (some), by index: compiled, a loop on
     native floats, where ``max`` over ``zip`` compares boxed ones generically."""
     top: list[float] = []
