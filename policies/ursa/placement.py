@@ -12,9 +12,9 @@ collector runs (the simulator runs it seldom), doubling the peak memory of a run
 """
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from heapq import heapify, heappop, heappush
 from typing import Final, Generic, TypeVar
 
 from policies.ursa.dominance import Fronts
@@ -97,7 +97,7 @@ def opens(head: Head, used: tuple[int, ...], hard_incs: Sequence[tuple[int, floa
 Uses = tuple[int, ...]  # the resources a task uses (:func:`needs`)
 
 
-def _open_to(heads: Mapping[W, Head], used: Uses, over: Mapping[W, Head] | None = None
+def _open_to(heads: dict[W, Head], used: Uses, over: dict[W, Head] | None = None
              ) -> list[W]:
     """The workers of ``heads`` open to ``used``, read through ``over`` (a batch's commits) if given."""
     if over is None:
@@ -105,7 +105,7 @@ def _open_to(heads: Mapping[W, Head], used: Uses, over: Mapping[W, Head] | None 
     return [w for w, d in heads.items() if opens(over.get(w) or d, used)]
 
 
-def stage_score(stage: Stage[T], heads: Mapping[W, Head], increment: Increment[T],
+def stage_score(stage: Stage[T], heads: dict[W, Head], increment: Increment[T],
                 hard: Hard, stage_bonus: float = STAGE_BONUS,
                 opened: dict[Uses, list[W]] | None = None, uses: Collection[Uses] = ()) -> Plan[T, W]:
     """Alg. 1 StageScore on a copy of the headrooms: each task to its best worker in turn
@@ -144,7 +144,7 @@ def stage_score(stage: Stage[T], heads: Mapping[W, Head], increment: Increment[T
 
 
 def _candidates(used: Uses, candidates: dict[Uses, list[W]], shared: dict[Uses, list[W]],
-                heads: Mapping[W, Head], local: Mapping[W, Head]) -> list[W]:
+                heads: dict[W, Head], local: dict[W, Head]) -> list[W]:
     """A plan's workers open to ``used``: those open in ``heads`` (kept in ``shared``) that its
     tentative load (``local``) left open, kept in ``candidates`` for the plan to trim."""
     ws = candidates.get(used)
@@ -156,42 +156,56 @@ def _candidates(used: Uses, candidates: dict[Uses, list[W]], shared: dict[Uses, 
     return ws
 
 
-def _best_worker(workers: list[W], local: dict[W, Head], heads: Mapping[W, Head],
+def _best_worker(workers: list[W], local: dict[W, Head], heads: dict[W, Head],
                  inc: Vector, hard: Hard) -> tuple[float, W] | None:
     """The first of ``workers`` with the highest F for a task, and that F. A worker whose headroom
     object was already scored for it would score the same, so it is not chosen and not scored."""
     best = EXCLUDED
     chosen: W | None = None
-    scored: set[int] = set()
+    scored: list[Head] = []  # few objects (many workers share one): a scan by identity beats hashing ids
     for w in workers:
-        head = local.get(w) or heads[w]
-        if id(head) in scored:
+        head = heads[w]
+        if local:
+            head = local.get(w) or head
+        if _among(head, scored):
             continue
-        scored.add(id(head))
+        scored.append(head)
         f = _score(head, inc, hard)
         if f > best:
             best, chosen = f, w
     return None if chosen is None else (best, chosen)
 
 
+def _among(head: Head, heads: list[Head]) -> bool:
+    """Whether ``head`` is one of ``heads`` (the object, not an equal one)."""
+    for h in heads:
+        if h is head:
+            return True
+    return False
+
+
 def _commit_pairs(pairs: Sequence[tuple[W, Vector]], live: dict[W, Head],
-                  opened: dict[Uses, list[W]], heads: Mapping[W, Head]) -> set[W]:
+                  opened: dict[Uses, list[W]], heads: dict[W, Head]) -> set[W]:
     """Commit a plan's (worker, increment) ``pairs`` to the live headrooms (``live``, falling back
     on ``heads`` for a worker it lacks) and drop the workers it closed from ``opened``; returns the
-    workers it used (the plans that chose one of them may have changed). A list is rebuilt only
-    if it lost a worker: most commits close none."""
+    workers it used (the plans that chose one of them may have changed)."""
     used: set[W] = set()
     for w, inc in pairs:
-        live[w] = [max(0.0, d - i) for d, i in zip(live.get(w) or heads[w], inc)]
+        _commit_to(w, inc, live, opened, heads)
         used.add(w)
-    for n, ws in opened.items():
-        closed = {w for w in used if not opens(live[w], n)}
-        if closed:
-            opened[n] = [w for w in ws if w not in closed]
     return used
 
 
-def _none_open(heads: Mapping[W, Head], live: Mapping[W, Head],
+def _commit_to(worker: W, inc: Vector, live: dict[W, Head], opened: dict[Uses, list[W]], heads: dict[W, Head]
+               ) -> None:
+    """:func:`_commit_pairs` of one pair (a worker once closed to a set of resources stays closed)."""
+    head = live[worker] = [max(0.0, d - i) for d, i in zip(live.get(worker) or heads[worker], inc)]
+    for n, ws in opened.items():
+        if not opens(head, n) and worker in ws:
+            ws.remove(worker)
+
+
+def _none_open(heads: dict[W, Head], live: dict[W, Head],
                opened: dict[Uses, list[W]], uses: Collection[Uses]) -> bool:
     """Whether no worker is open to any set of resources in ``uses`` (all the tasks use, if
     known): then every plan left would place nothing, so a batch ends without rescoring them
@@ -199,7 +213,7 @@ def _none_open(heads: Mapping[W, Head], live: Mapping[W, Head],
     return bool(uses) and not any(_open_list(heads, live, opened, used) for used in uses)
 
 
-def _open_list(heads: Mapping[W, Head], live: Mapping[W, Head],
+def _open_list(heads: dict[W, Head], live: dict[W, Head],
                opened: dict[Uses, list[W]], used: Uses) -> list[W]:
     """The workers open to ``used``, from ``opened`` (found by a scan of ``heads`` as the batch's
     commits ``live`` left them, and kept there, if missing)."""
@@ -214,7 +228,7 @@ def _opened_copy(opened: Mapping[Uses, Sequence[W]] | None) -> dict[Uses, list[W
     return {used: list(ws) for used, ws in (opened or {}).items()}
 
 
-def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Head],
+def place_batch(stages: Sequence[Stage[T]], heads: dict[W, Head],
                 increment: Increment[T], hard: Hard,
                 stage_bonus: float = STAGE_BONUS, uses: Collection[Uses] = (),
                 opened: Mapping[Uses, Sequence[W]] | None = None) -> list[tuple[T, W]]:
@@ -252,7 +266,7 @@ def place_batch(stages: Sequence[Stage[T]], heads: Mapping[W, Head],
     return placed
 
 
-def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Head],
+def place_singly(stages: Sequence[Stage[T]], heads: dict[W, Head],
                  increment: Increment[T], hard: Hard, uses: Collection[Uses] = (),
                  opened: Mapping[Uses, Sequence[W]] | None = None, fronts: Fronts[T] | None = None
                  ) -> list[tuple[T, W]]:
@@ -289,28 +303,28 @@ def place_singly(stages: Sequence[Stage[T]], heads: Mapping[W, Head],
     heap: list[tuple[float, int, int, int, T | None, W | None]] = [
         (-(_ceiling(top, front.peak()) + bonus[k]), k, STAGE, UNSCORED, None, None)
         for k, front in enumerate(kept) if front.members]
-    heapq.heapify(heap)  # the order is total: (input order, rank) is unique per entry
+    heapify(heap)  # the order is total: (input order, rank) is unique per entry
     placed: list[tuple[T, W]] = []
     while heap:
-        _, k, _, seen, task, worker = heapq.heappop(heap)
+        _, k, _, seen, task, worker = heappop(heap)
         if task is None:  # a stage's bound: its front's tasks enter by theirs
             bounded = kept[k].members
         elif worker is None or seen != commits.get(worker, 0):
             inc = kept[k].increment(task)
             best = _best_worker(_open_list(heads, live, open_to, needs(inc)), live, heads, inc, hard)
             if best is not None:  # else it cannot place in this batch, nor can what it dominates
-                heapq.heappush(heap, (-(best[0] + bonus[k]), k, kept[k].rank(task),
+                heappush(heap, (-(best[0] + bonus[k]), k, kept[k].rank(task),
                                       commits.get(best[1], 0), task, best[1]))
             continue
         else:
-            for w in _commit_pairs([(worker, kept[k].increment(task))], live, open_to, heads):
-                commits[w] = commits.get(w, 0) + 1
+            _commit_to(worker, kept[k].increment(task), live, open_to, heads)
+            commits[worker] = commits.get(worker, 0) + 1
             placed.append((task, worker))
             bounded = kept[k].place(task)  # the tasks that join the front
             if _none_open(heads, live, open_to, uses):
                 break
         for j in bounded:
-            heapq.heappush(heap, (-(_ceiling(top, kept[k].increment(j)) + bonus[k]), k, kept[k].rank(j),
+            heappush(heap, (-(_ceiling(top, kept[k].increment(j)) + bonus[k]), k, kept[k].rank(j),
                                   UNSCORED, j, None))
     return placed
 
@@ -319,7 +333,7 @@ UNSCORED = -1  # a heap entry's commits-when-scored for a bound not yet scored
 STAGE = -1  # a stage's bound's rank: ahead of its tasks' (a task's bound is at most its stage's)
 
 
-def _largest(heads: Mapping[W, Head]) -> list[float]:
+def _largest(heads: dict[W, Head]) -> list[float]:
     """The largest headroom per resource over ``heads`` (some), by index: compiled, a loop on
     native floats, where ``max`` over ``zip`` compares boxed ones generically."""
     top: list[float] = []

@@ -29,6 +29,7 @@ paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -77,12 +78,12 @@ class Table:
     (memory) versus time-like, what decides where the unplaced tasks can go (``_kind``), and
     the baselines' free room, which their passes reserve in as they place."""
 
-    heads: Mapping[int, list[float]]
+    heads: dict[int, list[float]]
     hard: tuple[bool, ...]
     capacity: Vector
     kinds: frozenset[Kind]
     room: FreeRoom | None = None
-    opened: Mapping[Uses, set[int]] = field(default_factory=dict)  # Algorithm 1: the workers open to each
+    opened: Mapping[Uses, list[int]] = field(default_factory=dict)  # Algorithm 1: the workers open to each, sorted
     fronts: Fronts[TaskKey] = field(default_factory=Fronts)  # per task: each stage's undominated tasks, kept
 
 
@@ -158,7 +159,7 @@ class UrsaScheduler:
         # stale (``_dirty``) when a pass reads them, and per set of used resources the workers open to it
         self._heads: dict[int, list[float]] = dict.fromkeys(range(spec.n_nodes), [])
         self._dirty: set[int] = set(range(spec.n_nodes)) if planner.by_headroom else set()
-        self._open: dict[Uses, set[int]] = {}
+        self._open: dict[Uses, list[int]] = {}  # sorted: a pass's planner copies them as they are
         self._head_values: dict[Vector, list[float]] = {}  # one object per headroom value (_shared_head)
         self.room = None if planner.rate is None else \
             FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
@@ -361,7 +362,7 @@ class UrsaScheduler:
         kinds = frozenset(self.kinds)
         for used, _ in kinds:
             if used not in self._open:
-                self._open[used] = {w for w, head in self._heads.items() if opens(head, used)}
+                self._open[used] = [w for w, head in self._heads.items() if opens(head, used)]
         return Table(self._heads, self.hard, self.capacity, kinds, opened=self._open, fronts=self._fronts)
 
     def _stale(self, worker: int) -> None:
@@ -379,10 +380,13 @@ class UrsaScheduler:
             f = sub(f, self.believed(k))
         head = self._heads[w] = self._shared_head([self._headroom(w, i, f) for i in range(len(self.capacity))])
         for used, ws in self._open.items():
-            if opens(head, used):
-                ws.add(w)
-            else:
-                ws.discard(w)
+            at = bisect_left(ws, w)
+            there = at < len(ws) and ws[at] == w
+            if opens(head, used) != there:
+                if there:
+                    del ws[at]
+                else:
+                    ws.insert(at, w)
 
     def _shared_head(self, head: list[float]) -> list[float]:
         """One object per headroom value, which Algorithm 1 scores once per task (idle workers
@@ -464,7 +468,7 @@ def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Incremen
 
 def _opened(table: Table) -> dict[Uses, list[int]]:
     """The workers open to each set of resources the unplaced tasks use, in worker order."""
-    return {used: sorted(table.opened[used]) for used in _uses(table)}
+    return {used: table.opened[used] for used in _uses(table)}
 
 
 def _uses(table: Table) -> set[tuple[int, ...]]:
