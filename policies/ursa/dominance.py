@@ -60,6 +60,7 @@ class Front(Generic[T]):
         self._hard = hard
         self._incs = {t: increment(t) for t in tasks}
         self._rank = {t: r for r, t in enumerate(tasks)}
+        self._holes = 0  # tasks deleted from _rank since it was built: iterating a dict visits them
         self._under: dict[T, list[T]] = {}
         for t in tasks:
             self._file(t)
@@ -78,6 +79,8 @@ class Front(Generic[T]):
         """The unplaced tasks, in input order: the ranks keep them (a placed task loses its rank),
         so a placement costs no copy of the stage, only the next look does."""
         if self._tasks is None:
+            if self._holes > len(self._rank):  # a copy leaves the holes out
+                self._rank, self._holes = dict(self._rank), 0
             self._tasks = tuple(self._rank)
         return self._tasks
 
@@ -106,6 +109,7 @@ class Front(Generic[T]):
         del self.members[at], self._ranks[at], self._member_incs[at]
         self._tasks = self._peak = None
         del self._incs[task], self._rank[task]
+        self._holes += 1
         return [t for t in sorted(self._under.pop(task, ()), key=self._rank.__getitem__) if self._file(t)]
 
     def _file(self, task: T) -> bool:

@@ -152,6 +152,7 @@ class UrsaScheduler:
         # order) and as the tuple a pass reads, built from them after a placement
         self._sorted: dict[int, dict[TaskKey, None]] = {}
         self._todo: dict[int, tuple[TaskKey, ...]] = {}
+        self._holes: dict[int, int] = {}  # per job: keys deleted since the dict was built (iterating visits them)
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
         self._apt: list[list[float] | None] = [None] * spec.n_nodes
@@ -247,8 +248,8 @@ class UrsaScheduler:
         if view.job(ev.job_id).n_tasks == self._done.setdefault(ev.job_id, 0) + 1:
             for store in (self.jobs, self.unplaced, self.left, self._done, self.reserved):
                 del store[ev.job_id]
-            self._todo.pop(ev.job_id, None)
-            self._sorted.pop(ev.job_id, None)
+            for cache in (self._todo, self._sorted, self._holes):
+                cache.pop(ev.job_id, None)
         else:
             self._done[ev.job_id] += 1
         return self._wake(ev.time)
@@ -319,6 +320,9 @@ class UrsaScheduler:
             keys = self._sorted.get(jid)
             if keys is None:
                 keys = self._sorted[jid] = dict.fromkeys([(jid, t) for t in sorted(self.unplaced[jid])])
+            elif self._holes.get(jid, 0) > len(keys):  # a copy leaves the deleted keys' holes out
+                keys = self._sorted[jid] = dict(keys)
+                self._holes[jid] = 0
             todo = self._todo[jid] = tuple(keys)
         return todo
 
@@ -326,11 +330,13 @@ class UrsaScheduler:
         """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them, each by a
         deletion (Algorithm 1 places a job's tasks mostly from its first ones, per task the largest
         first), and the tuple is built again at C level when a pass next reads it, of the same
-        key objects (a loop over the keys in the compiled core would box each one anew)."""
+        key objects (a loop over the keys in the compiled core would box each one anew), from a
+        copy of the dict once it has more holes than keys."""
         left = self._sorted.get(jid)
         if left is not None:
             for key in keys:
                 del left[key]
+            self._holes[jid] = self._holes.get(jid, 0) + len(keys)
             self._todo.pop(jid, None)
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
