@@ -441,16 +441,20 @@ class UrsaScheduler:
         return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def _fill(self, node: int, view: ClusterView) -> list[Decision]:
-        """Start queued monotasks in MO order while they fit (a later one may pass a blocked one)."""
+        """Start queued monotasks in MO order while they fit (a later one may pass a blocked one).
+        Most calls find an empty queue (nothing to read) or a single task (nothing to sort)."""
+        queue = self.queued[node]
+        if not queue:
+            return []
         free = view.free_capacity(node) or self.capacity
         free_slots = list(view.free_slot_ids(node))
         out: list[Decision] = []
-        for key in sorted(self.queued[node], key=self._mo_key):
+        for key in sorted(queue, key=self._mo_key) if len(queue) > 1 else list(queue):
             if not free_slots:
                 break
             if fits(self.demand(key), free):
                 free = sub(free, self.demand(key))
-                out.append(Run(node, free_slots.pop(0), self.queued[node].pop(key)))
+                out.append(Run(node, free_slots.pop(0), queue.pop(key)))
         return out
 
     def _mo_key(self, key: TaskKey) -> tuple[float, ...]:
