@@ -60,7 +60,9 @@ class Front(Generic[T]):
         self._hard = hard
         self._incs = {t: increment(t) for t in tasks}
         self._rank = {t: r for r, t in enumerate(tasks)}
-        self._holes = 0  # tasks deleted from _rank since it was built: iterating a dict visits them
+        # the unplaced tasks and their ranks, in input order: a placement deletes one of each by a
+        # bisection, and the tuple is built from them when next looked at
+        self._left, self._left_ranks = list(tasks), list(range(len(tasks)))
         self._under: dict[T, list[T]] = {}
         for t in tasks:
             self._file(t)
@@ -76,12 +78,10 @@ class Front(Generic[T]):
 
     @property
     def tasks(self) -> tuple[T, ...]:
-        """The unplaced tasks, in input order: the ranks keep them (a placed task loses its rank),
-        so a placement costs no copy of the stage, only the next look does."""
+        """The unplaced tasks, in input order: a placement costs no copy of the stage, only the
+        next look does (a list's copy, which iterating a dict that lost keys would not be)."""
         if self._tasks is None:
-            if self._holes > len(self._rank):  # a copy leaves the holes out
-                self._rank, self._holes = dict(self._rank), 0
-            self._tasks = tuple(self._rank)
+            self._tasks = tuple(self._left)
         return self._tasks
 
     def matches(self, tasks: tuple[T, ...]) -> bool:
@@ -105,11 +105,13 @@ class Front(Generic[T]):
 
     def place(self, task: T) -> list[T]:
         """``task``, a member, was placed: returns the tasks that become members, in input order."""
-        at = bisect_left(self._ranks, self._rank[task])
+        rank = self._rank[task]
+        at = bisect_left(self._ranks, rank)
         del self.members[at], self._ranks[at], self._member_incs[at]
+        at = bisect_left(self._left_ranks, rank)
+        del self._left[at], self._left_ranks[at]
         self._tasks = self._peak = None
         del self._incs[task], self._rank[task]
-        self._holes += 1
         return [t for t in sorted(self._under.pop(task, ()), key=self._rank.__getitem__) if self._file(t)]
 
     def _file(self, task: T) -> bool:

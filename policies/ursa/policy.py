@@ -148,11 +148,10 @@ class UrsaScheduler:
         # what decides where an unplaced task can go (few distinct values), counted: a pass is run
         # only when some worker can take one of them
         self.kinds: dict[Kind, int] = {}
-        # per job: its unplaced tasks, sorted, as the keys of a dict (a placed one is deleted, in any
-        # order) and as the tuple a pass reads, built from them after a placement
-        self._sorted: dict[int, dict[TaskKey, None]] = {}
+        # per job: its unplaced tasks, sorted, as a list (a placed one is deleted where a bisection finds
+        # it) and as the tuple a pass reads, copied from it after a placement
+        self._sorted: dict[int, list[TaskKey]] = {}
         self._todo: dict[int, tuple[TaskKey, ...]] = {}
-        self._holes: dict[int, int] = {}  # per job: keys deleted since the dict was built (iterating visits them)
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
         self._apt: list[list[float] | None] = [None] * spec.n_nodes
@@ -248,8 +247,8 @@ class UrsaScheduler:
         if view.job(ev.job_id).n_tasks == self._done.setdefault(ev.job_id, 0) + 1:
             for store in (self.jobs, self.unplaced, self.left, self._done, self.reserved):
                 del store[ev.job_id]
-            for cache in (self._todo, self._sorted, self._holes):
-                cache.pop(ev.job_id, None)
+            self._todo.pop(ev.job_id, None)
+            self._sorted.pop(ev.job_id, None)
         else:
             self._done[ev.job_id] += 1
         return self._wake(ev.time)
@@ -319,24 +318,19 @@ class UrsaScheduler:
         if todo is None:
             keys = self._sorted.get(jid)
             if keys is None:
-                keys = self._sorted[jid] = dict.fromkeys([(jid, t) for t in sorted(self.unplaced[jid])])
-            elif self._holes.get(jid, 0) > len(keys):  # a copy leaves the deleted keys' holes out
-                keys = self._sorted[jid] = dict(keys)
-                self._holes[jid] = 0
+                keys = self._sorted[jid] = [(jid, t) for t in sorted(self.unplaced[jid])]
             todo = self._todo[jid] = tuple(keys)
         return todo
 
     def _drop_placed(self, jid: int, keys: Sequence[TaskKey]) -> None:
-        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them, each by a
-        deletion (Algorithm 1 places a job's tasks mostly from its first ones, per task the largest
-        first), and the tuple is built again at C level when a pass next reads it, of the same
-        key objects (a loop over the keys in the compiled core would box each one anew), from a
-        copy of the dict once it has more holes than keys."""
+        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them, each found by
+        a bisection, and the tuple is copied from the list when a pass next reads it, at C level and
+        of the same key objects (a loop over the keys in the compiled core would box each one
+        anew; a dict that lost keys, as this was, would visit their holes)."""
         left = self._sorted.get(jid)
         if left is not None:
             for key in keys:
-                del left[key]
-            self._holes[jid] = self._holes.get(jid, 0) + len(keys)
+                del left[bisect_left(left, key)]
             self._todo.pop(jid, None)
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
