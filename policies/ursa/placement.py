@@ -335,9 +335,14 @@ STAGE = -1  # a stage's bound's rank: ahead of its tasks' (a task's bound is at 
 
 def _largest(heads: dict[W, Head]) -> list[float]:
     """The largest headroom per resource over ``heads`` (some), by index: compiled, a loop on
-    native floats, where ``max`` over ``zip`` compares boxed ones generically."""
+    native floats, where ``max`` over ``zip`` compares boxed ones generically. Workers that share
+    one headroom object (few values: an idle core's headroom is 1) are read once."""
     top: list[float] = []
+    seen: list[Head] = []
     for head in heads.values():
+        if _among(head, seen):
+            continue
+        seen.append(head)
         if not top:
             top = [d for d in head]
         for r in range(len(top)):
