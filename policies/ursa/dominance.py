@@ -13,6 +13,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from policies.common.vectors import ceiling
+
 if TYPE_CHECKING:
     from policies.ursa.placement import Stage
 
@@ -29,17 +31,6 @@ def dominates(a: Vector, b: Vector, hard: tuple[bool, ...]) -> bool:
         if (x != y) if hard[r] else (x < y or (x > 0) != (y > 0)):
             return False
     return True
-
-
-def _largest(incs: list[Vector]) -> Vector:
-    """The largest of ``incs`` (some) per resource, by index: compiled, a loop on native floats,
-    where ``max`` over ``zip`` compares boxed ones generically."""
-    top = list(incs[0])
-    for inc in incs:
-        for r in range(len(top)):
-            if inc[r] > top[r]:
-                top[r] = inc[r]
-    return tuple(top)
 
 
 class Front(Generic[T]):
@@ -73,7 +64,7 @@ class Front(Generic[T]):
         is at most the bound on these (:func:`policies.ursa.placement._ceiling`). Kept until
         the members change."""
         if self._peak is None:
-            self._peak = _largest(self._member_incs)
+            self._peak = ceiling(self._member_incs, len(self._member_incs[0]))  # increments are never negative
         return self._peak
 
     @property

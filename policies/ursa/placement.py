@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from heapq import heapify, heappop, heappush
 from typing import Final, Generic, TypeVar
 
+from policies.common.vectors import ceiling
 from policies.ursa.dominance import Fronts
 
 Vector = tuple[float, ...]
@@ -81,8 +82,6 @@ class Plan(Generic[T, W]):
         self.pairs: list[tuple[T, W]] = []
 
 
-
-
 def needs(inc: Vector) -> tuple[int, ...]:
     """The resources a task uses: a worker without headroom on one of them is excluded."""
     return tuple(r for r, i in enumerate(inc) if i > 0)
@@ -97,8 +96,7 @@ def opens(head: Head, used: tuple[int, ...], hard_incs: Sequence[tuple[int, floa
 Uses = tuple[int, ...]  # the resources a task uses (:func:`needs`)
 
 
-def _open_to(heads: dict[W, Head], used: Uses, over: dict[W, Head] | None = None
-             ) -> list[W]:
+def _open_to(heads: dict[W, Head], used: Uses, over: dict[W, Head] | None = None) -> list[W]:
     """The workers of ``heads`` open to ``used``, read through ``over`` (a batch's commits) if given."""
     if over is None:
         return [w for w, d in heads.items() if opens(d, used)]
@@ -314,7 +312,7 @@ def place_singly(stages: Sequence[Stage[T]], heads: dict[W, Head],
             best = _best_worker(_open_list(heads, live, open_to, needs(inc)), live, heads, inc, hard)
             if best is not None:  # else it cannot place in this batch, nor can what it dominates
                 heappush(heap, (-(best[0] + bonus[k]), k, kept[k].rank(task),
-                                      commits.get(best[1], 0), task, best[1]))
+                                commits.get(best[1], 0), task, best[1]))
             continue
         else:
             _commit_to(worker, kept[k].increment(task), live, open_to, heads)
@@ -325,7 +323,7 @@ def place_singly(stages: Sequence[Stage[T]], heads: dict[W, Head],
                 break
         for j in bounded:
             heappush(heap, (-(_ceiling(top, kept[k].increment(j)) + bonus[k]), k, kept[k].rank(j),
-                                  UNSCORED, j, None))
+                            UNSCORED, j, None))
     return placed
 
 
@@ -333,26 +331,17 @@ UNSCORED = -1  # a heap entry's commits-when-scored for a bound not yet scored
 STAGE = -1  # a stage's bound's rank: ahead of its tasks' (a task's bound is at most its stage's)
 
 
-def _largest(heads: dict[W, Head]) -> list[float]:
-    """The largest headroom per resource over ``heads`` (some), by index: compiled, a loop on
-    native floats, where ``max`` over ``zip`` compares boxed ones generically. Workers that share
-    one headroom object (few values: an idle core's headroom is 1) are read once."""
-    top: list[float] = []
-    seen: list[Head] = []
+def _largest(heads: dict[W, Head]) -> Vector:
+    """The largest headroom per resource over ``heads`` (some; headrooms are never negative),
+    reading each shared headroom object once (few values: an idle core's headroom is 1)."""
+    distinct: list[Head] = []
     for head in heads.values():
-        if _among(head, seen):
-            continue
-        seen.append(head)
-        if not top:
-            top = [d for d in head]
-        for r in range(len(top)):
-            d = head[r]
-            if d > top[r]:
-                top[r] = d
-    return top
+        if not _among(head, distinct):
+            distinct.append(head)
+    return ceiling(distinct, len(distinct[0]))
 
 
-def _ceiling(top: list[float], inc: Vector) -> float:
+def _ceiling(top: Vector, inc: Vector) -> float:
     """No worker scores a task above its F on a worker with the batch's largest headroom on every
     resource (``top``; F is non-decreasing in every D_r), summed as :func:`score` sums so that no
     rounding puts it below a true F."""
