@@ -13,6 +13,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from policies.common.vectors import ceiling
+
 if TYPE_CHECKING:
     from policies.ursa.placement import Stage
 
@@ -20,7 +22,7 @@ T = TypeVar("T", bound=Hashable)
 Vector = tuple[float, ...]
 
 
-def dominates(a: Vector, b: Vector, hard: Sequence[bool]) -> bool:
+def dominates(a: Vector, b: Vector, hard: tuple[bool, ...]) -> bool:
     """Whether a task with increments ``a`` scores at least what one with ``b`` does on every
     worker, excluded exactly where it is: the same resources used and hard increments, and
     time-like increments no smaller."""
@@ -39,7 +41,7 @@ class Front(Generic[T]):
     of the members from the back finds it first). Dominance is transitive, so placing a member
     can free only the tasks filed under it: those are filed again, not the whole stage."""
 
-    def __init__(self, tasks: tuple[T, ...], increment: Callable[[T], Vector], hard: Sequence[bool]) -> None:
+    def __init__(self, tasks: tuple[T, ...], increment: Callable[[T], Vector], hard: tuple[bool, ...]) -> None:
         self._tasks: tuple[T, ...] | None = tasks
         self.members: list[T] = []
         # the members' ranks and increments, in the same order: a filing bisects and scans them
@@ -49,6 +51,9 @@ class Front(Generic[T]):
         self._hard = hard
         self._incs = {t: increment(t) for t in tasks}
         self._rank = {t: r for r, t in enumerate(tasks)}
+        # the unplaced tasks and their ranks, in input order: a placement deletes one of each by a
+        # bisection, and the tuple is built from them when next looked at
+        self._left, self._left_ranks = list(tasks), list(range(len(tasks)))
         self._under: dict[T, list[T]] = {}
         for t in tasks:
             self._file(t)
@@ -59,16 +64,26 @@ class Front(Generic[T]):
         is at most the bound on these (:func:`policies.ursa.placement._ceiling`). Kept until
         the members change."""
         if self._peak is None:
-            self._peak = tuple(max(col) for col in zip(*self._member_incs))
+            self._peak = ceiling(self._member_incs, len(self._member_incs[0]))  # increments are never negative
         return self._peak
 
     @property
     def tasks(self) -> tuple[T, ...]:
-        """The unplaced tasks, in input order: the ranks keep them (a placed task loses its rank),
-        so a placement costs no copy of the stage, only the next look does."""
+        """The unplaced tasks, in input order: a placement costs no copy of the stage, only the
+        next look does (a list's copy, which iterating a dict that lost keys would not be)."""
         if self._tasks is None:
-            self._tasks = tuple(self._rank)
+            self._tasks = tuple(self._left)
         return self._tasks
+
+    def matches(self, tasks: tuple[T, ...]) -> bool:
+        """Whether ``tasks`` are the unplaced tasks, in input order. The front then keeps that
+        tuple: a caller that passes the same one again (its stage unchanged) costs no comparison."""
+        if tasks is self._tasks:
+            return True
+        if self.tasks != tasks:
+            return False
+        self._tasks = tasks
+        return True
 
     def increment(self, task: T) -> Vector:
         """An unplaced task's increments, kept (the planner reads them here: the caller's
@@ -81,8 +96,11 @@ class Front(Generic[T]):
 
     def place(self, task: T) -> list[T]:
         """``task``, a member, was placed: returns the tasks that become members, in input order."""
-        at = bisect_left(self._ranks, self._rank[task])
+        rank = self._rank[task]
+        at = bisect_left(self._ranks, rank)
         del self.members[at], self._ranks[at], self._member_incs[at]
+        at = bisect_left(self._left_ranks, rank)
+        del self._left[at], self._left_ranks[at]
         self._tasks = self._peak = None
         del self._incs[task], self._rank[task]
         return [t for t in sorted(self._under.pop(task, ()), key=self._rank.__getitem__) if self._file(t)]
@@ -110,14 +128,14 @@ class Fronts(Generic[T]):
     def __init__(self) -> None:
         self._by_stage: dict[Hashable, Front[T]] = {}
 
-    def of(self, stages: Sequence[Stage[T]], increment: Callable[[T], Vector], hard: Sequence[bool]
+    def of(self, stages: Sequence[Stage[T]], increment: Callable[[T], Vector], hard: tuple[bool, ...]
            ) -> list[Front[T]]:
         """The front of each of ``stages``; the fronts of stages no longer given are forgotten."""
         old, self._by_stage = self._by_stage, {}
         out: list[Front[T]] = []
         for stage in stages:
             front = old.get(stage.key)
-            if front is None or front.tasks != stage.tasks:
+            if front is None or not front.matches(stage.tasks):
                 front = Front(stage.tasks, increment, hard)
             self._by_stage[stage.key] = front
             out.append(front)

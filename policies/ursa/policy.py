@@ -29,6 +29,7 @@ paper's replaced-algorithm baselines Capacity (most available worker) and Tetris
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -77,12 +78,12 @@ class Table:
     (memory) versus time-like, what decides where the unplaced tasks can go (``_kind``), and
     the baselines' free room, which their passes reserve in as they place."""
 
-    heads: Mapping[int, list[float]]
+    heads: dict[int, list[float]]
     hard: tuple[bool, ...]
     capacity: Vector
     kinds: frozenset[Kind]
     room: FreeRoom | None = None
-    opened: Mapping[Uses, set[int]] = field(default_factory=dict)  # Algorithm 1: the workers open to each
+    opened: Mapping[Uses, list[int]] = field(default_factory=dict)  # Algorithm 1: the workers open to each, sorted
     fronts: Fronts[TaskKey] = field(default_factory=Fronts)  # per task: each stage's undominated tasks, kept
 
 
@@ -147,9 +148,9 @@ class UrsaScheduler:
         # what decides where an unplaced task can go (few distinct values), counted: a pass is run
         # only when some worker can take one of them
         self.kinds: dict[Kind, int] = {}
-        # per job: its unplaced tasks, sorted, as the keys of a dict (a placed one is deleted, in any
-        # order) and as the tuple a pass reads, built from them after a placement
-        self._sorted: dict[int, dict[TaskKey, None]] = {}
+        # per job: its unplaced tasks, sorted, as a list (a placed one is deleted where a bisection finds
+        # it) and as the tuple a pass reads, copied from it after a placement
+        self._sorted: dict[int, list[TaskKey]] = {}
         self._todo: dict[int, tuple[TaskKey, ...]] = {}
         # per worker, from what is assigned to it: APT per resource (None: to recompute), and for
         # the baselines the free room left by the peak reservations
@@ -158,7 +159,7 @@ class UrsaScheduler:
         # stale (``_dirty``) when a pass reads them, and per set of used resources the workers open to it
         self._heads: dict[int, list[float]] = dict.fromkeys(range(spec.n_nodes), [])
         self._dirty: set[int] = set(range(spec.n_nodes)) if planner.by_headroom else set()
-        self._open: dict[Uses, set[int]] = {}
+        self._open: dict[Uses, list[int]] = {}  # sorted: a pass's planner copies them as they are
         self._head_values: dict[Vector, list[float]] = {}  # one object per headroom value (_shared_head)
         self.room = None if planner.rate is None else \
             FreeRoom(dict.fromkeys(range(spec.n_nodes), self.capacity), self.capacity, planner.rate)
@@ -317,19 +318,19 @@ class UrsaScheduler:
         if todo is None:
             keys = self._sorted.get(jid)
             if keys is None:
-                keys = self._sorted[jid] = dict.fromkeys([(jid, t) for t in sorted(self.unplaced[jid])])
+                keys = self._sorted[jid] = [(jid, t) for t in sorted(self.unplaced[jid])]
             todo = self._todo[jid] = tuple(keys)
         return todo
 
     def _drop_placed(self, jid: int, keys: Sequence[TaskKey]) -> None:
-        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them, each by a
-        deletion (Algorithm 1 places a job's tasks mostly from its first ones, per task the largest
-        first), and the tuple is built again at C level when a pass next reads it, of the same
-        key objects (a loop over the keys in the compiled core would box each one anew)."""
+        """Tasks ``keys`` of ``jid`` were placed: its sorted unplaced tasks lose them, each found by
+        a bisection, and the tuple is copied from the list when a pass next reads it, at C level and
+        of the same key objects (a loop over the keys in the compiled core would box each one
+        anew; a dict that lost keys, as this was, would visit their holes)."""
         left = self._sorted.get(jid)
         if left is not None:
             for key in keys:
-                del left[key]
+                del left[bisect_left(left, key)]
             self._todo.pop(jid, None)
 
     def _stages(self, view: ClusterView) -> list[Stage[TaskKey]]:
@@ -361,7 +362,7 @@ class UrsaScheduler:
         kinds = frozenset(self.kinds)
         for used, _ in kinds:
             if used not in self._open:
-                self._open[used] = {w for w, head in self._heads.items() if opens(head, used)}
+                self._open[used] = [w for w, head in self._heads.items() if opens(head, used)]
         return Table(self._heads, self.hard, self.capacity, kinds, opened=self._open, fronts=self._fronts)
 
     def _stale(self, worker: int) -> None:
@@ -379,10 +380,13 @@ class UrsaScheduler:
             f = sub(f, self.believed(k))
         head = self._heads[w] = self._shared_head([self._headroom(w, i, f) for i in range(len(self.capacity))])
         for used, ws in self._open.items():
-            if opens(head, used):
-                ws.add(w)
-            else:
-                ws.discard(w)
+            at = bisect_left(ws, w)
+            there = at < len(ws) and ws[at] == w
+            if opens(head, used) != there:
+                if there:
+                    del ws[at]
+                else:
+                    ws.insert(at, w)
 
     def _shared_head(self, head: list[float]) -> list[float]:
         """One object per headroom value, which Algorithm 1 scores once per task (idle workers
@@ -431,16 +435,20 @@ class UrsaScheduler:
         return [*self._fill(ev.node, view), *self._changed(ev.time)]
 
     def _fill(self, node: int, view: ClusterView) -> list[Decision]:
-        """Start queued monotasks in MO order while they fit (a later one may pass a blocked one)."""
+        """Start queued monotasks in MO order while they fit (a later one may pass a blocked one).
+        Most calls find an empty queue (nothing to read) or a single task (nothing to sort)."""
+        queue = self.queued[node]
+        if not queue:
+            return []
         free = view.free_capacity(node) or self.capacity
         free_slots = list(view.free_slot_ids(node))
         out: list[Decision] = []
-        for key in sorted(self.queued[node], key=self._mo_key):
+        for key in sorted(queue, key=self._mo_key) if len(queue) > 1 else list(queue):
             if not free_slots:
                 break
             if fits(self.demand(key), free):
                 free = sub(free, self.demand(key))
-                out.append(Run(node, free_slots.pop(0), self.queued[node].pop(key)))
+                out.append(Run(node, free_slots.pop(0), queue.pop(key)))
         return out
 
     def _mo_key(self, key: TaskKey) -> tuple[float, ...]:
@@ -464,7 +472,7 @@ def per_task(stages: Sequence[Stage[TaskKey]], table: Table, increment: Incremen
 
 def _opened(table: Table) -> dict[Uses, list[int]]:
     """The workers open to each set of resources the unplaced tasks use, in worker order."""
-    return {used: sorted(table.opened[used]) for used in _uses(table)}
+    return {used: table.opened[used] for used in _uses(table)}
 
 
 def _uses(table: Table) -> set[tuple[int, ...]]:

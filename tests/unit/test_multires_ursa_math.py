@@ -26,17 +26,17 @@ def test_score_pairs_heavy_resource_with_light_worker():
 
 
 def test_stage_score_bonus_only_when_whole_stage_fits():
-    heads = {"w1": (1.0, 1.0, 1.0)}
+    heads = {"w1": [1.0, 1.0, 1.0]}
     inc = lambda t: (1.0, 0.0, 0.1)  # noqa: E731  one task uses a whole EPT of CPU
     whole = stage_score(Stage("s", ("a",)), heads, inc, HARD)
     partial = stage_score(Stage("s", ("a", "b")), heads, inc, HARD)
     assert whole.score == pytest.approx(1.1 + STAGE_BONUS)
     assert partial.pairs == [("a", "w1")] and partial.score == pytest.approx(1.1)
-    assert heads["w1"] == (1.0, 1.0, 1.0)  # scored on a copy
+    assert heads["w1"] == [1.0, 1.0, 1.0]  # scored on a copy
 
 
 def test_place_batch_prefers_complete_stages_and_repeats():
-    heads = {"w1": (1.0, 1.0, 1.0), "w2": (1.0, 1.0, 1.0)}
+    heads = {"w1": [1.0, 1.0, 1.0], "w2": [1.0, 1.0, 1.0]}
     inc = lambda t: (1.0, 0.0, 0.1) if t.startswith("big") else (0.5, 0.0, 0.1)  # noqa: E731
     stages = [Stage("wide", ("big1", "big2", "big3")), Stage("small", ("s1", "s2"))]
     placed = place_batch(stages, heads, inc, HARD)
@@ -47,7 +47,7 @@ def test_place_batch_prefers_complete_stages_and_repeats():
 
 
 def test_order_bonus_breaks_stage_ties_toward_older_job():
-    heads = {"w1": (1.0, 1.0, 1.0)}
+    heads = {"w1": [1.0, 1.0, 1.0]}
     inc = lambda t: (1.0, 0.0, 0.1)  # noqa: E731
     stages = [Stage("young", ("y",), ejf_bonus(0.01, 10.0, 12.0)),
               Stage("old", ("o",), ejf_bonus(0.01, 0.0, 12.0))]
@@ -165,7 +165,7 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
     import random
 
     rng = random.Random(seed)
-    heads = {w: (rng.choice([0.0, 0.0, 0.3, 1.0]), rng.choice([0.0, 0.5, 1.0]), rng.choice([0.05, 0.2, 1.0]))
+    heads = {w: [rng.choice([0.0, 0.0, 0.3, 1.0]), rng.choice([0.0, 0.5, 1.0]), rng.choice([0.05, 0.2, 1.0])]
              for w in range(rng.randint(1, 12))}
     incs = {(s, t): (rng.choice([0.0, 0.1, 0.4, 1.5]), rng.choice([0.0, 0.0, 0.3]), rng.choice([0.0, 0.1, 0.25]))
             for s in range(6) for t in range(rng.randint(1, 8))}
@@ -178,8 +178,8 @@ def test_place_batch_is_algorithm_1_rescoring_every_stage_on_every_worker(seed: 
         assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
         opened = {u: [w for w, d in heads.items() if opens(d, u)] for u in uses}
         assert place_batch(stages, heads, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses, opened=opened) == want
-        values: dict[tuple[float, ...], tuple[float, ...]] = {}  # workers with equal headrooms share one object
-        shared = {w: values.setdefault(d, d) for w, d in heads.items()}
+        values: dict[tuple[float, ...], list[float]] = {}  # workers with equal headrooms share one object
+        shared = {w: values.setdefault(tuple(d), d) for w, d in heads.items()}
         assert place_batch(stages, shared, incs.__getitem__, HARD, stage_bonus=bonus, uses=uses) == want
         singles = [Stage(t, (t,), s.order_bonus) for s in stages for t in s.tasks]  # the per-task ablation
         want = _reference_batch(singles, heads, incs.__getitem__, HARD, 0.0)
@@ -232,7 +232,7 @@ def test_place_singly_keeps_fronts_between_batches_with_the_same_placements(seed
     fronts: Fronts[tuple[int, int]] = Fronts()
     done: set[tuple[int, int]] = set()
     for _ in range(25):
-        heads = {w: (rng.choice([0.0, 0.5, 1.0]), rng.choice([0.0, 1.0]), rng.choice([0.05, 1.0])) for w in range(5)}
+        heads = {w: [rng.choice([0.0, 0.5, 1.0]), rng.choice([0.0, 1.0]), rng.choice([0.05, 1.0])] for w in range(5)}
         stages = [Stage(s, tuple(ts), 0.1 * s) for s, ts in ready.items() if ts]
         uses = {needs(incs[t]) for s in stages for t in s.tasks}
         want = place_singly(stages, heads, incs.__getitem__, HARD, uses=uses)
