@@ -212,7 +212,7 @@ def _measured(policy: str, repeat: int, live: float, sim: float) -> Measured:
     def stats(x: float) -> dict[str, dict[str, float]]:
         return {c: {"count": 4, "p50": x, "p90": 2 * x, "p99": 3 * x} for c in ("short", "long")}
 
-    plugin = None if policy == "stock" else {"placed_tasks": 9, "fallback_rounds": 1}
+    plugin = None if policy == "stock" else {"placed_tasks": 9, "late_rounds": 2, "fallback_rounds": 1}
     answers = {"correct": 3, "wrong": 1, "missing": 0, "none": 0} if repeat == 2 else None
     return Measured(policy, repeat, stats(live), stats(sim), NONE, Path(f"{policy}/live"), Path(f"{policy}/sim.csv"),
                     plugin, answers=answers)
@@ -238,9 +238,9 @@ def test_table_spread_and_json() -> None:
     assert record["runs"][0]["ratio"]["long"]["p99"] == 2.0
     assert record["runs"][0]["calibration"]["applied"]["network_delay_s"] == 0.0
     assert "over repeats:" in result.text() and "stock repeat 2: task overhead" in result.text()
-    assert "sparrow repeat 1: task overhead" in result.text() and "9 task(s) placed by the policy, 1 round(s) fell" \
-        in result.text()
-    assert record["runs"][2]["plugin"] == {"placed_tasks": 9, "fallback_rounds": 1}
+    assert "sparrow repeat 1: task overhead" in result.text() and ("9 task(s) placed by the policy, 2 round(s) waited "
+                                                                   "for a late answer, 1 round(s) fell") in result.text()
+    assert record["runs"][2]["plugin"] == {"placed_tasks": 9, "late_rounds": 2, "fallback_rounds": 1}
     assert record["runs"][0]["plugin"] is None
     assert "stock repeat 2: task overhead" in result.text() and "answers: 3 of 4 correct, 1 WRONG" in result.text()
     assert record["runs"][1]["answers"]["wrong"] == 1 and record["runs"][0]["answers"] is None
