@@ -319,11 +319,12 @@ def test_failing_policy_falls_back_with_one_warning(stock: dict[str, list], plan
     assert reason in stats["last_failure"]
 
 
+@pytest.mark.timeout(300)  # a lost re-offer stalls the job until the late limit (1 h): a hang, failed here
 def test_late_answers_hold_their_rounds_and_place_every_task(stock: dict[str, list]) -> None:
     """Rounds whose answer misses the deadline launch nothing and are offered again when it lands
     (the local backend offers only when a task ends: without that re-offer the job would stall);
     within the late limit nothing falls back and the policy places every task."""
-    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "60s"}
+    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "1h"}
     with bridge_session(PolicyHost(LateAtFirstPlanner(3)), **conf) as spark:
         assert wordcount(spark) == stock["wordcount"]
         stats = spark_inprocess.stats()

@@ -61,6 +61,8 @@ final class PolicyClient implements AutoCloseable {
     private long sentMs;
     /** Asks Spark for a new round; run once the late call finishes (by whichever thread sees it first). */
     private final AtomicReference<Runnable> reofferWhenAnswered = new AtomicReference<>();
+    /** Set by the call thread once the call in flight has its answer, before it looks for a round to re-offer. */
+    private volatile boolean callFinished;
 
     /** Why a round fell back (or, for DEADLINE, first waited); each is warned about once. */
     enum Failure { UNREACHABLE, REFUSED, DEADLINE, POLICY_ERROR, PROTOCOL }
@@ -179,10 +181,12 @@ final class PolicyClient implements AutoCloseable {
     /** The call on the call thread; once it finishes, a round left waiting for it is offered again. */
     private Future<String> submit(String body) {
         sentMs = System.currentTimeMillis();
+        callFinished = false;
         return caller.submit(() -> {
             try {
                 return transport.call(body);
             } finally {
+                callFinished = true;
                 reofferIfWaiting();
             }
         });
@@ -212,7 +216,7 @@ final class PolicyClient implements AutoCloseable {
         stats.lateRound(warn);
         if (placing) {
             reofferWhenAnswered.set(reoffer);
-            if (inflight.isDone()) {  // it finished meanwhile: the call thread may have looked already
+            if (callFinished) {  // the call thread may have looked before the set (its Future not done yet)
                 reofferIfWaiting();
             }
         }
