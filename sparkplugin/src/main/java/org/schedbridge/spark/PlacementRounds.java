@@ -231,20 +231,20 @@ final class PlacementRounds implements AutoCloseable {
      * comes once the late limit has passed.
      */
     private void offerPastTheLateLimit(Runnable revive) {
-        if (lateCheckScheduled.compareAndSet(false, true)) {
-            timer.schedule(() -> {
-                lateCheckScheduled.set(false);
-                revive.run();
-            }, lateLimitMs + 1L, TimeUnit.MILLISECONDS);
-        }
+        reviveAfter(lateCheckScheduled, lateLimitMs + 1L, revive);
     }
 
     private void reviveLater(Runnable revive) {
-        if (reviveScheduled.compareAndSet(false, true)) {
+        reviveAfter(reviveScheduled, reviveMs, revive);
+    }
+
+    /** A new round in {@code ms}, unless one is already due by {@code scheduled}. */
+    private void reviveAfter(AtomicBoolean scheduled, long ms, Runnable revive) {
+        if (scheduled.compareAndSet(false, true)) {
             timer.schedule(() -> {
-                reviveScheduled.set(false);
+                scheduled.set(false);
                 revive.run();
-            }, reviveMs, TimeUnit.MILLISECONDS);
+            }, ms, TimeUnit.MILLISECONDS);
         }
     }
 
