@@ -42,9 +42,12 @@ class PolicyClientTest {
             return replies.removeFirst();
         });
         // a generous deadline: a loaded machine (a CI run beside) can hold a 50 ms call past it
-        SparkConf conf = new SparkConf(false).set(BridgeConf.PREFIX + "endpoint", BridgeConf.INPROCESS)
-                .set(BridgeConf.PREFIX + "deadline", "10s");
-        BridgeConf bridge = BridgeConf.from(conf);
+        connect(new SparkConf(false).set(BridgeConf.PREFIX + "deadline", "10s"));
+    }
+
+    /** A client of the in-process host, with the plugin's keys of {@code conf}. */
+    private void connect(SparkConf conf) {
+        BridgeConf bridge = BridgeConf.from(conf.set(BridgeConf.PREFIX + "endpoint", BridgeConf.INPROCESS));
         stats = BridgeStats.reset(bridge.policy, bridge.endpoint);
         client = new PolicyClient("app", PolicyEndpoint.open(bridge, "app"), new ClusterMirror(), bridge, stats);
     }
@@ -79,11 +82,8 @@ class PolicyClientTest {
             }
             return replies.removeFirst();
         });
-        SparkConf conf = new SparkConf(false).set(BridgeConf.PREFIX + "endpoint", BridgeConf.INPROCESS)
-                .set(BridgeConf.PREFIX + "deadline", deadline).set(BridgeConf.PREFIX + "late.limit", lateLimit);
-        BridgeConf bridge = BridgeConf.from(conf);
-        stats = BridgeStats.reset(bridge.policy, bridge.endpoint);
-        client = new PolicyClient("app", PolicyEndpoint.open(bridge, "app"), new ClusterMirror(), bridge, stats);
+        connect(new SparkConf(false).set(BridgeConf.PREFIX + "deadline", deadline)
+                .set(BridgeConf.PREFIX + "late.limit", lateLimit));
     }
 
     private long counter(String name) {
