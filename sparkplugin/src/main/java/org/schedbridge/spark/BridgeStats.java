@@ -14,8 +14,9 @@ import org.apache.spark.scheduler.SparkListenerEvent;
 /**
  * Counters of the current scheduler, read from Python (tests, benchmark) as a JSON string, written
  * to {@code spark.schedbridge.stats.file} and summed up in the driver's log when the application
- * stops: policy rounds, rounds that waited for a late answer, fallback rounds, failed reports (calls without a slot to grant), warnings logged, rounds in which the policy held free
- * slots back while tasks were pending, rounds left to Spark's order without asking (the policy
+ * stops: policy rounds, rounds that waited for a late answer, fallback rounds, failed reports
+ * (calls without a slot to grant), warnings logged, rounds in which the policy held free slots back
+ * while tasks were pending, rounds left to Spark's order without asking (the policy
  * declared it); tasks launched by the policy's grants (or its declared Spark order), in fallback
  * rounds, and of stages left to Spark by design (barrier, custom resources); and the latencies of
  * recent policy calls and of whole policy rounds. The same counters reach Spark's metrics system
@@ -200,7 +201,8 @@ public final class BridgeStats {
 
     synchronized ObjectNode counters() {
         return JsonNodeFactory.instance.objectNode().put("policy", policy).put("endpoint", endpoint)
-                .put("policy_rounds", policyRounds).put("fallback_rounds", fallbackRounds).put("late_rounds", lateRounds)
+                .put("policy_rounds", policyRounds).put("fallback_rounds", fallbackRounds)
+                .put("late_rounds", lateRounds)
                 .put("failed_reports", failedReports)
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
@@ -241,7 +243,8 @@ public final class BridgeStats {
     /** One line for the driver's log when the application stops: who placed the tasks. */
     synchronized String summary() {
         return "schedbridge: policy " + policy + " (" + endpoint + ") placed " + placedTasks + " task(s) in "
-                + policyRounds + " round(s); " + lateRounds + " round(s) waited for a late answer; " + fallbackRounds + " round(s) fell back to Spark's own scheduling ("
+                + policyRounds + " round(s); " + lateRounds + " round(s) waited for a late answer; "
+                + fallbackRounds + " round(s) fell back to Spark's own scheduling ("
                 + fallbackTasks + " task(s)" + (lastFailure.isEmpty() ? "" : ", last: " + lastFailure) + "); "
                 + failedReports + " report(s) without a slot to grant failed; "
                 + unmanagedTasks + " task(s) of barrier or custom-resource stages left to Spark";
