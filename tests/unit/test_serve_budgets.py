@@ -123,6 +123,9 @@ def test_past_the_keys_kept_without_connections_the_first_closed_is_forgotten_at
         for app in ("app-1", "app-2", "app-3"):
             with dial(server) as s, log_in(s) as f:
                 assert "assign" in exchange(f, round_msg(app))
+            deadline = time.monotonic() + 2  # "first closed" is when the daemon saw it: wait for that
+            while server.reaper._open and time.monotonic() < deadline:
+                time.sleep(0.01)
         deadline = time.monotonic() + 2
         while len(list(server.host.cluster)) > 2 and time.monotonic() < deadline:
             time.sleep(0.02)
