@@ -116,7 +116,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         if (queue.isEmpty()) {
             if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
-                ask(newBatch(list, queue), false, revive);
+                ask(newBatch(list, queue), null);
             }
             return spark.resourceOffers(offers, all);
         }
@@ -135,10 +135,10 @@ final class PlacementRounds implements AutoCloseable {
         long start = System.nanoTime();
         OfferBatch batch = newBatch(list, queue);
         if (batch.request.get("slots").isEmpty()) {
-            reportLaunches(batch, revive);
+            reportLaunches(batch);
             return spark.resourceOffers(offers, all);
         }
-        PolicyClient.Answer answer = ask(batch, true, revive);
+        PolicyClient.Answer answer = ask(batch, revive);
         if (answer.late()) {
             offerPastTheLateLimit(revive);
             return launchNothing(offers, all, spark);
@@ -277,11 +277,11 @@ final class PlacementRounds implements AutoCloseable {
      * wait for a slot to free up) gets the round as a report: no grant is possible; its kills
      * apply. Other policies are spared the extra round trip, and its chance to miss a deadline.
      */
-    private void reportLaunches(OfferBatch batch, Runnable revive) {
+    private void reportLaunches(OfferBatch batch) {
         if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
             return;
         }
-        PolicyClient.Answer answer = ask(batch, false, revive);
+        PolicyClient.Answer answer = ask(batch, null);
         if (answer.answered()) {
             fromNodes(new Placement(answer.reply()));
         }
@@ -295,14 +295,14 @@ final class PlacementRounds implements AutoCloseable {
 
     /**
      * Sends the round with the launches not reported yet (a round not sent keeps them);
-     * {@code places} is false for a round that has no free slot to grant.
+     * {@code revive} is null for a round that has no free slot to grant (see {@link PolicyClient#round}).
      */
-    private PolicyClient.Answer ask(OfferBatch batch, boolean places, Runnable revive) {
+    private PolicyClient.Answer ask(OfferBatch batch, Runnable revive) {
         sparkOrderStages = null;  // a new answer replaces any earlier declaration
         lastRoundMs = System.currentTimeMillis();
         batch.request.set("launched", launchedReport);
         launchedReport = JsonNodeFactory.instance.arrayNode();
-        return client.round(batch.request, places, revive);
+        return client.round(batch.request, revive);
     }
 
     /** Spark sees the offers (it registers new executors) but no task set: nothing launches. */

@@ -101,13 +101,13 @@ final class PolicyClient implements AutoCloseable {
     }
 
     /**
-     * Sends {@code request} (events or snapshot added here). {@code places} is false for a call that
+     * Sends {@code request} (events or snapshot added here). {@code reoffer} asks Spark for a new
+     * offer round: a late placing round runs it when its call finishes. It is null for a call that
      * cannot grant a slot (an idle flush, a launch report): its failure is counted as a failed
-     * report, not as a round that fell back. {@code reoffer} asks Spark for a new offer round; a
-     * late placing round runs it when its call finishes.
+     * report, not as a round that fell back, and nothing is offered again when it answers late.
      */
-    Answer round(ObjectNode request, boolean places, Runnable reoffer) {
-        placing = places;
+    Answer round(ObjectNode request, Runnable reoffer) {
+        placing = reoffer != null;
         if (caller.isShutdown()) {  // a re-offer racing SparkContext.stop: Spark winds down on its own
             return Answer.FAILED;
         }

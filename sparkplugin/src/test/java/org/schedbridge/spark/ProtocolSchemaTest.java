@@ -150,7 +150,7 @@ class ProtocolSchemaTest {
             listener.onJobStart(new SparkListenerJobStart(3, NOW, scalaList(List.of(stageInfo(6, List.of()),
                     stageInfo(7, List.of(6)))), jobProperties()));
             listener.onTaskStart(new SparkListenerTaskStart(7, 0, taskInfo(11)));
-            assertTrue(client.round(offerRound(1, tsm, mirror, JsonNodeFactory.instance.arrayNode()), true, () -> { }).answered());
+            assertTrue(client.round(offerRound(1, tsm, mirror, JsonNodeFactory.instance.arrayNode()), () -> { }).answered());
 
             TaskInfo early = taskInfo(11);
             early.markFinished(TaskState.FINISHED(), NOW + 250);
@@ -163,7 +163,7 @@ class ProtocolSchemaTest {
             listener.onJobEnd(new SparkListenerJobEnd(3, NOW + 400, JobSucceeded$.MODULE$));
             ArrayNode launched = JsonNodeFactory.instance.arrayNode();
             PlacementRounds.launchEntry(launched, 7, 0, "1").add(12L).add(13L);
-            assertTrue(client.round(offerRound(2, tsm, mirror, launched), true, () -> { }).answered());
+            assertTrue(client.round(offerRound(2, tsm, mirror, launched), () -> { }).answered());
             client.detach(APP);
         } finally {
             InProcessChannel.set(null);
