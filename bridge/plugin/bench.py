@@ -4,7 +4,9 @@
    trivial tasks or, with ``--task-ms``, tasks that sleep that long (so the driver is not busy
    starting tasks back to back); the plugin times every policy round trip (request serialised,
    py4j call, the policy host's planning, reply parsed) and every whole policy round in the
-   scheduler (batch built, round trip, grants applied through Spark's own resourceOffers); the
+   scheduler (batch built, round trip, grants applied through Spark's own resourceOffers), and
+   splits each trip into its parts (request serialised, the trip out and back, the host's own
+   time as its reply says, reply parsed); the
    host times the policy's own decision in each round. The host-side planning time of a
    synthetic round with exactly 64 free slots and 1,000 pending tasks is reported too.
 2. Placement throughput: many trivial tasks (JVM-only, no Python workers), stock Spark
@@ -39,6 +41,10 @@ from bridge.protocol.messages import PROTOCOL_VERSION
 from policies.framework.registry import STOCK, stand_in
 
 BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+# The parts of a round trip the plugin times (BridgeStats.CallParts): the trip is from the request
+# sent to its reply back (hand-offs between threads and processes, the transport), less the host's part.
+CALL_PARTS = (("serialise_us", "request serialised"), ("trip_us", "trip"), ("host_us", "host"),
+              ("parse_us", "reply parsed"))
 
 
 def synthetic_rounds(executors: int = 16, slots: int = 4, stages: int = 10,
@@ -133,13 +139,15 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
     """Round trips on local[64] over 1,000 tasks, after a warm-up job."""
     spark, host = bridge_session(args.policy, 64, endpoint)
     trivial_job(spark, 200)  # warm-up
-    warm, warm_decisions = len(spark_inprocess.stats()["call_us"]), len(host.decisions) if host else 0
+    warm = {key: len(values) for key, values in spark_inprocess.stats().items() if key.endswith("_us")}
+    warm_decisions = len(host.decisions) if host else 0
     if args.task_ms > 0:
         sleeping_job(spark, 1000, args.task_ms)
     else:
         trivial_job(spark, 1000)
     stats = spark_inprocess.stats()
-    calls, rounds = stats["call_us"][warm:], stats["round_us"][warm:]
+    timed = {key: stats[key][n:] for key, n in warm.items()}
+    calls, rounds = timed["call_us"], timed["round_us"]
     decided = "n/a (another process)"
     if host is not None:
         decisions = [float(d.micros) for d in list(host.decisions)[warm_decisions:]]
@@ -150,6 +158,8 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
           f"p50 {percentile(calls, 50):.0f} us, p99 {percentile(calls, 99):.0f} us; whole round in the scheduler "
           f"p50 {percentile(rounds, 50):.0f} us, p99 {percentile(rounds, 99):.0f} us; the policy's decision "
           f"(host-timed) {decided}; late rounds {stats['late_rounds']}, fallback rounds {stats['fallback_rounds']}")
+    print(f"[{endpoint}] where the round trip goes, p50 / p99 us: " + ", ".join(
+        f"{label} {percentile(timed[key], 50):.0f} / {percentile(timed[key], 99):.0f}" for key, label in CALL_PARTS))
 
 
 def throughput(args: SimpleNamespace) -> None:

@@ -173,6 +173,7 @@ class PolicyHost:
         ``client`` is the daemon's connection: the application ids it names are its owner's
         (``scoped``) and its caps apply. None (in-process) is the driver's own caller, whose ids are
         used as they are."""
+        received = time.perf_counter_ns()
         try:
             msg = decode(text)
             if msg.get("kind") == "attach":
@@ -189,13 +190,13 @@ class PolicyHost:
             return self._over(rnd, f"a round with a snapshot of {len(text)} bytes, over the cap of "
                                    f"{client.snapshot_bytes} (schedbridge serve --max-snapshot-bytes raises it)")
         try:
-            return self._round(rnd, events, client)
+            return self._round(rnd, events, client, received)
         except Exception as e:  # noqa: BLE001 - e.g. a malformed snapshot: this round only, never the host
             self.metrics.rounds.labels("refused").inc()
             log.warning("schedbridge host: %s round %d refused: %s: %s", rnd.app, rnd.round, type(e).__name__, e)
             return encode_error(f"malformed round: {type(e).__name__}: {e}", rnd.round)
 
-    def _round(self, rnd: OfferRound, events: Sequence[LiveEvent], client: Client | None) -> str:
+    def _round(self, rnd: OfferRound, events: Sequence[LiveEvent], client: Client | None, received: int) -> str:
         with self._lock:
             if self.planner is None:
                 return self._refused(rnd, "no policy yet: a connection must attach before its first round")
@@ -221,7 +222,7 @@ class PolicyHost:
             if client is not None:
                 client.apps.add(rnd.app)
             self.cluster.apply(rnd.app, events)
-            return self._plan(self.planner, rnd, events)
+            return self._plan(self.planner, rnd, events, received)
 
     def _capped(self, app: str, client: Client) -> str | None:
         """Why ``client`` may not add application ``app`` (None if it may, or has it already)."""
@@ -245,7 +246,9 @@ class PolicyHost:
         self.metrics.rounds.labels("refused").inc()
         return encode_error(why, rnd.round)
 
-    def _plan(self, planner: RoundPlanner, rnd: OfferRound, events: Sequence[LiveEvent]) -> str:
+    def _plan(self, planner: RoundPlanner, rnd: OfferRound, events: Sequence[LiveEvent], received: int) -> str:
+        """The policy's placement for ``rnd``, with the host's time since ``received`` (its request
+        read, in ``perf_counter_ns``) for the plugin to tell it from the trip."""
         start = time.perf_counter_ns()
         try:
             placement = planner.plan(rnd, events, self.cluster)
@@ -265,7 +268,7 @@ class PolicyHost:
             placements.debug("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
                      " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
                      f" preempt {list(placement.preempt)}" if placement.preempt else "")
-        return encode_placement(placement, rnd.round)
+        return encode_placement(placement, rnd.round, (time.perf_counter_ns() - received) // 1000)
 
     def _count(self, placement: Placement, micros: int) -> None:
         metrics = self.metrics

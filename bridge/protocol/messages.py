@@ -212,8 +212,9 @@ def parse_round(msg: Mapping[str, Any]) -> OfferRound:
         raise ProtocolError(f"malformed round: {e!r}") from None
 
 
-def encode_placement(p: Placement, round_: int) -> str:
-    """The reply to round ``round_`` (the plugin drops a reply naming another round)."""
+def encode_placement(p: Placement, round_: int, host_us: int) -> str:
+    """The reply to round ``round_`` (the plugin drops a reply naming another round); ``host_us``:
+    the host's own time on the round so far, which the plugin splits its call's time by."""
     return json.dumps({
         "v": PROTOCOL_VERSION,
         "round": round_,
@@ -221,6 +222,7 @@ def encode_placement(p: Placement, round_: int) -> str:
                    for g in p.grants],
         "preempt": list(p.preempt),
         "spark_order": p.spark_order,
+        "host_us": host_us,
         **({"containers": [{"executor": c.executor, "container": c.container, "action": c.action, "ok": c.ok}
                            for c in p.containers]} if p.containers else {}),
     }, separators=(",", ":"))

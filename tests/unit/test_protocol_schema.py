@@ -39,11 +39,11 @@ HOST, PLUGIN, ANY = validator("host_message"), validator("plugin_message"), Draf
 
 HOST_MESSAGES = {
     "placement": encode_placement(Placement(grants=(Grant(3, 1, "2", 2), Grant(4, 0, "1")),
-                                            preempt=(12, 40_000_000_000), spark_order=True, held=3), 41),
-    "placement (nothing)": encode_placement(Placement(), 1),
+                                            preempt=(12, 40_000_000_000), spark_order=True, held=3), 41, 187),
+    "placement (nothing)": encode_placement(Placement(), 1, 0),
     "placement (containers)": encode_placement(Placement(containers=(
         ContainerChange("3", "container_1_0001_01_000004", "suspend", True),
-        ContainerChange("3", "container_1_0001_01_000004", "resume", False))), 2),
+        ContainerChange("3", "container_1_0001_01_000004", "resume", False))), 2, 9),
     "error": encode_error("KeyError: 'x'"),
     "error of a round": encode_error("policy failed", 7),
     "resync": encode_resync(8),
@@ -158,7 +158,7 @@ def test_a_field_added_or_dropped_on_one_side_only_fails_the_schema(change: str)
 
 @pytest.mark.parametrize("change", ["added", "dropped", "nested"])
 def test_a_reply_field_added_or_dropped_on_one_side_only_fails_the_schema(change: str) -> None:
-    reply = json.loads(encode_placement(Placement(grants=(Grant(1, 0, "1"),)), 3))
+    reply = json.loads(encode_placement(Placement(grants=(Grant(1, 0, "1"),)), 3, 40))
     if change == "added":
         reply["priority"] = 1
     elif change == "dropped":

@@ -25,6 +25,8 @@ import org.apache.spark.scheduler.SparkListenerEvent;
  */
 public final class BridgeStats {
     private static final int WINDOW = 1 << 16;
+    /** The call's parts are kept for fewer calls (a benchmark's latency phase is ~1,000). */
+    private static final int PARTS_WINDOW = 1 << 14;
     /** The counters reach the event log at most this often while they change. */
     private static final long PUBLISH_MS = 1000;
     private static BridgeStats current = new BridgeStats();
@@ -50,27 +52,42 @@ public final class BridgeStats {
     private Consumer<SparkListenerEvent> journal = e -> { };
     private long publishedMs;
     private Map<String, Long> published = Map.of();
-    private final Window calls = new Window();
-    private final Window rounds = new Window();
+    private final Window calls = new Window(WINDOW);
+    private final Window rounds = new Window(WINDOW);
+    private final Window serialise = new Window(PARTS_WINDOW);
+    private final Window trip = new Window(PARTS_WINDOW);
+    private final Window host = new Window(PARTS_WINDOW);
+    private final Window parse = new Window(PARTS_WINDOW);
     /** The same latencies for Spark's metrics system ({@link BridgeMetrics}). */
     final Histogram callLatency = new Histogram(new ExponentiallyDecayingReservoir());
     final Histogram roundLatency = new Histogram(new ExponentiallyDecayingReservoir());
 
-    /** The last {@link #WINDOW} values of one latency (µs). */
+    /** The last values of one latency (µs), as many as the window holds. */
     private static final class Window {
-        private final long[] micros = new long[WINDOW];
+        private final long[] micros;
         private long count;
 
+        Window(int size) {
+            micros = new long[size];
+        }
+
         void add(long value) {
-            micros[(int) (count++ % WINDOW)] = value;
+            micros[(int) (count++ % micros.length)] = value;
         }
 
         void into(ArrayNode out) {
-            for (long i = count - Math.min(count, WINDOW); i < count; i++) {
-                out.add(micros[(int) (i % WINDOW)]);
+            for (long i = count - Math.min(count, micros.length); i < count; i++) {
+                out.add(micros[(int) (i % micros.length)]);
             }
         }
     }
+
+    /**
+     * Where an answered call's time went (µs): the request serialised; sent until its reply was
+     * back (the hand-off to the call thread, the transport both ways, the host); the host's own
+     * part of that, as its reply says (-1: a host that does not say); the reply parsed.
+     */
+    record CallParts(long serialiseUs, long tripUs, long hostUs, long parseUs) { }
 
     static synchronized BridgeStats reset(String policy, String endpoint) {
         current = new BridgeStats();
@@ -134,10 +151,16 @@ public final class BridgeStats {
     }
 
     /** A policy call answered in {@code micros} (request serialised, transport, reply parsed). */
-    synchronized void policyRound(long micros) {
+    synchronized void policyRound(long micros, CallParts parts) {
         policyRounds++;
         calls.add(micros);
         callLatency.update(micros);
+        serialise.add(parts.serialiseUs());
+        parse.add(parts.parseUs());
+        if (parts.hostUs() >= 0) {
+            host.add(parts.hostUs());
+            trip.add(parts.tripUs() - parts.hostUs());
+        }
     }
 
     /** A whole policy round took {@code micros} in the scheduler (batch, call, grants applied). */
@@ -188,13 +211,21 @@ public final class BridgeStats {
         }
     }
 
-    /** JSON: counters plus {@code call_us} and {@code round_us}, up to the last 65,536 of each. */
+    /**
+     * JSON: counters plus {@code call_us} and {@code round_us}, up to the last 65,536 of each, and
+     * the calls' parts, up to the last 16,384: {@code serialise_us}, {@code host_us}, {@code
+     * trip_us} (sent until the reply was back, less the host's part) and {@code parse_us}.
+     */
     public static synchronized String json() {
         BridgeStats s = current;
         synchronized (s) {
             ObjectNode out = s.counters();
             s.calls.into(out.putArray("call_us"));
             s.rounds.into(out.putArray("round_us"));
+            s.serialise.into(out.putArray("serialise_us"));
+            s.host.into(out.putArray("host_us"));
+            s.trip.into(out.putArray("trip_us"));
+            s.parse.into(out.putArray("parse_us"));
             return out.toString();
         }
     }

@@ -138,11 +138,16 @@ final class PolicyClient implements AutoCloseable {
         }
         needSnapshot = true;
         long start = System.nanoTime();
+        long sent;
+        long back;
         JsonNode reply;
         try {
             String body = JSON.writeValueAsString(request);
+            sent = System.nanoTime();
             inflight = submit(body);
-            reply = JSON.readTree(inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS));
+            String text = inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS);
+            back = System.nanoTime();
+            reply = JSON.readTree(text);
         } catch (RejectedExecutionException e) {  // closed meanwhile
             return Answer.FAILED;
         } catch (TimeoutException e) {
@@ -173,7 +178,9 @@ final class PolicyClient implements AutoCloseable {
         }
         needSnapshot = false;
         ackedEpoch = epoch;
-        stats.policyRound((System.nanoTime() - start) / 1000);
+        long end = System.nanoTime();
+        stats.policyRound((end - start) / 1000, new BridgeStats.CallParts((sent - start) / 1000, (back - sent) / 1000,
+                reply.path("host_us").asLong(-1), (end - back) / 1000));
         recovered();
         return new Answer(reply, false);
     }

@@ -114,6 +114,34 @@ class PolicyClientTest {
     }
 
     @Test
+    void anAnswersTimeIsSplitByTheHostsOwnPart() throws Exception {
+        InProcessChannel.set(request -> {
+            requests.add(request);
+            try {
+                Thread.sleep(30);  // the trip: 30 ms, of which the host says 20 were its own
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return replies.removeFirst();
+        });
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1, \"host_us\": 20000}").answered());
+        assertTrue(round(2, "{\"v\": 2, \"round\": 2}").answered());  // a host that does not say
+        JsonNode parts = JSON.readTree(BridgeStats.json());
+        assertEquals(2, parts.get("serialise_us").size());
+        assertEquals(2, parts.get("parse_us").size());
+        assertEquals(List.of(20000L), longs(parts.get("host_us")));
+        assertEquals(1, parts.get("trip_us").size());
+        long trip = parts.get("trip_us").get(0).asLong();
+        assertTrue(trip >= 9000 && trip < parts.get("call_us").get(0).asLong() - 20000 + 1, "trip " + trip);
+    }
+
+    private static List<Long> longs(JsonNode array) {
+        List<Long> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asLong()));
+        return out;
+    }
+
+    @Test
     void aReplyOfAnotherProtocolVersionFallsBack() {
         assertTrue(round(1, ATTACHED, "{\"v\": 1, \"round\": 1, \"assign\": []}").failed());
         assertEquals("policy host speaks protocol v1, plugin v" + Protocol.VERSION, lastFailure());
