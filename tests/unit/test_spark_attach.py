@@ -8,13 +8,17 @@ import os
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Sequence
 
 import pytest
 
 from bridge.drivers.planners import make_planner
+from bridge.drivers.spark.fifo import FifoPlanner
+from bridge.drivers.spark.state import LiveCluster
 from bridge.plugin.host import PolicyHost
 from bridge.protocol.auth import AuthError, client_handshake, new_nonce
-from bridge.protocol.messages import ProtocolError, decode
+from bridge.protocol.messages import LiveEvent, OfferRound, Placement, ProtocolError, decode
 from tests.unit.test_spark_live_engine import FakeSpark, drive
 
 
@@ -134,3 +138,20 @@ def test_the_host_answers_any_message_with_an_error_and_never_raises(text: str) 
 def test_json_nested_past_the_stack_is_one_protocol_error() -> None:
     with pytest.raises(ProtocolError, match="nested too deeply"):
         decode('{"v": 2, "kind": "round", "x": ' + "[" * 100_000)
+
+
+class SlowFifo(FifoPlanner):
+    """Spark's FIFO, 20 ms per round."""
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        time.sleep(0.02)
+        return super().plan(rnd, events, cluster)
+
+
+def test_a_reply_says_the_hosts_own_time_on_its_round() -> None:
+    host = PolicyHost(SlowFifo())
+    spark = FakeSpark({"1": 1}, {1: (1, {})})
+    start = time.perf_counter()
+    reply = json.loads(host.handle(spark.request()))
+    elapsed_us = (time.perf_counter() - start) * 1e6
+    assert reply["assign"] and 20_000 <= reply["host_us"] <= elapsed_us
