@@ -660,7 +660,10 @@ def test_the_plugin_reaches_serve_over_tls_and_a_certificate_it_cannot_verify_st
             stats = spark_inprocess.stats()
         assert stats["endpoint"] == f"the daemon at tls://localhost:{daemon.port}"
         assert stats["fallback_rounds"] == 0 and stats["warnings"] == 0 and stats["placed_tasks"] >= 12
-        wrong = {**daemon.conf, "spark.schedbridge.tls.ca": str(make_cert(tmp_path, "other").cert)}
+        # a certificate it cannot verify stops the application at once: were it retried within the
+        # start timeout (1 h here), the test's time limit would fail it
+        wrong = {**daemon.conf, "spark.schedbridge.tls.ca": str(make_cert(tmp_path, "other").cert),
+                 "spark.schedbridge.start.timeout": "1h"}
         with pytest.raises(Exception, match=r"did not answer at start: .*TLS handshake failed"):
             with bridge_session(None, **wrong):
                 pass

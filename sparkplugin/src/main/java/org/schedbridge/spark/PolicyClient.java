@@ -278,7 +278,10 @@ final class PolicyClient implements AutoCloseable {
         }
     }
 
-    /** Connects, retrying every {@code retry.wait} until {@code timeoutMs} has passed; the last failure if none succeeds. */
+    /**
+     * Connects, retrying every {@code retry.wait} until {@code timeoutMs} has passed; the last failure
+     * if none succeeds. A host certificate this side refuses fails at once: a configuration mistake.
+     */
     private void connectWithin(int timeoutMs) throws IOException, InterruptedException {
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (true) {
@@ -286,7 +289,7 @@ final class PolicyClient implements AutoCloseable {
                 transport.connect();
                 return;
             } catch (IOException e) {
-                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(conf.retryMs) > end) {
+                if (TlsTrust.refused(e) || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(conf.retryMs) > end) {
                     throw e;
                 }
                 LOG.warn("schedbridge: the policy host ({}) did not answer: {}; retrying in {} ms",

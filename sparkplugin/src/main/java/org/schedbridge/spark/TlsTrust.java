@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.util.Collection;
 import javax.net.ssl.SSLContext;
@@ -22,6 +23,19 @@ final class TlsTrust {
     static final String KEY = BridgeConf.PREFIX + "tls.ca";
 
     private TlsTrust() {
+    }
+
+    /**
+     * True if {@code e} (or a cause) is this side refusing the host's certificate: unsigned by a
+     * trusted CA, or naming another host. Waiting does not change that, so it is not retried.
+     */
+    static boolean refused(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CertificateException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Sockets that trust {@code caFile}'s certificates only (empty: the JVM's defaults); an unusable file names the key. */

@@ -1,6 +1,7 @@
 package org.schedbridge.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -91,6 +92,7 @@ class TlsTransportTest {
             IOException e = assertThrows(IOException.class, client("localhost", server, "other")::connect);
             assertTrue(e.getMessage().contains("TLS handshake failed (is spark.schedbridge.tls.ca the certificate"),
                     e.getMessage());
+            assertTrue(TlsTrust.refused(e), "not retried: waiting does not make the certificate trusted");
             assertThrows(Exception.class, () -> host.get(10, TimeUnit.SECONDS));  // its handshake failed too
         }
     }
@@ -101,7 +103,20 @@ class TlsTransportTest {
             CompletableFuture.runAsync(() -> TcpTransportTest.serve(server, TOKEN));
             IOException e = assertThrows(IOException.class, client("localhost", server, "other")::connect);
             assertTrue(e.getMessage().contains("does it name localhost?"), e.getMessage());
+            assertTrue(TlsTrust.refused(e));
         }
+    }
+
+    @Test
+    void aHostThatIsNotThereIsNotARefusedCertificate() throws Exception {
+        int port;
+        try (ServerSocket closed = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = closed.getLocalPort();
+        }
+        TcpTransport transport = new TcpTransport("tls://localhost:" + port, TOKEN, "my-app", TcpTransportTest.conf(),
+                TlsTrust.factory(dir.resolve("localhost.crt").toString()));
+        IOException e = assertThrows(IOException.class, transport::connect);
+        assertFalse(TlsTrust.refused(e), "a host being restarted is retried: " + e);
     }
 
     @Test
