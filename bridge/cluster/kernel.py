@@ -65,7 +65,7 @@ class Kernel:
 
     def next_time(self) -> float:
         """Time of the next pending event (``inf`` if none): when a live driver must look again."""
-        return self._heap.top().key if self._heap else float("inf")
+        return self._heap.top_key() if self._heap else float("inf")
 
     def pending(self) -> int:
         return len(self._heap)
@@ -89,11 +89,10 @@ class Kernel:
         done = True     # whether the event at the top has left the heap
         try:
             while heap:
-                top = heap.top()
-                t = top.key
+                t = heap.top_key()
                 if bounded and t > until:
                     break
-                ev = cast(BaseEvent, top.item)
+                ev = cast(BaseEvent, heap.top_item())
                 self.now = t
                 done = False
                 new = handlers[ev.__class__](ev)

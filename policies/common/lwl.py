@@ -42,7 +42,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from policies.common.heap import Entry, MinHeap, split_versioned, versioned_tie
+from policies.common.heap import MinHeap, split_versioned, versioned_tie
 
 TIES = ("id", "reference", "least_estimate")
 _LOW = (1 << 64) - 1   # a heap tie is ``rank << 64 | versioned_tie(node, version)``
@@ -109,7 +109,7 @@ class LwlTable:
         for n in members:
             self._groups_of[n] = self._groups_of[n] + (g,)
         lazy = not any(self._ver)   # nothing pushed yet: every key is 0.0, as a fresh heap would say
-        self._heaps.append(MinHeap([] if lazy else [Entry(0.0, self._tie(n), None) for n in members]))
+        self._heaps.append(MinHeap([] if lazy else [(0.0, self._tie(n), None) for n in members]))
         self._limit.append(4 * len(members) + 1024)
         self._active.append(not lazy)
         self._idle.append(list(members))                  # sorted: already a heap
@@ -147,7 +147,7 @@ class LwlTable:
     def _compact(self, g: int) -> None:
         """Drop stale entries: one entry per node, with its latest key (bounded memory)."""
         key = self._key
-        self._heaps[g] = MinHeap([Entry(key[n], self._tie(n), None) for n in self.members[g]])
+        self._heaps[g] = MinHeap([(key[n], self._tie(n), None) for n in self.members[g]])
 
     def _tie(self, node: int) -> int:
         """``node``'s heap tie at its current version and rank."""
@@ -169,17 +169,17 @@ class LwlTable:
         heap = self._heaps[group]
         ver = self._ver
         while True:
-            top = heap.top()
-            node, v = split_versioned(top.tie & _LOW)
+            tie = heap.top_tie()
+            node, v = split_versioned(tie & _LOW)
             if v != ver[node]:
                 heap.pop()
                 continue
             w = self.work_left(node, now)
             # idle_first: a busy node with nothing left by the estimate (an overrun) is keyed
             # ``now`` like any other, so such nodes go in ``ties`` order
-            if now + w <= top.key + 1e-9 or (w == 0.0 and not self.idle_first):
+            if now + w <= heap.top_key() + 1e-9 or (w == 0.0 and not self.idle_first):
                 return node
-            heap.replace_top(now + w, top.tie, None)
+            heap.replace_top(now + w, tie, None)
 
     def place(self, now: float, est: float, group: int = 0) -> int:
         """Least-loaded node of ``group``; charges it ``est``."""

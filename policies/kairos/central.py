@@ -47,7 +47,7 @@ class LevelQueue:
         """The admissible node with the fewest tasks and the lowest key, or None."""
         for level, heap in enumerate(self.heaps):
             while heap:
-                node, version = split_versioned(heap.top().tie)
+                node, version = split_versioned(heap.top_tie())
                 if version == self.version[node] and self.count[node] == level:
                     return node
                 heap.pop()
@@ -127,7 +127,7 @@ class Central:
             node = self.levels.best()
             if node is None:
                 break
-            run = cast(list[int], pending.top().item)
+            run = cast(list[int], pending.top_item())
             # a DAG job's scheduler hears its tasks finish, to queue the tasks they make ready
             out.append(Assign(node, ProbeInfo(run[0], run[1], notify=run[0] in self.dags)))
             run[1] += 1

@@ -22,20 +22,33 @@ def test_push_pop_and_replace_top_keep_key_then_tie_order(seed: int) -> None:
             heap.push(key, tie, tie)
             heapq.heappush(model, (key, tie))
         elif op < 0.75:
-            e = heap.pop()
-            assert (e.key, e.tie) == heapq.heappop(model) and e.item == e.tie
+            smallest = (heap.top_key(), heap.top_tie())
+            assert heap.pop() == smallest[1] and smallest == heapq.heappop(model)
         else:
-            top = heap.top()
-            smallest = (top.key, top.tie)
+            smallest = (heap.top_key(), heap.top_tie())
             heap.replace_top(key, tie, tie)
             assert smallest == heapq.heapreplace(model, (key, tie))
-        assert len(heap) == len(model) and (not model or (heap.top().key, heap.top().tie) == model[0])
+        assert len(heap) == len(model) and (not model or (heap.top_key(), heap.top_tie()) == model[0])
+        assert not model or heap.top_item() == heap.top_tie()   # a reused slot holds its new item
     out = []
     while heap:
-        e = heap.pop()
-        out.append((e.key, e.tie))
+        out.append((heap.top_key(), heap.top_tie()))
+        heap.pop()
     assert out == sorted(model)
 
+
+
+def test_a_heap_built_from_entries_pops_them_in_order_with_ties_beyond_64_bits() -> None:
+    rng = random.Random(7)
+    # the LWL tables' ties: a rank above bit 64 of the node and version
+    entries = [(float(rng.randrange(20)), rng.randrange(4) << 64 | rng.randrange(1 << 40), object())
+               for _ in range(500)]
+    heap = MinHeap(entries)
+    out = []
+    while heap:
+        out.append((heap.top_key(), heap.top_tie(), heap.top_item()))
+        assert heap.pop() is out[-1][2]
+    assert out == sorted(entries, key=lambda e: (e[0], e[1]))
 
 def test_a_handler_that_fails_consumes_its_event_and_leaves_the_rest_in_order() -> None:
     k = Kernel()
