@@ -14,16 +14,17 @@ matters); ``item`` is never compared.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from librt.vecs import append, pop, vec
 from mypy_extensions import i64
 
 
-VERSION_BITS = 32
+VERSION_BITS: Final = 32
 """Lazy deletion (the LWL tables, Kairos' levels): an entry for ``node`` at ``version`` has tie
 ``node << VERSION_BITS | version``, the order of a ``(key, node, version)`` tuple in one integer
 (a version counts one node's re-keyings: far below 2**32)."""
-VERSION_MASK = (1 << VERSION_BITS) - 1
+VERSION_MASK: Final = (1 << VERSION_BITS) - 1   # Final: compiled, constants, not globals looked up
 
 
 def versioned_tie(node: int, version: int) -> int:

@@ -41,11 +41,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from typing import Final
 
-from policies.common.heap import MinHeap, split_versioned, versioned_tie
+from policies.common.heap import VERSION_BITS, MinHeap, split_versioned, versioned_tie
 
 TIES = ("id", "reference", "least_estimate")
-_LOW = (1 << 64) - 1   # a heap tie is ``rank << 64 | versioned_tie(node, version)``
+# a heap tie is ``rank << 64 | versioned_tie(node, version)``; Final: compiled, a constant, not a global
+_NODE_MASK: Final = (1 << 64 - VERSION_BITS) - 1
 
 
 def tie_rank(ties: str, est: float, two_delays: float) -> int:
@@ -127,15 +129,14 @@ class LwlTable:
         return w
 
     def _push(self, node: int, now: float) -> None:
-        ver = self._ver
-        v = ver[node] = ver[node] + 1
+        self._ver[node] += 1
         w = self.queued[node]                             # work_left(node, now), inlined
         for end in self.running[node].values():
             if end > now:
                 w += end - now
         key = self._key[node] = now + w
         heaps, limit, active = self._heaps, self._limit, self._active
-        tie = (self._rank[node] << 64) | versioned_tie(node, v)
+        tie = self._tie(node)
         for g in self._groups_of[node]:
             if not active[g]:
                 continue
@@ -150,8 +151,11 @@ class LwlTable:
         self._heaps[g] = MinHeap([(key[n], self._tie(n), None) for n in self.members[g]])
 
     def _tie(self, node: int) -> int:
-        """``node``'s heap tie at its current version and rank."""
-        return (self._rank[node] << 64) | versioned_tie(node, self._ver[node])
+        """``node``'s heap tie at its current version and rank. No shift for rank 0 (the default
+        ``ties``): compiled, a shift by 64 bits takes the slow path of a big integer."""
+        tie = versioned_tie(node, self._ver[node])
+        rank = self._rank[node]
+        return (rank << 64) | tie if rank else tie
 
     def peek(self, now: float, group: int = 0) -> int:
         """The least-loaded node of ``group`` (without charging it)."""
@@ -170,7 +174,8 @@ class LwlTable:
         ver = self._ver
         while True:
             tie = heap.top_tie()
-            node, v = split_versioned(tie & _LOW)
+            node, v = split_versioned(tie)
+            node &= _NODE_MASK      # the rank above bit 64 (masks of short integers: compiled, no big one)
             if v != ver[node]:
                 heap.pop()
                 continue
