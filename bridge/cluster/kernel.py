@@ -54,7 +54,7 @@ class Kernel:
             if t < now:
                 raise SimulationError(f"event {ev!r} is scheduled in the past (now={now})")
             seq += 1
-            heap.push(t, (ev.tier << SEQ_BITS) + seq, ev)
+            heap.push(t, 0.0, (ev.tier << SEQ_BITS) + seq, ev)
         self._seq = seq
 
     def advance(self, now: float) -> None:
@@ -104,9 +104,9 @@ class Kernel:
                             raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
                         seq += 1
                         if done:
-                            heap.push(et, (e.tier << SEQ_BITS) + seq, e)
+                            heap.push(et, 0.0, (e.tier << SEQ_BITS) + seq, e)
                         else:   # the first takes the handled event's place: one sift instead of two
-                            heap.replace_top(et, (e.tier << SEQ_BITS) + seq, e)
+                            heap.replace_top(et, 0.0, (e.tier << SEQ_BITS) + seq, e)
                             done = True
                 if not done:
                     heap.pop()

@@ -33,7 +33,7 @@ class LevelQueue:
         v = self.version[node] = self.version[node] + 1
         if count < self.cap:
             heap = self.heaps[count]
-            heap.push(key, versioned_tie(node, v), None)
+            heap.push(key, 0.0, versioned_tie(node, v), None)
             if len(heap) > self.limit:
                 self._compact(count)
 
@@ -106,7 +106,7 @@ class Central:
         run = self.last = [job.job_id, first, end]
         self.queued += 1
         place = self.queued if self.config.order is CentralOrder.FIFO else self.unit_rank[job.unit_id]
-        self.pending.push(float(place), self.queued, run)
+        self.pending.push(float(place), 0.0, self.queued, run)
 
     def heartbeat(self, node: int, hb: KairosHeartbeat) -> None:
         in_flight = self.sent[node] - hb.received
