@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.measure import SegmentLog
 from bridge.cluster.offslot import OffSlotWork
@@ -68,15 +71,17 @@ class ClusterTables:
         self._jobs_by_id: dict[int, Job] = {}
         n, s = spec.n_nodes, spec.slots_per_node
         self._slots: list[list[Any]] = [[None] * s for _ in range(n)]
-        self._nfree = [s] * n
+        # per-node counts in flat native arrays (librt.vecs): compiled, `+= 1` is a store, where a
+        # list's was a generic in-place addition and a boxed integer
+        self._nfree = vec[i64]([s] * n)
         self._queues: list[dict[int, Queued]] = [{} for _ in range(n)]  # node -> id(entry) -> record
-        self._qlen = [0] * n
+        self._qlen = vec[i64]([0] * n)
         self._suspended: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
         self._capacity_used: list[list[float]] | None = (
             [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
         self._capacity: list[tuple[float, ...]] = (   # per node (heterogeneous nodes differ)
             [c for node in range(n) if (c := spec.capacity_of(node)) is not None])
-        self._long_at = [0] * n
+        self._long_at = vec[i64]([0] * n)
         self._runs: dict[int, JobRun] = {}
         self._blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
         self.view = StateView(self)

@@ -42,6 +42,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from policies.common.heap import MinHeap, split_versioned, versioned_tie
 
 TIES = ("id", "reference", "least_estimate")
@@ -76,7 +79,9 @@ class LwlTable:
         self.idle_first = idle_first
         self.ties = ties
         self.two_delays = two_delays                      # the reference's 2 x network delay
-        self._rank = [0.0] * n_nodes                      # tie_rank of each node's running task
+        # per-node values in flat native arrays (librt.vecs): compiled, an update is a store, where a
+        # list's was a generic in-place operation and a boxed number
+        self._rank = vec[float]([0.0] * n_nodes)          # tie_rank of each node's running task
         # per group, with idle_first: a heap of node ids that may be idle (checked when popped)
         # and a flag per node saying it is in that heap, so a node is pushed at most once
         self._idle: list[list[int]] = []
@@ -84,10 +89,10 @@ class LwlTable:
         # tasks whose end was reported before their start (a zero-length task: the driver may
         # deliver TaskFinished before TaskStarted at the same instant); their start is a no-op
         self._ended_early: set[tuple[int, int]] = set()
-        self.queued = [0.0] * n_nodes                     # est work placed but not started
+        self.queued = vec[float]([0.0] * n_nodes)         # est work placed but not started
         self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
-        self._ver = [0] * n_nodes
-        self._key = [0.0] * n_nodes                       # latest pushed key per node
+        self._ver = vec[i64]([0] * n_nodes)
+        self._key = vec[float]([0.0] * n_nodes)           # latest pushed key per node
         self._heaps: list[MinHeap] = []
         self._groups_of: list[tuple[int, ...]] = [()] * n_nodes
         self.members: list[list[int]] = []

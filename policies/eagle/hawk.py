@@ -26,6 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from policies.framework.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
     Steal, StealAttempt, TaskFinished, TaskRequest, TaskStarted,
@@ -89,8 +92,8 @@ class Hawk(FifoNodes):
         self.steal_rng = env.rng("steal")
         self.steal = config.stealing and config.steal_attempts > 0
         # node-side bookkeeping that makes a hopeless steal request O(1)
-        self.long_queued = [0] * n                     # long entries waiting in each queue
-        self.long_running = [0] * n                    # slots running (or fetching) a long task
+        self.long_queued = vec[i64]([0] * n)           # long entries waiting in each queue
+        self.long_running = vec[i64]([0] * n)          # slots running (or fetching) a long task
         self.slot_long: set[tuple[int, int]] = set()   # those slots
 
     # scheduler side ---------------------------------------------------------------------------
