@@ -45,9 +45,9 @@ def test_steal_cap_limits_group():
 
 def test_victims_never_the_thief():
     import random
-    v = pick_victims(random.Random(1), 10, 5, 8, thief=6)
+    v = pick_victims(random.Random(1).random, 10, 5, 8, thief=6)
     assert len(v) == 10 and all(5 <= x < 8 and x != 6 for x in v)
-    assert pick_victims(random.Random(1), 10, 6, 7, thief=6) == ()
+    assert pick_victims(random.Random(1).random, 10, 6, 7, thief=6) == ()
 
 
 def test_hawk_victim_gives_first_short_group_behind_long():
