@@ -45,11 +45,12 @@ class JobRun:
     long by the reporting classification. One record per job: one lookup where a task starts or
     ends, instead of one per dictionary (compiled: native fields)."""
 
-    __slots__ = ("job", "durations", "launched", "left", "long", "readiness")
+    __slots__ = ("job", "durations", "demands", "launched", "left", "long", "readiness")
 
     def __init__(self, job: Job, long: bool) -> None:
         self.job = job
         self.durations: Sequence[float] = job.durations
+        self.demands = job.demands   # a native field: the job is an interpreted class
         self.launched: bytearray | None = bytearray(job.n_tasks)
         self.left: int = job.n_tasks
         self.long = long
@@ -70,6 +71,7 @@ class ClusterTables:
         self._token = 0   # the last run segment's (or off-slot stretch's) token
         self._jobs_by_id: dict[int, Job] = {}
         n, s = spec.n_nodes, spec.slots_per_node
+        self._n_nodes = n   # a native field (compiled; the spec is an interpreted class)
         self._slots: list[list[Any]] = [[None] * s for _ in range(n)]
         # per-node counts in flat native arrays (librt.vecs): compiled, `+= 1` is a store, where a
         # list's was a generic in-place addition and a boxed integer
