@@ -54,7 +54,7 @@ class Kernel:
             if t < now:
                 raise SimulationError(f"event {ev!r} is scheduled in the past (now={now})")
             seq += 1
-            heap.push(t, (ev.tier << SEQ_BITS) + seq, ev)
+            heap.push(t, 0.0, (ev.tier << SEQ_BITS) + seq, ev)
         self._seq = seq
 
     def advance(self, now: float) -> None:
@@ -65,7 +65,7 @@ class Kernel:
 
     def next_time(self) -> float:
         """Time of the next pending event (``inf`` if none): when a live driver must look again."""
-        return self._heap.top().key if self._heap else float("inf")
+        return self._heap.top_key() if self._heap else float("inf")
 
     def pending(self) -> int:
         return len(self._heap)
@@ -89,11 +89,10 @@ class Kernel:
         done = True     # whether the event at the top has left the heap
         try:
             while heap:
-                top = heap.top()
-                t = top.key
+                t = heap.top_key()
                 if bounded and t > until:
                     break
-                ev = cast(BaseEvent, top.item)
+                ev = cast(BaseEvent, heap.top_item())
                 self.now = t
                 done = False
                 new = handlers[ev.__class__](ev)
@@ -105,9 +104,9 @@ class Kernel:
                             raise SimulationError(f"event {e!r} is scheduled in the past (now={t})")
                         seq += 1
                         if done:
-                            heap.push(et, (e.tier << SEQ_BITS) + seq, e)
+                            heap.push(et, 0.0, (e.tier << SEQ_BITS) + seq, e)
                         else:   # the first takes the handled event's place: one sift instead of two
-                            heap.replace_top(et, (e.tier << SEQ_BITS) + seq, e)
+                            heap.replace_top(et, 0.0, (e.tier << SEQ_BITS) + seq, e)
                             done = True
                 if not done:
                     heap.pop()

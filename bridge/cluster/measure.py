@@ -6,11 +6,16 @@ Nothing here influences scheduling.
 """
 from __future__ import annotations
 
-import struct
 from array import array
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64, u8
 
 from policies.framework.api import Status
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 
 COUNTERS = (
@@ -53,11 +58,10 @@ class Counters:
 
 
 SEGMENT_CHUNK = 4096
-"""Run segments staged in lists before they join the log's arrays, in one conversion per
-column (``struct.pack``): an ``array.append`` per field from compiled code costs a Python call and
-an argument parse (about a twentieth of a Sparrow run, measured); a list append is a C call."""
+"""Run segments staged in flat native arrays (``librt.vecs``: compiled, an append stores the
+value, no boxed object) before they join the log's arrays, a chunk at a time, as bytes."""
 
-_SEGMENT_TYPES = ("q", "i", "i", "i", "d", "d", "b", "d")
+_SEGMENT_TYPES = ("q", "i", "i", "i", "d", "d", "B", "d")
 
 
 class SegmentLog:
@@ -66,11 +70,14 @@ class SegmentLog:
     One row per run segment of a task (a task suspended k times has k+1 rows); ``seg_done`` is
     1 on the segment that completed the task; ``seg_idle`` is the part of the segment that held
     the slot without progress (context switch, waiting for DAG parents). The ``seg_*`` columns
-    are arrays (``q`` job, ``i`` task/node/slot, ``d`` times, ``b`` done), complete whenever read."""
+    are arrays (``q`` job, ``i`` task/node/slot, ``d`` times, ``B`` done), complete whenever read."""
 
     def __init__(self, counts: Counters | None = None, records: list[tuple[Any, ...]] | None = None) -> None:
         self._columns: list[array[Any]] = [array(t) for t in _SEGMENT_TYPES]
-        self._staged: list[list[Any]] = [[] for _ in _SEGMENT_TYPES]
+        self._job = vec[i64]()
+        self._task, self._node, self._slot = vec[i32](), vec[i32](), vec[i32]()
+        self._start, self._end, self._idle = vec[float](), vec[float](), vec[float]()
+        self._done = vec[u8]()
         self.job_finish: dict[int, float] = {}
         self.rejected_jobs: dict[int, Status] = {}
         self.counts = counts if counts is not None else Counters()
@@ -79,26 +86,29 @@ class SegmentLog:
     def add(self, job: int, task: int, node: int, slot: int, start: float, end: float, done: int,
             idle: float) -> None:
         """One run segment."""
-        st = self._staged
-        st[0].append(job)
-        st[1].append(task)
-        st[2].append(node)
-        st[3].append(slot)
-        st[4].append(start)
-        st[5].append(end)
-        st[6].append(done)
-        st[7].append(idle)
-        if len(st[0]) >= SEGMENT_CHUNK:
+        self._job = append(self._job, job)
+        self._task = append(self._task, task)
+        self._node = append(self._node, node)
+        self._slot = append(self._slot, slot)
+        self._start = append(self._start, start)
+        self._end = append(self._end, end)
+        self._done = append(self._done, done)
+        self._idle = append(self._idle, idle)
+        if len(self._job) >= SEGMENT_CHUNK:
             self._flush()
 
     def _flush(self) -> None:
-        for col, staged in zip(self._columns, self._staged):
-            if staged:   # struct converts each value in C, as array.fromlist would with a call each
-                col.frombytes(struct.pack(f"{len(staged)}{col.typecode}", *staged))
-                staged.clear()
+        staged: list[Buffer] = [self._job, self._task, self._node, self._slot, self._start, self._end, self._done,
+                                self._idle]
+        for col, values in zip(self._columns, staged):
+            col.frombytes(memoryview(values).tobytes())
+        self._job = vec[i64]()
+        self._task, self._node, self._slot = vec[i32](), vec[i32](), vec[i32]()
+        self._start, self._end, self._idle = vec[float](), vec[float](), vec[float]()
+        self._done = vec[u8]()
 
     def _column(self, i: int) -> array[Any]:
-        if self._staged[0]:
+        if len(self._job):
             self._flush()
         return self._columns[i]
 

@@ -394,7 +394,7 @@ class ClusterState(ClusterTables):
             raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
         demand = None
         if self._capacity_used is not None:
-            demands = run.job.demands
+            demands = run.demands
             if demands is not None:
                 demand = demands[task]
                 self._take(node, demand, (node, slot, jid, task))
@@ -461,9 +461,10 @@ class ClusterState(ClusterTables):
 
     def _probe(self, d: Probe, now: float, out: list[Any]) -> None:
         nodes = d.nodes
-        n = self.spec.n_nodes
-        if nodes and not (0 <= min(nodes) and max(nodes) < n):
-            raise self._fail(f"node out of range 0..{n - 1} in {nodes}", d)
+        n = self._n_nodes
+        for node in nodes:   # compiled: a native loop, where min() and max() were Python-level calls
+            if not 0 <= node < n:
+                raise self._fail(f"node out of range 0..{n - 1} in {nodes}", d)
         if len(nodes) == 1:
             out.append(ProbeArrival(now + self.delay, nodes[0], d.probe))
         elif nodes:
@@ -481,7 +482,7 @@ class ClusterState(ClusterTables):
     def _assign(self, d: Assign, now: float, out: list[Any]) -> None:
         if d.probe.task is None:
             raise self._fail("Assign needs a bound task (probe.task)", d)
-        if not 0 <= d.node < self.spec.n_nodes:
+        if not 0 <= d.node < self._n_nodes:
             raise self._fail(f"node {d.node} out of range", d)
         out.append(ProbeArrival(now + self.delay, d.node, d.probe))
 

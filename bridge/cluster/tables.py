@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.measure import SegmentLog
 from bridge.cluster.offslot import OffSlotWork
@@ -42,11 +45,12 @@ class JobRun:
     long by the reporting classification. One record per job: one lookup where a task starts or
     ends, instead of one per dictionary (compiled: native fields)."""
 
-    __slots__ = ("job", "durations", "launched", "left", "long", "readiness")
+    __slots__ = ("job", "durations", "demands", "launched", "left", "long", "readiness")
 
     def __init__(self, job: Job, long: bool) -> None:
         self.job = job
         self.durations: Sequence[float] = job.durations
+        self.demands = job.demands   # a native field: the job is an interpreted class
         self.launched: bytearray | None = bytearray(job.n_tasks)
         self.left: int = job.n_tasks
         self.long = long
@@ -67,16 +71,19 @@ class ClusterTables:
         self._token = 0   # the last run segment's (or off-slot stretch's) token
         self._jobs_by_id: dict[int, Job] = {}
         n, s = spec.n_nodes, spec.slots_per_node
+        self._n_nodes = n   # a native field (compiled; the spec is an interpreted class)
         self._slots: list[list[Any]] = [[None] * s for _ in range(n)]
-        self._nfree = [s] * n
+        # per-node counts in flat native arrays (librt.vecs): compiled, `+= 1` is a store, where a
+        # list's was a generic in-place addition and a boxed integer
+        self._nfree = vec[i64]([s] * n)
         self._queues: list[dict[int, Queued]] = [{} for _ in range(n)]  # node -> id(entry) -> record
-        self._qlen = [0] * n
+        self._qlen = vec[i64]([0] * n)
         self._suspended: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
         self._capacity_used: list[list[float]] | None = (
             [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
         self._capacity: list[tuple[float, ...]] = (   # per node (heterogeneous nodes differ)
             [c for node in range(n) if (c := spec.capacity_of(node)) is not None])
-        self._long_at = [0] * n
+        self._long_at = vec[i64]([0] * n)
         self._runs: dict[int, JobRun] = {}
         self._blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
         self.view = StateView(self)

@@ -42,22 +42,23 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from policies.common.heap import Entry, MinHeap, split_versioned, versioned_tie
+from librt.vecs import vec
+from mypy_extensions import i64
+
+from policies.common.heap import MinHeap, split_versioned, versioned_tie
 
 TIES = ("id", "reference", "least_estimate")
-_LOW = (1 << 64) - 1   # a heap tie is ``rank << 64 | versioned_tie(node, version)``
 
 
-def tie_rank(ties: str, est: float, two_delays: float) -> int:
+def tie_rank(ties: str, est: float, two_delays: float) -> float:
     """Where a node running a task estimated at ``est`` stands among nodes that all have nothing
-    left by the estimate (lower first; the node id breaks what is still tied). See ``ties``."""
+    left by the estimate (lower first; the node id breaks what is still tied): the heap's rank of
+    its entries. See ``ties``."""
     if ties == "reference":
-        # the authors' key 2d + qlen - est at qlen = est, as floats round it; exact when scaled
-        # by a power of two, and a positive float's order is its scaled integer's
-        return int(((two_delays + est) - est) * 2.0 ** 70)
+        return (two_delays + est) - est   # the authors' key 2d + qlen - est at qlen = est, as floats round it
     if ties == "least_estimate":
-        return int(est * 2.0 ** 20)
-    return 0
+        return float(int(est * 2.0 ** 20))
+    return 0.0
 
 
 def trace_estimate(estimate: float, truncate: bool) -> float:
@@ -78,7 +79,9 @@ class LwlTable:
         self.idle_first = idle_first
         self.ties = ties
         self.two_delays = two_delays                      # the reference's 2 x network delay
-        self._rank = [0] * n_nodes                        # tie_rank of each node's running task
+        # per-node values in flat native arrays (librt.vecs): compiled, an update is a store, where a
+        # list's was a generic in-place operation and a boxed number
+        self._rank = vec[float]([0.0] * n_nodes)          # tie_rank of each node's running task
         # per group, with idle_first: a heap of node ids that may be idle (checked when popped)
         # and a flag per node saying it is in that heap, so a node is pushed at most once
         self._idle: list[list[int]] = []
@@ -86,10 +89,10 @@ class LwlTable:
         # tasks whose end was reported before their start (a zero-length task: the driver may
         # deliver TaskFinished before TaskStarted at the same instant); their start is a no-op
         self._ended_early: set[tuple[int, int]] = set()
-        self.queued = [0.0] * n_nodes                     # est work placed but not started
+        self.queued = vec[float]([0.0] * n_nodes)         # est work placed but not started
         self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
-        self._ver = [0] * n_nodes
-        self._key = [0.0] * n_nodes                       # latest pushed key per node
+        self._ver = vec[i64]([0] * n_nodes)
+        self._key = vec[float]([0.0] * n_nodes)           # latest pushed key per node
         self._heaps: list[MinHeap] = []
         self._groups_of: list[tuple[int, ...]] = [()] * n_nodes
         self.members: list[list[int]] = []
@@ -109,7 +112,7 @@ class LwlTable:
         for n in members:
             self._groups_of[n] = self._groups_of[n] + (g,)
         lazy = not any(self._ver)   # nothing pushed yet: every key is 0.0, as a fresh heap would say
-        self._heaps.append(MinHeap([] if lazy else [Entry(0.0, self._tie(n), None) for n in members]))
+        self._heaps.append(MinHeap([] if lazy else [(0.0, self._rank[n], self._tie(n), None) for n in members]))
         self._limit.append(4 * len(members) + 1024)
         self._active.append(not lazy)
         self._idle.append(list(members))                  # sorted: already a heap
@@ -127,31 +130,30 @@ class LwlTable:
         return w
 
     def _push(self, node: int, now: float) -> None:
-        ver = self._ver
-        v = ver[node] = ver[node] + 1
+        self._ver[node] += 1
         w = self.queued[node]                             # work_left(node, now), inlined
         for end in self.running[node].values():
             if end > now:
                 w += end - now
         key = self._key[node] = now + w
         heaps, limit, active = self._heaps, self._limit, self._active
-        tie = (self._rank[node] << 64) | versioned_tie(node, v)
+        rank, tie = self._rank[node], self._tie(node)
         for g in self._groups_of[node]:
             if not active[g]:
                 continue
             heap = heaps[g]
-            heap.push(key, tie, None)
+            heap.push(key, rank, tie, None)
             if len(heap) > limit[g]:
                 self._compact(g)
 
     def _compact(self, g: int) -> None:
         """Drop stale entries: one entry per node, with its latest key (bounded memory)."""
-        key = self._key
-        self._heaps[g] = MinHeap([Entry(key[n], self._tie(n), None) for n in self.members[g]])
+        key, rank = self._key, self._rank
+        self._heaps[g] = MinHeap([(key[n], rank[n], self._tie(n), None) for n in self.members[g]])
 
     def _tie(self, node: int) -> int:
-        """``node``'s heap tie at its current version and rank."""
-        return (self._rank[node] << 64) | versioned_tie(node, self._ver[node])
+        """``node``'s heap tie at its current version."""
+        return versioned_tie(node, self._ver[node])
 
     def peek(self, now: float, group: int = 0) -> int:
         """The least-loaded node of ``group`` (without charging it)."""
@@ -169,17 +171,17 @@ class LwlTable:
         heap = self._heaps[group]
         ver = self._ver
         while True:
-            top = heap.top()
-            node, v = split_versioned(top.tie & _LOW)
+            tie = heap.top_tie()
+            node, v = split_versioned(tie)
             if v != ver[node]:
                 heap.pop()
                 continue
             w = self.work_left(node, now)
             # idle_first: a busy node with nothing left by the estimate (an overrun) is keyed
             # ``now`` like any other, so such nodes go in ``ties`` order
-            if now + w <= top.key + 1e-9 or (w == 0.0 and not self.idle_first):
+            if now + w <= heap.top_key() + 1e-9 or (w == 0.0 and not self.idle_first):
                 return node
-            heap.replace_top(now + w, top.tie, None)
+            heap.replace_top(now + w, heap.top_rank(), tie, None)
 
     def place(self, now: float, est: float, group: int = 0) -> int:
         """Least-loaded node of ``group``; charges it ``est``."""
@@ -203,7 +205,7 @@ class LwlTable:
         if self.running[node].pop(key, None) is None and self.queued[node]:
             self._ended_early.add(key)      # placed, not started yet: its start comes next
         if not self.running[node]:
-            self._rank[node] = 0
+            self._rank[node] = 0.0
         self._freed(node, now)
 
     def _freed(self, node: int, now: float) -> None:

@@ -1,27 +1,30 @@
 """Randomized work stealing (Hawk): who to ask, and what a victim gives away."""
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 E = TypeVar("E")
 
 
-def pick_victims(rng: random.Random, attempts: int, lo: int, hi: int, thief: int,
+def pick_victims(draw: Callable[[], float], attempts: int, lo: int, hi: int, thief: int,
                  allow_thief: bool = False) -> tuple[int, ...]:
-    """``attempts`` victims drawn uniformly (with replacement) from ``[lo, hi)``. A draw that hits
-    the thief is redrawn, unless ``allow_thief`` (the authors' simulator: that attempt is wasted,
-    since the thief's own queue is empty)."""
+    """``attempts`` victims drawn uniformly (with replacement) from ``[lo, hi)`` with ``draw`` (a
+    ``random.Random``'s ``random``, looked up once by the caller). A draw that hits the thief is
+    redrawn, unless ``allow_thief`` (the authors' simulator: that attempt is wasted, since the
+    thief's own queue is empty)."""
     span = hi - lo
     if span <= 0 or (span == 1 and lo == thief and not allow_thief):
         return ()
-    r = rng.random
-    out = [lo + int(r() * span) for _ in range(attempts)]
-    if not allow_thief and thief in out:  # redraw the thief, in order, so the draws stay deterministic
+    out = [0] * attempts
+    hit = False
+    for i in range(attempts):   # a loop, not a comprehension: compiled, no boxed counter
+        v = out[i] = lo + int(draw() * span)
+        hit = hit or v == thief
+    if hit and not allow_thief:   # redraw the thief, in order, so the draws stay deterministic
         for i, v in enumerate(out):
             while v == thief:
-                v = lo + int(r() * span)
+                v = lo + int(draw() * span)
             out[i] = v
     return tuple(out)
 

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from policies.framework.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
     Steal, StealAttempt, TaskFinished, TaskRequest, TaskStarted,
@@ -86,11 +89,11 @@ class Hawk(FifoNodes):
         self.lwl = (LwlTable(n, self.part.general, config.lwl_idle_first, config.lwl_ties,
                              2 * env.cluster.network_delay) if config.centralized else None)
         self.probe_rng = env.rng("probes")
-        self.steal_rng = env.rng("steal")
+        self.steal_draw = env.rng("steal").random      # the victims' draws (looked up once)
         self.steal = config.stealing and config.steal_attempts > 0
         # node-side bookkeeping that makes a hopeless steal request O(1)
-        self.long_queued = [0] * n                     # long entries waiting in each queue
-        self.long_running = [0] * n                    # slots running (or fetching) a long task
+        self.long_queued = vec[i64]([0] * n)           # long entries waiting in each queue
+        self.long_running = vec[i64]([0] * n)          # slots running (or fetching) a long task
         self.slot_long: set[tuple[int, int]] = set()   # those slots
 
     # scheduler side ---------------------------------------------------------------------------
@@ -157,7 +160,7 @@ class Hawk(FifoNodes):
         if not self.steal:
             return ()
         p = self.part
-        victims = pick_victims(self.steal_rng, self.cfg.steal_attempts, p.long_lo, p.long_hi, node,
+        victims = pick_victims(self.steal_draw, self.cfg.steal_attempts, p.long_lo, p.long_hi, node,
                                self.cfg.steal_self)
         return (Steal(node, victims),) if victims else ()
 

@@ -33,7 +33,7 @@ class LevelQueue:
         v = self.version[node] = self.version[node] + 1
         if count < self.cap:
             heap = self.heaps[count]
-            heap.push(key, versioned_tie(node, v), None)
+            heap.push(key, 0.0, versioned_tie(node, v), None)
             if len(heap) > self.limit:
                 self._compact(count)
 
@@ -47,7 +47,7 @@ class LevelQueue:
         """The admissible node with the fewest tasks and the lowest key, or None."""
         for level, heap in enumerate(self.heaps):
             while heap:
-                node, version = split_versioned(heap.top().tie)
+                node, version = split_versioned(heap.top_tie())
                 if version == self.version[node] and self.count[node] == level:
                     return node
                 heap.pop()
@@ -106,7 +106,7 @@ class Central:
         run = self.last = [job.job_id, first, end]
         self.queued += 1
         place = self.queued if self.config.order is CentralOrder.FIFO else self.unit_rank[job.unit_id]
-        self.pending.push(float(place), self.queued, run)
+        self.pending.push(float(place), 0.0, self.queued, run)
 
     def heartbeat(self, node: int, hb: KairosHeartbeat) -> None:
         in_flight = self.sent[node] - hb.received
@@ -127,7 +127,7 @@ class Central:
             node = self.levels.best()
             if node is None:
                 break
-            run = cast(list[int], pending.top().item)
+            run = cast(list[int], pending.top_item())
             # a DAG job's scheduler hears its tasks finish, to queue the tasks they make ready
             out.append(Assign(node, ProbeInfo(run[0], run[1], notify=run[0] in self.dags)))
             run[1] += 1

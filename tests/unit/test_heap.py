@@ -12,29 +12,47 @@ from policies.common.heap import MinHeap
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_push_pop_and_replace_top_keep_key_then_tie_order(seed: int) -> None:
+def test_push_pop_and_replace_top_keep_key_rank_then_tie_order(seed: int) -> None:
     rng = random.Random(seed)
     heap, model = MinHeap(), []
-    for tie in range(3000):
+    for i in range(3000):
         op = rng.random()
-        key = float(rng.randrange(50))       # many equal keys: the tie decides
+        key, rank = float(rng.randrange(50)), rng.choice((0.0, 0.5, 1.0))   # many equal keys and ranks
+        tie = rng.randrange(1 << 62) if seed % 2 else i                      # the tie decides the rest
         if op < 0.5 or not model:
-            heap.push(key, tie, tie)
-            heapq.heappush(model, (key, tie))
+            heap.push(key, rank, tie, tie)
+            heapq.heappush(model, (key, rank, tie))
         elif op < 0.75:
-            e = heap.pop()
-            assert (e.key, e.tie) == heapq.heappop(model) and e.item == e.tie
+            smallest = (heap.top_key(), heap.top_rank(), heap.top_tie())
+            assert heap.pop() == smallest[2] and smallest == heapq.heappop(model)
         else:
-            top = heap.top()
-            smallest = (top.key, top.tie)
-            heap.replace_top(key, tie, tie)
-            assert smallest == heapq.heapreplace(model, (key, tie))
-        assert len(heap) == len(model) and (not model or (heap.top().key, heap.top().tie) == model[0])
+            smallest = (heap.top_key(), heap.top_rank(), heap.top_tie())
+            heap.replace_top(key, rank, tie, tie)
+            assert smallest == heapq.heapreplace(model, (key, rank, tie))
+        assert len(heap) == len(model) and (not model or (heap.top_key(), heap.top_rank(), heap.top_tie()) == model[0])
+        assert not model or heap.top_item() == heap.top_tie()   # a reused slot holds its new item
     out = []
     while heap:
-        e = heap.pop()
-        out.append((e.key, e.tie))
+        out.append((heap.top_key(), heap.top_rank(), heap.top_tie()))
+        heap.pop()
     assert out == sorted(model)
+
+
+def test_a_heap_built_from_entries_pops_them_in_order() -> None:
+    rng = random.Random(7)
+    entries = [(float(rng.randrange(20)), float(rng.randrange(3)), rng.randrange(1 << 40), object())
+               for _ in range(500)]
+    heap = MinHeap(entries)
+    out = []
+    while heap:
+        out.append((heap.top_key(), heap.top_rank(), heap.top_tie(), heap.top_item()))
+        assert heap.pop() is out[-1][3]
+    assert out == sorted(entries, key=lambda e: e[:3])
+
+
+def test_a_tie_must_fit_64_bits() -> None:
+    with pytest.raises((OverflowError, ValueError)):   # pure Python's error, the compiled core's
+        MinHeap().push(0.0, 0.0, 1 << 64, None)
 
 
 def test_a_handler_that_fails_consumes_its_event_and_leaves_the_rest_in_order() -> None:

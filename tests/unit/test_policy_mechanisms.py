@@ -7,8 +7,8 @@ from bridge.sim.engine import simulate
 from bridge.cluster.events import FreeSlot, SegmentEnd
 from bridge.cluster.kernel import Kernel, SimulationError
 from policies.framework.api import (
-    Assign, ClusterSpec, DecisionError, Give, JobArrival, PolicyEnv, ProbeArrival, ProbeInfo, Run, RunningTask,
-    Steal, StealAttempt,
+    Assign, ClusterSpec, DecisionError, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run,
+    RunningTask, Steal, StealAttempt,
 )
 from policies.common.lwl import LwlTable
 from policies.common.partitions import Partition
@@ -45,9 +45,9 @@ def test_steal_cap_limits_group():
 
 def test_victims_never_the_thief():
     import random
-    v = pick_victims(random.Random(1), 10, 5, 8, thief=6)
+    v = pick_victims(random.Random(1).random, 10, 5, 8, thief=6)
     assert len(v) == 10 and all(5 <= x < 8 and x != 6 for x in v)
-    assert pick_victims(random.Random(1), 10, 6, 7, thief=6) == ()
+    assert pick_victims(random.Random(1).random, 10, 6, 7, thief=6) == ()
 
 
 def test_hawk_victim_gives_first_short_group_behind_long():
@@ -134,6 +134,18 @@ def test_a_steal_is_one_hook_call_counting_the_victims_asked_up_to_the_giver():
 def test_a_steal_nobody_answers_counts_every_victim():
     attempts, counters = _steal_run((1, 3, 2, 2), lambda ev, queued: ())
     assert len(attempts) == 1 and counters["steal_requests"] == 4 and counters["steals"] == 0
+
+
+@pytest.mark.parametrize("nodes", [(3, 4), (-1,), (0, 2, 4, 1)])
+def test_a_probe_to_a_node_out_of_range_is_refused(nodes):
+    class Prober:
+        name = "prober"
+
+        def on_job_arrival(self, ev, view):
+            return (Probe(nodes, ProbeInfo(ev.job.job_id)),)
+
+    with pytest.raises(DecisionError, match=r"node out of range 0\.\.3 in"):
+        simulate([Job(0, 0.0, (1.0,))], Prober(), ClusterSpec(4))
 
 
 def test_a_give_from_a_node_not_asked_is_refused():
