@@ -72,12 +72,18 @@ class SegmentLog:
     the slot without progress (context switch, waiting for DAG parents). The ``seg_*`` columns
     are arrays (``q`` job, ``i`` task/node/slot, ``d`` times, ``B`` done), complete whenever read."""
 
+    _job: vec[i64]
+    _task: vec[i32]
+    _node: vec[i32]
+    _slot: vec[i32]
+    _start: vec[float]
+    _end: vec[float]
+    _idle: vec[float]
+    _done: vec[u8]
+
     def __init__(self, counts: Counters | None = None, records: list[tuple[Any, ...]] | None = None) -> None:
         self._columns: list[array[Any]] = [array(t) for t in _SEGMENT_TYPES]
-        self._job = vec[i64]()
-        self._task, self._node, self._slot = vec[i32](), vec[i32](), vec[i32]()
-        self._start, self._end, self._idle = vec[float](), vec[float](), vec[float]()
-        self._done = vec[u8]()
+        self._restage()
         self.job_finish: dict[int, float] = {}
         self.rejected_jobs: dict[int, Status] = {}
         self.counts = counts if counts is not None else Counters()
@@ -102,6 +108,10 @@ class SegmentLog:
                                 self._idle]
         for col, values in zip(self._columns, staged):
             col.frombytes(memoryview(values).tobytes())
+        self._restage()
+
+    def _restage(self) -> None:
+        """Empty staging arrays, one per column."""
         self._job = vec[i64]()
         self._task, self._node, self._slot = vec[i32](), vec[i32](), vec[i32]()
         self._start, self._end, self._idle = vec[float](), vec[float](), vec[float]()
