@@ -3,7 +3,7 @@ a fake NodeManager REST server, a DefaultContainerExecutor-shaped CPU-spinning c
 a subprocess, and CPU measurement from cgroup accounting.
 
 Tests against a real YARN cluster reuse `AgentProcess` with the real NodeManager's URL and local dirs,
-and `cpu_rate`/`usage_file` on a real container's group.
+and `cpu_rate`/`assert_full_share`/`usage_file` on a real container's group.
 """
 from __future__ import annotations
 
@@ -218,6 +218,28 @@ def cpu_rates(readers: list[Callable[[], int]], window_s: float = 1.0) -> list[f
 def cpu_rate(read_ns: Callable[[], int], window_s: float = 1.0) -> float:
     """Cores used over a window, from two cgroup CPU-time readings."""
     return cpu_rates([read_ns], window_s)[0]
+
+
+FULL_RATIO = 0.5  # "full share": at least half of what an identical uncapped control spinner gets
+
+
+def share_of_control(read_ns: Callable[[], int], control_pid: int) -> float:
+    """A container's CPU over the control spinner's, in one common ~1 s window."""
+    mine, control = cpu_rates([read_ns, lambda: proc_cpu_ns([control_pid])])
+    return mine / max(control, 1e-3)
+
+
+def assert_full_share(read_ns: Callable[[], int], control_pid: int, windows: int = 5) -> None:
+    """A container runs at full share: in one of a few ~1 s windows it gets at least FULL_RATIO of the
+    control's CPU. Judged against a control because an absolute rate does not hold on a busy shared
+    host, and over several windows because one window alone can lose to a burst of other work on a
+    loaded 2-core host (a container still capped at a minimum share stays far below in every one)."""
+    ratios = []
+    for _ in range(windows):
+        ratios.append(round(share_of_control(read_ns, control_pid), 3))
+        if ratios[-1] >= FULL_RATIO:
+            return
+    raise AssertionError(f"the container never reached {FULL_RATIO} of the control's CPU: {ratios}")
 
 
 def proc_cpu_ns(pids: list[int]) -> int:

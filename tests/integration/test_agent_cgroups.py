@@ -19,7 +19,7 @@ import pytest
 from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
 from bridge.agent.trial import (CGROUP_ROOT, IDLE, SCHEDBRIDGE, TOKEN, AgentProcess, FakeContainer, FakeNodeManager,
-                                cpu_rate, cpu_rates, proc_cpu_ns, remove_groups, usage_file, wait_for)
+                                assert_full_share, cpu_rate, proc_cpu_ns, remove_groups, usage_file, wait_for)
 from tests import needs
 
 pytestmark = pytest.mark.integration
@@ -34,23 +34,6 @@ CID = "container_1763700000000_0001_01_000002"
 SECOND = "container_1763700000000_0001_01_000003"
 MIN_SHARE = 0.1
 SUSPENDED_MAX = MIN_SHARE * 1.5  # cores: one CFS period of slack over a 1 s window
-# "Full share" is judged against a control: an identical uncapped spinner running beside the container,
-# so the check holds on a busy shared host, where an absolute rate would not.
-FULL_RATIO = 0.5
-
-
-def assert_full_share(node: Node, read_ns: Callable[[], int] | None = None, windows: int = 5) -> None:
-    """The container runs at full share: in one of a few ~1 s windows it gets at least FULL_RATIO of
-    the control's CPU (one window alone can lose to a burst of other work on a loaded 2-core host;
-    a container still capped at MIN_SHARE stays far below in every window)."""
-    ratios = []
-    for _ in range(windows):
-        ratios.append(node.share_of_control(read_ns))
-        if ratios[-1] >= FULL_RATIO:
-            return
-    raise AssertionError(f"the container never reached {FULL_RATIO} of the control's CPU: {ratios}")
-
-
 @dataclass
 class Node:
     nm: FakeNodeManager
@@ -69,10 +52,8 @@ class Node:
     def usage_ns(self) -> int:
         return int(usage_file(self.parent, CID).read_text())
 
-    def share_of_control(self, read_ns: Callable[[], int] | None = None) -> float:
-        """The container's CPU over the control spinner's, in one common ~1 s window."""
-        mine, control = cpu_rates([read_ns or self.usage_ns, lambda: proc_cpu_ns([self.control.pid])])
-        return mine / max(control, 1e-3)
+    def assert_full_share(self, read_ns: Callable[[], int] | None = None) -> None:
+        assert_full_share(read_ns or self.usage_ns, self.control.pid)
 
     def group_pids(self) -> set[int]:
         procs = CGROUP_ROOT / "cpu" / self.parent / CID / "cgroup.procs"
@@ -114,7 +95,7 @@ def test_suspend_drops_to_min_share_and_resume_restores(node: Node) -> None:
     client = node.client()
     spinner = node.container.spinner_pid()
     assert {node.container.proc.pid, spinner} <= node.group_pids()
-    assert_full_share(node)
+    node.assert_full_share()
 
     assert client.suspend(CID)["share"] == MIN_SHARE
     assert node.rate() <= SUSPENDED_MAX
@@ -124,7 +105,7 @@ def test_suspend_drops_to_min_share_and_resume_restores(node: Node) -> None:
 
     assert client.resume(CID)["throttled"] is False
     assert (CGROUP_ROOT / "cpu" / node.parent / CID / "cpu.cfs_quota_us").read_text().strip() == "-1"
-    assert_full_share(node)
+    node.assert_full_share()
 
 
 def test_children_forked_while_suspended_stay_throttled(node: Node) -> None:
@@ -150,7 +131,7 @@ def test_sigkill_then_restart_restores_every_throttled_container(node: Node) -> 
         assert f"restored 2 container(s) left by a previous run: {CID}, {SECOND}" in node.agent.log()
         assert not any(c["throttled"] for c in node.client().containers())
         wait_for(lambda: node.client().container(CID)["managed"], 10, "re-adoption at full size")
-        assert_full_share(node)
+        node.assert_full_share()
     finally:
         second.kill()
 
@@ -161,7 +142,7 @@ def test_restore_only_undoes_a_dead_agents_throttles(node: Node) -> None:
     assert node.agent.restore_only() == 0
     assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
     pids = [node.container.proc.pid, node.container.spinner_pid()]
-    assert_full_share(node, lambda: proc_cpu_ns(pids))
+    node.assert_full_share(lambda: proc_cpu_ns(pids))
 
 
 def test_sigterm_restores_and_removes_every_group(node: Node) -> None:
@@ -170,7 +151,7 @@ def test_sigterm_restores_and_removes_every_group(node: Node) -> None:
     assert node.agent.signal(signal.SIGTERM) == 0
     assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
     assert not (CGROUP_ROOT / "freezer" / node.parent).exists()
-    assert_full_share(node, lambda: proc_cpu_ns(pids))
+    node.assert_full_share(lambda: proc_cpu_ns(pids))
 
 
 def test_unknown_and_finished_containers_are_refused_and_released(node: Node) -> None:
@@ -196,4 +177,4 @@ def test_restore_only_from_the_state_file_alone(node: Node) -> None:
     assert f"restored 1 container(s) left by a previous run: {CID}" in result.stderr
     assert not (CGROUP_ROOT / "cpu" / node.parent).exists()
     pids = [node.container.proc.pid, node.container.spinner_pid()]
-    assert_full_share(node, lambda: proc_cpu_ns(pids))
+    node.assert_full_share(lambda: proc_cpu_ns(pids))

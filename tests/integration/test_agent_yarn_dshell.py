@@ -17,7 +17,7 @@ from bridge.agent.nodemanager import NmContainer, YarnNodeManager
 from bridge.agent.procfs import TreeFinder
 from bridge.agent.service import NodeAgent
 from bridge.agent.state import StateFile
-from bridge.agent.trial import CGROUP_ROOT, cpu_rate, cpu_rates, proc_cpu_ns, wait_for
+from bridge.agent.trial import CGROUP_ROOT, assert_full_share, cpu_rate, wait_for
 from bridge.common.paths import hadoop_lib_dir
 from bridge.testbed import dshell
 from bridge.testbed.layout import ClusterLayout, NodeManagerSpec
@@ -82,15 +82,14 @@ def test_real_container_suspends_resumes_and_is_released_when_killed(testbed, sp
         wait_for(managed, 30, "adoption of the real container")
         assert len(cgroups.pids(cid)) >= 2  # the executor's wrapper bash, its session leader, the payload
 
-        def share_of_control() -> float:
-            mine, ref = cpu_rates([lambda: cgroups.usage_ns(cid), lambda: proc_cpu_ns([control.pid])])
-            return mine / max(ref, 1e-3)
+        def usage_ns() -> int:
+            return cgroups.usage_ns(cid)
 
-        assert share_of_control() >= 0.5
+        assert_full_share(usage_ns, control.pid)
         agent.suspend(cid)
-        assert cpu_rate(lambda: cgroups.usage_ns(cid)) <= 0.15
+        assert cpu_rate(usage_ns) <= 0.15
         agent.resume(cid)
-        assert share_of_control() >= 0.5
+        assert_full_share(usage_ns, control.pid)
 
         agent.suspend(cid)
         rm.kill(app_id)

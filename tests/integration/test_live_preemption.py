@@ -24,12 +24,13 @@ from bridge.agent.client import AgentClient
 from bridge.agent.errors import ContainerNotRunning, UnknownContainer
 from bridge.agent.trial import (
     CGROUP_ROOT,
+    FULL_RATIO,
     TOKEN,
     AgentProcess,
+    assert_full_share,
     cpu_rate,
-    cpu_rates,
-    proc_cpu_ns,
     remove_groups,
+    share_of_control,
     usage_file,
     wait_for,
 )
@@ -44,7 +45,6 @@ pytestmark = pytest.mark.integration
 
 MIN_SHARE = 0.1
 SUSPENDED_MAX = MIN_SHARE * 1.5  # one CFS period of slack over a 1 s window
-FULL_RATIO = 0.5                 # full share: at least half of what the uncapped control gets
 
 
 @dataclass
@@ -108,20 +108,17 @@ def test_spark_task_container_suspends_resumes_and_survives_agent_crash(testbed,
     def usage_ns() -> int:
         return int(usage_file(parent, job.container).read_text())
 
-    def share_of_control() -> float:
-        mine, ref_rate = cpu_rates([usage_ns, lambda: proc_cpu_ns([control.pid])])
-        return mine / max(ref_rate, 1e-3)
-
     try:
         preemptor = ContainerPreemptor({job.nm.webapp_url: AgentClient(agent.start(), TOKEN, timeout_s=10)})
         wait_for(lambda: usage_file(parent, job.container).exists(), 30, "adoption of the executor container")
-        wait_for(lambda: share_of_control() >= FULL_RATIO, 180, "the task to spin at full share", every_s=0.1)
+        wait_for(lambda: share_of_control(usage_ns, control.pid) >= FULL_RATIO, 180,
+                 "the task to spin at full share", every_s=0.1)
 
         assert preemptor.suspend(ref).ok
         assert preemptor.commands[-1].seconds < 1.0
         assert cpu_rate(usage_ns) <= SUSPENDED_MAX
         assert preemptor.resume(ref).ok
-        assert share_of_control() >= FULL_RATIO
+        assert_full_share(usage_ns, control.pid)
 
         assert preemptor.suspend(ref).ok
         agent.signal(signal.SIGKILL)
@@ -129,7 +126,7 @@ def test_spark_task_container_suspends_resumes_and_survives_agent_crash(testbed,
         assert cpu_rate(usage_ns) <= SUSPENDED_MAX
         preemptor = ContainerPreemptor({job.nm.webapp_url: AgentClient(agent.start(), TOKEN, timeout_s=10)})
         wait_for(lambda: quota.exists() and quota.read_text().strip() == "-1", 30, "re-adoption at full size")
-        assert share_of_control() >= FULL_RATIO
+        assert_full_share(usage_ns, control.pid)
 
         client = preemptor.agents[job.nm.webapp_url]
         unknown = job.container.rsplit("_", 1)[0] + "_999999"
