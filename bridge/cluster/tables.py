@@ -152,14 +152,16 @@ class ClusterTables:
             if any(x > f + 1e-9 for x, f in zip(demand, free)):
                 return -1
             u, base = self._capacity_used, node * self._dims
-            for i, x in enumerate(demand):
-                u[base + i] += x
+            for i in range(min(len(demand), self._dims)):   # entries beyond the resources: ignored
+                u[base + i] += demand[i]
         self._slots[node][slot] = Foreign(ref, demand)
         self._nfree[node] -= 1
         return slot
 
     # ------------------------------------------------------------------------------- checks
     def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
+        if len(demand) > self._dims:   # in the flat arrays, it would reach the next node's capacity
+            raise self._fail(f"demand {demand} has more entries than the cluster's {self._dims} resources", d)
         u, cap, base = self._capacity_used, self._capacity, node * self._dims
         for i, x in enumerate(demand):
             if u[base + i] + x > cap[base + i] + 1e-9:
@@ -170,10 +172,10 @@ class ClusterTables:
             u[base + i] += x
 
     def _release(self, node: int, demand: tuple[float, ...]) -> None:
-        """``demand`` of ``node``'s capacity is free again."""
+        """``demand`` of ``node``'s capacity is free again (as :meth:`occupy`, within the resources)."""
         u, base = self._capacity_used, node * self._dims
-        for i, x in enumerate(demand):
-            u[base + i] -= x
+        for i in range(min(len(demand), self._dims)):
+            u[base + i] -= demand[i]
 
     def _flag_of(self, node: int, probe: ProbeInfo, d: object) -> bool:
         rec = self._queues[node].get(id(probe))
