@@ -171,11 +171,10 @@ class ClusterState(ClusterTables):
 
     def _make_dispatch(self, hook: str) -> Callable[[Any], list[Any] | None]:
         fn = self._hooks.get(hook)
-        view = self.view
-        apply = self.apply
         if fn is None:
             return lambda ev: None
-        return lambda ev: apply(ev, fn(ev, view), [])
+        # compiled, ``self.apply`` in the closure is a native call (a bound method was a Python one)
+        return lambda ev: self.apply(ev, fn(ev, self.view), [])
 
     # ------------------------------------------------------------------------------- events in
     def job_arrived(self, ev: JobArrival, out: list[Any]) -> list[Any]:
@@ -352,8 +351,8 @@ class ClusterState(ClusterTables):
     def vacate(self, node: int, slot: int) -> list[Any]:
         """A foreign task left ``slot``: the node side hears the slot is free."""
         f = self._slots[node][slot]
-        if f.demand is not None and self._capacity_used is not None:
-            self._capacity_used[node] = [u - x for u, x in zip(self._capacity_used[node], f.demand)]
+        if f.demand is not None and self._capacities:
+            self._release(node, f.demand)
         self._slots[node][slot] = None
         self._nfree[node] += 1
         return self._slot_freed(node, slot, -1, -1, [])
@@ -393,7 +392,7 @@ class ClusterState(ClusterTables):
         if early and not self.early_start:
             raise self._fail(f"task {jid}.{task} is not ready (DAG parents unfinished)", (node, slot, jid, task))
         demand = None
-        if self._capacity_used is not None:
+        if self._capacities:
             demands = run.demands
             if demands is not None:
                 demand = demands[task]

@@ -79,10 +79,12 @@ class ClusterTables:
         self._queues: list[dict[int, Queued]] = [{} for _ in range(n)]  # node -> id(entry) -> record
         self._qlen = vec[i64]([0] * n)
         self._suspended: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
-        self._capacity_used: list[list[float]] | None = (
-            [[0.0] * len(spec.capacity) for _ in range(n)] if spec.capacity is not None else None)
-        self._capacity: list[tuple[float, ...]] = (   # per node (heterogeneous nodes differ)
-            [c for node in range(n) if (c := spec.capacity_of(node)) is not None])
+        # capacity per node (heterogeneous nodes differ) and in use, flat: node i's dimension d at
+        # i * dims + d (compiled, an update is a store, where a list of lists' boxed a float)
+        self._capacities = spec.capacity is not None
+        self._dims = len(spec.capacity) if spec.capacity is not None else 0
+        self._capacity_used = vec[float]([0.0] * (n * self._dims))
+        self._capacity = vec[float]([x for node in range(n) for x in spec.capacity_of(node) or ()])
         self._long_at = vec[i64]([0] * n)
         self._runs: dict[int, JobRun] = {}
         self._blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
@@ -98,10 +100,8 @@ class ClusterTables:
         idle = min(r.hold, end - r.start)
         if self.keep_log:
             self.log.add(r.job_id, r.task, node, slot, r.start, end, done, idle)
-        if r.demand is not None and self._capacity_used is not None:
-            u = self._capacity_used[node]
-            for i, x in enumerate(r.demand):
-                u[i] -= x
+        if r.demand is not None and self._capacities:
+            self._release(node, r.demand)
         self._slots[node][slot] = None
         self._nfree[node] += 1
         self.view.running_changed(node)
@@ -147,25 +147,35 @@ class ClusterTables:
         slot = self.view.free_slot(node)
         if slot < 0:
             return -1
-        if demand is not None and self._capacity_used is not None:
+        if demand is not None and self._capacities:
             free = self.view.free_capacity(node) or ()
             if any(x > f + 1e-9 for x, f in zip(demand, free)):
                 return -1
-            self._capacity_used[node] = [u + x for u, x in zip(self._capacity_used[node], demand)]
+            u, base = self._capacity_used, node * self._dims
+            for i in range(min(len(demand), self._dims)):   # entries beyond the resources: ignored
+                u[base + i] += demand[i]
         self._slots[node][slot] = Foreign(ref, demand)
         self._nfree[node] -= 1
         return slot
 
     # ------------------------------------------------------------------------------- checks
     def _take(self, node: int, demand: tuple[float, ...], d: object) -> None:
-        assert self._capacity_used is not None
-        u = self._capacity_used[node]
-        cap = self._capacity[node]
+        if len(demand) > self._dims:   # in the flat arrays, it would reach the next node's capacity
+            raise self._fail(f"demand {demand} has more entries than the cluster's {self._dims} resources", d)
+        u, cap, base = self._capacity_used, self._capacity, node * self._dims
         for i, x in enumerate(demand):
-            if u[i] + x > cap[i] + 1e-9:
-                raise self._fail(f"demand {demand} does not fit node {node} (used {tuple(u)}, capacity {cap})", d)
+            if u[base + i] + x > cap[base + i] + 1e-9:
+                used = tuple(u[base + j] for j in range(self._dims))
+                raise self._fail(f"demand {demand} does not fit node {node} (used {used}, capacity "
+                                 f"{tuple(cap[base + j] for j in range(self._dims))})", d)
         for i, x in enumerate(demand):
-            u[i] += x
+            u[base + i] += x
+
+    def _release(self, node: int, demand: tuple[float, ...]) -> None:
+        """``demand`` of ``node``'s capacity is free again (as :meth:`occupy`, within the resources)."""
+        u, base = self._capacity_used, node * self._dims
+        for i in range(min(len(demand), self._dims)):
+            u[base + i] -= demand[i]
 
     def _flag_of(self, node: int, probe: ProbeInfo, d: object) -> bool:
         rec = self._queues[node].get(id(probe))

@@ -85,9 +85,10 @@ class StateView:
 
     def free_capacity(self, node: int) -> tuple[float, ...] | None:
         s = self._s
-        if s._capacity_used is None:
+        if not s._capacities:
             return None
-        return tuple(c - u for c, u in zip(s._capacity[node], s._capacity_used[node]))
+        cap, used, base = s._capacity, s._capacity_used, node * s._dims
+        return tuple([cap[base + i] - used[base + i] for i in range(s._dims)])
 
     def attained(self, node: int, job_id: int, task: int) -> float:
         s = self._s

@@ -1,10 +1,11 @@
 """Node-side FIFO behaviour shared by probing policies: queue entries, run the head on a free slot."""
 from __future__ import annotations
 
+from collections import deque
+
 from mypy_extensions import mypyc_attr
 
-from policies.framework.api import ClusterView, Decisions, ProbeArrival, Run, SlotFreed
-from policies.common.queues import NodeQueues
+from policies.framework.api import ClusterView, Decisions, ProbeArrival, ProbeInfo, Run, SlotFreed
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # policies.eagle.lwl.CentralLwl and others' policies extend it
@@ -13,7 +14,9 @@ class FifoNodes:
     it; ``on_slot_freed`` runs the head. ``after_idle(node, slot, view)`` is called when a slot
     frees and the queue is empty (Hawk steals there); it returns decisions."""
 
-    queues: NodeQueues
+    # a NodeQueues (policies.common.queues); typed as the list it is, so that compiled,
+    # ``queues[node]`` is a list read (as a NodeQueues it was a generic one, boxing the index)
+    queues: list[deque[ProbeInfo]]
 
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> tuple[Run, ...]:
         q = self.queues[ev.node]

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
@@ -178,11 +177,17 @@ class _LongWork:
             self.ts += 1
 
 
-class _Acceptance(Protocol):
-    def rejects(self, probe: ProbeInfo, long_here: int) -> bool: ...
+# The strategies below have base classes, not Protocols: compiled, a call through a base class is
+# native, where a call through a Protocol was a Python method lookup and call (one per probe).
+
+class _Acceptance:
+    """Whether a node refuses a probe: this base accepts every one (``sss=false``)."""
+
+    def rejects(self, probe: ProbeInfo, long_here: int) -> bool:
+        return False
 
 
-class _SssAcceptance:
+class _SssAcceptance(_Acceptance):
     """SSS: a node holding long work refuses short probes, except last-round ones (they were
     sent to the short-only partition, or anywhere if it is empty, and must stick somewhere)."""
 
@@ -193,24 +198,21 @@ class _SssAcceptance:
         return not probe.long and long_here > 0 and probe.round < self.rounds
 
 
-class _AcceptAll:
-    def rejects(self, probe: ProbeInfo, long_here: int) -> bool:
-        return False
+class _Discipline:
+    """A node queue's discipline; ``sticky``: a short probe stays queued while its job has tasks."""
 
-
-class _Discipline(Protocol):
     sticky: bool
 
     def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
         """The entry to run next (a busy one never), or None."""
+        raise NotImplementedError
 
 
-class _StickySrpt:
+class _StickySrpt(_Discipline):
     """SBP + SRPT with the bypass budget (Algorithm 1)."""
 
-    sticky = True
-
     def __init__(self, cap: float) -> None:
+        self.sticky = True
         self.cap = cap
 
     def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
@@ -231,10 +233,11 @@ class _StickyLastFit(_StickySrpt):
         return srpt.pick_last_fit(queue, self.cap)
 
 
-class _Fifo:
+class _Fifo(_Discipline):
     """Plain batch probing: the oldest entry first, one task per probe."""
 
-    sticky = False
+    def __init__(self) -> None:
+        self.sticky = False
 
     def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
         return next((i for i, entry in enumerate(queue) if not entry.busy), None)
@@ -273,7 +276,7 @@ class Eagle:
         # why an SSS node refuses a short probe: one immutable value shared by every rejection
         self._long_here = Status(Code.UNSCHEDULABLE, "node holds a long task", self.name)
         at_node = config.sss and config.reject_at == "node"
-        self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if at_node else _AcceptAll()
+        self.acceptance: _Acceptance = _SssAcceptance(config.rounds) if at_node else _Acceptance()
         self.rounds_at_scheduler = config.sss and config.reject_at == "scheduler"
         self.discipline = self._discipline(config)
 

@@ -94,7 +94,8 @@ class Hawk(FifoNodes):
         # node-side bookkeeping that makes a hopeless steal request O(1)
         self.long_queued = vec[i64]([0] * n)           # long entries waiting in each queue
         self.long_running = vec[i64]([0] * n)          # slots running (or fetching) a long task
-        self.slot_long: set[tuple[int, int]] = set()   # those slots
+        # those slots, per node (compiled, a set of small ints: no tuple built and hashed per freed slot)
+        self.long_slots: list[set[int]] = [set() for _ in range(n)]
 
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
@@ -143,8 +144,8 @@ class Hawk(FifoNodes):
 
     def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
         node = ev.node
-        if (node, ev.slot) in self.slot_long:
-            self.slot_long.discard((node, ev.slot))
+        if self.long_running[node] and ev.slot in self.long_slots[node]:
+            self.long_slots[node].discard(ev.slot)
             self.long_running[node] -= 1
         out = super().on_slot_freed(ev, view)
         if out and out[0].__class__ is Run and out[0].probe.long:
@@ -153,7 +154,7 @@ class Hawk(FifoNodes):
         return out
 
     def _running(self, node: int, slot: int) -> None:
-        self.slot_long.add((node, slot))
+        self.long_slots[node].add(slot)
         self.long_running[node] += 1
 
     def after_idle(self, node: int, slot: int, view: ClusterView) -> Decisions:

@@ -81,3 +81,14 @@ def test_a_running_tasks_token_names_its_segment() -> None:
     assert sim.state.forget_finished([0]) == []  # still running: not forgotten
     with pytest.raises(ValueError, match="runs no task"):
         sim.state.token(node, 1 - slot)
+
+
+def test_a_foreign_demand_is_held_within_the_resources_and_on_its_own_node() -> None:
+    """Capacity in use is kept flat, node after node: an entry beyond the cluster's resources is
+    ignored (as it always was), never added to the next node's."""
+    spec = ClusterSpec(2, slots_per_node=2, resources=("cpu", "mem"), capacity=(2.0, 8.0))
+    state = Simulation([], default_registry().create("sparrow", PolicyEnv(spec, 0)), spec).state
+    assert state.occupy(0, "foreign", (1.0, 3.0, 5.0)) == 0
+    assert (state.view.free_capacity(0), state.view.free_capacity(1)) == ((1.0, 5.0), (2.0, 8.0))
+    state.vacate(0, 0)
+    assert (state.view.free_capacity(0), state.view.free_capacity(1)) == ((2.0, 8.0), (2.0, 8.0))
