@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ STALE_S = 600.0  # untouched this long, with its writer gone, a temporary file i
 
 def _temporary(path: Path) -> Path:
     """A fresh temporary name beside ``path``, with this process's pid (see :func:`_stale`)."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(8).hex()}.tmp")
 
 
 def _running(pid: int) -> bool:

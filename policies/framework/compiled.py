@@ -5,8 +5,8 @@ benchmark runs and their ``policies/common`` mechanisms, the Ursa family) are co
 extensions under ``.cache/mypyc/<interpreter>/`` (``make setup`` runs
 ``python -c 'import policies.framework.compiled as c; c.build()'``). They never sit beside their
 ``.py`` files, so Python's own import finds only the sources; a finder first on ``sys.meta_path``
-loads the compiled ones only when the build's stamp still matches: the SHA-256 of every compiled
-source and of every project module they import, and the interpreter. If anything differs (a
+loads the compiled ones only when the build's stamp still matches: the CRC-32 and size of every
+compiled source and of every project module they import, and the interpreter. If anything differs (a
 developer edited ``policies/eagle/eagle.py``), or the build is missing, or ``SCHEDBRIDGE_PURE=1`` is
 set, everything runs as pure Python and :data:`CORE` says why; ``simulate`` and ``bench sim``
 print it, so a fallback is never silent. The modules are compiled as one group (they call each
@@ -22,7 +22,7 @@ reads files to decide; it is the one part of ``policies`` that does I/O.
 from __future__ import annotations
 
 import ast
-import hashlib
+import zlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -91,9 +91,14 @@ def dependencies(modules: Sequence[str], root: Path = ROOT) -> list[str]:
 
 
 def digests(paths: Sequence[str], root: Path = ROOT) -> dict[str, str]:
-    """SHA-256 of each file (``missing`` for one that is gone)."""
-    return {p: hashlib.sha256((root / p).read_bytes()).hexdigest() if (root / p).is_file() else "missing"
-            for p in paths}
+    """CRC-32 and size of each file (``missing`` for one that is gone)."""
+    return {p: _digest((root / p).read_bytes()) if (root / p).is_file() else "missing" for p in paths}
+
+
+def _digest(data: bytes) -> str:
+    """A file's content stamp: CRC-32 and length. Not SHA-256: hashlib maps OpenSSL into every
+    process that simulates (3.7 MB of peak RSS), and an edit, not an attacker, is what it detects."""
+    return f"crc32:{zlib.crc32(data):08x}:{len(data)}"
 
 
 def check(build_dir: Path = BUILD_DIR, root: Path = ROOT) -> tuple[dict[str, Path], str]:
