@@ -22,7 +22,6 @@ reads files to decide; it is the one part of ``policies`` that does I/O.
 from __future__ import annotations
 
 import ast
-import zlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -30,6 +29,7 @@ import json
 import os
 import shutil
 import sys
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
