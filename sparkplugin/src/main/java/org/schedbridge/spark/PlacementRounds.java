@@ -3,6 +3,7 @@ package org.schedbridge.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -86,6 +87,20 @@ final class PlacementRounds implements AutoCloseable {
     private Set<String> sparkOrderExecutors;
     /** Task ids launched per grant in the last policy round, reported with the next request. */
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
+    /** {@code spark.schedbridge.speculate}: freed slots take their predicted stage before the policy is asked. */
+    private final boolean speculate;
+    private final int deadlineMs;
+    /** Executor id -> the stage key its freed slots may take until the next reply (the reply's {@code next}). */
+    private Map<String, String> predicted = Map.of();
+    /** Per executor, its tasks that ended since the last request went out: the slots speculation may fill. */
+    private final Map<String, Integer> freed = new HashMap<>();
+
+    /** The runnable stages by key and the offers' positions by executor: where a reply's grants go. */
+    private record Lookup(Map<String, TaskSetManager> stages, Map<String, Integer> offerIndex) {
+        static Lookup of(OfferBatch batch) {
+            return new Lookup(batch.stages, batch.offerIndex);
+        }
+    }
 
     PlacementRounds(SparkContext sc, BridgeConf conf, PolicyClient client, ClusterMirror mirror, BridgeStats stats) {
         this.sc = sc;
@@ -100,6 +115,8 @@ final class PlacementRounds implements AutoCloseable {
         this.holdMaxMs = conf.holdMaxMs;
         this.maxKillsPerTask = conf.maxKillsPerTask;
         this.policy = conf.policy;
+        this.speculate = conf.speculate;
+        this.deadlineMs = conf.deadlineMs;
     }
 
     /**
@@ -114,9 +131,10 @@ final class PlacementRounds implements AutoCloseable {
         if (sc.applicationId() == null) {
             return spark.resourceOffers(offers, all);  // not registered yet: no tasks to place
         }
+        Placement landed = speculate ? landed() : null;
         if (queue.isEmpty()) {
-            if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
-                ask(newBatch(list, queue), null);
+            if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS && !client.awaiting()) {
+                ask(newBatch(list, null, queue), null);
             }
             return spark.resourceOffers(offers, all);
         }
@@ -133,7 +151,14 @@ final class PlacementRounds implements AutoCloseable {
             return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
         }
         long start = System.nanoTime();
-        OfferBatch batch = newBatch(list, queue);
+        if (speculate) {
+            Seq<Seq<TaskDescription>> launched = speculativeRound(landed, list, queue, offers, all, spark, revive);
+            if (launched != null) {
+                stats.roundDone((System.nanoTime() - start) / 1000);
+                return launched;
+            }
+        }
+        OfferBatch batch = newBatch(list, null, queue);
         if (batch.request.get("slots").isEmpty()) {
             reportLaunches(batch);
             return spark.resourceOffers(offers, all);
@@ -153,7 +178,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         fromNodes(placement);
         Seq<Seq<TaskDescription>> launched = counted(BridgeStats.Launch.POLICY,
-                apply(placement, batch, list, offers, all, spark));
+                apply(placement, Lookup.of(batch), list, offers, all, spark));
         if (heldBack(batch, launched)) {
             stats.heldBack();
             heldSinceMs = heldSinceMs < 0 ? System.currentTimeMillis() : heldSinceMs;
@@ -179,6 +204,9 @@ final class PlacementRounds implements AutoCloseable {
             return;
         }
         Option<TaskInfo> info = tsm.taskInfos().get(taskId);
+        if (info.isDefined() && speculate) {
+            freed.merge(info.get().executorId(), 1, Integer::sum);
+        }
         if (info.isDefined()) {
             mirror.recordEarlyEnd(BridgeListener.taskEnd(info.get(), tsm.stageId(), tsm.taskSet().stageAttemptId(),
                     System.currentTimeMillis(), "Success"));
@@ -278,7 +306,7 @@ final class PlacementRounds implements AutoCloseable {
      * apply. Other policies are spared the extra round trip, and its chance to miss a deadline.
      */
     private void reportLaunches(OfferBatch batch) {
-        if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
+        if (launchedReport.isEmpty() || !client.wantsLaunchReports() || client.awaiting()) {
             return;
         }
         PolicyClient.Answer answer = ask(batch, null);
@@ -287,10 +315,125 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
-    /** What a reply holds beside its grants: the kills it asks for, the containers its node side resized. */
+    /**
+     * What a reply holds beside its grants: the kills it asks for, the containers its node side
+     * resized, the stages freed slots may take next and the speculative launches to withdraw.
+     */
     private void fromNodes(Placement placement) {
         stats.containers(placement.containers);
         preempt(placement.preempt);
+        predicted = placement.next;
+        withdraw(placement.withdraw);
+    }
+
+    /**
+     * The answer to a request sent without waiting, if it has landed since the last round: what it
+     * holds beside its grants is taken in; its grants are the caller's to launch.
+     */
+    private Placement landed() {
+        PolicyClient.Answer answer = client.collect();
+        if (answer == null) {
+            return null;
+        }
+        if (!answer.answered()) {
+            predicted = Map.of();  // failed (counted by the client): ask before launching again
+            return null;
+        }
+        Placement placement = new Placement(answer.reply());
+        fromNodes(placement);
+        return placement;
+    }
+
+    /**
+     * A speculating plugin's round, or null where it must ask the policy and wait (the synchronous
+     * round: nothing launched yet, and slots free for which nothing is predicted). It launches the
+     * grants of an answer that landed since the last round, then fills each executor's slots freed
+     * since the last request with the stage the policy last placed there (the reply's {@code
+     * next}); the host confirms each such launch against the policy's own decision or has it
+     * withdrawn. What happened goes to the host without waiting; while a call is out it waits for
+     * the next round.
+     */
+    private Seq<Seq<TaskDescription>> speculativeRound(Placement landed, List<WorkerOffer> list,
+            List<TaskSetManager> queue, IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark, Runnable revive) {
+        boolean out = client.awaiting();
+        if (out && client.outForMs() > deadlineMs || !out && landed == null && freed.isEmpty()) {
+            return null;  // a late call (the synchronous round waits for it, or falls back), or nothing to go by
+        }
+        boolean news = !freed.isEmpty() || mirror.hasPending();
+        Lookup at = new Lookup(OfferBatch.byKey(queue), OfferBatch.indexOf(list));
+        int[] freeCores = new int[list.size()];
+        List<List<TaskDescription>> launched = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            freeCores[i] = list.get(i).cores().toInt();
+            launched.add(new ArrayList<>());
+        }
+        int speculated;
+        try {
+            launchNothing(offers, all, spark);  // lets Spark register new executors
+            if (landed != null) {
+                launchGrants(landed, at, list, freeCores, launched, spark);
+            }
+            speculated = speculateOn(at, list, freeCores, launched, spark);
+        } finally {
+            pool.showAll();
+        }
+        int n = 0;
+        for (List<TaskDescription> l : launched) {
+            n += l.size();
+        }
+        if (n == 0 && !out) {
+            return null;
+        }
+        if (!out && (speculated > 0 || news)) {
+            OfferBatch batch = newBatch(list, freeCores, queue);
+            batch.request.set("launched", takeLaunchReport());
+            sparkOrderStages = null;
+            lastRoundMs = System.currentTimeMillis();
+            client.send(batch.request, revive);  // its failure is counted by the client; the next round asks again
+        }
+        List<Seq<TaskDescription>> seqs = new ArrayList<>();
+        for (List<TaskDescription> l : launched) {
+            seqs.add(CollectionConverters.asScala(l).toSeq());
+        }
+        return counted(BridgeStats.Launch.POLICY, CollectionConverters.asScala(seqs).toSeq());
+    }
+
+    /**
+     * Fills each executor's slots freed since the last request with its predicted stage, while
+     * that stage has tasks to launch; returns how many it launched.
+     */
+    private int speculateOn(Lookup at, List<WorkerOffer> list, int[] freeCores, List<List<TaskDescription>> launched,
+                            SparkOffers spark) {
+        int n = 0;
+        for (Map.Entry<String, Integer> f : freed.entrySet()) {
+            TaskSetManager tsm = at.stages().get(predicted.get(f.getKey()));
+            Integer i = at.offerIndex().get(f.getKey());
+            int slots = i == null ? 0 : Math.min(f.getValue(), freeCores[i] / cpusPerTask);
+            if (tsm != null && slots > 0) {
+                pool.showOnly(tsm);
+                int got = launchGranted(tsm, Map.of(f.getKey(), slots), at, list, freeCores, launched, spark, true);
+                f.setValue(f.getValue() - got);
+                n += got;
+            }
+        }
+        freed.values().removeIf(v -> v <= 0);
+        stats.speculated(n);
+        return n;
+    }
+
+    /**
+     * Kills the speculative launches the policy did not choose, if still running (Spark runs each
+     * task again, where the policy's grant says; a kill is not a failure). The plugin's own launches:
+     * not bounded by the policy's kill limits.
+     */
+    private void withdraw(List<Long> taskIds) {
+        for (long id : taskIds) {
+            if (mirror.runningTask(id) != null) {
+                stats.withdrawn();
+                timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: launched ahead of the policy, which "
+                        + "placed another task there"));
+            }
+        }
     }
 
     /**
@@ -300,9 +443,16 @@ final class PlacementRounds implements AutoCloseable {
     private PolicyClient.Answer ask(OfferBatch batch, Runnable revive) {
         sparkOrderStages = null;  // a new answer replaces any earlier declaration
         lastRoundMs = System.currentTimeMillis();
-        batch.request.set("launched", launchedReport);
-        launchedReport = JsonNodeFactory.instance.arrayNode();
+        batch.request.set("launched", takeLaunchReport());
         return client.round(batch.request, revive);
+    }
+
+    /** The launches not reported yet, for a request about to go out (which tells the host of the ends since, too). */
+    private ArrayNode takeLaunchReport() {
+        ArrayNode report = launchedReport;
+        launchedReport = JsonNodeFactory.instance.arrayNode();
+        freed.clear();
+        return report;
     }
 
     /** Spark sees the offers (it registers new executors) but no task set: nothing launches. */
@@ -315,8 +465,8 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
-    private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {
-        return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, queue, mirror);
+    private OfferBatch newBatch(List<WorkerOffer> offers, int[] freeCores, List<TaskSetManager> queue) {
+        return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, freeCores, queue, mirror, speculate);
     }
 
     /** The scheduler's root pool (created on first use, when Spark initialises the scheduler). */
@@ -342,7 +492,7 @@ final class PlacementRounds implements AutoCloseable {
         return true;
     }
 
-    private Seq<Seq<TaskDescription>> apply(Placement placement, OfferBatch batch, List<WorkerOffer> list,
+    private Seq<Seq<TaskDescription>> apply(Placement placement, Lookup at, List<WorkerOffer> list,
                                            IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark) {
         int[] freeCores = new int[list.size()];
         List<List<TaskDescription>> launched = new ArrayList<>();
@@ -352,13 +502,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         try {
             launchNothing(offers, all, spark);  // lets Spark register new executors
-            for (Map.Entry<String, Map<String, Integer>> grant : placement.grants.entrySet()) {
-                TaskSetManager tsm = batch.stages.get(grant.getKey());
-                if (tsm != null) {
-                    pool.showOnly(tsm);
-                    launchGranted(tsm, grant.getValue(), batch, list, freeCores, launched, spark);
-                }
-            }
+            launchGrants(placement, at, list, freeCores, launched, spark);
         } finally {
             pool.showAll();
         }
@@ -369,12 +513,28 @@ final class PlacementRounds implements AutoCloseable {
         return CollectionConverters.asScala(out).toSeq();
     }
 
-    /** Offers the granted slots (capped by what is still free) to the one visible task set. */
-    private void launchGranted(TaskSetManager tsm, Map<String, Integer> slots, OfferBatch batch, List<WorkerOffer> list,
-                               int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark) {
+    /** Each granted stage, shown alone, offered its granted slots (the caller shows every stage again). */
+    private void launchGrants(Placement placement, Lookup at, List<WorkerOffer> list, int[] freeCores,
+                              List<List<TaskDescription>> launched, SparkOffers spark) {
+        for (Map.Entry<String, Map<String, Integer>> grant : placement.grants.entrySet()) {
+            TaskSetManager tsm = at.stages().get(grant.getKey());
+            if (tsm != null) {
+                pool.showOnly(tsm);
+                launchGranted(tsm, grant.getValue(), at, list, freeCores, launched, spark, false);
+            }
+        }
+    }
+
+    /**
+     * Offers the granted slots (capped by what is still free) to the one visible task set; returns
+     * how many tasks it launched. {@code speculative}: launched on a prediction, not a grant.
+     */
+    private int launchGranted(TaskSetManager tsm, Map<String, Integer> slots, Lookup at, List<WorkerOffer> list,
+                              int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark,
+                              boolean speculative) {
         List<WorkerOffer> sub = new ArrayList<>();
         for (Map.Entry<String, Integer> s : slots.entrySet()) {
-            Integer i = batch.offerIndex.get(s.getKey());
+            Integer i = at.offerIndex().get(s.getKey());
             int cores = i == null ? 0 : Math.min(s.getValue() * cpusPerTask, freeCores[i]);
             if (cores >= cpusPerTask) {
                 WorkerOffer o = list.get(i);
@@ -383,7 +543,7 @@ final class PlacementRounds implements AutoCloseable {
             }
         }
         if (sub.isEmpty()) {
-            return;
+            return 0;
         }
         // Spark shuffles the offers and answers in the shuffled order: each task names its executor
         Map<String, List<TaskDescription>> byExecutor = new TreeMap<>();
@@ -393,18 +553,21 @@ final class PlacementRounds implements AutoCloseable {
                 byExecutor.computeIfAbsent(t.executorId(), e -> new ArrayList<>()).add(t);
             }
         }
+        int n = 0;
         for (Map.Entry<String, List<TaskDescription>> e : byExecutor.entrySet()) {
-            int i = batch.offerIndex.get(e.getKey());
+            int i = at.offerIndex().get(e.getKey());
             launched.get(i).addAll(e.getValue());
             freeCores[i] -= e.getValue().size() * cpusPerTask;
-            report(tsm, e.getKey(), e.getValue());
+            report(tsm, e.getKey(), e.getValue(), speculative);
+            n += e.getValue().size();
         }
+        return n;
     }
 
     /** Adds the launches to the next request's {@code launched} report and their starts to the mirror. */
-    private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks) {
+    private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks, boolean speculative) {
         int attempt = tsm.taskSet().stageAttemptId();
-        ArrayNode ids = launchEntry(launchedReport, tsm.stageId(), attempt, executor);
+        ArrayNode ids = launchEntry(launchedReport, tsm.stageId(), attempt, executor, speculative);
         for (TaskDescription t : tasks) {
             ids.add(t.taskId());
             Option<TaskInfo> info = tsm.taskInfos().get(t.taskId());
@@ -414,10 +577,13 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
-    /** Adds one grant's entry to a {@code launched} report; returns its (empty) list of task ids. */
-    static ArrayNode launchEntry(ArrayNode report, int stage, int attempt, String executor) {
-        return report.addObject().put("stage", stage).put("attempt", attempt).put("executor", executor)
-                .putArray("tasks");
+    /** Adds one grant's (or prediction's) entry to a {@code launched} report; returns its (empty) list of task ids. */
+    static ArrayNode launchEntry(ArrayNode report, int stage, int attempt, String executor, boolean speculative) {
+        ObjectNode entry = report.addObject().put("stage", stage).put("attempt", attempt).put("executor", executor);
+        if (speculative) {
+            entry.put("speculative", true);
+        }
+        return entry.putArray("tasks");
     }
 
     /**

@@ -162,7 +162,7 @@ class ProtocolSchemaTest {
             listener.onExecutorRemoved(new SparkListenerExecutorRemoved(NOW + 300, "2", "lost worker"));
             listener.onJobEnd(new SparkListenerJobEnd(3, NOW + 400, JobSucceeded$.MODULE$));
             ArrayNode launched = JsonNodeFactory.instance.arrayNode();
-            PlacementRounds.launchEntry(launched, 7, 0, "1").add(12L).add(13L);
+            PlacementRounds.launchEntry(launched, 7, 0, "1", false).add(12L).add(13L);
             assertTrue(client.round(offerRound(2, tsm, mirror, launched), () -> { }).answered());
             client.detach(APP);
         } finally {
@@ -184,7 +184,7 @@ class ProtocolSchemaTest {
     /** The request of one offer round with two executors' free cores and one runnable task set. */
     private static ObjectNode offerRound(long round, TaskSetManager tsm, ClusterMirror mirror, ArrayNode launched) {
         List<WorkerOffer> offers = List.of(offer("1", "h1", 2), offer("2", "h2", 0));
-        ObjectNode request = new OfferBatch(APP, round, 1, offers, List.of(tsm), mirror).request;
+        ObjectNode request = new OfferBatch(APP, round, 1, offers, null, List.of(tsm), mirror, false).request;
         request.set("launched", launched);
         return request;
     }
