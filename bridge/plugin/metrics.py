@@ -2,7 +2,8 @@
 
 What an operator watches on a shared policy host: how many rounds it answers and how (placed, the
 policy raised, refused by a cap or a mismatch, resync), how long the policy takes, how many of the
-plugin's speculative launches the policy confirmed, attaches accepted and refused, the applications and connections it holds, and applications it forgot.
+plugin's speculative launches the policy confirmed, attaches accepted and refused, the
+applications and connections it holds, and applications it forgot.
 No label names an application: a label per application id would grow without bound.
 
 The exporter is a second port beside the daemon's, which speaks the plugin's line protocol, not

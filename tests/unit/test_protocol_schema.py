@@ -21,9 +21,10 @@ import sparkplugin
 from bridge.protocol import auth as spark_auth
 from bridge.plugin.bench import synthetic_rounds
 from bridge.protocol.messages import (MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ContainerChange, Grant, Placement,
-                                        Prediction, ProtocolError, decode, encode_attached, encode_challenge, encode_detached,
-                                        encode_error, encode_hello_reply, encode_placement, encode_refused,
-                                        encode_resync, parse_attach, parse_detach, parse_event, parse_round)
+                                        Prediction, ProtocolError, decode, encode_attached, encode_challenge,
+                                        encode_detached, encode_error, encode_hello_reply, encode_placement,
+                                        encode_refused, encode_resync, parse_attach, parse_detach, parse_event,
+                                        parse_round)
 
 SCHEMA = json.loads(sparkplugin.PROTOCOL_SCHEMA.read_text())
 SAMPLES = Path(sparkplugin.__file__).resolve().parent / "build" / "protocol-samples.jsonl"
