@@ -10,15 +10,17 @@ from bridge.drivers.planners import make_planner
 from bridge.drivers.spark.engine import EnginePlanner
 from bridge.plugin.host import PolicyHost
 
-EXECUTORS = [{"e": "executor_added", "t": 0, "executor": "1", "host": "h1", "cores": 1, "container": "", "nm": ""}]
+def executor(name: str) -> dict[str, Any]:
+    return {"e": "executor_added", "t": 0, "executor": name, "host": "h" + name, "cores": 1, "container": "", "nm": ""}
 
 
 class Script:
-    """One application on one executor of one core, played round by round; fifo serves it."""
+    """One application on executors of one core ("1", ...), played round by round; fifo serves it."""
 
-    def __init__(self) -> None:
+    def __init__(self, executors: int = 1) -> None:
         self.host = PolicyHost(make_planner("fifo", {}))
         self.round = 0
+        self.executors = [executor(str(e + 1)) for e in range(executors)]
 
     @property
     def planner(self) -> EnginePlanner:
@@ -26,16 +28,18 @@ class Script:
         return self.host.planner
 
     def send(self, pending: dict[int, int], events: list[dict[str, Any]] = (), launched: list[dict[str, Any]] = (),
-             free: int = 0, speculate: bool = True) -> dict[str, Any]:
-        """One round; ``pending``: stage -> Spark's pending tasks (a stage with none still runs)."""
+             free: int | dict[str, int] = 0, speculate: bool = True) -> dict[str, Any]:
+        """One round; ``pending``: stage -> Spark's pending tasks (a stage with none still runs);
+        ``free``: executor -> free cores (a number: executor "1"'s)."""
+        free = free if isinstance(free, dict) else {"1": free}
         self.round += 1
         msg = {"v": 2, "kind": "round", "app": "a", "round": self.round, "now_ms": 1000 * self.round,
                "cpus_per_task": 1, "launched": list(launched), "events": list(events), "speculate": speculate,
-               "slots": [{"executor": "1", "host": "h1", "free": free}] if free else [],
+               "slots": [{"executor": e, "host": "h" + e, "free": n} for e, n in free.items() if n],
                "stages": [{"stage": s, "attempt": 0, "job": s, "tasks": 9, "pending": n, "running": 0,
                            "locality": {}, "props": {}, "parents": []} for s, n in sorted(pending.items())]}
         if self.round == 1:
-            msg |= {"snapshot": {"executors": EXECUTORS, "running": [], "jobs": []},
+            msg |= {"snapshot": {"executors": self.executors, "running": [], "jobs": []},
                     "conf": {"policy": "fifo", "params": {}}}
         reply = json.loads(self.host.handle(json.dumps(msg)))
         assert "error" not in reply, reply
@@ -121,3 +125,26 @@ def test_a_hit_that_ended_before_the_round_frees_its_core() -> None:
     assert not s.planner.world.ledger.knows(1) and s.owed(3) == (0, 0)
     assert reply["assign"] == [{"stage": 4, "attempt": 0, "executor": "1", "slots": 1}]
     assert s.outcomes() == (1.0, 0.0)
+
+
+def test_a_speculative_launch_retires_no_grant_the_policy_made_elsewhere() -> None:
+    """Spark no longer counts the launched task pending; counted as owed anyway, the grant of the
+    stage waiting on executor 2 stays the policy's (not retired as if Spark no longer needed it)."""
+    s = Script(executors=2)
+    both = [{"stage": 3, "attempt": 0, "executor": e, "slots": 1} for e in ("1", "2")]
+    assert s.send({3: 3}, free={"1": 1, "2": 1})["assign"] == both
+    s.send({3: 2}, [task("task_start", 0, 3)], [launch(3, 0)])  # executor 2's grant not launched yet
+    reply = s.send({3: 1}, [task("task_end", 0, 3), task("task_start", 5, 3)], [launch(3, 5, speculative=True)])
+    assert s.owed(3) == (1, 0) and s.planner.world.ledger.knows(5)
+    assert reply["assign"] == both[1:] and "withdraw" not in reply
+
+
+def test_a_withdrawn_launch_whose_start_spark_reports_late_holds_no_core() -> None:
+    """A launch of a stage the policy has no job for is a miss; its task_start, heard only with
+    its kill, does not make it a task Spark placed itself (which would hold the core for good)."""
+    s = Script()
+    s.send({3: 1}, free=1)
+    s.send({3: 0}, [task("task_start", 0, 3)], [launch(3, 0)])
+    assert s.send({}, [task("task_end", 0, 3)], [launch(9, 7, speculative=True)])["withdraw"] == [7]
+    s.send({}, [task("task_start", 7, 9), task("task_end", 7, 9, reason="TaskKilled")], free=1)
+    assert s.send({5: 1}, free=1)["assign"] == [{"stage": 5, "attempt": 0, "executor": "1", "slots": 1}]
