@@ -127,6 +127,21 @@ def test_a_hit_that_ended_before_the_round_frees_its_core() -> None:
     assert s.outcomes() == (1.0, 0.0)
 
 
+def test_a_core_refilled_twice_between_two_requests_is_two_hits() -> None:
+    """A short task launched on a prediction ends, and the plugin refills its core again before the
+    next request: the second launch took the core the first one's end freed, so it is verified
+    after that end (in launch order), not withdrawn."""
+    s = Script()
+    assert s.send({3: 4}, free=1)["assign"] == [{"stage": 3, "attempt": 0, "executor": "1", "slots": 1}]
+    s.send({3: 3}, [task("task_start", 0, 3)], [launch(3, 0)])
+    events = [task("task_end", 0, 3), task("task_start", 1, 3), task("task_end", 1, 3), task("task_start", 2, 3)]
+    reply = s.send({3: 1}, events, [launch(3, 1, speculative=True), launch(3, 2, speculative=True)])
+    assert "withdraw" not in reply and not reply["assign"]
+    assert s.outcomes() == (2.0, 0.0)
+    ledger = s.planner.world.ledger
+    assert ledger.knows(2) and not ledger.knows(1) and s.owed(3) == (1, 0)
+
+
 def test_a_speculative_launch_retires_no_grant_the_policy_made_elsewhere() -> None:
     """Spark no longer counts the launched task pending; counted as owed anyway, the grant of the
     stage waiting on executor 2 stays the policy's (not retired as if Spark no longer needed it)."""

@@ -351,22 +351,22 @@ class EnginePlanner:
 
     def _verify(self, world: World, app: str, guesses: Mapping[int, Launched],
                 ended: set[int]) -> tuple[int, tuple[int, ...]]:
-        """Once the policy heard the round's task ends: each speculative launch that its decisions
-        confirm (a waiting grant of its stage on its executor) is bound to that grant, a hit; the
-        others are withdrawn (their grants, if any, wait). A hit that already ``ended`` ends now;
-        a miss that did needs no withdrawal. The number of hits, and the launches to withdraw."""
-        hits, withdraw, effects = 0, [], []
+        """Once the policy heard the round's task ends: each speculative launch, in launch order,
+        that its decisions confirm (a waiting grant of its stage on its executor) is bound to that
+        grant, a hit; the others are withdrawn (their grants, if any, wait). A hit that already
+        ``ended`` ends at once, before the next launch is verified: that one may have taken the
+        core it freed (a short task's slot refilled twice between two requests). A miss that
+        ended needs no withdrawal. The number of hits, and the launches to withdraw."""
+        hits, withdraw = 0, []
         for spark_task, rep in guesses.items():
             node = world.runner.node_of_executor(app, rep.executor)
             if node is not None and self._bind(world, app, node, rep, spark_task) is not None:
                 hits += 1
                 if spark_task in ended:
-                    effects += self._spark_task_ended(world, spark_task) or []
+                    world.settle(self.now, self._spark_task_ended(world, spark_task) or [])
             elif spark_task not in ended:
                 world.speculation.withdraw(spark_task, (app, rep.stage, rep.attempt))
                 withdraw.append(spark_task)
-        if effects:
-            world.settle(self.now, effects)
         return hits, tuple(withdraw)
 
     def _on_spark_event(self, world: World, app: str, ev: LiveEvent, guesses: Mapping[int, Launched]) -> list[Any]:
