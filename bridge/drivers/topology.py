@@ -59,7 +59,7 @@ class Topology(Protocol):
     """What the nodes of a planner's worlds are, which world a round goes to, and its time."""
 
     launch_reports: bool  # the planner wants Spark's launches at once (``RoundPlanner``)
-    predicts: bool        # replies predict what a freed slot may launch at once (``bridge.drivers.spark.speculation``)
+    predicts: bool        # replies predict what a freed slot may launch at once (``bridge.drivers.spark.ahead``)
 
     def clock(self, rnd: OfferRound) -> float:
         """The policy's time at ``rnd``, in seconds (its timers fire by it)."""

@@ -78,13 +78,13 @@ class PolicyRequest:
 @dataclass(frozen=True, slots=True)
 class Launched:
     """What one grant of the previous round actually started: Spark task ids on ``executor``; or,
-    ``speculative``, what the plugin launched on a :class:`Prediction` since (the host verifies it)."""
+    ``ahead``, what the plugin launched on a :class:`Prediction` since, ahead of a grant (the host verifies it)."""
 
     stage: int
     attempt: int
     executor: str
     tasks: tuple[int, ...]
-    speculative: bool = False
+    ahead: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +99,7 @@ class OfferRound:
     snapshot: Mapping[str, Any] | None = None
     request: PolicyRequest | None = None
     launched: tuple[Launched, ...] = ()
-    speculate: bool = False   # the plugin launches on ``Placement.next``: predict for it
+    ahead: bool = False   # the plugin launches ahead on ``Placement.next``: predict for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ class Grant:
 @dataclass(frozen=True, slots=True)
 class Prediction:
     """When a slot of ``executor`` frees, the plugin may launch a task of stage ``stage`` (attempt
-    ``attempt``) there at once, before asking: a speculative launch, which the next round verifies."""
+    ``attempt``) there at once, before asking: a launch ahead, which the next round verifies."""
 
     executor: str
     stage: int
@@ -152,11 +152,11 @@ class Placement:
     # The application's containers suspended or resumed since its previous reply (a preempting
     # policy on node agents); sent only when there are some.
     containers: tuple[ContainerChange, ...] = ()
-    # Speculation (sent only when there are some): per executor, the stage a freed slot may launch
-    # at once (``next``), and the speculative launches the policy did not decide, to kill (``withdraw``).
+    # Launches ahead (sent only when there are some): per executor, the stage a freed slot may launch
+    # at once (``next``), and the launches ahead the policy did not decide, to kill (``withdraw``).
     next: tuple[Prediction, ...] = ()
     withdraw: tuple[int, ...] = ()
-    # The round's speculative launches the policy's decisions confirmed, and those they did not
+    # The round's launches ahead the policy's decisions confirmed, and those they did not
     # (withdrawn, or ended before the host heard of them): the host's accounting, not sent.
     hits: int = 0
     misses: int = 0
@@ -232,9 +232,9 @@ def parse_round(msg: Mapping[str, Any]) -> OfferRound:
             events=tuple(msg.get("events", ())), request=request,
             snapshot=None if snapshot is None else _known(snapshot, "snapshot"),
             launched=tuple(Launched(int(x["stage"]), int(x["attempt"]), str(x["executor"]),
-                                    tuple(int(t) for t in x["tasks"]), _bool(x.get("speculative", False)))
+                                    tuple(int(t) for t in x["tasks"]), _bool(x.get("ahead", False)))
                            for x in map(_known, msg.get("launched", ()), repeat("launched"))),
-            speculate=_bool(msg.get("speculate", False)))
+            ahead=_bool(msg.get("ahead", False)))
     except ProtocolError:
         raise
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:

@@ -117,20 +117,20 @@ def test_registered_policy_gives_stock_results(stock: dict[str, list], policy: s
 
 
 @pytest.mark.parametrize("policy", ["fifo", "hawk"])
-def test_speculative_launches_give_stock_results_each_confirmed_or_withdrawn(stock: dict[str, list],
+def test_launches_ahead_give_stock_results_each_confirmed_or_withdrawn(stock: dict[str, list],
                                                                             policy: str) -> None:
-    """``speculate``: a freed slot takes the stage the policy last placed on its executor before the
+    """``launch.ahead``: a freed slot takes the stage the policy last placed on its executor before the
     policy is asked; the host confirms each such launch against the policy's own decision or has
     it withdrawn, so the answers are stock Spark's and no round falls back."""
     host = PolicyHost(make_planner(policy))
-    with bridge_session(host, **{"spark.schedbridge.speculate": "true"}) as spark:
+    with bridge_session(host, **{"spark.schedbridge.launch.ahead": "true"}) as spark:
         assert wordcount(spark) == stock["wordcount"]
         assert sql_rows(spark) == stock["sql"]
         assert spark.sparkContext.parallelize(range(600), 300).map(lambda x: 2 * x).sum() == 2 * sum(range(600))
         stats = spark_inprocess.stats()
     withdrawn = sum(len(d.placement.withdraw) for d in host.decisions)
-    assert stats["speculative_tasks"] >= 100, stats  # most of the 300 tasks' slots were refilled at once
-    assert stats["withdrawn_tasks"] <= withdrawn <= stats["speculative_tasks"]
+    assert stats["ahead_tasks"] >= 100, stats  # most of the 300 tasks' slots were refilled at once
+    assert stats["withdrawn_tasks"] <= withdrawn <= stats["ahead_tasks"]
     assert stats["fallback_rounds"] == 0 and stats["warnings"] == 0, stats
 
 

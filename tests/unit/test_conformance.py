@@ -9,9 +9,9 @@ Every task must start and finish at the same instants in both worlds (to the mil
 plugin's clock), and the policy must have made the same numbers of launches, suspensions and
 resumptions, and asked as many victims to steal from (each driver interprets ``on_steal_attempt``).
 
-The same holds when the fake Spark speculates (``bridge.drivers.spark.speculation``): on a task end
+The same holds when the fake Spark launches ahead (``bridge.drivers.spark.ahead``): on a task end
 it launches a task of the stage the last reply predicted for that executor at once, reports it as
-speculative, and kills what the next reply withdraws before launching that reply's grants. Each
+launched ahead, and kills what the next reply withdraws before launching that reply's grants. Each
 hit is the policy's own decision taken earlier, so the instants are the simulator's still.
 
 Where the worlds must differ, by design:
@@ -73,9 +73,9 @@ def simulated(name: str, jobs: list[Job]) -> tuple[dict[tuple[int, int], tuple[f
 
 class TraceSpark:
     """One application with NODES executors of SLOTS cores; each trace job is one stage.
-    ``speculate``: launch on the replies' ``next`` predictions, counting ``hits`` and ``misses``."""
+    ``ahead``: launch on the replies' ``next`` predictions, counting ``hits`` and ``misses``."""
 
-    def __init__(self, jobs: list[Job], speculate: bool = False) -> None:
+    def __init__(self, jobs: list[Job], ahead: bool = False) -> None:
         self.jobs = {j.job_id: j for j in jobs}
         self.to_submit = sorted(jobs, key=lambda j: j.submit)
         self.cluster = LiveCluster()
@@ -91,9 +91,9 @@ class TraceSpark:
         self.order: dict[int, int] = {}   # Spark task -> the state's start order of its policy task
         self.ids = itertools.count()
         self.round = 0
-        self.speculate = speculate
+        self.ahead = ahead
         self.next: dict[str, int] = {}                 # executor -> the stage the last reply predicts
-        self.guesses: dict[int, float] = {}            # speculative launches not yet verified -> launch time
+        self.guesses: dict[int, float] = {}            # launches ahead not yet verified -> launch time
         self.hits = self.misses = 0
 
     def run(self, planner: EnginePlanner) -> None:
@@ -124,10 +124,10 @@ class TraceSpark:
                 del self.running[task]
                 self.free[ex] += 1
                 guess = self.next.get(ex)
-                if self.speculate and guess is not None and self.pending.get(guess, 0) > 0:
-                    self._speculate(guess, ex, now)
+                if self.ahead and guess is not None and self.pending.get(guess, 0) > 0:
+                    self._launch_ahead(guess, ex, now)
 
-    def _speculate(self, stage: int, executor: str, now: float) -> None:
+    def _launch_ahead(self, stage: int, executor: str, now: float) -> None:
         """Launch a task of ``stage`` on ``executor``'s freed core at once; it plays its stage's one
         task duration (the trace's)."""
         task = next(self.ids)
@@ -135,7 +135,7 @@ class TraceSpark:
         self.running[task] = (stage, executor, now + self.jobs[stage].estimate)
         self.free[executor] -= 1
         self.pending[stage] -= 1
-        self.launched.append(Launched(stage, 0, executor, (task,), speculative=True))
+        self.launched.append(Launched(stage, 0, executor, (task,), ahead=True))
         self.events.append(self._task(task, stage, executor, "task_start"))
 
     def _offer(self, now: float) -> tuple[OfferRound, tuple]:
@@ -149,13 +149,13 @@ class TraceSpark:
                        for s, n in sorted(self.pending.items()) if n)
         slots = tuple(Slot(e, f"h{e}", f) for e, f in self.free.items() if f)
         return OfferRound("app", self.round, round(now * 1000), 1, slots, stages, (), launched=launched,
-                          speculate=self.speculate), events
+                          ahead=self.ahead), events
 
     def _verify(self, planner: EnginePlanner, placement: Placement) -> None:
-        """Kill the withdrawn speculative launches (Spark re-queues their tasks); the others were
+        """Kill the withdrawn launches ahead (Spark re-queues their tasks); the others were
         bound to the policy's grants: they run its tasks, from their launch."""
         world = planner.world
-        assert set(placement.withdraw) <= self.guesses.keys(), "withdrawn what was not a speculative launch"
+        assert set(placement.withdraw) <= self.guesses.keys(), "withdrawn what was not a launch ahead"
         for task in placement.withdraw:
             stage, ex, _ = self.running.pop(task)
             self.free[ex] += 1
@@ -203,10 +203,10 @@ class TraceSpark:
                 "executor": executor, "host": f"h{executor}", "speculative": False}
 
 
-def live(name: str, jobs: list[Job], speculate: bool = False) -> tuple[dict[tuple[int, int], tuple[float, float]],
+def live(name: str, jobs: list[Job], ahead: bool = False) -> tuple[dict[tuple[int, int], tuple[float, float]],
                                                                        dict[str, int], TraceSpark]:
     planner = EnginePlanner(name, {})
-    spark = TraceSpark(jobs, speculate)
+    spark = TraceSpark(jobs, ahead)
     spark.run(planner)
     return spark.times, {c: planner.counters[c] for c in COUNTED}, spark
 
@@ -229,12 +229,12 @@ def test_the_example_policy_package_behaves_the_same_in_the_simulator_and_live(
     assert_same_behaviour("shortest-estimate-first")
 
 
-def assert_same_behaviour(name: str, speculate: bool = False) -> TraceSpark:
+def assert_same_behaviour(name: str, ahead: bool = False) -> TraceSpark:
     """Policy ``name`` starts and finishes every task at the same instants in both worlds; the
-    live run's fake Spark, for its speculation counts."""
+    live run's fake Spark, for its counts of launches ahead."""
     jobs = trace(busy=name not in PREEMPTING)
     sim_times, sim_counts = simulated(name, jobs)
-    live_times, live_counts, spark = live(name, jobs, speculate)
+    live_times, live_counts, spark = live(name, jobs, ahead)
     assert sorted(live_times) == sorted(sim_times), "different tasks ran"
     late = {k: (sim_times[k], live_times[k]) for k in sim_times
             if any(abs(a - b) > TOLERANCE for a, b in zip(sim_times[k], live_times[k]))}
@@ -244,18 +244,18 @@ def assert_same_behaviour(name: str, speculate: bool = False) -> TraceSpark:
     return spark
 
 
-SPECULATION: dict[str, tuple[int, int]] = {}  # policy -> (hits, misses), printed at the end of the module
+AHEAD: dict[str, tuple[int, int]] = {}  # policy -> (hits, misses), printed at the end of the module
 
 
 @pytest.mark.parametrize("name", sorted(registry.BUILTINS))
-def test_same_policy_same_behaviour_when_the_plugin_speculates(name: str) -> None:
-    spark = assert_same_behaviour(name, speculate=True)
-    SPECULATION[name] = (spark.hits, spark.misses)
+def test_same_policy_same_behaviour_when_the_plugin_launches_ahead(name: str) -> None:
+    spark = assert_same_behaviour(name, ahead=True)
+    AHEAD[name] = (spark.hits, spark.misses)
     assert not spark.guesses
 
 
-def test_fifo_gives_a_freed_core_to_its_stage_so_speculation_launches_before_it_asks() -> None:
-    spark = assert_same_behaviour("fifo", speculate=True)
+def test_fifo_gives_a_freed_core_to_its_stage_so_a_launch_ahead_comes_before_it_asks() -> None:
+    spark = assert_same_behaviour("fifo", ahead=True)
     assert spark.hits > 0
 
 
@@ -263,13 +263,13 @@ def test_a_launch_the_policy_did_not_decide_is_withdrawn_and_runs_no_task() -> N
     """fifo-ff decides at slot boundaries (a timer), not at a task end: each launch on a task end
     misses and is killed, and every task still runs once, where and when the simulator runs it
     (a killed launch is recorded as no task's run)."""
-    spark = assert_same_behaviour("fifo-ff", speculate=True)
+    spark = assert_same_behaviour("fifo-ff", ahead=True)
     assert spark.misses > 0 and spark.hits == 0
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report_speculation() -> Iterator[None]:
+def _report_launches_ahead() -> Iterator[None]:
     yield
-    if SPECULATION:
-        print("\nspeculation hits/launches per policy:", ", ".join(
-            f"{n} {h}/{h + m}" for n, (h, m) in sorted(SPECULATION.items())))
+    if AHEAD:
+        print("\nlaunch-ahead hits/launches per policy:", ", ".join(
+            f"{n} {h}/{h + m}" for n, (h, m) in sorted(AHEAD.items())))

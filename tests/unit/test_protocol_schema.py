@@ -45,7 +45,7 @@ HOST_MESSAGES = {
     "placement (containers)": encode_placement(Placement(containers=(
         ContainerChange("3", "container_1_0001_01_000004", "suspend", True),
         ContainerChange("3", "container_1_0001_01_000004", "resume", False))), 2, 9),
-    "placement (speculation)": encode_placement(Placement(grants=(Grant(2, 0, "1"),), next=(
+    "placement (launches ahead)": encode_placement(Placement(grants=(Grant(2, 0, "1"),), next=(
         Prediction("1", 2, 0), Prediction("3", 5, 1)), withdraw=(17, 40_000_000_001), hits=2, misses=2), 5, 60),
     "error": encode_error("KeyError: 'x'"),
     "error of a round": encode_error("policy failed", 7),
@@ -194,18 +194,24 @@ def test_the_attach_and_detach_parsers_refuse_a_field_the_schema_does_not_name()
         parse_detach({"v": 2, "kind": "detach", "app": "a", "priority": 1})
 
 
-def test_speculation_fields_are_optional_and_read_when_present() -> None:
-    """A round's ``speculate`` and a launch's ``speculative`` default to False; present, they are read
-    (the plugin's samples predate them, so this builds the round from one of them)."""
+def test_launch_ahead_fields_are_optional_and_read_when_present() -> None:
+    """A round's ``ahead`` and a launch's ``ahead`` default to False; present, they are read, as
+    the plugin sends them (its samples have a round that launched ahead)."""
+    sent = next(m for m in plugin_samples() if m.get("ahead"))
+    rnd = parse_round(sent)
+    assert rnd.ahead and [x.ahead for x in rnd.launched] == [False, True]
     msg = a_round()
-    assert not parse_round(msg).speculate and not any(x.speculative for x in parse_round(msg).launched)
-    msg["speculate"] = True
-    msg["launched"] = [{"stage": 1, "attempt": 0, "executor": "1", "tasks": [5, 6], "speculative": True},
+    msg.pop("ahead", None)
+    for x in msg["launched"]:
+        x.pop("ahead", None)
+    assert not parse_round(msg).ahead and not any(x.ahead for x in parse_round(msg).launched)
+    msg["ahead"] = True
+    msg["launched"] = [{"stage": 1, "attempt": 0, "executor": "1", "tasks": [5, 6], "ahead": True},
                        {"stage": 2, "attempt": 0, "executor": "1", "tasks": [7]}]
     PLUGIN.validate(msg)
     rnd = parse_round(msg)
-    assert rnd.speculate and [(x.tasks, x.speculative) for x in rnd.launched] == [((5, 6), True), ((7,), False)]
-    msg["speculate"] = "false"
+    assert rnd.ahead and [(x.tasks, x.ahead) for x in rnd.launched] == [((5, 6), True), ((7,), False)]
+    msg["ahead"] = "false"
     assert not PLUGIN.is_valid(msg)
     with pytest.raises(ProtocolError, match="true or false"):
         parse_round(msg)
@@ -214,7 +220,7 @@ def test_speculation_fields_are_optional_and_read_when_present() -> None:
 def test_a_placement_sends_next_and_withdraw_only_when_there_are_some_and_never_its_accounting() -> None:
     bare = json.loads(encode_placement(Placement(hits=3, misses=1, held=2), 1, 0))
     assert not {"next", "withdraw", "hits", "misses", "held"} & bare.keys()
-    reply = json.loads(HOST_MESSAGES["placement (speculation)"])
+    reply = json.loads(HOST_MESSAGES["placement (launches ahead)"])
     assert reply["next"] == [{"executor": "1", "stage": 2, "attempt": 0}, {"executor": "3", "stage": 5, "attempt": 1}]
     assert reply["withdraw"] == [17, 40_000_000_001]
     reply["next"][0]["priority"] = 1

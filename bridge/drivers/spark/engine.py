@@ -34,7 +34,7 @@ from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
 from bridge.drivers.spark.dag import successors_of
 from bridge.drivers.spark.slots import SparkRunner
-from bridge.drivers.spark.speculation import Speculation, speculative_launches
+from bridge.drivers.spark.ahead import AheadLaunches, launches_ahead
 from bridge.drivers.estimates import Estimates
 from bridge.drivers.ledger import Ledger, StageKey, TaskKey
 from bridge.drivers.spark.state import AppState, LiveCluster
@@ -134,14 +134,14 @@ def task_demand(spec: ClusterSpec, d: StageDemand | None, faults: Counter[str]) 
 
 class World:
     """One cluster state with its kernel, its Spark runner, its ledger of Spark's tasks and its
-    record of speculative launches."""
+    record of launches ahead."""
 
     def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, ledger: Ledger, now: float) -> None:
         self.kernel = Kernel()
         self.kernel.advance(now)
         self.runner = runner
         self.ledger = ledger
-        self.speculation = Speculation()
+        self.ahead = AheadLaunches()
         self.state = ClusterState(policy, spec, self.kernel, runner, keep_log=False)
         self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
@@ -242,10 +242,10 @@ class EnginePlanner:
         self.now = max(self.now, self.topology.clock(rnd))
         scope = self.topology.scope(rnd.app)
         ends: list[Any] = []
-        guesses = speculative_launches(rnd)
+        guesses = launches_ahead(rnd)
         world = self._worlds.get(scope)
         if world is None or self.topology.stale(world.runner, scope, cluster):
-            world = self._reset(scope, cluster, rnd.cpus_per_task)  # holds speculative launches as Spark's own
+            world = self._reset(scope, cluster, rnd.cpus_per_task)  # holds launches ahead as Spark's own
             guesses = {}
         else:
             world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
@@ -257,7 +257,7 @@ class EnginePlanner:
             self.user_jobs.heard(rnd.app, ev)
         self._world = world
         arrivals = self._sync_stages(world, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {},
-                                     world.speculation.unbound(rnd.app, guesses))
+                                     world.ahead.unbound(rnd.app, guesses))
         # one instant, ordered as in the simulator: task ends, then job arrivals, then due timers
         world.settle(self.now, ends + arrivals)
         ended = {ev.task for ev in events if isinstance(ev, TaskEnd) and ev.task in guesses}
@@ -266,9 +266,9 @@ class EnginePlanner:
         preempt = world.ledger.take_kills()
         self._forget_done(world)
         own = cluster.app(rnd.app) if rnd.app in cluster else None
-        predict = rnd.speculate and self.topology.predicts
+        predict = rnd.ahead and self.topology.predicts
         return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own),
-                         next=world.speculation.predictions(rnd.app, world.ledger) if predict else (),
+                         next=world.ahead.predictions(rnd.app, world.ledger) if predict else (),
                          withdraw=withdraw, hits=hits, misses=len(guesses) - hits)
 
     @staticmethod
@@ -330,9 +330,9 @@ class EnginePlanner:
         return world
 
     def _bind_launched(self, world: World, rnd: OfferRound) -> None:
-        """Binds the grants' launches (speculative ones wait for the policy: ``_verify``)."""
+        """Binds the grants' launches (launches ahead wait for the policy: ``_verify``)."""
         for rep in rnd.launched:
-            if rep.speculative:
+            if rep.ahead:
                 continue
             node = world.runner.node_of_executor(rnd.app, rep.executor)
             for spark_task in rep.tasks:
@@ -346,12 +346,12 @@ class EnginePlanner:
         key = (app, rep.stage, rep.attempt)
         task = world.runner.bind(node, world.ledger.jobs_of(key), spark_task, app, rep.executor)
         if task is not None and self.topology.predicts:
-            world.speculation.bound(app, rep.executor, key)
+            world.ahead.bound(app, rep.executor, key)
         return task
 
     def _verify(self, world: World, app: str, guesses: Mapping[int, Launched],
                 ended: set[int]) -> tuple[int, tuple[int, ...]]:
-        """Once the policy heard the round's task ends: each speculative launch, in launch order,
+        """Once the policy heard the round's task ends: each launch ahead, in launch order,
         that its decisions confirm (a waiting grant of its stage on its executor) is bound to that
         grant, a hit; the others are withdrawn (their grants, if any, wait). A hit that already
         ``ended`` ends at once, before the next launch is verified: that one may have taken the
@@ -365,22 +365,22 @@ class EnginePlanner:
                 if spark_task in ended:
                     world.settle(self.now, self._spark_task_ended(world, spark_task) or [])
             elif spark_task not in ended:
-                world.speculation.withdraw(spark_task, (app, rep.stage, rep.attempt))
+                world.ahead.withdraw(spark_task, (app, rep.stage, rep.attempt))
                 withdraw.append(spark_task)
         return hits, tuple(withdraw)
 
     def _on_spark_event(self, world: World, app: str, ev: LiveEvent, guesses: Mapping[int, Launched]) -> list[Any]:
         """The state's effects of one of Spark's events (task ends are scheduled, not applied, so
-        that every end of a round is in before the policy hears of any). Speculative launches are
+        that every end of a round is in before the policy hears of any). Launches ahead are
         not Spark's own tasks: they are verified after the ends (``_verify``)."""
         if isinstance(ev, TaskStart):
             node = world.runner.node_of_executor(app, ev.executor)
             if node is not None and not world.ledger.knows(ev.task) and not world.ledger.is_foreign(ev.task) \
-                    and ev.task not in guesses and not world.speculation.is_withdrawn(ev.task):
+                    and ev.task not in guesses and not world.ahead.is_withdrawn(ev.task):
                 world.runner.spark_placed(app, ev.executor)
                 world.occupy_foreign(node, ev.task)
         elif isinstance(ev, TaskEnd):
-            if world.speculation.ended(ev.task):
+            if world.ahead.ended(ev.task):
                 return []
             effects = self._spark_task_ended(world, ev.task)
             if effects is not None:
@@ -413,13 +413,13 @@ class EnginePlanner:
     def _sync_stages(self, world: World, rnd: OfferRound, spark_jobs: Mapping[int, JobStart],
                      unbound: Counter[StageKey]) -> list[Any]:
         """New or grown stages arrive as jobs (returned, to schedule); tasks owed beyond Spark's
-        pending count (with its ``unbound`` speculative launches: not pending, yet owed) retire,
+        pending count (with its ``unbound`` launches ahead: not pending, yet owed) retire,
         and so do grants for stages Spark no longer runs (also ones the policy makes later) nor
-        launched speculatively this round."""
+        launched ahead this round."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
         ledger = world.ledger
         for key in [k for k in ledger.stages() if k[0] == rnd.app and k not in live and not unbound[k]]:
-            ledger.end_stage(key)  # (a stage's last task, launched speculatively and done, still binds)
+            ledger.end_stage(key)  # (a stage's last task, launched ahead and done, still binds)
         self._retire(world, lambda key: key[0] == rnd.app and not ledger.has_stage(key), None)
         arrivals: list[Any] = []
         for key, d in live.items():

@@ -44,7 +44,7 @@ public final class BridgeStats {
     private long kills;
     private long killsRefused;
     private long watchdogRounds;
-    private long speculativeTasks;
+    private long aheadTasks;
     private long withdrawnTasks;
     private final ContainerCounts resizes = new ContainerCounts();
     private String policy = "";
@@ -125,12 +125,12 @@ public final class BridgeStats {
         journal.accept(new BridgeEvents.Fallback(System.currentTimeMillis(), lastFailure));
     }
 
-    /** Tasks launched on the policy's prediction before it was asked (each confirmed or withdrawn later). */
-    synchronized void speculated(int n) {
-        speculativeTasks += n;
+    /** Tasks launched ahead of the policy's answer, on its prediction (each confirmed or withdrawn later). */
+    synchronized void launchedAhead(int n) {
+        aheadTasks += n;
     }
 
-    /** A speculative launch the policy did not choose, killed (Spark runs the task again where the policy says). */
+    /** A launch ahead the policy did not choose, killed (Spark runs the task again where the policy says). */
     synchronized void withdrawn() {
         withdrawnTasks++;
     }
@@ -250,7 +250,7 @@ public final class BridgeStats {
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
-                .put("watchdog_rounds", watchdogRounds).put("speculative_tasks", speculativeTasks)
+                .put("watchdog_rounds", watchdogRounds).put("ahead_tasks", aheadTasks)
                 .put("withdrawn_tasks", withdrawnTasks).put("suspends", resizes.suspends())
                 .put("resumes", resizes.resumes()).put("failed_container_commands", resizes.failed())
                 .put("last_failure", lastFailure);

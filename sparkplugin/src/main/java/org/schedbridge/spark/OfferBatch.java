@@ -30,15 +30,15 @@ final class OfferBatch {
 
     /**
      * {@code freeCores}: each offer's cores still free, where a round launched some before this
-     * batch (a speculative round); null: the offers' own. {@code speculate}: the plugin launches on
-     * the reply's predictions, so the host sends them.
+     * batch (a round that launched ahead); null: the offers' own. {@code ahead}: the plugin launches ahead of
+     * the policy's answer on the reply's predictions, so the host sends them.
      */
     OfferBatch(String app, long round, int cpusPerTask, List<WorkerOffer> offers, int[] freeCores,
-               List<TaskSetManager> queue, ClusterMirror mirror, boolean speculate) {
+               List<TaskSetManager> queue, ClusterMirror mirror, boolean ahead) {
         request.put("v", Protocol.VERSION).put("kind", "round").put("app", app).put("round", round)
                 .put("now_ms", System.currentTimeMillis()).put("cpus_per_task", cpusPerTask);
-        if (speculate) {
-            request.put("speculate", true);
+        if (ahead) {
+            request.put("ahead", true);
         }
         ArrayNode slots = request.putArray("slots");
         offerIndex.putAll(indexOf(offers));

@@ -14,7 +14,7 @@ import java.util.Map;
  * stages and the executors stay the same, Spark's own order is its answer. {@code containers}:
  * the application's executors' containers its node agents suspended or resumed since the last
  * reply (a preempting policy's node side), for the event log. {@code next} and {@code withdraw}:
- * speculation ({@code spark.schedbridge.speculate}), see {@link PlacementRounds}.
+ * launches ahead of the answer ({@code spark.schedbridge.launch.ahead}), see {@link PlacementRounds}.
  */
 final class Placement {
     /** stage key -> executor id -> slots, both in the order the policy listed them. */
@@ -22,9 +22,9 @@ final class Placement {
     final List<Long> preempt = new ArrayList<>();
     final boolean sparkOrder;
     final List<Container> containers = new ArrayList<>();
-    /** Executor id -> the stage key a freed slot of it may take before the next reply (speculation). */
+    /** Executor id -> the stage key a freed slot of it may take before the next reply (a launch ahead). */
     final Map<String, String> next = new HashMap<>();
-    /** Speculative launches the policy did not choose: task ids to withdraw. */
+    /** Launches ahead the policy did not choose: task ids to withdraw. */
     final List<Long> withdraw = new ArrayList<>();
 
     /** A suspend or resume sent to the agent of {@code executor}'s container; {@code ok}: applied. */

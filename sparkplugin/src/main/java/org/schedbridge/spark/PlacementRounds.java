@@ -56,6 +56,11 @@ final class PlacementRounds implements AutoCloseable {
      * Spark's for at most this long; then the policy is asked again (and gets the events since).
      */
     private static final long SPARK_ORDER_MS = 100;
+    /**
+     * A plugin launching ahead sends its news (task ends, launches to confirm) at most this often: they
+     * need no answer before Spark launches, so several ride one request and the host plans once.
+     */
+    private static final long SEND_EVERY_MS = 10;
 
     private final SparkContext sc;
     private final PolicyClient client;
@@ -69,6 +74,8 @@ final class PlacementRounds implements AutoCloseable {
     private final int reviveMs;
     /** A round past the late limit is due: set while one is scheduled (a call may never answer). */
     private final AtomicBoolean lateCheckScheduled = new AtomicBoolean();
+    /** A round to send the news of launches ahead is due: set while one is scheduled. */
+    private final AtomicBoolean sendScheduled = new AtomicBoolean();
     private final int lateLimitMs;
     private final String statsFile;
     /** Free slots held back while tasks wait longer than this: one round is Spark's (the watchdog). */
@@ -87,12 +94,12 @@ final class PlacementRounds implements AutoCloseable {
     private Set<String> sparkOrderExecutors;
     /** Task ids launched per grant in the last policy round, reported with the next request. */
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
-    /** {@code spark.schedbridge.speculate}: freed slots take their predicted stage before the policy is asked. */
-    private final boolean speculate;
+    /** {@code spark.schedbridge.launch.ahead}: freed slots take their predicted stage before the policy is asked. */
+    private final boolean launchAhead;
     private final int deadlineMs;
     /** Executor id -> the stage key its freed slots may take until the next reply (the reply's {@code next}). */
     private Map<String, String> predicted = Map.of();
-    /** Per executor, its tasks that ended since the last request went out: the slots speculation may fill. */
+    /** Per executor, its tasks that ended since the last request went out: the slots a launch ahead may fill. */
     private final Map<String, Integer> freed = new HashMap<>();
 
     /** The runnable stages by key and the offers' positions by executor: where a reply's grants go. */
@@ -115,7 +122,7 @@ final class PlacementRounds implements AutoCloseable {
         this.holdMaxMs = conf.holdMaxMs;
         this.maxKillsPerTask = conf.maxKillsPerTask;
         this.policy = conf.policy;
-        this.speculate = conf.speculate;
+        this.launchAhead = conf.launchAhead;
         this.deadlineMs = conf.deadlineMs;
     }
 
@@ -131,7 +138,7 @@ final class PlacementRounds implements AutoCloseable {
         if (sc.applicationId() == null) {
             return spark.resourceOffers(offers, all);  // not registered yet: no tasks to place
         }
-        Placement landed = speculate ? landed() : null;
+        Placement landed = launchAhead ? landed() : null;
         if (queue.isEmpty()) {
             if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS && !client.awaiting()) {
                 ask(newBatch(list, null, queue), null);
@@ -151,8 +158,8 @@ final class PlacementRounds implements AutoCloseable {
             return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
         }
         long start = System.nanoTime();
-        if (speculate) {
-            Seq<Seq<TaskDescription>> launched = speculativeRound(landed, list, queue, offers, all, spark, revive);
+        if (launchAhead) {
+            Seq<Seq<TaskDescription>> launched = aheadRound(landed, list, queue, offers, all, spark, revive);
             if (launched != null) {
                 stats.roundDone((System.nanoTime() - start) / 1000);
                 return launched;
@@ -204,7 +211,7 @@ final class PlacementRounds implements AutoCloseable {
             return;
         }
         Option<TaskInfo> info = tsm.taskInfos().get(taskId);
-        if (info.isDefined() && speculate) {
+        if (info.isDefined() && launchAhead) {
             freed.merge(info.get().executorId(), 1, Integer::sum);
         }
         if (info.isDefined()) {
@@ -317,7 +324,7 @@ final class PlacementRounds implements AutoCloseable {
 
     /**
      * What a reply holds beside its grants: the kills it asks for, the containers its node side
-     * resized, the stages freed slots may take next and the speculative launches to withdraw.
+     * resized, the stages freed slots may take next and the launches ahead to withdraw.
      */
     private void fromNodes(Placement placement) {
         stats.containers(placement.containers);
@@ -345,7 +352,7 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     /**
-     * A speculating plugin's round, or null where it must ask the policy and wait (the synchronous
+     * A round that launches ahead of the policy's answer, or null where it must ask the policy and wait (the synchronous
      * round: nothing launched yet, and slots free for which nothing is predicted). It launches the
      * grants of an answer that landed since the last round, then fills each executor's slots freed
      * since the last request with the stage the policy last placed there (the reply's {@code
@@ -353,13 +360,13 @@ final class PlacementRounds implements AutoCloseable {
      * withdrawn. What happened goes to the host without waiting; while a call is out it waits for
      * the next round.
      */
-    private Seq<Seq<TaskDescription>> speculativeRound(Placement landed, List<WorkerOffer> list,
+    private Seq<Seq<TaskDescription>> aheadRound(Placement landed, List<WorkerOffer> list,
             List<TaskSetManager> queue, IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark, Runnable revive) {
         boolean out = client.awaiting();
-        if (out && client.outForMs() > deadlineMs || !out && landed == null && freed.isEmpty()) {
+        boolean news = !freed.isEmpty() || mirror.hasPending();
+        if (out && client.outForMs() > deadlineMs || !out && landed == null && !news) {
             return null;  // a late call (the synchronous round waits for it, or falls back), or nothing to go by
         }
-        boolean news = !freed.isEmpty() || mirror.hasPending();
         Lookup at = new Lookup(OfferBatch.byKey(queue), OfferBatch.indexOf(list));
         int[] freeCores = new int[list.size()];
         List<List<TaskDescription>> launched = new ArrayList<>();
@@ -367,13 +374,13 @@ final class PlacementRounds implements AutoCloseable {
             freeCores[i] = list.get(i).cores().toInt();
             launched.add(new ArrayList<>());
         }
-        int speculated;
+        int ahead;
         try {
             launchNothing(offers, all, spark);  // lets Spark register new executors
             if (landed != null) {
                 launchGrants(landed, at, list, freeCores, launched, spark);
             }
-            speculated = speculateOn(at, list, freeCores, launched, spark);
+            ahead = launchAheadOn(at, list, freeCores, launched, spark);
         } finally {
             pool.showAll();
         }
@@ -381,15 +388,20 @@ final class PlacementRounds implements AutoCloseable {
         for (List<TaskDescription> l : launched) {
             n += l.size();
         }
-        if (n == 0 && !out) {
-            return null;
+        if (n == 0 && !out && waiting(freeCores, queue)) {
+            return null;  // free slots, tasks waiting, nothing predicted for them: the policy decides now
         }
-        if (!out && (speculated > 0 || news)) {
-            OfferBatch batch = newBatch(list, freeCores, queue);
-            batch.request.set("launched", takeLaunchReport());
-            sparkOrderStages = null;
-            lastRoundMs = System.currentTimeMillis();
-            client.send(batch.request, revive);  // its failure is counted by the client; the next round asks again
+        if (!out && (ahead > 0 || news)) {
+            long wait = lastRoundMs + SEND_EVERY_MS - System.currentTimeMillis();
+            if (wait > 0) {
+                reviveAfter(sendScheduled, wait, revive);  // then with whatever else happened meanwhile
+            } else {
+                OfferBatch batch = newBatch(list, freeCores, queue);
+                batch.request.set("launched", takeLaunchReport());
+                sparkOrderStages = null;
+                lastRoundMs = System.currentTimeMillis();
+                client.send(batch.request, revive);  // its failure is counted by the client; the next round asks again
+            }
         }
         List<Seq<TaskDescription>> seqs = new ArrayList<>();
         for (List<TaskDescription> l : launched) {
@@ -398,11 +410,27 @@ final class PlacementRounds implements AutoCloseable {
         return counted(BridgeStats.Launch.POLICY, CollectionConverters.asScala(seqs).toSeq());
     }
 
+    /** True if a core is free and a runnable stage has a task that is neither running nor done. */
+    private boolean waiting(int[] freeCores, List<TaskSetManager> queue) {
+        boolean free = false;
+        for (int c : freeCores) {
+            free |= c >= cpusPerTask;
+        }
+        if (free) {
+            for (TaskSetManager tsm : queue) {
+                if (tsm.numTasks() - tsm.tasksSuccessful() - tsm.runningTasks() > 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /**
      * Fills each executor's slots freed since the last request with its predicted stage, while
      * that stage has tasks to launch; returns how many it launched.
      */
-    private int speculateOn(Lookup at, List<WorkerOffer> list, int[] freeCores, List<List<TaskDescription>> launched,
+    private int launchAheadOn(Lookup at, List<WorkerOffer> list, int[] freeCores, List<List<TaskDescription>> launched,
                             SparkOffers spark) {
         int n = 0;
         for (Map.Entry<String, Integer> f : freed.entrySet()) {
@@ -417,12 +445,12 @@ final class PlacementRounds implements AutoCloseable {
             }
         }
         freed.values().removeIf(v -> v <= 0);
-        stats.speculated(n);
+        stats.launchedAhead(n);
         return n;
     }
 
     /**
-     * Kills the speculative launches the policy did not choose, if still running (Spark runs each
+     * Kills the launches ahead the policy did not choose, if still running (Spark runs each
      * task again, where the policy's grant says; a kill is not a failure). The plugin's own launches:
      * not bounded by the policy's kill limits.
      */
@@ -466,7 +494,7 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     private OfferBatch newBatch(List<WorkerOffer> offers, int[] freeCores, List<TaskSetManager> queue) {
-        return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, freeCores, queue, mirror, speculate);
+        return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, freeCores, queue, mirror, launchAhead);
     }
 
     /** The scheduler's root pool (created on first use, when Spark initialises the scheduler). */
@@ -527,11 +555,11 @@ final class PlacementRounds implements AutoCloseable {
 
     /**
      * Offers the granted slots (capped by what is still free) to the one visible task set; returns
-     * how many tasks it launched. {@code speculative}: launched on a prediction, not a grant.
+     * how many tasks it launched. {@code ahead}: launched on a prediction, ahead of a grant.
      */
     private int launchGranted(TaskSetManager tsm, Map<String, Integer> slots, Lookup at, List<WorkerOffer> list,
                               int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark,
-                              boolean speculative) {
+                              boolean ahead) {
         List<WorkerOffer> sub = new ArrayList<>();
         for (Map.Entry<String, Integer> s : slots.entrySet()) {
             Integer i = at.offerIndex().get(s.getKey());
@@ -558,16 +586,16 @@ final class PlacementRounds implements AutoCloseable {
             int i = at.offerIndex().get(e.getKey());
             launched.get(i).addAll(e.getValue());
             freeCores[i] -= e.getValue().size() * cpusPerTask;
-            report(tsm, e.getKey(), e.getValue(), speculative);
+            report(tsm, e.getKey(), e.getValue(), ahead);
             n += e.getValue().size();
         }
         return n;
     }
 
     /** Adds the launches to the next request's {@code launched} report and their starts to the mirror. */
-    private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks, boolean speculative) {
+    private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks, boolean ahead) {
         int attempt = tsm.taskSet().stageAttemptId();
-        ArrayNode ids = launchEntry(launchedReport, tsm.stageId(), attempt, executor, speculative);
+        ArrayNode ids = launchEntry(launchedReport, tsm.stageId(), attempt, executor, ahead);
         for (TaskDescription t : tasks) {
             ids.add(t.taskId());
             Option<TaskInfo> info = tsm.taskInfos().get(t.taskId());
@@ -578,10 +606,10 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     /** Adds one grant's (or prediction's) entry to a {@code launched} report; returns its (empty) list of task ids. */
-    static ArrayNode launchEntry(ArrayNode report, int stage, int attempt, String executor, boolean speculative) {
+    static ArrayNode launchEntry(ArrayNode report, int stage, int attempt, String executor, boolean ahead) {
         ObjectNode entry = report.addObject().put("stage", stage).put("attempt", attempt).put("executor", executor);
-        if (speculative) {
-            entry.put("speculative", true);
+        if (ahead) {
+            entry.put("ahead", true);
         }
         return entry.putArray("tasks");
     }

@@ -141,7 +141,7 @@ class PolicyClientTest {
         return out;
     }
 
-    /** Sends round {@code n} without waiting (a speculating plugin's round). */
+    /** Sends round {@code n} without waiting (a round that launched ahead). */
     private PolicyClient.Answer send(long n, String... replyLines) {
         replies.addAll(List.of(replyLines));
         ObjectNode request = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "round").put("round", n);

@@ -185,12 +185,12 @@ class ProtocolSchemaTest {
 
     /**
      * The request of one offer round with two executors' free cores and one runnable task set;
-     * {@code speculate}: of a speculating plugin.
+     * {@code ahead}: of a plugin that launches ahead.
      */
     private static ObjectNode offerRound(long round, TaskSetManager tsm, ClusterMirror mirror, ArrayNode launched,
-                                         boolean speculate) {
+                                         boolean ahead) {
         List<WorkerOffer> offers = List.of(offer("1", "h1", 2), offer("2", "h2", 0));
-        ObjectNode request = new OfferBatch(APP, round, 1, offers, null, List.of(tsm), mirror, speculate).request;
+        ObjectNode request = new OfferBatch(APP, round, 1, offers, null, List.of(tsm), mirror, ahead).request;
         request.set("launched", launched);
         return request;
     }

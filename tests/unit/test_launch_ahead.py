@@ -1,4 +1,4 @@
-"""Speculative launches, host side (``bridge.drivers.spark.speculation``): the plugin launches on a
+"""Launches ahead, host side (``bridge.drivers.spark.ahead``): the plugin launches on a
 ``next`` prediction before asking; the host binds a launch the policy's decision confirms (a hit)
 and withdraws any other, whose task the policy still owes. Rounds go through the JSON protocol."""
 from __future__ import annotations
@@ -28,13 +28,13 @@ class Script:
         return self.host.planner
 
     def send(self, pending: dict[int, int], events: list[dict[str, Any]] = (), launched: list[dict[str, Any]] = (),
-             free: int | dict[str, int] = 0, speculate: bool = True) -> dict[str, Any]:
+             free: int | dict[str, int] = 0, ahead: bool = True) -> dict[str, Any]:
         """One round; ``pending``: stage -> Spark's pending tasks (a stage with none still runs);
         ``free``: executor -> free cores (a number: executor "1"'s)."""
         free = free if isinstance(free, dict) else {"1": free}
         self.round += 1
         msg = {"v": 2, "kind": "round", "app": "a", "round": self.round, "now_ms": 1000 * self.round,
-               "cpus_per_task": 1, "launched": list(launched), "events": list(events), "speculate": speculate,
+               "cpus_per_task": 1, "launched": list(launched), "events": list(events), "ahead": ahead,
                "slots": [{"executor": e, "host": "h" + e, "free": n} for e, n in free.items() if n],
                "stages": [{"stage": s, "attempt": 0, "job": s, "tasks": 9, "pending": n, "running": 0,
                            "locality": {}, "props": {}, "parents": []} for s, n in sorted(pending.items())]}
@@ -53,7 +53,7 @@ class Script:
 
     def outcomes(self) -> tuple[float | None, float | None]:
         sample = self.host.metrics.registry.get_sample_value
-        return tuple(sample("schedbridge_host_speculative_launches_total", {"outcome": o})  # type: ignore[return-value]
+        return tuple(sample("schedbridge_host_ahead_launches_total", {"outcome": o})  # type: ignore[return-value]
                      for o in ("hit", "miss"))
 
 
@@ -63,9 +63,9 @@ def task(kind: str, t: int, stage: int, **end: Any) -> dict[str, Any]:
     return event | ({"duration_ms": 1, "reason": end.get("reason", "Success")} if kind == "task_end" else {})
 
 
-def launch(stage: int, *tasks: int, speculative: bool = False) -> dict[str, Any]:
+def launch(stage: int, *tasks: int, ahead: bool = False) -> dict[str, Any]:
     return {"stage": stage, "attempt": 0, "executor": "1", "tasks": list(tasks)} | (
-        {"speculative": True} if speculative else {})
+        {"ahead": True} if ahead else {})
 
 
 def running_stage_3(s: Script) -> dict[str, Any]:
@@ -74,19 +74,19 @@ def running_stage_3(s: Script) -> dict[str, Any]:
     return s.send({3: 1}, [task("task_start", 0, 3)], [launch(3, 0)])
 
 
-def test_next_predicts_the_executors_last_stage_only_when_the_plugin_speculates() -> None:
+def test_next_predicts_the_executors_last_stage_only_when_the_plugin_launches_ahead() -> None:
     s = Script()
-    assert s.send({3: 2}, free=1, speculate=False).keys() >= {"assign"}
-    assert "next" not in s.send({3: 1}, [task("task_start", 0, 3)], [launch(3, 0)], speculate=False)
+    assert s.send({3: 2}, free=1, ahead=False).keys() >= {"assign"}
+    assert "next" not in s.send({3: 1}, [task("task_start", 0, 3)], [launch(3, 0)], ahead=False)
     assert s.send({3: 1})["next"] == [{"executor": "1", "stage": 3, "attempt": 0}]
-    assert "next" not in s.send({3: 1}, speculate=False)
+    assert "next" not in s.send({3: 1}, ahead=False)
 
 
 def test_a_hit_is_bound_to_the_policys_grant_and_retires_nothing() -> None:
     s = Script()
     assert running_stage_3(s)["next"] == [{"executor": "1", "stage": 3, "attempt": 0}]
     # task 0 ends; the plugin launches stage 3's last task on the freed core at once (Spark: none pending)
-    reply = s.send({3: 0}, [task("task_end", 0, 3), task("task_start", 1, 3)], [launch(3, 1, speculative=True)])
+    reply = s.send({3: 0}, [task("task_end", 0, 3), task("task_start", 1, 3)], [launch(3, 1, ahead=True)])
     ledger = s.planner.world.ledger
     assert ledger.knows(1) and not ledger.is_foreign(1)   # the policy's task, not one Spark placed itself
     assert s.owed(3) == (0, 0)                            # launched, not retired
@@ -101,7 +101,7 @@ def test_a_miss_is_withdrawn_and_the_policys_own_grant_waits_for_the_core() -> N
     running_stage_3(s)
     s.send({3: 1, 4: 1})  # stage 4 arrives behind stage 3 (fifo)
     # task 0 ends; the plugin launches stage 4 there (a wrong guess): fifo gives the core to stage 3
-    reply = s.send({3: 1, 4: 0}, [task("task_end", 0, 3)], [launch(4, 7, speculative=True)])
+    reply = s.send({3: 1, 4: 0}, [task("task_end", 0, 3)], [launch(4, 7, ahead=True)])
     assert reply["withdraw"] == [7]
     assert reply["assign"] == [{"stage": 3, "attempt": 0, "executor": "1", "slots": 1}]
     assert s.owed(4) == (1, 0)              # Spark's pending 0 does not retire the withdrawn launch's task
@@ -121,7 +121,7 @@ def test_a_hit_that_ended_before_the_round_frees_its_core() -> None:
     running_stage_3(s)
     s.send({3: 1, 4: 1})
     events = [task("task_end", 0, 3), task("task_start", 1, 3), task("task_end", 1, 3)]
-    reply = s.send({4: 1}, events, [launch(3, 1, speculative=True)], free=1)
+    reply = s.send({4: 1}, events, [launch(3, 1, ahead=True)], free=1)
     assert not s.planner.world.ledger.knows(1) and s.owed(3) == (0, 0)
     assert reply["assign"] == [{"stage": 4, "attempt": 0, "executor": "1", "slots": 1}]
     assert s.outcomes() == (1.0, 0.0)
@@ -135,21 +135,21 @@ def test_a_core_refilled_twice_between_two_requests_is_two_hits() -> None:
     assert s.send({3: 4}, free=1)["assign"] == [{"stage": 3, "attempt": 0, "executor": "1", "slots": 1}]
     s.send({3: 3}, [task("task_start", 0, 3)], [launch(3, 0)])
     events = [task("task_end", 0, 3), task("task_start", 1, 3), task("task_end", 1, 3), task("task_start", 2, 3)]
-    reply = s.send({3: 1}, events, [launch(3, 1, speculative=True), launch(3, 2, speculative=True)])
+    reply = s.send({3: 1}, events, [launch(3, 1, ahead=True), launch(3, 2, ahead=True)])
     assert "withdraw" not in reply and not reply["assign"]
     assert s.outcomes() == (2.0, 0.0)
     ledger = s.planner.world.ledger
     assert ledger.knows(2) and not ledger.knows(1) and s.owed(3) == (1, 0)
 
 
-def test_a_speculative_launch_retires_no_grant_the_policy_made_elsewhere() -> None:
+def test_a_launch_ahead_retires_no_grant_the_policy_made_elsewhere() -> None:
     """Spark no longer counts the launched task pending; counted as owed anyway, the grant of the
     stage waiting on executor 2 stays the policy's (not retired as if Spark no longer needed it)."""
     s = Script(executors=2)
     both = [{"stage": 3, "attempt": 0, "executor": e, "slots": 1} for e in ("1", "2")]
     assert s.send({3: 3}, free={"1": 1, "2": 1})["assign"] == both
     s.send({3: 2}, [task("task_start", 0, 3)], [launch(3, 0)])  # executor 2's grant not launched yet
-    reply = s.send({3: 1}, [task("task_end", 0, 3), task("task_start", 5, 3)], [launch(3, 5, speculative=True)])
+    reply = s.send({3: 1}, [task("task_end", 0, 3), task("task_start", 5, 3)], [launch(3, 5, ahead=True)])
     assert s.owed(3) == (1, 0) and s.planner.world.ledger.knows(5)
     assert reply["assign"] == both[1:] and "withdraw" not in reply
 
@@ -160,6 +160,6 @@ def test_a_withdrawn_launch_whose_start_spark_reports_late_holds_no_core() -> No
     s = Script()
     s.send({3: 1}, free=1)
     s.send({3: 0}, [task("task_start", 0, 3)], [launch(3, 0)])
-    assert s.send({}, [task("task_end", 0, 3)], [launch(9, 7, speculative=True)])["withdraw"] == [7]
+    assert s.send({}, [task("task_end", 0, 3)], [launch(9, 7, ahead=True)])["withdraw"] == [7]
     s.send({}, [task("task_start", 7, 9), task("task_end", 7, 9, reason="TaskKilled")], free=1)
     assert s.send({5: 1}, free=1)["assign"] == [{"stage": 5, "attempt": 0, "executor": "1", "slots": 1}]

@@ -1,14 +1,14 @@
-"""Speculative launches: the plugin launches before it asks, and the policy's decision still rules.
+"""Launches ahead: the plugin launches before it asks, and the policy's decision still rules.
 
 A round trip per Spark task end costs Spark's scheduler thread a millisecond or two. So a reply
 predicts, per executor, the stage a freed slot of it may launch at once (``Placement.next``: the
 stage its last policy task was of, while the policy still owes tasks of it); the plugin launches
-on the prediction and reports the launch as speculative in its next round. The engine planner
+on the prediction and reports the launch as ``ahead`` in its next round. The engine planner
 verifies each one after the policy has heard the round's task ends: if the policy granted that
 stage a slot of that executor, the launch is bound to that grant (a hit: the policy's decision,
 taken earlier in real time); else it is withdrawn (``Placement.withdraw``: Spark kills and re-queues
 the task) and the policy's own grant waits for the core. Every task still runs where the policy
-placed it; speculation only moves hits earlier.
+placed it; launching ahead only moves hits earlier.
 
 This module keeps one world's part of it: what to predict, and the launches withdrawn but not
 ended, which Spark no longer counts as pending although the policy still owes their tasks.
@@ -22,13 +22,13 @@ from bridge.drivers.ledger import Ledger, StageKey
 from bridge.protocol.messages import Launched, OfferRound, Prediction
 
 
-def speculative_launches(rnd: OfferRound) -> dict[int, Launched]:
-    """The round's speculative launches: Spark task id -> its report."""
-    return {task: rep for rep in rnd.launched if rep.speculative for task in rep.tasks}
+def launches_ahead(rnd: OfferRound) -> dict[int, Launched]:
+    """The round's launches ahead: Spark task id -> its report."""
+    return {task: rep for rep in rnd.launched if rep.ahead for task in rep.tasks}
 
 
-class Speculation:
-    """One world's speculation record."""
+class AheadLaunches:
+    """One world's record of launches ahead."""
 
     def __init__(self) -> None:
         self.last: dict[tuple[str, str], StageKey] = {}  # (app, executor) -> the stage of its last bound launch
@@ -49,7 +49,7 @@ class Speculation:
         return spark_task in self.withdrawn
 
     def unbound(self, app: str, guesses: Mapping[int, Launched]) -> Counter[StageKey]:
-        """Per stage, its tasks Spark runs on a speculative launch that no grant holds: the round's
+        """Per stage, its tasks Spark runs on a launch ahead that no grant holds: the round's
         launches (before they are verified) and the withdrawn ones still running. Spark does not
         count them pending, yet the policy owes them."""
         count = Counter((app, rep.stage, rep.attempt) for rep in guesses.values())
