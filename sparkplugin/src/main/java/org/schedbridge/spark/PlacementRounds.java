@@ -99,6 +99,8 @@ final class PlacementRounds implements AutoCloseable {
     private final int deadlineMs;
     /** Executor id -> the stage key its freed slots may take until the next reply (the reply's {@code next}). */
     private Map<String, String> predicted = Map.of();
+    /** The executors Spark has been offered whole (see {@link #registerNew}). */
+    private final Set<String> registered = new HashSet<>();
     /** Per executor, its tasks that ended since the last request went out: the slots a launch ahead may fill. */
     private final Map<String, Integer> freed = new HashMap<>();
 
@@ -376,7 +378,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         int ahead;
         try {
-            launchNothing(offers, all, spark);  // lets Spark register new executors
+            registerNew(list, offers, all, spark);
             if (landed != null) {
                 launchGrants(landed, at, list, freeCores, launched, spark);
             }
@@ -483,6 +485,22 @@ final class PlacementRounds implements AutoCloseable {
         return report;
     }
 
+    /**
+     * Offers every executor once to Spark with no task set visible when an offer names one it was
+     * never offered: Spark registers an executor when it is first offered, and a grant's offer
+     * holds only the executors granted. One full pass of Spark's {@code resourceOffers} per round
+     * otherwise, before each round's grants: measurable CPU per task end on a small driver.
+     */
+    private void registerNew(List<WorkerOffer> list, IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark) {
+        boolean fresh = false;
+        for (WorkerOffer o : list) {
+            fresh |= registered.add(o.executorId());
+        }
+        if (fresh) {
+            launchNothing(offers, all, spark);
+        }
+    }
+
     /** Spark sees the offers (it registers new executors) but no task set: nothing launches. */
     private Seq<Seq<TaskDescription>> launchNothing(IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark) {
         try {
@@ -529,7 +547,7 @@ final class PlacementRounds implements AutoCloseable {
             launched.add(new ArrayList<>());
         }
         try {
-            launchNothing(offers, all, spark);  // lets Spark register new executors
+            registerNew(list, offers, all, spark);
             launchGrants(placement, at, list, freeCores, launched, spark);
         } finally {
             pool.showAll();
