@@ -96,7 +96,6 @@ final class PlacementRounds implements AutoCloseable {
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
     /** {@code spark.schedbridge.launch.ahead}: freed slots take their predicted stage before the policy is asked. */
     private final boolean launchAhead;
-    private final int deadlineMs;
     /** Executor id -> the stage key its freed slots may take until the next reply (the reply's {@code next}). */
     private Map<String, String> predicted = Map.of();
     /** The executors Spark has been offered whole (see {@link #registerNew}). */
@@ -125,7 +124,6 @@ final class PlacementRounds implements AutoCloseable {
         this.maxKillsPerTask = conf.maxKillsPerTask;
         this.policy = conf.policy;
         this.launchAhead = conf.launchAhead;
-        this.deadlineMs = conf.deadlineMs;
     }
 
     /**
@@ -354,20 +352,21 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     /**
-     * A round that launches ahead of the policy's answer, or null where it must ask the policy and wait (the synchronous
-     * round: nothing launched yet, and slots free for which nothing is predicted). It launches the
-     * grants of an answer that landed since the last round, then fills each executor's slots freed
-     * since the last request with the stage the policy last placed there (the reply's {@code
-     * next}); the host confirms each such launch against the policy's own decision or has it
-     * withdrawn. What happened goes to the host without waiting; while a call is out it waits for
-     * the next round.
+     * A round that launches ahead of the policy's answer, or null where it must ask the policy and
+     * wait (the synchronous round: nothing launched yet, and slots free for which nothing is
+     * predicted). It launches the grants of an answer that landed since the last round, then fills
+     * each executor's slots freed since the last request with the stage the policy last placed
+     * there (the reply's {@code next}); the host confirms each such launch against the policy's own
+     * decision or has it withdrawn. What happened goes to the host without waiting, at most every
+     * {@link #SEND_EVERY_MS}; while a call is out it waits for a later round, and launches ahead go
+     * on until the call has been out for {@code late.limit} (then the round falls back).
      */
     private Seq<Seq<TaskDescription>> aheadRound(Placement landed, List<WorkerOffer> list,
             List<TaskSetManager> queue, IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark, Runnable revive) {
         boolean out = client.awaiting();
         boolean news = !freed.isEmpty() || mirror.hasPending();
-        if (out && client.outForMs() > deadlineMs || !out && landed == null && !news) {
-            return null;  // a late call (the synchronous round waits for it, or falls back), or nothing to go by
+        if (out && client.outForMs() > lateLimitMs || !out && landed == null && !news) {
+            return null;  // a call out past the late limit (the synchronous round falls back), or nothing to go by
         }
         Lookup at = new Lookup(OfferBatch.byKey(queue), OfferBatch.indexOf(list));
         int[] freeCores = new int[list.size()];
