@@ -72,6 +72,7 @@ class NodeManagerNodes:
     and the policy's time is the node driver's clock."""
 
     launch_reports = True  # a task queued on a node runs shrunk: its container must be known at once
+    predicts = False       # a task's container is the policy's to pick: no launch before it decides
 
     def __init__(self, nodes: Sequence[str], cores: int, commands: ContainerCommands,
                  clock: Callable[[], float]) -> None:

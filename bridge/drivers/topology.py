@@ -59,6 +59,7 @@ class Topology(Protocol):
     """What the nodes of a planner's worlds are, which world a round goes to, and its time."""
 
     launch_reports: bool  # the planner wants Spark's launches at once (``RoundPlanner``)
+    predicts: bool        # replies predict what a freed slot may launch at once (``bridge.drivers.spark.ahead``)
 
     def clock(self, rnd: OfferRound) -> float:
         """The policy's time at ``rnd``, in seconds (its timers fire by it)."""
@@ -83,6 +84,7 @@ class ExecutorNodes:
     killed (the adapter's parameter ``kill_on_suspend``)."""
 
     launch_reports = False  # a launch can wait for the next round that has a free slot
+    predicts = True         # an executor's freed slot may launch its last stage's next task at once
 
     def __init__(self, pausing: Pausing = Pausing.SUSPEND) -> None:
         self.pausing = pausing

@@ -97,13 +97,16 @@ def stock_session(cores: int) -> SparkSession:
     return SparkSession.builder.config(conf=conf).master(f"local[{cores}]").getOrCreate()
 
 
-def bridge_session(policy: str, cores: int, endpoint: str) -> tuple[SparkSession, PolicyHost | None]:
-    """A session through the plugin; the in-process host is returned (None for a ``local`` host)."""
+def bridge_session(policy: str, cores: int, endpoint: str,
+                   ahead: bool = False) -> tuple[SparkSession, PolicyHost | None]:
+    """A session through the plugin; the in-process host is returned (None for a ``local`` host).
+    ``ahead``: ``spark.schedbridge.launch.ahead`` (freed slots take their predicted stage at once)."""
+    base = {**BASE, **({f"{sparkplugin.CONF_PREFIX}launch.ahead": "true"} if ahead else {})}
     if endpoint == "inprocess":
         host = PolicyHost(make_planner(policy))
-        return spark_inprocess.session(f"local[{cores}]", host, conf=BASE), host
+        return spark_inprocess.session(f"local[{cores}]", host, conf=base), host
     plugin_conf = sparkplugin.spark_conf(policy, endpoint=endpoint)
-    conf = SparkConf(loadDefaults=False).setAll([*BASE.items(), *plugin_conf.items()])
+    conf = SparkConf(loadDefaults=False).setAll([*base.items(), *plugin_conf.items()])
     return SparkSession.builder.config(conf=conf).master(sparkplugin.master(f"local[{cores}]")).getOrCreate(), None
 
 
@@ -118,6 +121,9 @@ def bridge_session(policy: str, cores: int, endpoint: str) -> tuple[SparkSession
               help="latency phase: each task sleeps this long")
 @click.option("--endpoint", "endpoints", multiple=True, type=click.Choice(("inprocess", "local")),
               help="where the policy is hosted (repeatable; default: both)")
+@click.option("--launch-ahead", "ahead", is_flag=True,
+              help="spark.schedbridge.launch.ahead=true: a freed slot takes its predicted stage before "
+                   "the policy is asked")
 def spark(**options: object) -> None:
     """Spark plugin, local mode: decision latency per offer round and placement throughput vs stock."""
     args = SimpleNamespace(**options)
@@ -137,7 +143,7 @@ def spark(**options: object) -> None:
 
 def latency(args: SimpleNamespace, endpoint: str) -> None:
     """Round trips on local[64] over 1,000 tasks, after a warm-up job."""
-    spark, host = bridge_session(args.policy, 64, endpoint)
+    spark, host = bridge_session(args.policy, 64, endpoint, args.ahead)
     trivial_job(spark, 200)  # warm-up
     warm = {key: len(values) for key, values in spark_inprocess.stats().items() if key.endswith("_us")}
     warm_decisions = len(host.decisions) if host else 0
@@ -166,11 +172,12 @@ def throughput(args: SimpleNamespace) -> None:
     """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
     kinds = [STOCK.name, *args.endpoints]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
-    counters = {e: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0}
-                for e in args.endpoints}
+    counters = {e: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
+                    "ahead_tasks": 0, "withdrawn_tasks": 0} for e in args.endpoints}
     for _ in range(args.repeats):
         for kind in kinds:
-            s = stock_session(args.cores) if stand_in(kind) else bridge_session(args.policy, args.cores, kind)[0]
+            s = stock_session(args.cores) if stand_in(kind) else \
+                bridge_session(args.policy, args.cores, kind, args.ahead)[0]
             trivial_job(s, 200)
             rates[kind].append(args.tasks / trivial_job(s, args.tasks))
             if not stand_in(kind):

@@ -1,8 +1,9 @@
 """``schedbridge serve``'s counters as Prometheus metrics (``prometheus-client``), scraped at ``GET /metrics``.
 
 What an operator watches on a shared policy host: how many rounds it answers and how (placed, the
-policy raised, refused by a cap or a mismatch, resync), how long the policy takes, attaches
-accepted and refused, the applications and connections it holds, and applications it forgot.
+policy raised, refused by a cap or a mismatch, resync), how long the policy takes, how many of the
+plugin's launches ahead the policy confirmed, attaches accepted and refused, the
+applications and connections it holds, and applications it forgot.
 No label names an application: a label per application id would grow without bound.
 
 The exporter is a second port beside the daemon's, which speaks the plugin's line protocol, not
@@ -39,6 +40,11 @@ class HostMetrics:
         self.granted_slots = Counter("schedbridge_host_granted_slots", "Slots the policy granted.", registry=r)
         self.preemptions = Counter("schedbridge_host_preemptions", "Task attempts the policy asked to preempt.",
                                    registry=r)
+        self.ahead = Counter("schedbridge_host_ahead_launches", "Tasks the plugin launched on a "
+                                   "prediction before asking, by outcome: hit (the policy's decision, bound to "
+                                   "its grant), miss (not the policy's: withdrawn).", ("outcome",), registry=r)
+        for outcome in ("hit", "miss"):
+            self.ahead.labels(outcome)
         self.attaches = Counter("schedbridge_host_attaches", "Applications' attaches, by result: accepted, "
                                 "refused (another policy or other parameters).", ("result",), registry=r)
         for result in ("accepted", "refused"):

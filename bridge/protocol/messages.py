@@ -77,12 +77,14 @@ class PolicyRequest:
 
 @dataclass(frozen=True, slots=True)
 class Launched:
-    """What one grant of the previous round actually started: Spark task ids on ``executor``."""
+    """What one grant of the previous round actually started: Spark task ids on ``executor``; or,
+    ``ahead``, what the plugin launched on a :class:`Prediction` since, ahead of a grant (the host verifies it)."""
 
     stage: int
     attempt: int
     executor: str
     tasks: tuple[int, ...]
+    ahead: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,7 @@ class OfferRound:
     snapshot: Mapping[str, Any] | None = None
     request: PolicyRequest | None = None
     launched: tuple[Launched, ...] = ()
+    ahead: bool = False   # the plugin launches ahead on ``Placement.next``: predict for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,16 @@ class Grant:
     attempt: int
     executor: str
     slots: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """When a slot of ``executor`` frees, the plugin may launch a task of stage ``stage`` (attempt
+    ``attempt``) there at once, before asking: a launch ahead, which the next round verifies."""
+
+    executor: str
+    stage: int
+    attempt: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +152,14 @@ class Placement:
     # The application's containers suspended or resumed since its previous reply (a preempting
     # policy on node agents); sent only when there are some.
     containers: tuple[ContainerChange, ...] = ()
+    # Launches ahead (sent only when there are some): per executor, the stage a freed slot may launch
+    # at once (``next``), and the launches ahead the policy did not decide, to kill (``withdraw``).
+    next: tuple[Prediction, ...] = ()
+    withdraw: tuple[int, ...] = ()
+    # The round's launches ahead the policy's decisions confirmed, and those they did not
+    # (withdrawn, or ended before the host heard of them): the host's accounting, not sent.
+    hits: int = 0
+    misses: int = 0
 
 
 def _stage(d: Mapping[str, Any]) -> StageDemand:
@@ -148,6 +169,13 @@ def _stage(d: Mapping[str, Any]) -> StageDemand:
                        {str(k): int(v) for k, v in d.get("locality", {}).items()},
                        {str(k): str(v) for k, v in d.get("props", {}).items()},
                        tuple(int(p) for p in d.get("parents", ())))
+
+
+def _bool(x: Any) -> bool:
+    """A JSON boolean (``bool("false")`` would be True)."""
+    if not isinstance(x, bool):
+        raise ProtocolError(f"expected true or false, got {x!r}")
+    return x
 
 
 def decode(text: str) -> dict[str, Any]:
@@ -204,8 +232,9 @@ def parse_round(msg: Mapping[str, Any]) -> OfferRound:
             events=tuple(msg.get("events", ())), request=request,
             snapshot=None if snapshot is None else _known(snapshot, "snapshot"),
             launched=tuple(Launched(int(x["stage"]), int(x["attempt"]), str(x["executor"]),
-                                    tuple(int(t) for t in x["tasks"]))
-                           for x in map(_known, msg.get("launched", ()), repeat("launched"))))
+                                    tuple(int(t) for t in x["tasks"]), _bool(x.get("ahead", False)))
+                           for x in map(_known, msg.get("launched", ()), repeat("launched"))),
+            ahead=_bool(msg.get("ahead", False)))
     except ProtocolError:
         raise
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:
@@ -225,6 +254,9 @@ def encode_placement(p: Placement, round_: int, host_us: int) -> str:
         "host_us": host_us,
         **({"containers": [{"executor": c.executor, "container": c.container, "action": c.action, "ok": c.ok}
                            for c in p.containers]} if p.containers else {}),
+        **({"next": [{"executor": x.executor, "stage": x.stage, "attempt": x.attempt} for x in p.next]}
+           if p.next else {}),
+        **({"withdraw": list(p.withdraw)} if p.withdraw else {}),
     }, separators=(",", ":"))
 
 

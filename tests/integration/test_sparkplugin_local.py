@@ -116,6 +116,24 @@ def test_registered_policy_gives_stock_results(stock: dict[str, list], policy: s
     assert stats["fallback_rounds"] == 0
 
 
+@pytest.mark.parametrize("policy", ["fifo", "hawk"])
+def test_launches_ahead_give_stock_results_each_confirmed_or_withdrawn(stock: dict[str, list],
+                                                                            policy: str) -> None:
+    """``launch.ahead``: a freed slot takes the stage the policy last placed on its executor before the
+    policy is asked; the host confirms each such launch against the policy's own decision or has
+    it withdrawn, so the answers are stock Spark's and no round falls back."""
+    host = PolicyHost(make_planner(policy))
+    with bridge_session(host, **{"spark.schedbridge.launch.ahead": "true"}) as spark:
+        assert wordcount(spark) == stock["wordcount"]
+        assert sql_rows(spark) == stock["sql"]
+        assert spark.sparkContext.parallelize(range(600), 300).map(lambda x: 2 * x).sum() == 2 * sum(range(600))
+        stats = spark_inprocess.stats()
+    withdrawn = sum(len(d.placement.withdraw) for d in host.decisions)
+    assert stats["ahead_tasks"] >= 100, stats  # most of the 300 tasks' slots were refilled at once
+    assert stats["withdrawn_tasks"] <= withdrawn <= stats["ahead_tasks"]
+    assert stats["fallback_rounds"] == 0 and stats["warnings"] == 0, stats
+
+
 def test_placements_reach_the_event_log_and_counters_reach_sparks_metrics_sinks(stock: dict[str, list],
                                                                                 tmp_path) -> None:
     """Spark's own channels: a placement record per task in the event log (next to Spark's task

@@ -9,6 +9,11 @@ Every task must start and finish at the same instants in both worlds (to the mil
 plugin's clock), and the policy must have made the same numbers of launches, suspensions and
 resumptions, and asked as many victims to steal from (each driver interprets ``on_steal_attempt``).
 
+The same holds when the fake Spark launches ahead (``bridge.drivers.spark.ahead``): on a task end
+it launches a task of the stage the last reply predicted for that executor at once, reports it as
+launched ahead, and kills what the next reply withdraws before launching that reply's grants. Each
+hit is the policy's own decision taken earlier, so the instants are the simulator's still.
+
 Where the worlds must differ, by design:
 * The trace's jobs have tasks of one duration each, equal to the job's estimate: live, a policy
   sees estimates only (a Spark stage has no recorded durations), so a policy reading
@@ -24,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +37,7 @@ import pytest
 from bridge.drivers.spark.engine import EnginePlanner
 from bridge.drivers.user_jobs import ESTIMATE_PROP
 from bridge.drivers.spark.state import LiveCluster
-from bridge.protocol.messages import Launched, OfferRound, Slot, StageDemand, parse_event
+from bridge.protocol.messages import Launched, OfferRound, Placement, Slot, StageDemand, parse_event
 from bridge.sim.engine import simulate
 from policies.framework import registry
 from policies.framework.api import ClusterSpec, PolicyEnv
@@ -66,9 +72,10 @@ def simulated(name: str, jobs: list[Job]) -> tuple[dict[tuple[int, int], tuple[f
 
 
 class TraceSpark:
-    """One application with NODES executors of SLOTS cores; each trace job is one stage."""
+    """One application with NODES executors of SLOTS cores; each trace job is one stage.
+    ``ahead``: launch on the replies' ``next`` predictions, counting ``hits`` and ``misses``."""
 
-    def __init__(self, jobs: list[Job]) -> None:
+    def __init__(self, jobs: list[Job], ahead: bool = False) -> None:
         self.jobs = {j.job_id: j for j in jobs}
         self.to_submit = sorted(jobs, key=lambda j: j.submit)
         self.cluster = LiveCluster()
@@ -84,6 +91,10 @@ class TraceSpark:
         self.order: dict[int, int] = {}   # Spark task -> the state's start order of its policy task
         self.ids = itertools.count()
         self.round = 0
+        self.ahead = ahead
+        self.next: dict[str, int] = {}                 # executor -> the stage the last reply predicts
+        self.guesses: dict[int, float] = {}            # launches ahead not yet verified -> launch time
+        self.hits = self.misses = 0
 
     def run(self, planner: EnginePlanner) -> None:
         """Rounds from t = 0 (the planner's clock starts at its first round) until all is done."""
@@ -112,6 +123,20 @@ class TraceSpark:
                 self.events.append({**self._task(task, stage, ex, "task_end"), "duration_ms": 1, "reason": "Success"})
                 del self.running[task]
                 self.free[ex] += 1
+                guess = self.next.get(ex)
+                if self.ahead and guess is not None and self.pending.get(guess, 0) > 0:
+                    self._launch_ahead(guess, ex, now)
+
+    def _launch_ahead(self, stage: int, executor: str, now: float) -> None:
+        """Launch a task of ``stage`` on ``executor``'s freed core at once; it plays its stage's one
+        task duration (the trace's)."""
+        task = next(self.ids)
+        self.guesses[task] = now
+        self.running[task] = (stage, executor, now + self.jobs[stage].estimate)
+        self.free[executor] -= 1
+        self.pending[stage] -= 1
+        self.launched.append(Launched(stage, 0, executor, (task,), ahead=True))
+        self.events.append(self._task(task, stage, executor, "task_start"))
 
     def _offer(self, now: float) -> tuple[OfferRound, tuple]:
         self.round += 1
@@ -123,11 +148,37 @@ class TraceSpark:
                                    {ESTIMATE_PROP: repr(self.jobs[s].estimate)}, ())
                        for s, n in sorted(self.pending.items()) if n)
         slots = tuple(Slot(e, f"h{e}", f) for e, f in self.free.items() if f)
-        return OfferRound("app", self.round, round(now * 1000), 1, slots, stages, (), launched=launched), events
+        return OfferRound("app", self.round, round(now * 1000), 1, slots, stages, (), launched=launched,
+                          ahead=self.ahead), events
 
-    def _launch(self, planner: EnginePlanner, placement, now: float) -> None:
+    def _verify(self, planner: EnginePlanner, placement: Placement) -> None:
+        """Kill the withdrawn launches ahead (Spark re-queues their tasks); the others were
+        bound to the policy's grants: they run its tasks, from their launch."""
+        world = planner.world
+        assert set(placement.withdraw) <= self.guesses.keys(), "withdrawn what was not a launch ahead"
+        for task in placement.withdraw:
+            stage, ex, _ = self.running.pop(task)
+            self.free[ex] += 1
+            self.pending[stage] += 1
+            self.events.append({**self._task(task, stage, ex, "task_end"), "duration_ms": 0, "reason": "TaskKilled"})
+            del self.guesses[task]
+            self.misses += 1
+        bound = {e.spark: (j, t, e.at) for (j, t), e in world.ledger.bound()}
+        for task, start in self.guesses.items():
+            j, t, at = bound[task]
+            stage, _, end = self.running[task]
+            assert world.state.view.job(j).meta["stage"] == stage and at is not None
+            assert end - start == self.jobs[stage].durations[t]
+            self.order[task] = world.state.token(*at)
+            self.times[(stage, t)] = (start, end)
+            self.hits += 1
+        self.guesses.clear()
+        self.next = {p.executor: p.stage for p in placement.next}
+
+    def _launch(self, planner: EnginePlanner, placement: Placement, now: float) -> None:
         """Launch the grants; each Spark task plays the duration of the policy task its grant holds
         (the grants of an executor bind in slot order, as the engine binds them)."""
+        self._verify(planner, placement)
         world = planner.world
         for g in placement.grants:
             node = world.runner.node_of[f"app/{g.executor}"]
@@ -152,11 +203,12 @@ class TraceSpark:
                 "executor": executor, "host": f"h{executor}", "speculative": False}
 
 
-def live(name: str, jobs: list[Job]) -> tuple[dict[tuple[int, int], tuple[float, float]], dict[str, int]]:
+def live(name: str, jobs: list[Job], ahead: bool = False) -> tuple[dict[tuple[int, int], tuple[float, float]],
+                                                                       dict[str, int], TraceSpark]:
     planner = EnginePlanner(name, {})
-    spark = TraceSpark(jobs)
+    spark = TraceSpark(jobs, ahead)
     spark.run(planner)
-    return spark.times, {c: planner.counters[c] for c in COUNTED}
+    return spark.times, {c: planner.counters[c] for c in COUNTED}, spark
 
 
 PREEMPTING = {n for n in registry.default_registry().names() if registry.default_registry().get(n).preempts}
@@ -177,14 +229,47 @@ def test_the_example_policy_package_behaves_the_same_in_the_simulator_and_live(
     assert_same_behaviour("shortest-estimate-first")
 
 
-def assert_same_behaviour(name: str) -> None:
-    """Policy ``name`` starts and finishes every task at the same instants in both worlds."""
+def assert_same_behaviour(name: str, ahead: bool = False) -> TraceSpark:
+    """Policy ``name`` starts and finishes every task at the same instants in both worlds; the
+    live run's fake Spark, for its counts of launches ahead."""
     jobs = trace(busy=name not in PREEMPTING)
     sim_times, sim_counts = simulated(name, jobs)
-    live_times, live_counts = live(name, jobs)
+    live_times, live_counts, spark = live(name, jobs, ahead)
     assert sorted(live_times) == sorted(sim_times), "different tasks ran"
     late = {k: (sim_times[k], live_times[k]) for k in sim_times
             if any(abs(a - b) > TOLERANCE for a, b in zip(sim_times[k], live_times[k]))}
     assert not late, (f"{len(late)} of {len(sim_times)} tasks ran at other times (sim, live): "
                       f"{dict(list(late.items())[:5])}")
     assert live_counts == sim_counts
+    return spark
+
+
+AHEAD: dict[str, tuple[int, int]] = {}  # policy -> (hits, misses), printed at the end of the module
+
+
+@pytest.mark.parametrize("name", sorted(registry.BUILTINS))
+def test_same_policy_same_behaviour_when_the_plugin_launches_ahead(name: str) -> None:
+    spark = assert_same_behaviour(name, ahead=True)
+    AHEAD[name] = (spark.hits, spark.misses)
+    assert not spark.guesses
+
+
+def test_fifo_gives_a_freed_core_to_its_stage_so_a_launch_ahead_comes_before_it_asks() -> None:
+    spark = assert_same_behaviour("fifo", ahead=True)
+    assert spark.hits > 0
+
+
+def test_a_launch_the_policy_did_not_decide_is_withdrawn_and_runs_no_task() -> None:
+    """fifo-ff decides at slot boundaries (a timer), not at a task end: each launch on a task end
+    misses and is killed, and every task still runs once, where and when the simulator runs it
+    (a killed launch is recorded as no task's run)."""
+    spark = assert_same_behaviour("fifo-ff", ahead=True)
+    assert spark.misses > 0 and spark.hits == 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_launches_ahead() -> Iterator[None]:
+    yield
+    if AHEAD:
+        print("\nlaunch-ahead hits/launches per policy:", ", ".join(
+            f"{n} {h}/{h + m}" for n, (h, m) in sorted(AHEAD.items())))

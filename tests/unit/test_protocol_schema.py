@@ -21,9 +21,10 @@ import sparkplugin
 from bridge.protocol import auth as spark_auth
 from bridge.plugin.bench import synthetic_rounds
 from bridge.protocol.messages import (MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ContainerChange, Grant, Placement,
-                                        ProtocolError, decode, encode_attached, encode_challenge, encode_detached,
-                                        encode_error, encode_hello_reply, encode_placement, encode_refused,
-                                        encode_resync, parse_attach, parse_detach, parse_event, parse_round)
+                                        Prediction, ProtocolError, decode, encode_attached, encode_challenge,
+                                        encode_detached, encode_error, encode_hello_reply, encode_placement,
+                                        encode_refused, encode_resync, parse_attach, parse_detach, parse_event,
+                                        parse_round)
 
 SCHEMA = json.loads(sparkplugin.PROTOCOL_SCHEMA.read_text())
 SAMPLES = Path(sparkplugin.__file__).resolve().parent / "build" / "protocol-samples.jsonl"
@@ -44,6 +45,8 @@ HOST_MESSAGES = {
     "placement (containers)": encode_placement(Placement(containers=(
         ContainerChange("3", "container_1_0001_01_000004", "suspend", True),
         ContainerChange("3", "container_1_0001_01_000004", "resume", False))), 2, 9),
+    "placement (launches ahead)": encode_placement(Placement(grants=(Grant(2, 0, "1"),), next=(
+        Prediction("1", 2, 0), Prediction("3", 5, 1)), withdraw=(17, 40_000_000_001), hits=2, misses=2), 5, 60),
     "error": encode_error("KeyError: 'x'"),
     "error of a round": encode_error("policy failed", 7),
     "resync": encode_resync(8),
@@ -189,3 +192,36 @@ def test_the_attach_and_detach_parsers_refuse_a_field_the_schema_does_not_name()
         parse_attach({"v": 2, "kind": "attach", "app": "a", "policy": "fifo", "params": {}, "priority": 1})
     with pytest.raises(ProtocolError, match="priority"):
         parse_detach({"v": 2, "kind": "detach", "app": "a", "priority": 1})
+
+
+def test_launch_ahead_fields_are_optional_and_read_when_present() -> None:
+    """A round's ``ahead`` and a launch's ``ahead`` default to False; present, they are read, as
+    the plugin sends them (its samples have a round that launched ahead)."""
+    sent = next(m for m in plugin_samples() if m.get("ahead"))
+    rnd = parse_round(sent)
+    assert rnd.ahead and [x.ahead for x in rnd.launched] == [False, True]
+    msg = a_round()
+    msg.pop("ahead", None)
+    for x in msg["launched"]:
+        x.pop("ahead", None)
+    assert not parse_round(msg).ahead and not any(x.ahead for x in parse_round(msg).launched)
+    msg["ahead"] = True
+    msg["launched"] = [{"stage": 1, "attempt": 0, "executor": "1", "tasks": [5, 6], "ahead": True},
+                       {"stage": 2, "attempt": 0, "executor": "1", "tasks": [7]}]
+    PLUGIN.validate(msg)
+    rnd = parse_round(msg)
+    assert rnd.ahead and [(x.tasks, x.ahead) for x in rnd.launched] == [((5, 6), True), ((7,), False)]
+    msg["ahead"] = "false"
+    assert not PLUGIN.is_valid(msg)
+    with pytest.raises(ProtocolError, match="true or false"):
+        parse_round(msg)
+
+
+def test_a_placement_sends_next_and_withdraw_only_when_there_are_some_and_never_its_accounting() -> None:
+    bare = json.loads(encode_placement(Placement(hits=3, misses=1, held=2), 1, 0))
+    assert not {"next", "withdraw", "hits", "misses", "held"} & bare.keys()
+    reply = json.loads(HOST_MESSAGES["placement (launches ahead)"])
+    assert reply["next"] == [{"executor": "1", "stage": 2, "attempt": 0}, {"executor": "3", "stage": 5, "attempt": 1}]
+    assert reply["withdraw"] == [17, 40_000_000_001]
+    reply["next"][0]["priority"] = 1
+    assert not HOST.is_valid(reply)

@@ -34,12 +34,14 @@ from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
 from bridge.drivers.spark.dag import successors_of
 from bridge.drivers.spark.slots import SparkRunner
+from bridge.drivers.spark.ahead import AheadLaunches, launches_ahead
 from bridge.drivers.estimates import Estimates
-from bridge.drivers.ledger import Ledger, StageKey
+from bridge.drivers.ledger import Ledger, StageKey, TaskKey
 from bridge.drivers.spark.state import AppState, LiveCluster
 from bridge.drivers.topology import EXECUTOR_RESOURCES, ExecutorNodes, Nodes, Topology
 from bridge.drivers.user_jobs import UserJobs
-from bridge.protocol.messages import Grant, JobStart, LiveEvent, OfferRound, Placement, StageDemand, TaskEnd, TaskStart
+from bridge.protocol.messages import (Grant, JobStart, Launched, LiveEvent, OfferRound, Placement, StageDemand,
+                                      TaskEnd, TaskStart)
 from policies.framework import registry
 from policies.framework.api import BaseEvent, ClusterSpec, JobArrival, PolicyEnv
 from workloads.demands import DEMAND_PROP, TaskDemands
@@ -131,13 +133,15 @@ def task_demand(spec: ClusterSpec, d: StageDemand | None, faults: Counter[str]) 
 
 
 class World:
-    """One cluster state with its kernel, its Spark runner, and its ledger of Spark's tasks."""
+    """One cluster state with its kernel, its Spark runner, its ledger of Spark's tasks and its
+    record of launches ahead."""
 
     def __init__(self, policy: object, spec: ClusterSpec, runner: SparkRunner, ledger: Ledger, now: float) -> None:
         self.kernel = Kernel()
         self.kernel.advance(now)
         self.runner = runner
         self.ledger = ledger
+        self.ahead = AheadLaunches()
         self.state = ClusterState(policy, spec, self.kernel, runner, keep_log=False)
         self.kernel.on(JobArrival, lambda ev: self.state.job_arrived(ev, []))
 
@@ -238,26 +242,34 @@ class EnginePlanner:
         self.now = max(self.now, self.topology.clock(rnd))
         scope = self.topology.scope(rnd.app)
         ends: list[Any] = []
+        guesses = launches_ahead(rnd)
         world = self._worlds.get(scope)
         if world is None or self.topology.stale(world.runner, scope, cluster):
-            world = self._reset(scope, cluster, rnd.cpus_per_task)
+            world = self._reset(scope, cluster, rnd.cpus_per_task)  # holds launches ahead as Spark's own
+            guesses = {}
         else:
             world.kernel.advance(self.now)  # before the state hears Spark's events: they happen now
             for app in self.topology.apps(scope, cluster):
                 world.runner.register(app.app, app.executors)
             self._bind_launched(world, rnd)
-            ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev)]
+            ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev, guesses)]
         for ev in events:
             self.user_jobs.heard(rnd.app, ev)
         self._world = world
-        arrivals = self._sync_stages(world, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {})
+        arrivals = self._sync_stages(world, rnd, cluster.app(rnd.app).jobs if rnd.app in cluster else {},
+                                     world.ahead.unbound(rnd.app, guesses))
         # one instant, ordered as in the simulator: task ends, then job arrivals, then due timers
         world.settle(self.now, ends + arrivals)
+        ended = {ev.task for ev in events if isinstance(ev, TaskEnd) and ev.task in guesses}
+        hits, withdraw = self._verify(world, rnd.app, guesses, ended)
         grants = world.runner.grants(rnd)
         preempt = world.ledger.take_kills()
         self._forget_done(world)
         own = cluster.app(rnd.app) if rnd.app in cluster else None
-        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own))
+        predict = rnd.ahead and self.topology.predicts
+        return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own),
+                         next=world.ahead.predictions(rnd.app, world.ledger) if predict else (),
+                         withdraw=withdraw, hits=hits, misses=len(guesses) - hits)
 
     @staticmethod
     def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant], app: AppState | None) -> int:
@@ -318,24 +330,58 @@ class EnginePlanner:
         return world
 
     def _bind_launched(self, world: World, rnd: OfferRound) -> None:
+        """Binds the grants' launches (launches ahead wait for the policy: ``_verify``)."""
         for rep in rnd.launched:
+            if rep.ahead:
+                continue
             node = world.runner.node_of_executor(rnd.app, rep.executor)
-            jobs = world.ledger.jobs_of((rnd.app, rep.stage, rep.attempt))
             for spark_task in rep.tasks:
-                task = None if node is None else world.runner.bind(node, jobs, spark_task, rnd.app, rep.executor)
-                if task is None and node is not None:
+                if node is not None and self._bind(world, rnd.app, node, rep, spark_task) is None:
                     world.runner.spark_placed(rnd.app, rep.executor)
                     world.occupy_foreign(node, spark_task)
 
-    def _on_spark_event(self, world: World, app: str, ev: LiveEvent) -> list[Any]:
+    def _bind(self, world: World, app: str, node: int, rep: Launched, spark_task: int) -> TaskKey | None:
+        """Binds ``spark_task``, launched on ``rep``'s executor for its stage, to a waiting task of
+        that stage there (None: none waits)."""
+        key = (app, rep.stage, rep.attempt)
+        task = world.runner.bind(node, world.ledger.jobs_of(key), spark_task, app, rep.executor)
+        if task is not None and self.topology.predicts:
+            world.ahead.bound(app, rep.executor, key)
+        return task
+
+    def _verify(self, world: World, app: str, guesses: Mapping[int, Launched],
+                ended: set[int]) -> tuple[int, tuple[int, ...]]:
+        """Once the policy heard the round's task ends: each launch ahead, in launch order,
+        that its decisions confirm (a waiting grant of its stage on its executor) is bound to that
+        grant, a hit; the others are withdrawn (their grants, if any, wait). A hit that already
+        ``ended`` ends at once, before the next launch is verified: that one may have taken the
+        core it freed (a short task's slot refilled twice between two requests). A miss that
+        ended needs no withdrawal. The number of hits, and the launches to withdraw."""
+        hits, withdraw = 0, []
+        for spark_task, rep in guesses.items():
+            node = world.runner.node_of_executor(app, rep.executor)
+            if node is not None and self._bind(world, app, node, rep, spark_task) is not None:
+                hits += 1
+                if spark_task in ended:
+                    world.settle(self.now, self._spark_task_ended(world, spark_task) or [])
+            elif spark_task not in ended:
+                world.ahead.withdraw(spark_task, (app, rep.stage, rep.attempt))
+                withdraw.append(spark_task)
+        return hits, tuple(withdraw)
+
+    def _on_spark_event(self, world: World, app: str, ev: LiveEvent, guesses: Mapping[int, Launched]) -> list[Any]:
         """The state's effects of one of Spark's events (task ends are scheduled, not applied, so
-        that every end of a round is in before the policy hears of any)."""
+        that every end of a round is in before the policy hears of any). Launches ahead are
+        not Spark's own tasks: they are verified after the ends (``_verify``)."""
         if isinstance(ev, TaskStart):
             node = world.runner.node_of_executor(app, ev.executor)
-            if node is not None and not world.ledger.knows(ev.task) and not world.ledger.is_foreign(ev.task):
+            if node is not None and not world.ledger.knows(ev.task) and not world.ledger.is_foreign(ev.task) \
+                    and ev.task not in guesses and not world.ahead.is_withdrawn(ev.task):
                 world.runner.spark_placed(app, ev.executor)
                 world.occupy_foreign(node, ev.task)
         elif isinstance(ev, TaskEnd):
+            if world.ahead.ended(ev.task):
+                return []
             effects = self._spark_task_ended(world, ev.task)
             if effects is not None:
                 return effects
@@ -364,25 +410,27 @@ class EnginePlanner:
             return []
         return [OffSlotEnd(self.now, e.node, *key, -1)]   # the state finishes it (``end_off_slot``)
 
-    def _sync_stages(self, world: World, rnd: OfferRound,
-                     spark_jobs: Mapping[int, JobStart]) -> list[Any]:
+    def _sync_stages(self, world: World, rnd: OfferRound, spark_jobs: Mapping[int, JobStart],
+                     unbound: Counter[StageKey]) -> list[Any]:
         """New or grown stages arrive as jobs (returned, to schedule); tasks owed beyond Spark's
-        pending count retire, and so do grants for stages Spark no longer runs (also ones the
-        policy makes later)."""
+        pending count (with its ``unbound`` launches ahead: not pending, yet owed) retire,
+        and so do grants for stages Spark no longer runs (also ones the policy makes later) nor
+        launched ahead this round."""
         live = {(rnd.app, d.stage, d.attempt): d for d in rnd.stages}
         ledger = world.ledger
-        for key in [k for k in ledger.stages() if k[0] == rnd.app and k not in live]:
-            ledger.end_stage(key)
+        for key in [k for k in ledger.stages() if k[0] == rnd.app and k not in live and not unbound[k]]:
+            ledger.end_stage(key)  # (a stage's last task, launched ahead and done, still binds)
         self._retire(world, lambda key: key[0] == rnd.app and not ledger.has_stage(key), None)
         arrivals: list[Any] = []
         for key, d in live.items():
             owed = sum(ledger.job(j).owed for j in ledger.jobs_of(key))
-            if d.pending > owed:
-                arrival = self._arrive(world.state.spec, key, d, d.pending - owed, spark_jobs.get(d.job))
-                ledger.add_job(arrival.job.job_id, key, d.pending - owed)
+            pending = d.pending + unbound[key]
+            if pending > owed:
+                arrival = self._arrive(world.state.spec, key, d, pending - owed, spark_jobs.get(d.job))
+                ledger.add_job(arrival.job.job_id, key, pending - owed)
                 arrivals.append(arrival)
-            elif d.pending < owed:
-                self._retire(world, key.__eq__, owed - d.pending)
+            elif pending < owed:
+                self._retire(world, key.__eq__, owed - pending)
         return arrivals
 
     def _arrive(self, spec: ClusterSpec, key: StageKey, d: StageDemand, n: int,

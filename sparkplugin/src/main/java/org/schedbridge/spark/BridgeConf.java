@@ -60,6 +60,11 @@ public final class BridgeConf {
     public final String tokenFile;
     /** Opt-in: a host that refuses or never answers at start means Spark's own scheduling, not a stop. */
     public final boolean fallback;
+    /**
+     * A freed slot takes a task of the stage the policy last placed on its executor at once, and the
+     * policy confirms it after the fact (else the task is withdrawn): a task end waits for no round trip.
+     */
+    public final boolean launchAhead;
     /** The Python that runs the {@code local} host (it must have schedbridge installed). */
     public final String python;
     /** Cluster deploy mode: the application {@link ClusterDriver} runs, a Python file or a JVM main class. */
@@ -97,6 +102,7 @@ public final class BridgeConf {
         token = keys.text("token", "");
         tokenFile = keys.text("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
         fallback = keys.flag("fallback");
+        launchAhead = keys.flag("launch.ahead");
         python = keys.text("python", defaultPython(conf));
         clusterPyFile = keys.text("cluster.pyFile", "");
         clusterMainClass = keys.text("cluster.mainClass", "");

@@ -44,6 +44,8 @@ public final class BridgeStats {
     private long kills;
     private long killsRefused;
     private long watchdogRounds;
+    private long aheadTasks;
+    private long withdrawnTasks;
     private final ContainerCounts resizes = new ContainerCounts();
     private String policy = "";
     private String endpoint = "";
@@ -121,6 +123,16 @@ public final class BridgeStats {
         fallbackRounds++;
         lastFailure = "free slots held back while tasks waited over " + boundMs + " ms (the watchdog)";
         journal.accept(new BridgeEvents.Fallback(System.currentTimeMillis(), lastFailure));
+    }
+
+    /** Tasks launched ahead of the policy's answer, on its prediction (each confirmed or withdrawn later). */
+    synchronized void launchedAhead(int n) {
+        aheadTasks += n;
+    }
+
+    /** A launch ahead the policy did not choose, killed (Spark runs the task again where the policy says). */
+    synchronized void withdrawn() {
+        withdrawnTasks++;
     }
 
     /** A kill the policy asked for, done; {@code task} is {@code stage.index}. */
@@ -238,7 +250,8 @@ public final class BridgeStats {
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
-                .put("watchdog_rounds", watchdogRounds).put("suspends", resizes.suspends())
+                .put("watchdog_rounds", watchdogRounds).put("ahead_tasks", aheadTasks)
+                .put("withdrawn_tasks", withdrawnTasks).put("suspends", resizes.suspends())
                 .put("resumes", resizes.resumes()).put("failed_container_commands", resizes.failed())
                 .put("last_failure", lastFailure);
     }

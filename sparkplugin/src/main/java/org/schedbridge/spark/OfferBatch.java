@@ -28,25 +28,50 @@ final class OfferBatch {
     /** Preferred hosts per task, computed once per task set (they never change). */
     private static final Map<TaskSetManager, String[][]> PREFERRED = new WeakHashMap<>();
 
-    OfferBatch(String app, long round, int cpusPerTask, List<WorkerOffer> offers,
-               List<TaskSetManager> queue, ClusterMirror mirror) {
+    /**
+     * {@code freeCores}: each offer's cores still free, where a round launched some before this
+     * batch (a round that launched ahead); null: the offers' own. {@code ahead}: the plugin launches ahead of
+     * the policy's answer on the reply's predictions, so the host sends them.
+     */
+    OfferBatch(String app, long round, int cpusPerTask, List<WorkerOffer> offers, int[] freeCores,
+               List<TaskSetManager> queue, ClusterMirror mirror, boolean ahead) {
         request.put("v", Protocol.VERSION).put("kind", "round").put("app", app).put("round", round)
                 .put("now_ms", System.currentTimeMillis()).put("cpus_per_task", cpusPerTask);
+        if (ahead) {
+            request.put("ahead", true);
+        }
         ArrayNode slots = request.putArray("slots");
+        offerIndex.putAll(indexOf(offers));
         for (int i = 0; i < offers.size(); i++) {
             WorkerOffer o = offers.get(i);
-            int free = o.cores().toInt() / cpusPerTask;
-            offerIndex.put(o.executorId(), i);
+            int free = (freeCores == null ? o.cores().toInt() : freeCores[i]) / cpusPerTask;
             if (free > 0) {
                 slots.addObject().put("executor", o.executorId()).put("host", o.host()).put("free", free);
             }
         }
         ArrayNode out = request.putArray("stages");
+        stages.putAll(byKey(queue));
         for (TaskSetManager tsm : queue) {
-            String key = key(tsm.stageId(), tsm.taskSet().stageAttemptId());
-            stages.put(key, tsm);
             out.add(describe(tsm, mirror));
         }
+    }
+
+    /** The runnable stages by {@link #key}. */
+    static Map<String, TaskSetManager> byKey(List<TaskSetManager> queue) {
+        Map<String, TaskSetManager> out = new HashMap<>();
+        for (TaskSetManager tsm : queue) {
+            out.put(key(tsm.stageId(), tsm.taskSet().stageAttemptId()), tsm);
+        }
+        return out;
+    }
+
+    /** Each offer's position by its executor id. */
+    static Map<String, Integer> indexOf(List<WorkerOffer> offers) {
+        Map<String, Integer> out = new HashMap<>();
+        for (int i = 0; i < offers.size(); i++) {
+            out.put(offers.get(i).executorId(), i);
+        }
+        return out;
     }
 
     static String key(int stage, int attempt) {

@@ -2,6 +2,7 @@ package org.schedbridge.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +13,8 @@ import java.util.Map;
  * are held back this round. {@code sparkOrder}: the policy declared that, while the runnable
  * stages and the executors stay the same, Spark's own order is its answer. {@code containers}:
  * the application's executors' containers its node agents suspended or resumed since the last
- * reply (a preempting policy's node side), for the event log.
+ * reply (a preempting policy's node side), for the event log. {@code next} and {@code withdraw}:
+ * launches ahead of the answer ({@code spark.schedbridge.launch.ahead}), see {@link PlacementRounds}.
  */
 final class Placement {
     /** stage key -> executor id -> slots, both in the order the policy listed them. */
@@ -20,6 +22,10 @@ final class Placement {
     final List<Long> preempt = new ArrayList<>();
     final boolean sparkOrder;
     final List<Container> containers = new ArrayList<>();
+    /** Executor id -> the stage key a freed slot of it may take before the next reply (a launch ahead). */
+    final Map<String, String> next = new HashMap<>();
+    /** Launches ahead the policy did not choose: task ids to withdraw. */
+    final List<Long> withdraw = new ArrayList<>();
 
     /** A suspend or resume sent to the agent of {@code executor}'s container; {@code ok}: applied. */
     record Container(String executor, String container, boolean suspend, boolean ok) {
@@ -38,6 +44,12 @@ final class Placement {
             preempt.add(t.asLong());
         }
         sparkOrder = reply.path("spark_order").asBoolean(false);
+        for (JsonNode n : reply.path("next")) {
+            next.put(n.path("executor").asText(), OfferBatch.key(n.path("stage").asInt(-1), n.path("attempt").asInt(0)));
+        }
+        for (JsonNode t : reply.path("withdraw")) {
+            withdraw.add(t.asLong());
+        }
         for (JsonNode c : reply.path("containers")) {
             containers.add(new Container(c.path("executor").asText(), c.path("container").asText(),
                     "suspend".equals(c.path("action").asText()), c.path("ok").asBoolean(false)));

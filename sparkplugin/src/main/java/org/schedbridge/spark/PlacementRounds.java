@@ -3,6 +3,7 @@ package org.schedbridge.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -55,6 +56,11 @@ final class PlacementRounds implements AutoCloseable {
      * Spark's for at most this long; then the policy is asked again (and gets the events since).
      */
     private static final long SPARK_ORDER_MS = 100;
+    /**
+     * A plugin launching ahead sends its news (task ends, launches to confirm) at most this often: they
+     * need no answer before Spark launches, so several ride one request and the host plans once.
+     */
+    private static final long SEND_EVERY_MS = 10;
 
     private final SparkContext sc;
     private final PolicyClient client;
@@ -68,6 +74,8 @@ final class PlacementRounds implements AutoCloseable {
     private final int reviveMs;
     /** A round past the late limit is due: set while one is scheduled (a call may never answer). */
     private final AtomicBoolean lateCheckScheduled = new AtomicBoolean();
+    /** A round to send the news of launches ahead is due: set while one is scheduled. */
+    private final AtomicBoolean sendScheduled = new AtomicBoolean();
     private final int lateLimitMs;
     private final String statsFile;
     /** Free slots held back while tasks wait longer than this: one round is Spark's (the watchdog). */
@@ -86,6 +94,21 @@ final class PlacementRounds implements AutoCloseable {
     private Set<String> sparkOrderExecutors;
     /** Task ids launched per grant in the last policy round, reported with the next request. */
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
+    /** {@code spark.schedbridge.launch.ahead}: freed slots take their predicted stage before the policy is asked. */
+    private final boolean launchAhead;
+    /** Executor id -> the stage key its freed slots may take until the next reply (the reply's {@code next}). */
+    private Map<String, String> predicted = Map.of();
+    /** The executors Spark has been offered whole (see {@link #registerNew}). */
+    private final Set<String> registered = new HashSet<>();
+    /** Per executor, its tasks that ended since the last request went out: the slots a launch ahead may fill. */
+    private final Map<String, Integer> freed = new HashMap<>();
+
+    /** The runnable stages by key and the offers' positions by executor: where a reply's grants go. */
+    private record Lookup(Map<String, TaskSetManager> stages, Map<String, Integer> offerIndex) {
+        static Lookup of(OfferBatch batch) {
+            return new Lookup(batch.stages, batch.offerIndex);
+        }
+    }
 
     PlacementRounds(SparkContext sc, BridgeConf conf, PolicyClient client, ClusterMirror mirror, BridgeStats stats) {
         this.sc = sc;
@@ -100,6 +123,7 @@ final class PlacementRounds implements AutoCloseable {
         this.holdMaxMs = conf.holdMaxMs;
         this.maxKillsPerTask = conf.maxKillsPerTask;
         this.policy = conf.policy;
+        this.launchAhead = conf.launchAhead;
     }
 
     /**
@@ -114,9 +138,10 @@ final class PlacementRounds implements AutoCloseable {
         if (sc.applicationId() == null) {
             return spark.resourceOffers(offers, all);  // not registered yet: no tasks to place
         }
+        Placement landed = launchAhead ? landed() : null;
         if (queue.isEmpty()) {
-            if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS) {
-                ask(newBatch(list, queue), null);
+            if (mirror.hasPending() && System.currentTimeMillis() - lastRoundMs >= IDLE_FLUSH_MS && !client.awaiting()) {
+                ask(newBatch(list, null, queue), null);
             }
             return spark.resourceOffers(offers, all);
         }
@@ -133,7 +158,14 @@ final class PlacementRounds implements AutoCloseable {
             return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
         }
         long start = System.nanoTime();
-        OfferBatch batch = newBatch(list, queue);
+        if (launchAhead) {
+            Seq<Seq<TaskDescription>> launched = aheadRound(landed, list, queue, offers, all, spark, revive);
+            if (launched != null) {
+                stats.roundDone((System.nanoTime() - start) / 1000);
+                return launched;
+            }
+        }
+        OfferBatch batch = newBatch(list, null, queue);
         if (batch.request.get("slots").isEmpty()) {
             reportLaunches(batch);
             return spark.resourceOffers(offers, all);
@@ -153,7 +185,7 @@ final class PlacementRounds implements AutoCloseable {
         }
         fromNodes(placement);
         Seq<Seq<TaskDescription>> launched = counted(BridgeStats.Launch.POLICY,
-                apply(placement, batch, list, offers, all, spark));
+                apply(placement, Lookup.of(batch), list, offers, all, spark));
         if (heldBack(batch, launched)) {
             stats.heldBack();
             heldSinceMs = heldSinceMs < 0 ? System.currentTimeMillis() : heldSinceMs;
@@ -179,6 +211,9 @@ final class PlacementRounds implements AutoCloseable {
             return;
         }
         Option<TaskInfo> info = tsm.taskInfos().get(taskId);
+        if (info.isDefined() && launchAhead) {
+            freed.merge(info.get().executorId(), 1, Integer::sum);
+        }
         if (info.isDefined()) {
             mirror.recordEarlyEnd(BridgeListener.taskEnd(info.get(), tsm.stageId(), tsm.taskSet().stageAttemptId(),
                     System.currentTimeMillis(), "Success"));
@@ -278,7 +313,7 @@ final class PlacementRounds implements AutoCloseable {
      * apply. Other policies are spared the extra round trip, and its chance to miss a deadline.
      */
     private void reportLaunches(OfferBatch batch) {
-        if (launchedReport.isEmpty() || !client.wantsLaunchReports()) {
+        if (launchedReport.isEmpty() || !client.wantsLaunchReports() || client.awaiting()) {
             return;
         }
         PolicyClient.Answer answer = ask(batch, null);
@@ -287,10 +322,147 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
-    /** What a reply holds beside its grants: the kills it asks for, the containers its node side resized. */
+    /**
+     * What a reply holds beside its grants: the kills it asks for, the containers its node side
+     * resized, the stages freed slots may take next and the launches ahead to withdraw.
+     */
     private void fromNodes(Placement placement) {
         stats.containers(placement.containers);
         preempt(placement.preempt);
+        predicted = placement.next;
+        withdraw(placement.withdraw);
+    }
+
+    /**
+     * The answer to a request sent without waiting, if it has landed since the last round: what it
+     * holds beside its grants is taken in; its grants are the caller's to launch.
+     */
+    private Placement landed() {
+        PolicyClient.Answer answer = client.collect();
+        if (answer == null) {
+            return null;
+        }
+        if (!answer.answered()) {
+            predicted = Map.of();  // failed (counted by the client): ask before launching again
+            return null;
+        }
+        Placement placement = new Placement(answer.reply());
+        fromNodes(placement);
+        return placement;
+    }
+
+    /**
+     * A round that launches ahead of the policy's answer, or null where it must ask the policy and
+     * wait (the synchronous round: nothing launched yet, and slots free for which nothing is
+     * predicted). It launches the grants of an answer that landed since the last round, then fills
+     * each executor's slots freed since the last request with the stage the policy last placed
+     * there (the reply's {@code next}); the host confirms each such launch against the policy's own
+     * decision or has it withdrawn. What happened goes to the host without waiting, at most every
+     * {@link #SEND_EVERY_MS}; while a call is out it waits for a later round, and launches ahead go
+     * on until the call has been out for {@code late.limit} (then the round falls back).
+     */
+    private Seq<Seq<TaskDescription>> aheadRound(Placement landed, List<WorkerOffer> list,
+            List<TaskSetManager> queue, IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark, Runnable revive) {
+        boolean out = client.awaiting();
+        boolean news = !freed.isEmpty() || mirror.hasPending();
+        if (out && client.outForMs() > lateLimitMs || !out && landed == null && !news) {
+            return null;  // a call out past the late limit (the synchronous round falls back), or nothing to go by
+        }
+        Lookup at = new Lookup(OfferBatch.byKey(queue), OfferBatch.indexOf(list));
+        int[] freeCores = new int[list.size()];
+        List<List<TaskDescription>> launched = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            freeCores[i] = list.get(i).cores().toInt();
+            launched.add(new ArrayList<>());
+        }
+        int ahead;
+        try {
+            registerNew(list, offers, all, spark);
+            if (landed != null) {
+                launchGrants(landed, at, list, freeCores, launched, spark);
+            }
+            ahead = launchAheadOn(at, list, freeCores, launched, spark);
+        } finally {
+            pool.showAll();
+        }
+        int n = 0;
+        for (List<TaskDescription> l : launched) {
+            n += l.size();
+        }
+        if (n == 0 && !out && waiting(freeCores, queue)) {
+            return null;  // free slots, tasks waiting, nothing predicted for them: the policy decides now
+        }
+        if (!out && (ahead > 0 || news)) {
+            long wait = lastRoundMs + SEND_EVERY_MS - System.currentTimeMillis();
+            if (wait > 0) {
+                reviveAfter(sendScheduled, wait, revive);  // then with whatever else happened meanwhile
+            } else {
+                OfferBatch batch = newBatch(list, freeCores, queue);
+                batch.request.set("launched", takeLaunchReport());
+                sparkOrderStages = null;
+                lastRoundMs = System.currentTimeMillis();
+                client.send(batch.request, revive);  // its failure is counted by the client; the next round asks again
+            }
+        }
+        List<Seq<TaskDescription>> seqs = new ArrayList<>();
+        for (List<TaskDescription> l : launched) {
+            seqs.add(CollectionConverters.asScala(l).toSeq());
+        }
+        return counted(BridgeStats.Launch.POLICY, CollectionConverters.asScala(seqs).toSeq());
+    }
+
+    /** True if a core is free and a runnable stage has a task that is neither running nor done. */
+    private boolean waiting(int[] freeCores, List<TaskSetManager> queue) {
+        boolean free = false;
+        for (int c : freeCores) {
+            free |= c >= cpusPerTask;
+        }
+        if (free) {
+            for (TaskSetManager tsm : queue) {
+                if (tsm.numTasks() - tsm.tasksSuccessful() - tsm.runningTasks() > 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Fills each executor's slots freed since the last request with its predicted stage, while
+     * that stage has tasks to launch; returns how many it launched.
+     */
+    private int launchAheadOn(Lookup at, List<WorkerOffer> list, int[] freeCores, List<List<TaskDescription>> launched,
+                            SparkOffers spark) {
+        int n = 0;
+        for (Map.Entry<String, Integer> f : freed.entrySet()) {
+            TaskSetManager tsm = at.stages().get(predicted.get(f.getKey()));
+            Integer i = at.offerIndex().get(f.getKey());
+            int slots = i == null ? 0 : Math.min(f.getValue(), freeCores[i] / cpusPerTask);
+            if (tsm != null && slots > 0) {
+                pool.showOnly(tsm);
+                int got = launchGranted(tsm, Map.of(f.getKey(), slots), at, list, freeCores, launched, spark, true);
+                f.setValue(f.getValue() - got);
+                n += got;
+            }
+        }
+        freed.values().removeIf(v -> v <= 0);
+        stats.launchedAhead(n);
+        return n;
+    }
+
+    /**
+     * Kills the launches ahead the policy did not choose, if still running (Spark runs each
+     * task again, where the policy's grant says; a kill is not a failure). The plugin's own launches:
+     * not bounded by the policy's kill limits.
+     */
+    private void withdraw(List<Long> taskIds) {
+        for (long id : taskIds) {
+            if (mirror.runningTask(id) != null) {
+                stats.withdrawn();
+                timer.execute(() -> sc.killTaskAttempt(id, true, "schedbridge: launched ahead of the policy, which "
+                        + "placed another task there"));
+            }
+        }
     }
 
     /**
@@ -300,9 +472,32 @@ final class PlacementRounds implements AutoCloseable {
     private PolicyClient.Answer ask(OfferBatch batch, Runnable revive) {
         sparkOrderStages = null;  // a new answer replaces any earlier declaration
         lastRoundMs = System.currentTimeMillis();
-        batch.request.set("launched", launchedReport);
-        launchedReport = JsonNodeFactory.instance.arrayNode();
+        batch.request.set("launched", takeLaunchReport());
         return client.round(batch.request, revive);
+    }
+
+    /** The launches not reported yet, for a request about to go out (which tells the host of the ends since, too). */
+    private ArrayNode takeLaunchReport() {
+        ArrayNode report = launchedReport;
+        launchedReport = JsonNodeFactory.instance.arrayNode();
+        freed.clear();
+        return report;
+    }
+
+    /**
+     * Offers every executor once to Spark with no task set visible when an offer names one it was
+     * never offered: Spark registers an executor when it is first offered, and a grant's offer
+     * holds only the executors granted. One full pass of Spark's {@code resourceOffers} per round
+     * otherwise, before each round's grants: measurable CPU per task end on a small driver.
+     */
+    private void registerNew(List<WorkerOffer> list, IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark) {
+        boolean fresh = false;
+        for (WorkerOffer o : list) {
+            fresh |= registered.add(o.executorId());
+        }
+        if (fresh) {
+            launchNothing(offers, all, spark);
+        }
     }
 
     /** Spark sees the offers (it registers new executors) but no task set: nothing launches. */
@@ -315,8 +510,8 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
-    private OfferBatch newBatch(List<WorkerOffer> offers, List<TaskSetManager> queue) {
-        return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, queue, mirror);
+    private OfferBatch newBatch(List<WorkerOffer> offers, int[] freeCores, List<TaskSetManager> queue) {
+        return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, freeCores, queue, mirror, launchAhead);
     }
 
     /** The scheduler's root pool (created on first use, when Spark initialises the scheduler). */
@@ -342,7 +537,7 @@ final class PlacementRounds implements AutoCloseable {
         return true;
     }
 
-    private Seq<Seq<TaskDescription>> apply(Placement placement, OfferBatch batch, List<WorkerOffer> list,
+    private Seq<Seq<TaskDescription>> apply(Placement placement, Lookup at, List<WorkerOffer> list,
                                            IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark) {
         int[] freeCores = new int[list.size()];
         List<List<TaskDescription>> launched = new ArrayList<>();
@@ -351,14 +546,8 @@ final class PlacementRounds implements AutoCloseable {
             launched.add(new ArrayList<>());
         }
         try {
-            launchNothing(offers, all, spark);  // lets Spark register new executors
-            for (Map.Entry<String, Map<String, Integer>> grant : placement.grants.entrySet()) {
-                TaskSetManager tsm = batch.stages.get(grant.getKey());
-                if (tsm != null) {
-                    pool.showOnly(tsm);
-                    launchGranted(tsm, grant.getValue(), batch, list, freeCores, launched, spark);
-                }
-            }
+            registerNew(list, offers, all, spark);
+            launchGrants(placement, at, list, freeCores, launched, spark);
         } finally {
             pool.showAll();
         }
@@ -369,12 +558,28 @@ final class PlacementRounds implements AutoCloseable {
         return CollectionConverters.asScala(out).toSeq();
     }
 
-    /** Offers the granted slots (capped by what is still free) to the one visible task set. */
-    private void launchGranted(TaskSetManager tsm, Map<String, Integer> slots, OfferBatch batch, List<WorkerOffer> list,
-                               int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark) {
+    /** Each granted stage, shown alone, offered its granted slots (the caller shows every stage again). */
+    private void launchGrants(Placement placement, Lookup at, List<WorkerOffer> list, int[] freeCores,
+                              List<List<TaskDescription>> launched, SparkOffers spark) {
+        for (Map.Entry<String, Map<String, Integer>> grant : placement.grants.entrySet()) {
+            TaskSetManager tsm = at.stages().get(grant.getKey());
+            if (tsm != null) {
+                pool.showOnly(tsm);
+                launchGranted(tsm, grant.getValue(), at, list, freeCores, launched, spark, false);
+            }
+        }
+    }
+
+    /**
+     * Offers the granted slots (capped by what is still free) to the one visible task set; returns
+     * how many tasks it launched. {@code ahead}: launched on a prediction, ahead of a grant.
+     */
+    private int launchGranted(TaskSetManager tsm, Map<String, Integer> slots, Lookup at, List<WorkerOffer> list,
+                              int[] freeCores, List<List<TaskDescription>> launched, SparkOffers spark,
+                              boolean ahead) {
         List<WorkerOffer> sub = new ArrayList<>();
         for (Map.Entry<String, Integer> s : slots.entrySet()) {
-            Integer i = batch.offerIndex.get(s.getKey());
+            Integer i = at.offerIndex().get(s.getKey());
             int cores = i == null ? 0 : Math.min(s.getValue() * cpusPerTask, freeCores[i]);
             if (cores >= cpusPerTask) {
                 WorkerOffer o = list.get(i);
@@ -383,7 +588,7 @@ final class PlacementRounds implements AutoCloseable {
             }
         }
         if (sub.isEmpty()) {
-            return;
+            return 0;
         }
         // Spark shuffles the offers and answers in the shuffled order: each task names its executor
         Map<String, List<TaskDescription>> byExecutor = new TreeMap<>();
@@ -393,18 +598,21 @@ final class PlacementRounds implements AutoCloseable {
                 byExecutor.computeIfAbsent(t.executorId(), e -> new ArrayList<>()).add(t);
             }
         }
+        int n = 0;
         for (Map.Entry<String, List<TaskDescription>> e : byExecutor.entrySet()) {
-            int i = batch.offerIndex.get(e.getKey());
+            int i = at.offerIndex().get(e.getKey());
             launched.get(i).addAll(e.getValue());
             freeCores[i] -= e.getValue().size() * cpusPerTask;
-            report(tsm, e.getKey(), e.getValue());
+            report(tsm, e.getKey(), e.getValue(), ahead);
+            n += e.getValue().size();
         }
+        return n;
     }
 
     /** Adds the launches to the next request's {@code launched} report and their starts to the mirror. */
-    private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks) {
+    private void report(TaskSetManager tsm, String executor, List<TaskDescription> tasks, boolean ahead) {
         int attempt = tsm.taskSet().stageAttemptId();
-        ArrayNode ids = launchEntry(launchedReport, tsm.stageId(), attempt, executor);
+        ArrayNode ids = launchEntry(launchedReport, tsm.stageId(), attempt, executor, ahead);
         for (TaskDescription t : tasks) {
             ids.add(t.taskId());
             Option<TaskInfo> info = tsm.taskInfos().get(t.taskId());
@@ -414,10 +622,13 @@ final class PlacementRounds implements AutoCloseable {
         }
     }
 
-    /** Adds one grant's entry to a {@code launched} report; returns its (empty) list of task ids. */
-    static ArrayNode launchEntry(ArrayNode report, int stage, int attempt, String executor) {
-        return report.addObject().put("stage", stage).put("attempt", attempt).put("executor", executor)
-                .putArray("tasks");
+    /** Adds one grant's (or prediction's) entry to a {@code launched} report; returns its (empty) list of task ids. */
+    static ArrayNode launchEntry(ArrayNode report, int stage, int attempt, String executor, boolean ahead) {
+        ObjectNode entry = report.addObject().put("stage", stage).put("attempt", attempt).put("executor", executor);
+        if (ahead) {
+            entry.put("ahead", true);
+        }
+        return entry.putArray("tasks");
     }
 
     /**

@@ -63,6 +63,15 @@ final class PolicyClient implements AutoCloseable {
     private final AtomicReference<Runnable> reofferWhenAnswered = new AtomicReference<>();
     /** Set by the call thread once the call in flight has its answer, before it looks for a round to re-offer. */
     private volatile boolean callFinished;
+    /** When the call in flight got its answer ({@code System.nanoTime}, set by the call thread). */
+    private volatile long callBack;
+    /** The call in flight: its connection's epoch, its round, when it began and when its request was sent. */
+    private long callEpoch;
+    private long callRound;
+    private long callStart;
+    private long callSent;
+    /** A call {@link #send} made whose answer no round has collected yet. */
+    private boolean unanswered;
 
     /** Why a round fell back (or, for DEADLINE, first waited); each is warned about once. */
     enum Failure { UNREACHABLE, REFUSED, DEADLINE, POLICY_ERROR, PROTOCOL }
@@ -72,6 +81,8 @@ final class PolicyClient implements AutoCloseable {
     record Answer(JsonNode reply, boolean late) {
         static final Answer FAILED = new Answer(null, false);
         static final Answer LATE = new Answer(null, true);
+        /** Sent without waiting ({@link PolicyClient#send}): its answer comes through {@link PolicyClient#collect}. */
+        static final Answer SENT = new Answer(null, true);
 
         boolean answered() {
             return reply != null;
@@ -107,6 +118,72 @@ final class PolicyClient implements AutoCloseable {
      * report, not as a round that fell back, and nothing is offered again when it answers late.
      */
     Answer round(ObjectNode request, Runnable reoffer) {
+        Answer refused = begin(request, reoffer);
+        if (refused != null) {
+            return refused;
+        }
+        try {
+            return accept(inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS));
+        } catch (TimeoutException e) {
+            late = true;
+            return late("policy call exceeded its " + conf.deadlineMs + " ms deadline", reoffer);
+        } catch (ExecutionException e) {
+            return fail(Failure.UNREACHABLE, "policy call failed: " + e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return fail(Failure.UNREACHABLE, "interrupted");
+        }
+    }
+
+    /**
+     * Sends {@code request} like {@link #round} but does not wait: the answer is {@link #collect}ed
+     * by a later round, which {@code reoffer} asks Spark for as soon as it lands. Returns
+     * {@link Answer#SENT}, or why the request could not go out (as {@link #round} would).
+     */
+    Answer send(ObjectNode request, Runnable reoffer) {
+        Answer refused = begin(request, reoffer);
+        if (refused != null) {
+            return refused;
+        }
+        unanswered = true;
+        reofferWhenAnswered.set(reoffer);
+        if (callFinished) {  // the call thread may have looked before the set
+            reofferIfWaiting();
+        }
+        return Answer.SENT;
+    }
+
+    /** The answer to the last {@link #send} once it has landed; null while it is out, or if none is. */
+    Answer collect() {
+        if (!unanswered || !inflight.isDone()) {
+            return null;
+        }
+        unanswered = false;
+        try {
+            return accept(inflight.get());
+        } catch (ExecutionException e) {
+            return fail(Failure.UNREACHABLE, "policy call failed: " + e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return fail(Failure.UNREACHABLE, "interrupted");
+        }
+    }
+
+    /** True while a call {@link #send} made has not answered; for how long: {@link #outForMs}. */
+    boolean awaiting() {
+        return unanswered && !inflight.isDone();
+    }
+
+    long outForMs() {
+        return System.currentTimeMillis() - sentMs;
+    }
+
+    /**
+     * Everything before a call waits: the transport free, the connection attached, the events (or a
+     * snapshot) added, the request serialised and handed to the call thread. Null once it is sent,
+     * else the round's answer (late or failed).
+     */
+    private Answer begin(ObjectNode request, Runnable reoffer) {
         placing = reoffer != null;
         if (caller.isShutdown()) {  // a re-offer racing SparkContext.stop: Spark winds down on its own
             return Answer.FAILED;
@@ -137,38 +214,38 @@ final class PolicyClient implements AutoCloseable {
             putConf(request.putObject("conf"));
         }
         needSnapshot = true;
-        long start = System.nanoTime();
-        long sent;
-        long back;
-        JsonNode reply;
+        callEpoch = epoch;
+        callRound = request.path("round").asLong();
+        callStart = System.nanoTime();
         try {
             String body = JSON.writeValueAsString(request);
-            sent = System.nanoTime();
+            callSent = System.nanoTime();
             inflight = submit(body);
-            String text = inflight.get(conf.deadlineMs, TimeUnit.MILLISECONDS);
-            back = System.nanoTime();
-            reply = JSON.readTree(text);
+        } catch (JsonProcessingException e) {
+            return fail(Failure.PROTOCOL, "request not serialised: " + e.getOriginalMessage());
         } catch (RejectedExecutionException e) {  // closed meanwhile
             return Answer.FAILED;
-        } catch (TimeoutException e) {
-            late = true;
-            return late("policy call exceeded its " + conf.deadlineMs + " ms deadline", reoffer);
-        } catch (ExecutionException e) {
-            return fail(Failure.UNREACHABLE, "policy call failed: " + e.getCause());
+        }
+        return null;
+    }
+
+    /** The reply to the call {@link #begin} sent, checked: the host's answer, or why it is none. */
+    private Answer accept(String text) {
+        long back = callBack;
+        long parsing = System.nanoTime();
+        JsonNode reply;
+        try {
+            reply = JSON.readTree(text);
         } catch (JsonProcessingException e) {
             return fail(Failure.PROTOCOL, "malformed policy reply: " + e.getOriginalMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return fail(Failure.UNREACHABLE, "interrupted");
         }
         if (reply.path("v").asInt(-1) != Protocol.VERSION) {
             return fail(Failure.PROTOCOL, "policy host speaks protocol v" + reply.path("v").asText("?")
                     + ", plugin v" + Protocol.VERSION);
         }
-        long asked = request.path("round").asLong();
-        if (!reply.hasNonNull("error") && reply.path("round").asLong(-1) != asked) {
+        if (!reply.hasNonNull("error") && reply.path("round").asLong(-1) != callRound) {
             return fail(Failure.PROTOCOL, "reply names round " + reply.path("round").asText("(none)")
-                    + " in answer to round " + asked);
+                    + " in answer to round " + callRound);
         }
         if (reply.hasNonNull("error")) {
             return fail(Failure.POLICY_ERROR, "policy error: " + reply.get("error").asText());
@@ -177,10 +254,10 @@ final class PolicyClient implements AutoCloseable {
             return Answer.FAILED;
         }
         needSnapshot = false;
-        ackedEpoch = epoch;
-        long end = System.nanoTime();
-        stats.policyRound((end - start) / 1000, new BridgeStats.CallParts((sent - start) / 1000, (back - sent) / 1000,
-                reply.path("host_us").asLong(-1), (end - back) / 1000));
+        ackedEpoch = callEpoch;
+        long parseUs = (System.nanoTime() - parsing) / 1000;
+        stats.policyRound((back - callStart) / 1000 + parseUs, new BridgeStats.CallParts((callSent - callStart) / 1000,
+                (back - callSent) / 1000, reply.path("host_us").asLong(-1), parseUs));
         recovered();
         return new Answer(reply, false);
     }
@@ -193,6 +270,7 @@ final class PolicyClient implements AutoCloseable {
             try {
                 return transport.call(body);
             } finally {
+                callBack = System.nanoTime();
                 callFinished = true;
                 reofferIfWaiting();
             }

@@ -22,7 +22,7 @@ class OfferBatchTest {
     @Test
     void freeCoresBecomeWholeTaskSlotsAndExecutorsWithoutOneAreLeftOut() throws Exception {
         List<WorkerOffer> offers = List.of(offer("1", "h1", 5), offer("2", "h2", 1), offer("3", "h1", 2));
-        OfferBatch batch = new OfferBatch("app-1", 7, 2, offers, List.of(), new ClusterMirror());
+        OfferBatch batch = new OfferBatch("app-1", 7, 2, offers, null, List.of(), new ClusterMirror(), false);
         assertEquals(JSON.readTree("[{\"executor\": \"1\", \"host\": \"h1\", \"free\": 2},"
                 + "{\"executor\": \"3\", \"host\": \"h1\", \"free\": 1}]"), batch.request.get("slots"));
         // Every offer stays addressable, so a grant naming any executor maps back to Spark's offer.
@@ -31,7 +31,7 @@ class OfferBatchTest {
 
     @Test
     void theRequestIsAVersionedRound() throws Exception {
-        OfferBatch batch = new OfferBatch("app-1", 7, 1, List.of(offer("1", "h1", 1)), List.of(), new ClusterMirror());
+        OfferBatch batch = new OfferBatch("app-1", 7, 1, List.of(offer("1", "h1", 1)), null, List.of(), new ClusterMirror(), false);
         assertEquals(Protocol.VERSION, batch.request.get("v").asInt());
         assertEquals("round", batch.request.get("kind").asText());
         assertEquals("app-1", batch.request.get("app").asText());

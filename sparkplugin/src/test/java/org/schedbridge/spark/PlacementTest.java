@@ -42,6 +42,17 @@ class PlacementTest {
     }
 
     @Test
+    void predictionsByExecutorAndLaunchesToWithdrawAreReadAndAReplyWithoutThemHasNone() throws Exception {
+        Placement p = parse("{\"v\": 2, \"round\": 5, \"assign\": [], \"preempt\": [], \"spark_order\": false, "
+                + "\"next\": [{\"executor\": \"1\", \"stage\": 4, \"attempt\": 1}, {\"executor\": \"2\", \"stage\": 6, "
+                + "\"attempt\": 0}], \"withdraw\": [31, 30]}");
+        assertEquals(Map.of("1", "4.1", "2", "6.0"), p.next);
+        assertEquals(List.of(31L, 30L), p.withdraw);
+        Placement none = parse("{\"assign\": []}");
+        assertTrue(none.next.isEmpty() && none.withdraw.isEmpty());
+    }
+
+    @Test
     void aGrantWithoutSlotsIsOneSlotAndWithoutAttemptIsAttemptZero() throws Exception {
         Placement p = parse("{\"assign\": [{\"stage\": 4, \"executor\": \"9\"}]}");
         assertEquals(Map.of("4.0", Map.of("9", 1)), p.grants);

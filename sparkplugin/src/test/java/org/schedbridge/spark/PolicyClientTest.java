@@ -141,6 +141,64 @@ class PolicyClientTest {
         return out;
     }
 
+    /** Sends round {@code n} without waiting (a round that launched ahead). */
+    private PolicyClient.Answer send(long n, String... replyLines) {
+        replies.addAll(List.of(replyLines));
+        ObjectNode request = JSON.createObjectNode().put("v", Protocol.VERSION).put("kind", "round").put("round", n);
+        return client.send(request, reoffers::incrementAndGet);
+    }
+
+    /** Waits (at most 10 s) until the reply to a sent round has landed: its re-offer has run. */
+    private void awaitReoffers(int n) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (reoffers.get() < n && System.nanoTime() < end) {
+            Thread.sleep(1);
+        }
+        assertEquals(n, reoffers.get(), "the landed reply re-offers once");
+    }
+
+    @Test
+    void aSentRoundIsAnsweredThroughTheNextRoundsCollect() throws Exception {
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        assertEquals(PolicyClient.Answer.SENT, send(2, "{\"v\": 2, \"round\": 2, \"next\": []}"));
+        awaitReoffers(1);
+        assertFalse(client.awaiting());
+        PolicyClient.Answer answer = client.collect();
+        assertTrue(answer.answered());
+        assertEquals(2, answer.reply().get("round").asInt());
+        assertEquals(null, client.collect(), "an answer is collected once");
+        assertFalse(sent(2).has("conf"), "a sent round carries only events, as a waited-for one");
+        assertEquals(2, counter("policy_rounds"));
+        assertEquals(0, counter("late_rounds"));
+    }
+
+    @Test
+    void aSentRoundOutIsAwaitedNotLate() throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        heldHost("10s", "20s", 2, go);
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        assertEquals(PolicyClient.Answer.SENT, send(2, "{\"v\": 2, \"round\": 2}"));
+        assertTrue(client.awaiting());
+        assertEquals(null, client.collect(), "nothing to collect while the call is out");
+        go.countDown();
+        awaitReoffers(1);
+        assertTrue(client.collect().answered());
+        assertEquals(0, counter("late_rounds"));
+        assertEquals(0, counter("fallback_rounds"));
+    }
+
+    @Test
+    void aSentRoundsBadReplyFallsBackWhenCollected() throws Exception {
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").answered());
+        send(2, "{\"v\": 2, \"round\": 7}");
+        awaitReoffers(1);
+        assertTrue(client.collect().failed());
+        assertEquals("reply names round 7 in answer to round 2", lastFailure());
+        assertEquals(1, counter("fallback_rounds"));
+        assertTrue(round(3, "{\"v\": 2, \"round\": 3}").answered());
+        assertTrue(sent(3).has("conf"), "after a failed sent round the host gets the whole state");
+    }
+
     @Test
     void aReplyOfAnotherProtocolVersionFallsBack() {
         assertTrue(round(1, ATTACHED, "{\"v\": 1, \"round\": 1, \"assign\": []}").failed());

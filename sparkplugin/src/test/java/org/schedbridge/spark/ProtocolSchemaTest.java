@@ -150,7 +150,8 @@ class ProtocolSchemaTest {
             listener.onJobStart(new SparkListenerJobStart(3, NOW, scalaList(List.of(stageInfo(6, List.of()),
                     stageInfo(7, List.of(6)))), jobProperties()));
             listener.onTaskStart(new SparkListenerTaskStart(7, 0, taskInfo(11)));
-            assertTrue(client.round(offerRound(1, tsm, mirror, JsonNodeFactory.instance.arrayNode()), () -> { }).answered());
+            assertTrue(client.round(offerRound(1, tsm, mirror, JsonNodeFactory.instance.arrayNode(), false),
+                    () -> { }).answered());
 
             TaskInfo early = taskInfo(11);
             early.markFinished(TaskState.FINISHED(), NOW + 250);
@@ -162,8 +163,9 @@ class ProtocolSchemaTest {
             listener.onExecutorRemoved(new SparkListenerExecutorRemoved(NOW + 300, "2", "lost worker"));
             listener.onJobEnd(new SparkListenerJobEnd(3, NOW + 400, JobSucceeded$.MODULE$));
             ArrayNode launched = JsonNodeFactory.instance.arrayNode();
-            PlacementRounds.launchEntry(launched, 7, 0, "1").add(12L).add(13L);
-            assertTrue(client.round(offerRound(2, tsm, mirror, launched), () -> { }).answered());
+            PlacementRounds.launchEntry(launched, 7, 0, "1", false).add(12L).add(13L);
+            PlacementRounds.launchEntry(launched, 7, 0, "1", true).add(15L);  // launched on a prediction
+            assertTrue(client.round(offerRound(2, tsm, mirror, launched, true), () -> { }).answered());
             client.detach(APP);
         } finally {
             InProcessChannel.set(null);
@@ -181,10 +183,14 @@ class ProtocolSchemaTest {
         }
     }
 
-    /** The request of one offer round with two executors' free cores and one runnable task set. */
-    private static ObjectNode offerRound(long round, TaskSetManager tsm, ClusterMirror mirror, ArrayNode launched) {
+    /**
+     * The request of one offer round with two executors' free cores and one runnable task set;
+     * {@code ahead}: of a plugin that launches ahead.
+     */
+    private static ObjectNode offerRound(long round, TaskSetManager tsm, ClusterMirror mirror, ArrayNode launched,
+                                         boolean ahead) {
         List<WorkerOffer> offers = List.of(offer("1", "h1", 2), offer("2", "h2", 0));
-        ObjectNode request = new OfferBatch(APP, round, 1, offers, List.of(tsm), mirror).request;
+        ObjectNode request = new OfferBatch(APP, round, 1, offers, null, List.of(tsm), mirror, ahead).request;
         request.set("launched", launched);
         return request;
     }
