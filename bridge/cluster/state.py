@@ -184,7 +184,7 @@ class ClusterState(ClusterTables):
         if jid in self._jobs_by_id:
             raise ValueError(f"duplicate job id {jid}")
         self._jobs_by_id[jid] = job
-        self._runs[jid] = JobRun(job, self.report_long is not None and bool(self.report_long(job)))
+        self._runs.set(jid, JobRun(job, self.report_long is not None and bool(self.report_long(job))))
         return self.apply(ev, self._hooks["on_job_arrival"](ev, self.view), out)
 
     def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any]:
@@ -325,7 +325,7 @@ class ClusterState(ClusterTables):
             if probe is None or launched is None or launched[task]:
                 raise ValueError(f"task {job_id}.{task} is neither queued nor suspended at node {node}")
             self._dequeue(node, probe, key)
-            launched[task] = 1
+            launched[task] = True
             notify = probe.notify
         self._counters.queued_ends += 1
         out: list[Any] = []
@@ -397,7 +397,7 @@ class ClusterState(ClusterTables):
             if demands is not None:
                 demand = demands[task]
                 self._take(node, demand, (node, slot, jid, task))
-        launched[task] = 1
+        launched[task] = True
         self._token += 1
         long = run.long
         if long:

@@ -42,6 +42,7 @@ from policies.framework.api import (
     TaskStarted, Timer,
 )
 from policies.common import srpt
+from policies.common.idtable import IdTable
 from policies.common.lwl import TIES, LwlTable, trace_estimate
 from policies.framework.bounds import CUTOFF, MIN_PROBES, PERCENT, PROBE_RATIO, STARVATION_CAP, check_bounds, within
 from policies.common.partitions import Partition
@@ -267,7 +268,9 @@ class Eagle:
         self.binder = LateBinder()
         self.long_work = _LongWork(n, self.partition, config.lwl_idle_first, config.lwl_ties,
                                    2 * env.cluster.network_delay)
-        self.long_jobs: dict[int, float] = {}                   # long job -> estimate
+        # by job id (compiled, a list read, where a dictionary boxed the id)
+        self.long_jobs: IdTable[float] = IdTable()               # long job -> estimate
+        self.dag_jobs: IdTable[Job] = IdTable()                  # the jobs with a DAG
         self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
         self.rejected: dict[int, list[ProbeInfo]] = {}           # short job -> probes to re-send now
@@ -293,6 +296,8 @@ class Eagle:
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
         self.tasks_left[job.job_id] = job.n_tasks
+        if job.has_dag:
+            self.dag_jobs.set(job.job_id, job)
         return self._schedule(ev.time, job, self.binder.add(job))
 
     def _schedule(self, now: float, job: Job, available: int) -> Decisions:
@@ -302,7 +307,7 @@ class Eagle:
             return ()
         est = trace_estimate(job.estimate, self.config.integer_estimates)
         if est > self.config.cutoff:
-            self.long_jobs[job.job_id] = est
+            self.long_jobs.set(job.job_id, est)
             return self._place_long(now, job.job_id, est, available)
         count = probe_count(available, self.config.probe_ratio, self.config.min_probes)
         targets = sample(self.rng, count, 0, self.n)
@@ -369,8 +374,8 @@ class Eagle:
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         if ev.job_id in self.long_jobs:
             self.long_work.finished(ev.node, (ev.job_id, ev.task), ev.time)
-        job = view.job(ev.job_id)
-        return self._schedule(ev.time, job, self.binder.finished(job, ev.task)) if job.has_dag else ()
+        job = self.dag_jobs.get(ev.job_id)
+        return self._schedule(ev.time, job, self.binder.finished(job, ev.task)) if job is not None else ()
 
     def on_probe_rejected(self, ev: ProbeRejected, view: ClusterView) -> Decisions:
         probe, copy = ev.probe, ev.payload
