@@ -79,7 +79,9 @@ class ClusterTables:
         # per-node counts in flat native arrays (librt.vecs): compiled, `+= 1` is a store, where a
         # list's was a generic in-place addition and a boxed integer
         self._nfree = vec[i64]([s] * n)
-        self._queues: list[dict[int, Queued]] = [{} for _ in range(n)]  # node -> id(entry) -> record
+        # node -> id(entry) -> record; the key typed object: compiled, an id is then boxed once per
+        # update, where an int is boxed at each use (a get and a del or set)
+        self._queues: list[dict[object, Queued]] = [{} for _ in range(n)]
         self._qlen = vec[i64]([0] * n)
         self._suspended: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
         # capacity per node (heterogeneous nodes differ) and in use, flat: node i's dimension d at
@@ -113,7 +115,7 @@ class ClusterTables:
     def _dequeue(self, node: int, probe: ProbeInfo, d: object) -> bool:
         """Remove one occurrence of ``probe`` from ``node``'s queue; return its HOL flag."""
         q = self._queues[node]
-        key = id(probe)
+        key: object = id(probe)
         rec = q.get(key)
         if rec is None:
             raise self._fail(f"entry {probe!r} is not queued at node {node}", d)

@@ -10,7 +10,7 @@ sticky probe whose task request is in flight on another slot) is skipped by all 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
 
 from policies.framework.api import ProbeInfo
 
@@ -31,15 +31,17 @@ class QueuedProbe:
         return cap * self.probe.est - self.bypassed
 
 
-def pick(queue: Sequence[QueuedProbe], tasks_left: Mapping[int, int], cap: float) -> int | None:
+def pick(queue: list[QueuedProbe], tasks_left: dict[int, int], cap: float) -> int | None:
     """Index of the entry to run next, or None for an empty (or wholly busy) queue.
 
     A probe's job has ``est x tasks_left[job]`` estimated work left (none once it is absent). One
     pass: the smallest slack in front of an entry decides whether that entry may bypass them all.
-    (A mapping rather than a function of the probe: no closure per call, no call per entry.)"""
+    (A dictionary rather than a function of the probe: no closure per call, no call per entry; a
+    list and a dictionary, and ``math.inf``: compiled, native operations, where a Sequence's
+    iterator, a Mapping's ``get`` and ``float("inf")`` were Python calls.)"""
     best: int | None = None
     first: int | None = None
-    shortest = min_slack = float("inf")
+    shortest = min_slack = math.inf
     for i, entry in enumerate(queue):
         if entry.busy:
             continue
@@ -58,7 +60,7 @@ def pick(queue: Sequence[QueuedProbe], tasks_left: Mapping[int, int], cap: float
     return first if best is None else best
 
 
-def pick_last_fit(queue: Sequence[QueuedProbe], cap: float) -> int | None:
+def pick_last_fit(queue: list[QueuedProbe], cap: float) -> int | None:
     """Index of the entry the authors' simulator runs next, or None for an empty (or wholly
     busy) queue.
 
@@ -69,7 +71,7 @@ def pick_last_fit(queue: Sequence[QueuedProbe], cap: float) -> int | None:
     and a qualifying long entry wins at once (the scan stops there), while a long entry that does
     not fit is passed over. The first entry always qualifies (nothing in front of it)."""
     chosen: int | None = None
-    min_slack = float("inf")
+    min_slack = math.inf
     for i, entry in enumerate(queue):
         if entry.busy:
             continue
@@ -83,7 +85,7 @@ def pick_last_fit(queue: Sequence[QueuedProbe], cap: float) -> int | None:
     return chosen
 
 
-def charge(queue: Sequence[QueuedProbe], chosen: int) -> None:
+def charge(queue: list[QueuedProbe], chosen: int) -> None:
     """A short task run from entry `chosen` bypasses every short entry in front of it but busy ones.
 
     A long entry chosen behind short ones (only `pick_last_fit` does that) charges nothing, as in

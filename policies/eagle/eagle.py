@@ -31,10 +31,11 @@ Eagle does no work stealing.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from policies.framework.api import (
     ClusterView, Code, Decision, Decisions, Drop, JobArrival, PolicyEnv, Probe, ProbeArrival,
@@ -204,7 +205,7 @@ class _Discipline:
 
     sticky: bool
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
         """The entry to run next (a busy one never), or None."""
         raise NotImplementedError
 
@@ -216,13 +217,13 @@ class _StickySrpt(_Discipline):
         self.sticky = True
         self.cap = cap
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
         chosen = self._choose(queue, tasks_left)
         if chosen is not None:
             srpt.charge(queue, chosen)
         return chosen
 
-    def _choose(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def _choose(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
         return srpt.pick(queue, tasks_left, self.cap)
 
 
@@ -230,7 +231,7 @@ class _StickyLastFit(_StickySrpt):
     """SBP with the authors' simulator's queue choice (``queue_pick="last_fit"``): the last entry
     within the bypass budget, whatever its job has left."""
 
-    def _choose(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def _choose(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
         return srpt.pick_last_fit(queue, self.cap)
 
 
@@ -240,7 +241,7 @@ class _Fifo(_Discipline):
     def __init__(self) -> None:
         self.sticky = False
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
         return next((i for i, entry in enumerate(queue) if not entry.busy), None)
 
 
@@ -249,7 +250,7 @@ class _Nodes:
 
     def __init__(self, n_nodes: int) -> None:
         self.queues: list[list[QueuedProbe]] = [[] for _ in range(n_nodes)]
-        self.long_here = [0] * n_nodes
+        self.long_here = vec[i64]([0] * n_nodes)   # compiled: `+= 1` a store, not a boxed addition
         self.snapshot: list[Snapshot | None] = [None] * n_nodes
         self.requesting: list[dict[int, QueuedProbe]] = [{} for _ in range(n_nodes)]  # slot -> entry
         self.long_slots: list[set[int]] = [set() for _ in range(n_nodes)]
@@ -449,8 +450,10 @@ class Eagle:
         if slot in nodes.long_slots[node]:
             nodes.long_slots[node].discard(slot)
             nodes.long_here[node] -= 1
-        entry = nodes.requesting[node].pop(slot, None)
-        if entry is not None:
+        requesting = nodes.requesting[node]
+        entry = requesting.get(slot)
+        if entry is not None:   # (compiled: dict.pop with a default was a Python method call)
+            del requesting[slot]
             entry.busy = False
             if ev.job_id < 0:                            # Cancel: the kept probe left the queue
                 nodes.queues[node].remove(entry)
