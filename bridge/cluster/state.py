@@ -368,13 +368,22 @@ class ClusterState(ClusterTables):
         if fn is None:
             raise self._fail("policy steals but has no on_steal_attempt hook", ev)
         decisions = fn(ev, self.view)
-        asked = len(ev.victims)
+        victims = ev.victims
+        asked = len(victims)
         for d in decisions:
             if d.__class__ is Give and d.probes:
-                if d.thief != ev.thief or d.victim not in ev.victims:
+                # where the victim stands among those asked (compiled: a native loop, where `in` and
+                # `index` on the tuple were a generic test and a Python method call)
+                victim: int = d.victim
+                at = -1
+                for i, v in enumerate(victims):
+                    if v == victim:
+                        at = i
+                        break
+                if d.thief != ev.thief or at < 0:
                     raise self._fail(f"Give from node {d.victim} to node {d.thief} answers a steal of "
-                                     f"node {ev.thief} from {ev.victims}", d)
-                asked = ev.victims.index(d.victim) + 1
+                                     f"node {ev.thief} from {victims}", d)
+                asked = at + 1
                 break
         self._counters.steal_requests += asked
         return self.apply(ev, decisions, [])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from policies.common.idtable import IdTable
 from policies.framework.api import ProbeInfo
 
 
@@ -31,14 +32,14 @@ class QueuedProbe:
         return cap * self.probe.est - self.bypassed
 
 
-def pick(queue: list[QueuedProbe], tasks_left: dict[int, int], cap: float) -> int | None:
+def pick(queue: list[QueuedProbe], tasks_left: IdTable[int], cap: float) -> int | None:
     """Index of the entry to run next, or None for an empty (or wholly busy) queue.
 
     A probe's job has ``est x tasks_left[job]`` estimated work left (none once it is absent). One
     pass: the smallest slack in front of an entry decides whether that entry may bypass them all.
-    (A dictionary rather than a function of the probe: no closure per call, no call per entry; a
-    list and a dictionary, and ``math.inf``: compiled, native operations, where a Sequence's
-    iterator, a Mapping's ``get`` and ``float("inf")`` were Python calls.)"""
+    (A table rather than a function of the probe: no closure per call, no call per entry; a list,
+    an id table and ``math.inf``: compiled, native operations, where a Sequence's iterator, a
+    Mapping's ``get`` and ``float("inf")`` were Python calls.)"""
     best: int | None = None
     first: int | None = None
     shortest = min_slack = math.inf
@@ -51,7 +52,8 @@ def pick(queue: list[QueuedProbe], tasks_left: dict[int, int], cap: float) -> in
         if probe.long:
             break
         est = probe.est
-        left = est * tasks_left.get(probe.job_id, 0)
+        n = tasks_left.get(probe.job_id)
+        left = est * n if n is not None else 0.0
         if left < shortest and est <= min_slack:
             shortest, best = left, i
         slack = cap * est - entry.bypassed

@@ -205,7 +205,7 @@ class _Discipline:
 
     sticky: bool
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         """The entry to run next (a busy one never), or None."""
         raise NotImplementedError
 
@@ -217,13 +217,13 @@ class _StickySrpt(_Discipline):
         self.sticky = True
         self.cap = cap
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         chosen = self._choose(queue, tasks_left)
         if chosen is not None:
             srpt.charge(queue, chosen)
         return chosen
 
-    def _choose(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
+    def _choose(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         return srpt.pick(queue, tasks_left, self.cap)
 
 
@@ -231,7 +231,7 @@ class _StickyLastFit(_StickySrpt):
     """SBP with the authors' simulator's queue choice (``queue_pick="last_fit"``): the last entry
     within the bypass budget, whatever its job has left."""
 
-    def _choose(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
+    def _choose(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         return srpt.pick_last_fit(queue, self.cap)
 
 
@@ -241,7 +241,7 @@ class _Fifo(_Discipline):
     def __init__(self) -> None:
         self.sticky = False
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: dict[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         return next((i for i, entry in enumerate(queue) if not entry.busy), None)
 
 
@@ -266,13 +266,14 @@ class Eagle:
         self.partition = Partition.from_percent(n, 100.0, config.big_partition)
         self.short_only = self.partition.short_only
         self.rng = env.rng("eagle-probes")
+        self._draw = self.rng.random      # looked up once (compiled: a call, not a method lookup and call)
         self.binder = LateBinder()
         self.long_work = _LongWork(n, self.partition, config.lwl_idle_first, config.lwl_ties,
                                    2 * env.cluster.network_delay)
         # by job id (compiled, a list read, where a dictionary boxed the id)
         self.long_jobs: IdTable[float] = IdTable()               # long job -> estimate
         self.dag_jobs: IdTable[Job] = IdTable()                  # the jobs with a DAG
-        self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
+        self.tasks_left: IdTable[int] = IdTable()                # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
         self.rejected: dict[int, list[ProbeInfo]] = {}           # short job -> probes to re-send now
         self._free_nodes: dict[int, np.ndarray] = {}             # copy ts -> nodes it marks free
@@ -296,7 +297,7 @@ class Eagle:
     # -- scheduler side ------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        self.tasks_left[job.job_id] = job.n_tasks
+        self.tasks_left.set(job.job_id, job.n_tasks)
         if job.has_dag:
             self.dag_jobs.set(job.job_id, job)
         return self._schedule(ev.time, job, self.binder.add(job))
@@ -359,11 +360,12 @@ class Eagle:
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
         out = self.binder.answer(ev)
         if isinstance(out[0], Launch):
-            left = self.tasks_left[ev.probe.job_id] - 1
+            jid = ev.probe.job_id
+            left = self.tasks_left[jid] - 1
             if left:
-                self.tasks_left[ev.probe.job_id] = left
+                self.tasks_left.set(jid, left)
             else:
-                del self.tasks_left[ev.probe.job_id]
+                self.tasks_left.pop(jid)
         return out
 
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
@@ -419,17 +421,18 @@ class Eagle:
     def _bitvector_target(self, snapshot: Snapshot | None) -> int | None:
         """A node drawn uniformly among those the copy marks free of long work (None: none is)."""
         if snapshot is None:
-            return int(self.rng.random() * self.n)
+            return int(self._draw() * self.n)
         free = self._free_nodes.get(snapshot.ts)
         if free is None:
             if len(self._free_nodes) >= _FREE_CACHE:
                 self._free_nodes.clear()
             free = self._free_nodes[snapshot.ts] = snapshot.free_nodes(self.n)
-        return int(free[int(self.rng.random() * len(free))]) if len(free) else None
+        # ``item``: the Python int at once (an index gives a NumPy scalar, then converted)
+        return int(free.item(int(self._draw() * len(free)))) if len(free) else None
 
     def _short_partition_target(self) -> int:
         nodes = self.short_only if len(self.short_only) else range(self.n)
-        return nodes[int(self.rng.random() * len(nodes))]
+        return nodes[int(self._draw() * len(nodes))]
 
     # -- node side -----------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
