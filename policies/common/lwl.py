@@ -39,7 +39,7 @@ several tracked tasks running on one node the key can shrink and the pick is app
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -88,9 +88,11 @@ class LwlTable:
         self._in_idle: list[vec[i64]] = []
         # tasks whose end was reported before their start (a zero-length task: the driver may
         # deliver TaskFinished before TaskStarted at the same instant); their start is a no-op
-        self._ended_early: set[tuple[int, int]] = set()
+        self._ended_early: set[Hashable] = set()
         self.queued = vec[float]([0.0] * n_nodes)         # est work placed but not started
-        self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
+        # task key -> est end; keys typed Hashable: compiled, a (job, task) tuple is boxed once per
+        # call, where a tuple[int, int] is a native pair boxed again at each dictionary operation
+        self.running: list[dict[Hashable, float]] = [{} for _ in range(n_nodes)]
         self._ver = vec[i64]([0] * n_nodes)
         self._key = vec[float]([0.0] * n_nodes)           # latest pushed key per node
         self._heaps: list[MinHeap] = []
@@ -190,7 +192,7 @@ class LwlTable:
         self._push(node, now)
         return node
 
-    def started(self, node: int, key: tuple[int, int], now: float, est: float) -> None:
+    def started(self, node: int, key: Hashable, now: float, est: float) -> None:
         """A task placed on ``node`` started (``key`` identifies it until it finishes)."""
         q = self.queued[node] - est
         self.queued[node] = q if q > 1e-9 else 0.0
@@ -201,7 +203,7 @@ class LwlTable:
             self._rank[node] = tie_rank(self.ties, est, self.two_delays)
         self._freed(node, now)
 
-    def finished(self, node: int, key: tuple[int, int], now: float) -> None:
+    def finished(self, node: int, key: Hashable, now: float) -> None:
         running = self.running[node]
         if key in running:   # (compiled: dict.pop with a default was a Python method call)
             del running[key]

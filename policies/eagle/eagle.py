@@ -31,6 +31,7 @@ Eagle does no work stealing.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,27 +155,33 @@ class _LongWork:
     def __init__(self, n_nodes: int, partition: Partition, idle_first: bool, ties: str, two_delays: float) -> None:
         self.lwl = LwlTable(n_nodes, partition.general, idle_first, ties, two_delays)
         self.bits = 0
+        # node i's bit, kept beside it: compiled, testing or setting a flag is a load or a store,
+        # where a shift of the bit-vector built a big integer
+        self.held = vec[i64]([0] * n_nodes)
         self.ts = 0
 
     def place(self, now: float, est: float) -> int:
         node = self.lwl.place(now, est)
-        self.bits |= 1 << node
+        if not self.held[node]:
+            self.held[node] = 1
+            self.bits |= 1 << node
         self.ts += 1
         return node
 
     def snapshot(self) -> Snapshot:
         return Snapshot(self.bits, self.ts)
 
-    def started(self, node: int, key: tuple[int, int], now: float, est: float) -> None:
+    def started(self, node: int, key: Hashable, now: float, est: float) -> None:
         self.lwl.started(node, key, now, est)
         self._clear_if_free(node)      # a zero-length task may have been reported finished first
 
-    def finished(self, node: int, key: tuple[int, int], now: float) -> None:
+    def finished(self, node: int, key: Hashable, now: float) -> None:
         self.lwl.finished(node, key, now)
         self._clear_if_free(node)
 
     def _clear_if_free(self, node: int) -> None:
-        if not self.lwl.has_work(node) and (self.bits >> node) & 1:
+        if self.held[node] and not self.lwl.has_work(node):
+            self.held[node] = 0
             self.bits ^= 1 << node
             self.ts += 1
 
