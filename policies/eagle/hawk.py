@@ -141,7 +141,7 @@ class Hawk(FifoNodes):
 
     # node side --------------------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> tuple[Run, ...]:
-        out = FifoNodes.on_probe_arrival(self, ev, view)   # (compiled: a direct call; super() was a lookup)
+        out = super().on_probe_arrival(ev, view)
         if ev.probe.long:
             if out:
                 self._running(ev.node, out[0].slot)
@@ -154,7 +154,7 @@ class Hawk(FifoNodes):
         if self.long_running[node] and ev.slot in self.long_slots[node]:
             self.long_slots[node].discard(ev.slot)
             self.long_running[node] -= 1
-        out = FifoNodes.on_slot_freed(self, ev, view)
+        out = super().on_slot_freed(ev, view)
         if out and out[0].__class__ is Run and out[0].probe.long:
             self.long_queued[node] -= 1
             self._running(node, ev.slot)
