@@ -4,6 +4,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Protocol
 
+from bridge.cluster.events import SegmentEnd
 from bridge.cluster.slots import Running
 from policies.framework.api import ProbeInfo
 
@@ -36,3 +37,24 @@ class TaskRunner(Protocol):
     def queued(self, node: int, probe: ProbeInfo) -> None:
         """``probe`` reached ``node``'s queue (a runner that must start a bound task's process
         before the policy runs it acts here: the node driver; the others do nothing)."""
+
+
+class TimedRunner:
+    """The simulator's :class:`TaskRunner`: a run segment ends after the service it has left, unless
+    a suspension makes its token stale first. The cluster state calls its ``run`` natively."""
+
+    __slots__ = ()
+
+    def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
+        out.append(SegmentEnd(until, node, slot, r.token))
+
+    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
+        """Nothing to do: the segment's end event is stale from now on."""
+        return Pausing.SUSPEND
+
+    @property
+    def notices_queues(self) -> bool:
+        return False
+
+    def queued(self, node: int, probe: ProbeInfo) -> None:
+        """Nothing to do: a simulated task needs no process before it runs."""

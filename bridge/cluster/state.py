@@ -41,7 +41,7 @@ from typing import Any
 from bridge.cluster.events import Deliver, FreeSlot, OffSlotEnd, SegmentEnd
 from bridge.cluster.kernel import Kernel
 from bridge.cluster.measure import SegmentLog
-from bridge.cluster.runner import Pausing, TaskRunner
+from bridge.cluster.runner import Pausing, TaskRunner, TimedRunner
 from bridge.cluster.slots import Reserved, Running
 from bridge.cluster.tables import ClusterTables, JobRun, Queued
 from policies.framework.api import (
@@ -88,6 +88,9 @@ class ClusterState(ClusterTables):
                          keep_log, offslot_share)
         self.policy, self.runner = policy, runner
         self._run_task, self._pause_task = runner.run, runner.pause
+        # the simulator's runner, typed: compiled, its ``run`` per task is a native call, where a
+        # runner's bound method is a Python call boxing its arguments
+        self._timed = runner if isinstance(runner, TimedRunner) else None
         self._queued = runner.queued if runner.notices_queues else None
         self.switch_cost = switch_cost
         self.early_start = bool(getattr(policy, "early_start", False))
@@ -184,7 +187,7 @@ class ClusterState(ClusterTables):
         if jid in self._jobs_by_id:
             raise ValueError(f"duplicate job id {jid}")
         self._jobs_by_id[jid] = job
-        self._runs[jid] = JobRun(job, self.report_long is not None and bool(self.report_long(job)))
+        self._runs.set(jid, JobRun(job, self.report_long is not None and bool(self.report_long(job))))
         return self.apply(ev, self._hooks["on_job_arrival"](ev, self.view), out)
 
     def _on_probe_arrival(self, ev: ProbeArrival) -> list[Any]:
@@ -204,7 +207,7 @@ class ClusterState(ClusterTables):
                 flag = True
                 self._counters.probes_behind_long += 1
         q = self._queues[node]
-        key = id(probe)
+        key: object = id(probe)
         rec = q.get(key)
         if rec is None:
             q[key] = Queued(probe, 1, int(flag), long)
@@ -325,7 +328,7 @@ class ClusterState(ClusterTables):
             if probe is None or launched is None or launched[task]:
                 raise ValueError(f"task {job_id}.{task} is neither queued nor suspended at node {node}")
             self._dequeue(node, probe, key)
-            launched[task] = 1
+            launched[task] = True
             notify = probe.notify
         self._counters.queued_ends += 1
         out: list[Any] = []
@@ -365,13 +368,22 @@ class ClusterState(ClusterTables):
         if fn is None:
             raise self._fail("policy steals but has no on_steal_attempt hook", ev)
         decisions = fn(ev, self.view)
-        asked = len(ev.victims)
+        victims = ev.victims
+        asked = len(victims)
         for d in decisions:
             if d.__class__ is Give and d.probes:
-                if d.thief != ev.thief or d.victim not in ev.victims:
+                # where the victim stands among those asked (compiled: a native loop, where `in` and
+                # `index` on the tuple were a generic test and a Python method call)
+                victim: int = d.victim
+                at = -1
+                for i, v in enumerate(victims):
+                    if v == victim:
+                        at = i
+                        break
+                if d.thief != ev.thief or at < 0:
                     raise self._fail(f"Give from node {d.victim} to node {d.thief} answers a steal of "
-                                     f"node {ev.thief} from {ev.victims}", d)
-                asked = ev.victims.index(d.victim) + 1
+                                     f"node {ev.thief} from {victims}", d)
+                asked = at + 1
                 break
         self._counters.steal_requests += asked
         return self.apply(ev, decisions, [])
@@ -397,7 +409,7 @@ class ClusterState(ClusterTables):
             if demands is not None:
                 demand = demands[task]
                 self._take(node, demand, (node, slot, jid, task))
-        launched[task] = 1
+        launched[task] = True
         self._token += 1
         long = run.long
         if long:
@@ -411,9 +423,17 @@ class ClusterState(ClusterTables):
         if early:
             self._block(r, node, slot)
         else:
-            self._run_task(node, slot, r, now + max(run.durations[task] - done, 0.0), out)
+            self._play(node, slot, r, now + max(run.durations[task] - done, 0.0), out)
         if self._notify_start and (probe is None or probe.notify):
             out.append(TaskStarted(now + self.delay, node, slot, jid, task))
+
+    def _play(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
+        """The runner runs ``r``'s segment until ``until``."""
+        timed = self._timed
+        if timed is not None:
+            timed.run(node, slot, r, until, out)
+        else:
+            self._run_task(node, slot, r, until, out)
 
     def _unblock(self, jid: int, task: int, now: float, out: list[Any]) -> None:
         """A task started early became ready: it progresses from now on."""
@@ -427,7 +447,7 @@ class ClusterState(ClusterTables):
         left = self._runs[jid].durations[task] - r.attained
         if self.offslot_share:
             left -= self._offslot_work.done(jid, task)
-        self._run_task(where[0], where[1], r, now + max(left, 0.0), out)
+        self._play(where[0], where[1], r, now + max(left, 0.0), out)
 
     def _run(self, d: Run, now: float, out: list[Any]) -> None:
         node, slot, probe = d.node, d.slot, d.probe
@@ -531,7 +551,7 @@ class ClusterState(ClusterTables):
             return
         r.hold = self.switch_cost
         left = run.durations[d.task] - r.attained - done
-        self._run_task(d.node, d.slot, r, now + self.switch_cost + max(left, 0.0), out)
+        self._play(d.node, d.slot, r, now + self.switch_cost + max(left, 0.0), out)
 
     def _steal(self, d: Steal, now: float, out: list[Any]) -> None:
         if d.victims:

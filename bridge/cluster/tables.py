@@ -20,6 +20,7 @@ from bridge.cluster.measure import SegmentLog
 from bridge.cluster.offslot import OffSlotWork
 from bridge.cluster.slots import Foreign, Reserved, Running
 from bridge.cluster.view import StateView
+from policies.common.idtable import IdTable
 from policies.framework.api import ClusterSpec, Code, DecisionError, ProbeInfo, Status
 from workloads.model import Job, Readiness
 
@@ -49,9 +50,11 @@ class JobRun:
 
     def __init__(self, job: Job, long: bool) -> None:
         self.job = job
-        self.durations: Sequence[float] = job.durations
-        self.demands = job.demands   # a native field: the job is an interpreted class
-        self.launched: bytearray | None = bytearray(job.n_tasks)
+        # native fields (the job is an interpreted class); compiled, a tuple and a list are indexed
+        # by a native integer, where a Sequence and a bytearray boxed it
+        self.durations: tuple[float, ...] = tuple(job.durations)
+        self.demands = job.demands
+        self.launched: list[bool] | None = [False] * job.n_tasks
         self.left: int = job.n_tasks
         self.long = long
         self.readiness: Readiness | None = Readiness(job) if job.has_dag else None
@@ -76,7 +79,9 @@ class ClusterTables:
         # per-node counts in flat native arrays (librt.vecs): compiled, `+= 1` is a store, where a
         # list's was a generic in-place addition and a boxed integer
         self._nfree = vec[i64]([s] * n)
-        self._queues: list[dict[int, Queued]] = [{} for _ in range(n)]  # node -> id(entry) -> record
+        # node -> id(entry) -> record; the key typed object: compiled, an id is then boxed once per
+        # update, where an int is boxed at each use (a get and a del or set)
+        self._queues: list[dict[object, Queued]] = [{} for _ in range(n)]
         self._qlen = vec[i64]([0] * n)
         self._suspended: list[dict[tuple[int, int], Running]] = [{} for _ in range(n)]
         # capacity per node (heterogeneous nodes differ) and in use, flat: node i's dimension d at
@@ -86,7 +91,7 @@ class ClusterTables:
         self._capacity_used = vec[float]([0.0] * (n * self._dims))
         self._capacity = vec[float]([x for node in range(n) for x in spec.capacity_of(node) or ()])
         self._long_at = vec[i64]([0] * n)
-        self._runs: dict[int, JobRun] = {}
+        self._runs: IdTable[JobRun] = IdTable()   # by job id: a trace's ids are dense
         self._blocked: dict[tuple[int, int], tuple[int, int]] = {}  # started early -> (node, slot)
         self.view = StateView(self)
 
@@ -110,7 +115,7 @@ class ClusterTables:
     def _dequeue(self, node: int, probe: ProbeInfo, d: object) -> bool:
         """Remove one occurrence of ``probe`` from ``node``'s queue; return its HOL flag."""
         q = self._queues[node]
-        key = id(probe)
+        key: object = id(probe)
         rec = q.get(key)
         if rec is None:
             raise self._fail(f"entry {probe!r} is not queued at node {node}", d)
@@ -229,7 +234,7 @@ class ClusterTables:
         gone = [j for j in done if j not in held]
         for j in gone:
             self._jobs_by_id.pop(j, None)
-            self._runs.pop(j, None)
+            self._runs.pop(j)
             self.log.job_finish.pop(j, None)
             self.log.rejected_jobs.pop(j, None)
         return gone

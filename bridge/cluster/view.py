@@ -44,7 +44,7 @@ class StateView:
         return self._s.kernel.now
 
     def job(self, job_id: int) -> Job:
-        return self._s._jobs_by_id[job_id]
+        return self._s._runs[job_id].job   # (compiled: a list read where ids are dense)
 
     def free_slot(self, node: int) -> int:
         s = self._s

@@ -23,13 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bridge.cluster.events import SegmentEnd
 from bridge.cluster.kernel import Kernel
-from bridge.cluster.slots import Running
 from bridge.cluster.measure import SegmentLog
-from bridge.cluster.runner import Pausing
+from bridge.cluster.runner import TimedRunner
 from bridge.cluster.state import ClusterState
-from policies.framework.api import ClusterSpec, JobArrival, ProbeInfo
+from policies.framework.api import ClusterSpec, JobArrival
 from workloads.dag import topological_order
 from workloads.model import Job
 from workloads.validate import check_against_cluster
@@ -40,27 +38,6 @@ while a simulation runs (CPython's default: 700). A run allocates millions of sh
 acyclic objects (events, decisions, heap entries), each batch of 700 triggering a collection,
 and every tenth of those traversed the whole long-lived trace and state again: about a fifth of
 the CPU time. Cycles are still collected, just in larger batches."""
-
-
-class TimedRunner:
-    """The simulator's :class:`~bridge.cluster.runner.TaskRunner`: a run segment ends after the
-    service it has left, unless a suspension makes its token stale first."""
-
-    __slots__ = ()
-
-    def run(self, node: int, slot: int, r: Running, until: float, out: list[Any]) -> None:
-        out.append(SegmentEnd(until, node, slot, r.token))
-
-    def pause(self, node: int, slot: int, r: Running, now: float, out: list[Any]) -> Pausing:
-        """Nothing to do: the segment's end event is stale from now on."""
-        return Pausing.SUSPEND
-
-    @property
-    def notices_queues(self) -> bool:
-        return False
-
-    def queued(self, node: int, probe: ProbeInfo) -> None:
-        """Nothing to do: a simulated task needs no process before it runs."""
 
 
 @dataclass

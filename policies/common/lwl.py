@@ -39,8 +39,7 @@ several tracked tasks running on one node the key can shrink and the pick is app
 """
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -82,15 +81,18 @@ class LwlTable:
         # per-node values in flat native arrays (librt.vecs): compiled, an update is a store, where a
         # list's was a generic in-place operation and a boxed number
         self._rank = vec[float]([0.0] * n_nodes)          # tie_rank of each node's running task
-        # per group, with idle_first: a heap of node ids that may be idle (checked when popped)
+        # per group, with idle_first: a heap of node ids that may be idle (checked when popped; the
+        # id is the entry's tie: compiled, no Python call and no boxed comparison, as heapq's were)
         # and a flag per node saying it is in that heap, so a node is pushed at most once
-        self._idle: list[list[int]] = []
-        self._in_idle: list[bytearray] = []
+        self._idle: list[MinHeap] = []
+        self._in_idle: list[vec[i64]] = []
         # tasks whose end was reported before their start (a zero-length task: the driver may
         # deliver TaskFinished before TaskStarted at the same instant); their start is a no-op
-        self._ended_early: set[tuple[int, int]] = set()
+        self._ended_early: set[Hashable] = set()
         self.queued = vec[float]([0.0] * n_nodes)         # est work placed but not started
-        self.running: list[dict[tuple[int, int], float]] = [{} for _ in range(n_nodes)]  # -> est end
+        # task key -> est end; keys typed Hashable: compiled, a (job, task) tuple is boxed once per
+        # call, where a tuple[int, int] is a native pair boxed again at each dictionary operation
+        self.running: list[dict[Hashable, float]] = [{} for _ in range(n_nodes)]
         self._ver = vec[i64]([0] * n_nodes)
         self._key = vec[float]([0.0] * n_nodes)           # latest pushed key per node
         self._heaps: list[MinHeap] = []
@@ -115,8 +117,8 @@ class LwlTable:
         self._heaps.append(MinHeap([] if lazy else [(0.0, self._rank[n], self._tie(n), None) for n in members]))
         self._limit.append(4 * len(members) + 1024)
         self._active.append(not lazy)
-        self._idle.append(list(members))                  # sorted: already a heap
-        flags = bytearray(len(self.queued))
+        self._idle.append(MinHeap([(0.0, 0.0, n, None) for n in members]))
+        flags = vec[i64]([0] * len(self.queued))
         for n in members:
             flags[n] = 1
         self._in_idle.append(flags)
@@ -160,10 +162,10 @@ class LwlTable:
         if self.idle_first:
             idle, flags = self._idle[group], self._in_idle[group]
             while idle:
-                node = idle[0]
+                node = idle.top_tie()
                 if not self.queued[node] and not self.running[node]:
                     return node
-                heapq.heappop(idle)
+                idle.pop()
                 flags[node] = 0
         if not self._active[group]:
             self._compact(group)
@@ -190,7 +192,7 @@ class LwlTable:
         self._push(node, now)
         return node
 
-    def started(self, node: int, key: tuple[int, int], now: float, est: float) -> None:
+    def started(self, node: int, key: Hashable, now: float, est: float) -> None:
         """A task placed on ``node`` started (``key`` identifies it until it finishes)."""
         q = self.queued[node] - est
         self.queued[node] = q if q > 1e-9 else 0.0
@@ -201,10 +203,13 @@ class LwlTable:
             self._rank[node] = tie_rank(self.ties, est, self.two_delays)
         self._freed(node, now)
 
-    def finished(self, node: int, key: tuple[int, int], now: float) -> None:
-        if self.running[node].pop(key, None) is None and self.queued[node]:
+    def finished(self, node: int, key: Hashable, now: float) -> None:
+        running = self.running[node]
+        if key in running:   # (compiled: dict.pop with a default was a Python method call)
+            del running[key]
+        elif self.queued[node]:
             self._ended_early.add(key)      # placed, not started yet: its start comes next
-        if not self.running[node]:
+        if not running:
             self._rank[node] = 0.0
         self._freed(node, now)
 
@@ -215,7 +220,7 @@ class LwlTable:
             for g in self._groups_of[node]:
                 if not self._in_idle[g][node]:
                     self._in_idle[g][node] = 1
-                    heapq.heappush(self._idle[g], node)
+                    self._idle[g].push(0.0, 0.0, node, None)
 
     def has_work(self, node: int) -> bool:
         return self.queued[node] > 0 or bool(self.running[node])

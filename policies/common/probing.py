@@ -5,6 +5,7 @@ import math
 import random
 from collections.abc import Sequence
 
+from policies.common.idtable import IdTable
 from policies.framework.api import Cancel, Decisions, Launch, TaskRequest
 from workloads.model import Job, Readiness
 
@@ -48,7 +49,7 @@ class LateBinder:
     __slots__ = ("plain", "dag")
 
     def __init__(self) -> None:
-        self.plain: dict[int, Cursor] = {}       # jobs without a DAG
+        self.plain: IdTable[Cursor] = IdTable()   # jobs without a DAG, by id
         self.dag: dict[int, tuple[Readiness, list[int], set[int]]] = {}
 
     def add(self, job: Job) -> int:
@@ -59,7 +60,7 @@ class LateBinder:
             ready = sorted(rd.ready or ())
             self.dag[job.job_id] = (rd, ready, set())
             return len(ready)
-        self.plain[job.job_id] = Cursor(job.n_tasks)
+        self.plain.set(job.job_id, Cursor(job.n_tasks))
         return job.n_tasks
 
     def take(self, job_id: int) -> int:

@@ -10,8 +10,9 @@ sticky probe whose task request is in flight on another slot) is skipped by all 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
 
+from policies.common.idtable import IdTable
 from policies.framework.api import ProbeInfo
 
 
@@ -31,15 +32,17 @@ class QueuedProbe:
         return cap * self.probe.est - self.bypassed
 
 
-def pick(queue: Sequence[QueuedProbe], tasks_left: Mapping[int, int], cap: float) -> int | None:
+def pick(queue: list[QueuedProbe], tasks_left: IdTable[int], cap: float) -> int | None:
     """Index of the entry to run next, or None for an empty (or wholly busy) queue.
 
     A probe's job has ``est x tasks_left[job]`` estimated work left (none once it is absent). One
     pass: the smallest slack in front of an entry decides whether that entry may bypass them all.
-    (A mapping rather than a function of the probe: no closure per call, no call per entry.)"""
+    (A table rather than a function of the probe: no closure per call, no call per entry; a list,
+    an id table and ``math.inf``: compiled, native operations, where a Sequence's iterator, a
+    Mapping's ``get`` and ``float("inf")`` were Python calls.)"""
     best: int | None = None
     first: int | None = None
-    shortest = min_slack = float("inf")
+    shortest = min_slack = math.inf
     for i, entry in enumerate(queue):
         if entry.busy:
             continue
@@ -49,7 +52,8 @@ def pick(queue: Sequence[QueuedProbe], tasks_left: Mapping[int, int], cap: float
         if probe.long:
             break
         est = probe.est
-        left = est * tasks_left.get(probe.job_id, 0)
+        n = tasks_left.get(probe.job_id)
+        left = est * n if n is not None else 0.0
         if left < shortest and est <= min_slack:
             shortest, best = left, i
         slack = cap * est - entry.bypassed
@@ -58,7 +62,7 @@ def pick(queue: Sequence[QueuedProbe], tasks_left: Mapping[int, int], cap: float
     return first if best is None else best
 
 
-def pick_last_fit(queue: Sequence[QueuedProbe], cap: float) -> int | None:
+def pick_last_fit(queue: list[QueuedProbe], cap: float) -> int | None:
     """Index of the entry the authors' simulator runs next, or None for an empty (or wholly
     busy) queue.
 
@@ -69,7 +73,7 @@ def pick_last_fit(queue: Sequence[QueuedProbe], cap: float) -> int | None:
     and a qualifying long entry wins at once (the scan stops there), while a long entry that does
     not fit is passed over. The first entry always qualifies (nothing in front of it)."""
     chosen: int | None = None
-    min_slack = float("inf")
+    min_slack = math.inf
     for i, entry in enumerate(queue):
         if entry.busy:
             continue
@@ -83,7 +87,7 @@ def pick_last_fit(queue: Sequence[QueuedProbe], cap: float) -> int | None:
     return chosen
 
 
-def charge(queue: Sequence[QueuedProbe], chosen: int) -> None:
+def charge(queue: list[QueuedProbe], chosen: int) -> None:
     """A short task run from entry `chosen` bypasses every short entry in front of it but busy ones.
 
     A long entry chosen behind short ones (only `pick_last_fit` does that) charges nothing, as in

@@ -31,6 +31,7 @@ from policies.framework.api import (
     SlotFreed, TaskFinished, Timer,
 )
 from policies.common import srpt
+from policies.common.idtable import IdTable
 from policies.framework.bounds import CUTOFF, DAY, MS, PERCENT, STARVATION_CAP, check_bounds, within
 from policies.common.partitions import Partition
 from policies.framework.registry import PolicyEntry
@@ -73,7 +74,7 @@ class Dlwl:
         self.qsum = np.zeros(n)                 # estimates of queued tasks
         self.run_end = np.zeros((n, s))         # estimated end of the running task per slot
         self.queues: list[list[srpt.QueuedProbe]] = [[] for _ in range(n)]
-        self.unstarted: dict[int, int] = {}     # job -> tasks not started yet (SRPT key)
+        self.unstarted: IdTable[int] = IdTable()   # job -> tasks not started yet (SRPT key)
         self.outstanding = 0                    # tasks assigned and not finished, cluster-wide
         self.dags: dict[int, Readiness] = {}    # DAG jobs: readiness (tasks bound when ready)
         # scheduler side: the last heartbeat snapshot, charged with our own placements since
@@ -88,7 +89,7 @@ class Dlwl:
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        self.unstarted[job.job_id] = job.n_tasks
+        self.unstarted.set(job.job_id, job.n_tasks)
         self.outstanding += job.n_tasks
         out: list[Decision] = []
         if not self.timer_armed:
@@ -154,7 +155,7 @@ class Dlwl:
 
     def _start(self, node: int, slot: int, p: ProbeInfo, now: float) -> Decisions:
         self.run_end[node, slot] = now + p.est
-        self.unstarted[p.job_id] -= 1
+        self.unstarted.set(p.job_id, self.unstarted[p.job_id] - 1)
         return (Run(node, slot, p),)
 
     def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:

@@ -31,10 +31,12 @@ Eagle does no work stealing.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from policies.framework.api import (
     ClusterView, Code, Decision, Decisions, Drop, JobArrival, PolicyEnv, Probe, ProbeArrival,
@@ -42,6 +44,7 @@ from policies.framework.api import (
     TaskStarted, Timer,
 )
 from policies.common import srpt
+from policies.common.idtable import IdTable
 from policies.common.lwl import TIES, LwlTable, trace_estimate
 from policies.framework.bounds import CUTOFF, MIN_PROBES, PERCENT, PROBE_RATIO, STARVATION_CAP, check_bounds, within
 from policies.common.partitions import Partition
@@ -152,27 +155,33 @@ class _LongWork:
     def __init__(self, n_nodes: int, partition: Partition, idle_first: bool, ties: str, two_delays: float) -> None:
         self.lwl = LwlTable(n_nodes, partition.general, idle_first, ties, two_delays)
         self.bits = 0
+        # node i's bit, kept beside it: compiled, testing or setting a flag is a load or a store,
+        # where a shift of the bit-vector built a big integer
+        self.held = vec[i64]([0] * n_nodes)
         self.ts = 0
 
     def place(self, now: float, est: float) -> int:
         node = self.lwl.place(now, est)
-        self.bits |= 1 << node
+        if not self.held[node]:
+            self.held[node] = 1
+            self.bits |= 1 << node
         self.ts += 1
         return node
 
     def snapshot(self) -> Snapshot:
         return Snapshot(self.bits, self.ts)
 
-    def started(self, node: int, key: tuple[int, int], now: float, est: float) -> None:
+    def started(self, node: int, key: Hashable, now: float, est: float) -> None:
         self.lwl.started(node, key, now, est)
         self._clear_if_free(node)      # a zero-length task may have been reported finished first
 
-    def finished(self, node: int, key: tuple[int, int], now: float) -> None:
+    def finished(self, node: int, key: Hashable, now: float) -> None:
         self.lwl.finished(node, key, now)
         self._clear_if_free(node)
 
     def _clear_if_free(self, node: int) -> None:
-        if not self.lwl.has_work(node) and (self.bits >> node) & 1:
+        if self.held[node] and not self.lwl.has_work(node):
+            self.held[node] = 0
             self.bits ^= 1 << node
             self.ts += 1
 
@@ -203,7 +212,7 @@ class _Discipline:
 
     sticky: bool
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         """The entry to run next (a busy one never), or None."""
         raise NotImplementedError
 
@@ -215,13 +224,13 @@ class _StickySrpt(_Discipline):
         self.sticky = True
         self.cap = cap
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         chosen = self._choose(queue, tasks_left)
         if chosen is not None:
             srpt.charge(queue, chosen)
         return chosen
 
-    def _choose(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def _choose(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         return srpt.pick(queue, tasks_left, self.cap)
 
 
@@ -229,7 +238,7 @@ class _StickyLastFit(_StickySrpt):
     """SBP with the authors' simulator's queue choice (``queue_pick="last_fit"``): the last entry
     within the bypass budget, whatever its job has left."""
 
-    def _choose(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def _choose(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         return srpt.pick_last_fit(queue, self.cap)
 
 
@@ -239,7 +248,7 @@ class _Fifo(_Discipline):
     def __init__(self) -> None:
         self.sticky = False
 
-    def pick(self, queue: list[QueuedProbe], tasks_left: Mapping[int, int]) -> int | None:
+    def pick(self, queue: list[QueuedProbe], tasks_left: IdTable[int]) -> int | None:
         return next((i for i, entry in enumerate(queue) if not entry.busy), None)
 
 
@@ -248,7 +257,7 @@ class _Nodes:
 
     def __init__(self, n_nodes: int) -> None:
         self.queues: list[list[QueuedProbe]] = [[] for _ in range(n_nodes)]
-        self.long_here = [0] * n_nodes
+        self.long_here = vec[i64]([0] * n_nodes)   # compiled: `+= 1` a store, not a boxed addition
         self.snapshot: list[Snapshot | None] = [None] * n_nodes
         self.requesting: list[dict[int, QueuedProbe]] = [{} for _ in range(n_nodes)]  # slot -> entry
         self.long_slots: list[set[int]] = [set() for _ in range(n_nodes)]
@@ -264,11 +273,14 @@ class Eagle:
         self.partition = Partition.from_percent(n, 100.0, config.big_partition)
         self.short_only = self.partition.short_only
         self.rng = env.rng("eagle-probes")
+        self._draw = self.rng.random      # looked up once (compiled: a call, not a method lookup and call)
         self.binder = LateBinder()
         self.long_work = _LongWork(n, self.partition, config.lwl_idle_first, config.lwl_ties,
                                    2 * env.cluster.network_delay)
-        self.long_jobs: dict[int, float] = {}                   # long job -> estimate
-        self.tasks_left: dict[int, int] = {}                     # job -> tasks not handed out
+        # by job id (compiled, a list read, where a dictionary boxed the id)
+        self.long_jobs: IdTable[float] = IdTable()               # long job -> estimate
+        self.dag_jobs: IdTable[Job] = IdTable()                  # the jobs with a DAG
+        self.tasks_left: IdTable[int] = IdTable()                # job -> tasks not handed out
         self.freshest: dict[int, Snapshot] = {}                  # short job -> freshest copy
         self.rejected: dict[int, list[ProbeInfo]] = {}           # short job -> probes to re-send now
         self._free_nodes: dict[int, np.ndarray] = {}             # copy ts -> nodes it marks free
@@ -292,7 +304,9 @@ class Eagle:
     # -- scheduler side ------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
-        self.tasks_left[job.job_id] = job.n_tasks
+        self.tasks_left.set(job.job_id, job.n_tasks)
+        if job.has_dag:
+            self.dag_jobs.set(job.job_id, job)
         return self._schedule(ev.time, job, self.binder.add(job))
 
     def _schedule(self, now: float, job: Job, available: int) -> Decisions:
@@ -302,7 +316,7 @@ class Eagle:
             return ()
         est = trace_estimate(job.estimate, self.config.integer_estimates)
         if est > self.config.cutoff:
-            self.long_jobs[job.job_id] = est
+            self.long_jobs.set(job.job_id, est)
             return self._place_long(now, job.job_id, est, available)
         count = probe_count(available, self.config.probe_ratio, self.config.min_probes)
         targets = sample(self.rng, count, 0, self.n)
@@ -353,11 +367,12 @@ class Eagle:
     def on_task_request(self, ev: TaskRequest, view: ClusterView) -> Decisions:
         out = self.binder.answer(ev)
         if isinstance(out[0], Launch):
-            left = self.tasks_left[ev.probe.job_id] - 1
+            jid = ev.probe.job_id
+            left = self.tasks_left[jid] - 1
             if left:
-                self.tasks_left[ev.probe.job_id] = left
+                self.tasks_left.set(jid, left)
             else:
-                del self.tasks_left[ev.probe.job_id]
+                self.tasks_left.pop(jid)
         return out
 
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
@@ -369,8 +384,8 @@ class Eagle:
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         if ev.job_id in self.long_jobs:
             self.long_work.finished(ev.node, (ev.job_id, ev.task), ev.time)
-        job = view.job(ev.job_id)
-        return self._schedule(ev.time, job, self.binder.finished(job, ev.task)) if job.has_dag else ()
+        job = self.dag_jobs.get(ev.job_id)
+        return self._schedule(ev.time, job, self.binder.finished(job, ev.task)) if job is not None else ()
 
     def on_probe_rejected(self, ev: ProbeRejected, view: ClusterView) -> Decisions:
         probe, copy = ev.probe, ev.payload
@@ -413,17 +428,18 @@ class Eagle:
     def _bitvector_target(self, snapshot: Snapshot | None) -> int | None:
         """A node drawn uniformly among those the copy marks free of long work (None: none is)."""
         if snapshot is None:
-            return int(self.rng.random() * self.n)
+            return int(self._draw() * self.n)
         free = self._free_nodes.get(snapshot.ts)
         if free is None:
             if len(self._free_nodes) >= _FREE_CACHE:
                 self._free_nodes.clear()
             free = self._free_nodes[snapshot.ts] = snapshot.free_nodes(self.n)
-        return int(free[int(self.rng.random() * len(free))]) if len(free) else None
+        # ``item``: the Python int at once (an index gives a NumPy scalar, then converted)
+        return int(free.item(int(self._draw() * len(free)))) if len(free) else None
 
     def _short_partition_target(self) -> int:
         nodes = self.short_only if len(self.short_only) else range(self.n)
-        return nodes[int(self.rng.random() * len(nodes))]
+        return nodes[int(self._draw() * len(nodes))]
 
     # -- node side -----------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
@@ -444,8 +460,10 @@ class Eagle:
         if slot in nodes.long_slots[node]:
             nodes.long_slots[node].discard(slot)
             nodes.long_here[node] -= 1
-        entry = nodes.requesting[node].pop(slot, None)
-        if entry is not None:
+        requesting = nodes.requesting[node]
+        entry = requesting.get(slot)
+        if entry is not None:   # (compiled: dict.pop with a default was a Python method call)
+            del requesting[slot]
             entry.busy = False
             if ev.job_id < 0:                            # Cancel: the kept probe left the queue
                 nodes.queues[node].remove(entry)

@@ -33,6 +33,7 @@ from policies.framework.api import (
     ClusterView, Decisions, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, Run, SlotFreed,
     Steal, StealAttempt, TaskFinished, TaskRequest, TaskStarted,
 )
+from policies.common.idtable import IdTable
 from policies.common.lwl import TIES, LwlTable, trace_estimate
 from policies.common.nodefifo import FifoNodes
 from policies.framework.bounds import CUTOFF, PERCENT, PROBE_RATIO, check_bounds, within
@@ -96,10 +97,16 @@ class Hawk(FifoNodes):
         self.long_running = vec[i64]([0] * n)          # slots running (or fetching) a long task
         # those slots, per node (compiled, a set of small ints: no tuple built and hashed per freed slot)
         self.long_slots: list[set[int]] = [set() for _ in range(n)]
+        # what the task hooks need of a job, kept here: compiled, a list read where ``view.job`` was
+        # a Python call and its fields interpreted reads
+        self.estimates: IdTable[float] = IdTable()    # job -> the estimate its tasks are placed with
+        self.dag_jobs: IdTable[Job] = IdTable()       # the jobs with a DAG, by id
 
     # scheduler side ---------------------------------------------------------------------------
     def on_job_arrival(self, ev: JobArrival, view: ClusterView) -> Decisions:
         job = ev.job
+        if job.has_dag:
+            self.dag_jobs.set(job.job_id, job)
         return self._schedule(job, self.binder.add(job), ev.time)
 
     def _schedule(self, job: Job, available: int, now: float) -> Decisions:
@@ -108,6 +115,7 @@ class Hawk(FifoNodes):
             return ()
         p = self.part
         est = trace_estimate(job.estimate, self.cfg.integer_estimates)
+        self.estimates.set(job.job_id, est)
         if est > self.cfg.cutoff:
             if self.lwl is not None:
                 nodes = tuple(self.lwl.place(now, est) for _ in range(available))
@@ -122,15 +130,14 @@ class Hawk(FifoNodes):
 
     def on_task_started(self, ev: TaskStarted, view: ClusterView) -> Decisions:
         if self.lwl is not None:
-            est = trace_estimate(view.job(ev.job_id).estimate, self.cfg.integer_estimates)
-            self.lwl.started(ev.node, (ev.job_id, ev.task), ev.time, est)
+            self.lwl.started(ev.node, (ev.job_id, ev.task), ev.time, self.estimates[ev.job_id])
         return ()
 
     def on_task_finished(self, ev: TaskFinished, view: ClusterView) -> Decisions:
         if self.lwl is not None:
             self.lwl.finished(ev.node, (ev.job_id, ev.task), ev.time)
-        job = view.job(ev.job_id)
-        return self._schedule(job, self.binder.finished(job, ev.task), ev.time) if job.has_dag else ()
+        job = self.dag_jobs.get(ev.job_id)
+        return self._schedule(job, self.binder.finished(job, ev.task), ev.time) if job is not None else ()
 
     # node side --------------------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> tuple[Run, ...]:

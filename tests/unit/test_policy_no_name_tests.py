@@ -93,14 +93,15 @@ def test_the_checker_catches_name_tests():
 
 # Modules of ``policies`` that bridge/ may import: the contract, the registry, the parameters'
 # declared ranges (shown by --list-policies), the switch that says which core runs (compiled or
-# pure) and the heap the kernel shares with the policies' tables (a data structure, no policy).
+# pure), and the heap and the id table the cluster engine shares with the policies' tables (data
+# structures, no policy).
 # Everything else (a concrete policy, its config, its internals) is reached through the registry
 # by name.
 # (``policies.api`` and ``policies.registry`` are their names in trees older than policies/framework,
 # which ``bench sim --baseline`` may import.)
 CONTRACT = {"policies", "policies.framework", "policies.framework.api", "policies.framework.registry",
             "policies.framework.bounds", "policies.framework.compiled", "policies.common.heap",
-            "policies.api", "policies.registry"}
+            "policies.common.idtable", "policies.api", "policies.registry"}
 
 
 def _policy_imports(tree: ast.AST) -> list[tuple[int, str]]:

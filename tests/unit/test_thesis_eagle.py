@@ -9,6 +9,7 @@ from policies.framework.api import (
     Reject, Run, RunningTask, SetTimer, SlotFreed, Status, TaskRequest, Timer,
 )
 from policies.common import srpt
+from policies.common.idtable import IdTable
 from policies.eagle.eagle import Eagle, EagleConfig, Snapshot
 from policies.framework.registry import ConfigError, config_for
 from tests.unit.thesis_fakes import FakeView, env
@@ -30,7 +31,7 @@ def test_srpt_picks_least_remaining_within_the_bypass_budget() -> None:
     a = srpt.QueuedProbe(ProbeInfo(1, est=1.0))
     b = srpt.QueuedProbe(ProbeInfo(2, est=3.0))
     c = srpt.QueuedProbe(ProbeInfo(3, est=3.0))
-    tasks_left = {1: 10, 2: 1, 3: 1}                 # work left: 10 s, 3 s, 3 s
+    tasks_left = _left({1: 10, 2: 1, 3: 1})          # work left: 10 s, 3 s, 3 s
     queue = [a, b, c]
     chosen = srpt.pick(queue, tasks_left, cap=5.0)
     assert chosen == 1                               # job 2 (3 s left) bypasses job 1 (10 s left)
@@ -45,25 +46,32 @@ def test_a_busy_entry_is_neither_picked_nor_charged() -> None:
     a, b, c = (srpt.QueuedProbe(ProbeInfo(j, est=1.0)) for j in (1, 2, 3))
     queue = [a, b, c]
     a.busy = True                                    # its task request is in flight on another slot
-    assert srpt.pick(queue, {1: 1, 2: 5, 3: 2}, cap=5.0) == 2 and srpt.pick_last_fit(queue, cap=5.0) == 2
+    assert srpt.pick(queue, _left({1: 1, 2: 5, 3: 2}), cap=5.0) == 2 and srpt.pick_last_fit(queue, cap=5.0) == 2
     srpt.charge(queue, 2)
     assert (a.bypassed, b.bypassed) == (0.0, 1.0)
     b.busy = c.busy = True
-    assert srpt.pick(queue, {}, cap=5.0) is None and srpt.pick_last_fit(queue, cap=5.0) is None
+    assert srpt.pick(queue, _left({}), cap=5.0) is None and srpt.pick_last_fit(queue, cap=5.0) is None
 
 
 def test_srpt_never_looks_past_a_long_entry() -> None:
     queue = [srpt.QueuedProbe(ProbeInfo(1, est=1.0, long=True)), srpt.QueuedProbe(ProbeInfo(2, est=1.0))]
-    assert srpt.pick(queue, {}, cap=5.0) == 0
+    assert srpt.pick(queue, _left({}), cap=5.0) == 0
 
 
 def _queue(*probes: ProbeInfo) -> list[srpt.QueuedProbe]:
     return [srpt.QueuedProbe(p) for p in probes]
 
 
+def _left(tasks_left: dict[int, int]) -> IdTable[int]:
+    table: IdTable[int] = IdTable()
+    for job, n in tasks_left.items():
+        table.set(job, n)
+    return table
+
+
 def test_last_fit_runs_the_last_entry_within_the_budget_not_the_least_remaining() -> None:
     queue = _queue(ProbeInfo(1, est=1.0), ProbeInfo(2, est=3.0), ProbeInfo(3, est=3.0))
-    tasks_left = {1: 10, 2: 1, 3: 10}                                       # 10 s, 3 s, 30 s
+    tasks_left = _left({1: 10, 2: 1, 3: 10})                                # 10 s, 3 s, 30 s
     assert srpt.pick(queue, tasks_left, cap=5.0) == 1                        # least work left
     assert srpt.pick_last_fit(queue, cap=5.0) == 2                           # last within 5 x 1 s
     queue[0].bypassed = 3.0                       # job 1 may now be bypassed by 2 s more only
@@ -74,7 +82,7 @@ def test_last_fit_runs_the_last_entry_within_the_budget_not_the_least_remaining(
 
 def test_last_fit_runs_a_long_entry_behind_short_ones_and_charges_nothing() -> None:
     fits = _queue(ProbeInfo(1, est=1.0), ProbeInfo(2, est=4.0, long=True), ProbeInfo(3, est=1.0))
-    assert srpt.pick(fits, {1: 1, 2: 1, 3: 1}, cap=5.0) == 0                 # never past a long entry
+    assert srpt.pick(fits, _left({1: 1, 2: 1, 3: 1}), cap=5.0) == 0          # never past a long entry
     chosen = srpt.pick_last_fit(fits, cap=5.0)
     assert chosen == 1                                                       # the scan stops there
     srpt.charge(fits, chosen)
