@@ -404,11 +404,7 @@ final class PlacementRounds implements AutoCloseable {
                 client.send(batch.request, revive);  // its failure is counted by the client; the next round asks again
             }
         }
-        List<Seq<TaskDescription>> seqs = new ArrayList<>();
-        for (List<TaskDescription> l : launched) {
-            seqs.add(CollectionConverters.asScala(l).toSeq());
-        }
-        return counted(BridgeStats.Launch.POLICY, CollectionConverters.asScala(seqs).toSeq());
+        return counted(BridgeStats.Launch.POLICY, perOffer(launched));
     }
 
     /** True if a core is free and a runnable stage has a task that is neither running nor done. */
@@ -551,6 +547,11 @@ final class PlacementRounds implements AutoCloseable {
         } finally {
             pool.showAll();
         }
+        return perOffer(launched);
+    }
+
+    /** The tasks launched per offer, as Spark's {@code resourceOffers} answers. */
+    private static Seq<Seq<TaskDescription>> perOffer(List<List<TaskDescription>> launched) {
         List<Seq<TaskDescription>> out = new ArrayList<>();
         for (List<TaskDescription> l : launched) {
             out.add(CollectionConverters.asScala(l).toSeq());
