@@ -276,8 +276,9 @@ class PolicyHost:
         metrics.plan_seconds.observe(micros / 1e6)
         metrics.granted_slots.inc(sum(g.slots for g in placement.grants))
         metrics.preemptions.inc(len(placement.preempt))
-        metrics.ahead.labels("hit").inc(placement.hits)
-        metrics.ahead.labels("miss").inc(placement.misses)
+        if placement.hits or placement.misses:  # a label lookup per round otherwise, for every plugin
+            metrics.ahead.labels("hit").inc(placement.hits)
+            metrics.ahead.labels("miss").inc(placement.misses)
 
     @staticmethod
     def _own(app: str, client: Client | None) -> str:
