@@ -65,6 +65,8 @@ public final class BridgeConf {
      * policy confirms it after the fact (else the task is withdrawn): a task end waits for no round trip.
      */
     public final boolean launchAhead;
+    /** {@code launch.ahead.max.wait}: the longest a launch ahead's news waits to go out while the policy's predictions hold. */
+    public final int launchAheadMaxWaitMs;
     /** The Python that runs the {@code local} host (it must have schedbridge installed). */
     public final String python;
     /** Cluster deploy mode: the application {@link ClusterDriver} runs, a Python file or a JVM main class. */
@@ -103,6 +105,7 @@ public final class BridgeConf {
         tokenFile = keys.text("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
         fallback = keys.flag("fallback");
         launchAhead = keys.flag("launch.ahead");
+        launchAheadMaxWaitMs = keys.millis("launch.ahead.max.wait", "100ms");
         python = keys.text("python", defaultPython(conf));
         clusterPyFile = keys.text("cluster.pyFile", "");
         clusterMainClass = keys.text("cluster.mainClass", "");

@@ -25,8 +25,14 @@ final class OfferBatch {
     final Map<String, TaskSetManager> stages = new HashMap<>();
     final Map<String, Integer> offerIndex = new HashMap<>();
 
-    /** Preferred hosts per task, computed once per task set (they never change). */
-    private static final Map<TaskSetManager, String[][]> PREFERRED = new WeakHashMap<>();
+    /**
+     * What never changes in a task set, read once: each task's preferred hosts and the job's
+     * properties (shared by every request about it, so never modified once built).
+     */
+    private record Fixed(String[][] preferred, ObjectNode props) {
+    }
+
+    private static final Map<TaskSetManager, Fixed> FIXED = new WeakHashMap<>();
 
     /**
      * {@code freeCores}: each offer's cores still free, where a round launched some before this
@@ -85,7 +91,8 @@ final class OfferBatch {
                 .put("running", tsm.runningTasks());
         boolean[] done = tsm.successful();
         int[] copies = tsm.copiesRunning();
-        String[][] preferred = preferredHosts(tsm);
+        Fixed fixed = fixed(tsm);
+        String[][] preferred = fixed.preferred();
         Map<String, Integer> locality = new TreeMap<>();
         int pending = 0;
         for (int i = 0; i < done.length; i++) {
@@ -99,21 +106,21 @@ final class OfferBatch {
         st.put("pending", pending);
         ObjectNode loc = st.putObject("locality");
         locality.forEach(loc::put);
-        st.set("props", BridgeListener.properties(tsm.taskSet().properties()));
+        st.set("props", fixed.props());
         st.set("parents", mirror.parentsOf(tsm.stageId()));
         return st;
     }
 
-    private static String[][] preferredHosts(TaskSetManager tsm) {
-        synchronized (PREFERRED) {
-            return PREFERRED.computeIfAbsent(tsm, t -> {
+    private static Fixed fixed(TaskSetManager tsm) {
+        synchronized (FIXED) {
+            return FIXED.computeIfAbsent(tsm, t -> {
                 var tasks = t.tasks();
-                String[][] out = new String[tasks.length][];
+                String[][] preferred = new String[tasks.length][];
                 for (int i = 0; i < tasks.length; i++) {
                     List<TaskLocation> locs = CollectionConverters.asJava(tasks[i].preferredLocations());
-                    out[i] = locs.stream().map(TaskLocation::host).distinct().toArray(String[]::new);
+                    preferred[i] = locs.stream().map(TaskLocation::host).distinct().toArray(String[]::new);
                 }
-                return out;
+                return new Fixed(preferred, BridgeListener.properties(t.taskSet().properties()));
             });
         }
     }

@@ -56,11 +56,6 @@ final class PlacementRounds implements AutoCloseable {
      * Spark's for at most this long; then the policy is asked again (and gets the events since).
      */
     private static final long SPARK_ORDER_MS = 100;
-    /**
-     * A plugin launching ahead sends its news (task ends, launches to confirm) at most this often: they
-     * need no answer before Spark launches, so several ride one request and the host plans once.
-     */
-    private static final long SEND_EVERY_MS = 10;
 
     private final SparkContext sc;
     private final PolicyClient client;
@@ -96,6 +91,8 @@ final class PlacementRounds implements AutoCloseable {
     private ArrayNode launchedReport = JsonNodeFactory.instance.arrayNode();
     /** {@code spark.schedbridge.launch.ahead}: freed slots take their predicted stage before the policy is asked. */
     private final boolean launchAhead;
+    /** How long the news of launches ahead gather before they go to the policy. */
+    private final SendPace pace;
     /** Executor id -> the stage key its freed slots may take until the next reply (the reply's {@code next}). */
     private Map<String, String> predicted = Map.of();
     /** The executors Spark has been offered whole (see {@link #registerNew}). */
@@ -124,6 +121,7 @@ final class PlacementRounds implements AutoCloseable {
         this.maxKillsPerTask = conf.maxKillsPerTask;
         this.policy = conf.policy;
         this.launchAhead = conf.launchAhead;
+        this.pace = new SendPace(conf.launchAheadMaxWaitMs);
     }
 
     /**
@@ -344,10 +342,12 @@ final class PlacementRounds implements AutoCloseable {
         }
         if (!answer.answered()) {
             predicted = Map.of();  // failed (counted by the client): ask before launching again
+            pace.failed();
             return null;
         }
         Placement placement = new Placement(answer.reply());
         fromNodes(placement);
+        pace.answered(!placement.withdraw.isEmpty());
         return placement;
     }
 
@@ -357,8 +357,8 @@ final class PlacementRounds implements AutoCloseable {
      * predicted). It launches the grants of an answer that landed since the last round, then fills
      * each executor's slots freed since the last request with the stage the policy last placed
      * there (the reply's {@code next}); the host confirms each such launch against the policy's own
-     * decision or has it withdrawn. What happened goes to the host without waiting, at most every
-     * {@link #SEND_EVERY_MS}; while a call is out it waits for a later round, and launches ahead go
+     * decision or has it withdrawn. What happened goes to the host without waiting, paced by
+     * {@link SendPace}; while a call is out it waits for a later round, and launches ahead go
      * on until the call has been out for {@code late.limit} (then the round falls back).
      */
     private Seq<Seq<TaskDescription>> aheadRound(Placement landed, List<WorkerOffer> list,
@@ -393,7 +393,7 @@ final class PlacementRounds implements AutoCloseable {
             return null;  // free slots, tasks waiting, nothing predicted for them: the policy decides now
         }
         if (!out && (ahead > 0 || news)) {
-            long wait = lastRoundMs + SEND_EVERY_MS - System.currentTimeMillis();
+            long wait = lastRoundMs + pace.waitMs() - System.currentTimeMillis();
             if (wait > 0) {
                 reviveAfter(sendScheduled, wait, revive);  // then with whatever else happened meanwhile
             } else {

@@ -40,6 +40,8 @@ class BridgeConfTest {
         assertEquals(16, c.maxKillsPerRound);
         assertEquals(3, c.maxKillsPerTask);
         assertEquals(30_000, c.holdMaxMs);
+        assertFalse(c.launchAhead);
+        assertEquals(100, c.launchAheadMaxWaitMs);
         assertTrue(c.params.isEmpty(), c.params.toString());
     }
 
@@ -71,13 +73,14 @@ class BridgeConfTest {
     @Test
     void durationsAreSparkTimeStrings() {
         BridgeConf c = read("deadline", "75ms", "io.timeout", "3s", "retry.wait", "1min", "revive.interval", " 250 ",
-                "start.timeout", "2M", "hold.max", "1500us");
+                "start.timeout", "2M", "hold.max", "1500us", "launch.ahead.max.wait", "1s");
         assertEquals(75, c.deadlineMs);
         assertEquals(3000, c.ioTimeoutMs);
         assertEquals(60_000, c.retryMs);
         assertEquals(250, c.reviveMs);  // a bare number is milliseconds
         assertEquals(120_000, c.startTimeoutMs);
         assertEquals(1, c.holdMaxMs);
+        assertEquals(1000, c.launchAheadMaxWaitMs);
     }
 
     @Test
