@@ -72,11 +72,15 @@ final class ClusterMirror {
 
     /**
      * A task start as the scheduler launches it for a policy grant, before the listener bus
-     * delivers it: else a round soon after (a revive) shows the policy the slot still free.
+     * delivers it: else a round soon after (a revive) shows the policy the slot still free. Spark
+     * posts the listener's start while launching, so the listener may have recorded it already:
+     * then it is not sent twice.
      */
     synchronized void recordEarlyStart(ObjectNode ev) {
         long task = ev.get("task").asLong();
-        running.put(task, ev);
+        if (running.putIfAbsent(task, ev) != null) {
+            return;
+        }
         remember(startedEarly, task);
         queue(ev);
     }
