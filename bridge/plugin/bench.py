@@ -11,7 +11,9 @@
    synthetic round with exactly 64 free slots and 1,000 pending tasks is reported too.
 2. Placement throughput: many trivial tasks (JVM-only, no Python workers), stock Spark
    (``local[N]``) vs the bridge (``spark-schedbridge://local[N]``), alternating in one run, with
-   the bridge's count of rounds in which the policy held free slots back while tasks were pending.
+   the bridge's count of rounds in which the policy held free slots back while tasks were pending;
+   with ``--launch-ahead``, the bridge without and with ``spark.schedbridge.launch.ahead`` in the
+   same alternation (the latency part then launches ahead).
 
 Both parts run for each ``--endpoint``: ``inprocess`` (the PySpark driver hosts the policy, a
 py4j callback per round) and ``local`` (the default of spark-submit: a host process beside the
@@ -19,7 +21,7 @@ driver, JSON over loopback TCP), so their costs compare within one run. The poli
 time is host-timed in-process only (the local host's decisions live in its own process).
 
 Run: ``schedbridge bench spark [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]
-[--endpoint inprocess --endpoint local]`` (``--repeats 0``: the latency part only).
+[--endpoint inprocess --endpoint local] [--launch-ahead]`` (``--repeats 0``: the latency part only).
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from bridge.drivers.planners import make_planner
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost
 from bridge.protocol.messages import PROTOCOL_VERSION
-from policies.framework.registry import STOCK, stand_in
+from policies.framework.registry import STOCK
 
 BASE = {"spark.driver.memory": "512m", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
 # The parts of a round trip the plugin times (BridgeStats.CallParts): the trip is from the request
@@ -122,8 +124,8 @@ def bridge_session(policy: str, cores: int, endpoint: str,
 @click.option("--endpoint", "endpoints", multiple=True, type=click.Choice(("inprocess", "local")),
               help="where the policy is hosted (repeatable; default: both)")
 @click.option("--launch-ahead", "ahead", is_flag=True,
-              help="spark.schedbridge.launch.ahead=true: a freed slot takes its predicted stage before "
-                   "the policy is asked")
+              help="latency with spark.schedbridge.launch.ahead=true (a freed slot takes its predicted stage "
+                   "before the policy is asked); throughput without and with it")
 def spark(**options: object) -> None:
     """Spark plugin, local mode: decision latency per offer round and placement throughput vs stock."""
     args = SimpleNamespace(**options)
@@ -169,26 +171,39 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
 
 
 def throughput(args: SimpleNamespace) -> None:
-    """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each."""
-    kinds = [STOCK.name, *args.endpoints]
+    """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each; with ``--launch-ahead``
+    each endpoint runs without and with it, so the three compare within one run."""
+    bridges = [(e, False) for e in args.endpoints] + ([(e, True) for e in args.endpoints] if args.ahead else [])
+    kinds = [STOCK.name, *(bridge_kind(e, ahead) for e, ahead in bridges)]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
-    counters = {e: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
-                    "ahead_tasks": 0, "withdrawn_tasks": 0} for e in args.endpoints}
+    counters = {bridge_kind(e, ahead): {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
+                                        "ahead_tasks": 0, "withdrawn_tasks": 0} for e, ahead in bridges}
     for _ in range(args.repeats):
-        for kind in kinds:
-            s = stock_session(args.cores) if stand_in(kind) else \
-                bridge_session(args.policy, args.cores, kind, args.ahead)[0]
-            trivial_job(s, 200)
-            rates[kind].append(args.tasks / trivial_job(s, args.tasks))
-            if not stand_in(kind):
-                stats = spark_inprocess.stats()
-                counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
+        s = stock_session(args.cores)
+        rates[STOCK.name].append(timed_rate(s, args.tasks))
+        s.stop()
+        for endpoint, ahead in bridges:
+            kind = bridge_kind(endpoint, ahead)
+            s = bridge_session(args.policy, args.cores, endpoint, ahead)[0]
+            rates[kind].append(timed_rate(s, args.tasks))
+            stats = spark_inprocess.stats()
+            counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
             s.stop()
     stock = median(rates[STOCK.name])
-    medians = ", ".join(f"bridge [{e}] {median(rates[e]):.0f} tasks/s "
-                        f"({100 * median(rates[e]) / stock:.0f}% of stock)" for e in args.endpoints)
+    medians = ", ".join(f"bridge [{k}] {median(rates[k]):.0f} tasks/s "
+                        f"({100 * median(rates[k]) / stock:.0f}% of stock)" for k in kinds[1:])
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
           f"stock {stock:.0f} tasks/s, {medians}")
     print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}))
     print("bridge throughput runs (incl. warm-ups):", json.dumps(counters))
 
+
+def bridge_kind(endpoint: str, ahead: bool) -> str:
+    """How a bridge configuration is named in the figures."""
+    return f"{endpoint}, launching ahead" if ahead else endpoint
+
+
+def timed_rate(spark: SparkSession, tasks: int) -> float:
+    """Tasks per second of a ``tasks``-task trivial job, after a warm-up job."""
+    trivial_job(spark, 200)
+    return tasks / trivial_job(spark, tasks)
