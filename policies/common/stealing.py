@@ -1,11 +1,12 @@
 """Randomized work stealing (Hawk): who to ask, and what a victim gives away."""
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Callable, Sequence
 from random import Random
 from typing import TypeVar
 
-import numpy as np
 from librt.vecs import vec
 from mypy_extensions import i64
 
@@ -16,16 +17,13 @@ BLOCK = 512
 
 
 class Draws:
-    """The values ``rng.random()`` would return, in its order, made a block at a time by numpy's
-    ``RandomState`` from ``rng``'s Mersenne Twister state (its ``random_sample`` combines the
-    generator's words as CPython's ``random()`` does), so a value costs an array read, not a
-    Python call and a boxed float. ``rng`` itself is left behind: only for a generator nothing
-    else draws from."""
+    """The values ``rng.random()`` would return, in its order, made a block at a time: one
+    ``getrandbits`` call takes the Mersenne Twister's next 32-bit words, which ``random()``
+    combines two to a value as done here, so a value costs an array read, not a Python call and
+    a boxed float. ``rng`` runs up to a block ahead: only for a generator nothing else draws from."""
 
     def __init__(self, rng: Random, block: int = BLOCK) -> None:
-        state = rng.getstate()[1]
-        self.source = np.random.RandomState(0)   # its state replaced at once
-        self.source.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), state[624], 0, 0.0))
+        self.rng = rng
         self.block = block
         self.values = vec[float]()
         self.at: i64 = 0
@@ -33,11 +31,21 @@ class Draws:
     def next(self) -> float:
         """The next value of ``rng.random()``."""
         if self.at == len(self.values):
-            self.values = vec[float](self.source.random_sample(self.block).tolist())
-            self.at = 0
+            self._refill()
         v = self.values[self.at]
         self.at += 1
         return v
+
+    def _refill(self) -> None:
+        n = self.block
+        words = array("I", self.rng.getrandbits(64 * n).to_bytes(8 * n, "little"))  # first word lowest
+        assert words.itemsize == 4
+        if sys.byteorder == "big":
+            words.byteswap()
+        # CPython's random_random: (a * 2**26 + b) / 2**53 of the next two words' top 27 and 26 bits
+        self.values = vec[float]([((words[2 * i] >> 5) * 67108864.0 + (words[2 * i + 1] >> 6))
+                                  * (1.0 / 9007199254740992.0) for i in range(n)])
+        self.at = 0
 
 
 def pick_victims(draws: Draws, attempts: int, lo: int, hi: int, thief: int,
