@@ -40,7 +40,7 @@ from policies.framework.bounds import CUTOFF, PERCENT, PROBE_RATIO, check_bounds
 from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count, sample
 from policies.common.queues import NodeQueues
-from policies.common.stealing import Draws, first_short_group_after_long, pick_victims
+from policies.common.stealing import first_short_group_after_long, pick_victims
 from policies.framework.registry import PolicyEntry
 from workloads.model import Job
 
@@ -90,7 +90,7 @@ class Hawk(FifoNodes):
         self.lwl = (LwlTable(n, self.part.general, config.lwl_idle_first, config.lwl_ties,
                              2 * env.cluster.network_delay) if config.centralized else None)
         self.probe_rng = env.rng("probes")
-        self.steal_draws = Draws(env.rng("steal"))     # the victims' draws
+        self.steal_draw = env.rng("steal").random      # the victims' draws (looked up once)
         self.steal = config.stealing and config.steal_attempts > 0
         # node-side bookkeeping that makes a hopeless steal request O(1)
         self.long_queued = vec[i64]([0] * n)           # long entries waiting in each queue
@@ -168,7 +168,7 @@ class Hawk(FifoNodes):
         if not self.steal:
             return ()
         p = self.part
-        victims = pick_victims(self.steal_draws, self.cfg.steal_attempts, p.long_lo, p.long_hi, node,
+        victims = pick_victims(self.steal_draw, self.cfg.steal_attempts, p.long_lo, p.long_hi, node,
                                self.cfg.steal_self)
         return (Steal(node, victims),) if victims else ()
 

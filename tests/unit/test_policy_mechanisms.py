@@ -13,7 +13,7 @@ from policies.framework.api import (
 from policies.common.lwl import LwlTable
 from policies.common.partitions import Partition
 from policies.common.probing import LateBinder, probe_count
-from policies.common.stealing import Draws, first_short_group_after_long, pick_victims
+from policies.common.stealing import first_short_group_after_long, pick_victims
 from policies.framework.registry import ConfigError, config_for, create
 from tests.unit.thesis_fakes import FakeView
 from workloads.model import Job
@@ -45,16 +45,9 @@ def test_steal_cap_limits_group():
 
 def test_victims_never_the_thief():
     import random
-    v = pick_victims(Draws(random.Random(1)), 10, 5, 8, thief=6)
+    v = pick_victims(random.Random(1).random, 10, 5, 8, thief=6)
     assert len(v) == 10 and all(5 <= x < 8 and x != 6 for x in v)
-    assert pick_victims(Draws(random.Random(1)), 10, 6, 7, thief=6) == ()
-
-
-def test_draws_are_the_generators_random_values_in_order():
-    import random
-    for seed in (0, 1, "7/steal"):
-        draws, rng = Draws(random.Random(seed), block=3), random.Random(seed)
-        assert [draws.next() for _ in range(10)] == [rng.random() for _ in range(10)]  # across blocks
+    assert pick_victims(random.Random(1).random, 10, 6, 7, thief=6) == ()
 
 
 def test_hawk_victim_gives_first_short_group_behind_long():

@@ -13,7 +13,7 @@ from policies.framework.api import (
     ClusterSpec, Give, JobArrival, PolicyEnv, Probe, ProbeArrival, ProbeInfo, RunningTask, Steal, StealAttempt,
 )
 from policies.common.lwl import LwlTable, trace_estimate
-from policies.common.stealing import Draws, pick_victims
+from policies.common.stealing import pick_victims
 from policies.eagle.eagle import Eagle, EagleConfig, Snapshot
 from policies.eagle.hawk import Hawk, HawkConfig
 from policies.framework.registry import ConfigError, config_for
@@ -161,10 +161,10 @@ def _arrival(job: Job) -> JobArrival:
 
 
 def test_steal_victim_may_be_the_thief_itself() -> None:
-    drawn = pick_victims(Draws(random.Random(3)), 200, 0, 4, thief=2, allow_thief=True)
+    drawn = pick_victims(random.Random(3).random, 200, 0, 4, thief=2, allow_thief=True)
     assert 2 in drawn and len(drawn) == 200
-    assert 2 not in pick_victims(Draws(random.Random(3)), 200, 0, 4, thief=2)
-    assert pick_victims(Draws(random.Random(3)), 2, 0, 1, thief=0, allow_thief=True) == (0, 0)
+    assert 2 not in pick_victims(random.Random(3).random, 200, 0, 4, thief=2)
+    assert pick_victims(random.Random(3).random, 2, 0, 1, thief=0, allow_thief=True) == (0, 0)
     spec = ClusterSpec(4)
     for steal_self, hits in ((True, True), (False, False)):
         hawk = Hawk(HawkConfig(big_partition=50.0, steal_self=steal_self), PolicyEnv(spec, 1))
