@@ -97,7 +97,7 @@ class Job:
         if self.demands is not None:
             if len(self.demands) != n:
                 raise WorkloadError(f"job {self.job_id}: {len(self.demands)} demand vectors for {n} tasks")
-            vectors = dict.fromkeys(self.demands)   # each distinct vector once: tasks often share one
+            vectors = distinct(self.demands)
             dims = {len(d) for d in vectors}
             if len(dims) > 1:
                 raise WorkloadError(f"job {self.job_id}: demand vectors of different lengths {sorted(dims)}")
@@ -170,6 +170,14 @@ class Job:
         """Same job, different scheduler-visible estimate (misestimation experiments)."""
         return Job(self.job_id, self.submit, self.durations, estimate, self.demands, self.parents,
                    self.stage_of, self.stage_parents, self.name, self.meta, self.successors)
+
+
+def distinct(vectors: tuple[Vector, ...]) -> tuple[Vector, ...]:
+    """Each distinct vector of ``vectors`` once, in order of first appearance. Tasks mostly share
+    one vector object, which a count by identity finds without hashing a vector per task."""
+    if vectors and vectors.count(vectors[0]) == len(vectors):
+        return vectors[:1]
+    return tuple(dict.fromkeys(vectors))
 
 
 def _check_successor(job_id: int, k: int, succ: Successor) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from workloads.model import Job, WorkloadError
+from workloads.model import Job, WorkloadError, distinct
 
 
 def check_against_cluster(jobs: Iterable[Job], resources: Sequence[str],
@@ -19,7 +19,7 @@ def check_against_cluster(jobs: Iterable[Job], resources: Sequence[str],
     for job in jobs:
         if job.demands is None:
             continue
-        for d in dict.fromkeys(job.demands):  # each distinct vector once; the error names its first task
+        for d in distinct(job.demands):  # each distinct vector once; the error names its first task
             i = job.demands.index(d)
             if len(d) != len(capacity):
                 raise WorkloadError(

@@ -59,27 +59,34 @@ class PerJob:
     @classmethod
     def of_run(cls, result: Any, cutoff: float, cluster_slots: int) -> PerJob:
         """A ``SimResult``'s jobs in submit order, each as ``SimResult.job_table`` has it."""
-        jobs = result.jobs
-        n = len(jobs)
         slots = result.spec.n_nodes * result.spec.slots_per_node
         fin, rej = result.log.job_finish, result.log.rejected_jobs
-        job_id = np.empty(n, np.int64)
-        submit, finish, estimate = np.empty(n), np.empty(n), np.empty(n)
-        n_tasks = np.empty(n, np.int64)
-        mean, ideal = np.empty(n), np.empty(n)
-        rejected = np.empty(n, bool)
+        job_id: list[int] = []
+        submit: list[float] = []
+        finish: list[float] = []
+        estimate: list[float] = []
+        n_tasks: list[int] = []
+        mean: list[float] = []
+        ideal: list[float] = []
+        rejected: list[bool] = []
         nan = math.nan
-        for i, j in enumerate(jobs):  # the expressions of SimResult.job_table, in its order
-            durations = j.durations
-            mx = max(durations)
+        for j in result.jobs:  # the expressions of SimResult.job_table, in its order; lists, then
+            durations = j.durations  # one array each (a numpy item assignment per value costs more)
             work = sum(durations)
             k = len(durations)
             jid = j.job_id
-            job_id[i], submit[i], finish[i], n_tasks[i], estimate[i] = jid, j.submit, fin.get(jid, nan), k, j.estimate
-            mean[i] = work / k
-            ideal[i] = max(mx, work / slots)
-            rejected[i] = jid in rej
-        return cls(job_id, Jobs(submit, finish, n_tasks, rejected, ideal, mean), estimate, cutoff, cluster_slots)
+            job_id.append(jid)
+            submit.append(j.submit)
+            finish.append(fin.get(jid, nan))
+            n_tasks.append(k)
+            estimate.append(j.estimate)
+            mean.append(work / k)
+            ideal.append(max(max(durations), work / slots))
+            rejected.append(jid in rej)
+        return cls(np.array(job_id, np.int64),
+                   Jobs(np.array(submit, np.float64), np.array(finish, np.float64), np.array(n_tasks, np.int64),
+                        np.array(rejected, bool), np.array(ideal, np.float64), np.array(mean, np.float64)),
+                   np.array(estimate, np.float64), cutoff, cluster_slots)
 
     @classmethod
     def of_table(cls, jobs: Any, cutoff: float, cluster_slots: int) -> PerJob:
@@ -113,12 +120,16 @@ class PerJob:
 def _csv_cells(values: np.ndarray) -> list[Any]:
     """One column as ``DataFrame.to_csv`` writes it (``pandas.core.indexes.base.get_values_for_csv``
     with its defaults: floats by numpy's ``astype(str)`` and NaN as an empty field; integers,
-    booleans and labels as Python objects, which the ``csv`` writer turns into ``str``)."""
+    booleans and labels as Python objects, which the ``csv`` writer turns into ``str``). A 64-bit
+    float's ``astype(str)`` is its shortest round-trip text, Python's ``repr`` (pinned by
+    ``tests/unit/test_sim_output.py``), which makes it several times faster."""
+    listed: list[Any] = values.tolist()
+    if values.dtype == np.float64:
+        return ["" if x != x else repr(x) for x in listed]   # x != x: NaN
     if values.dtype.kind == "f":
         cells = values.astype(str).astype(object)
         cells[np.isnan(values)] = ""
-        values = cells
-    listed: list[Any] = values.tolist()
+        listed = cells.tolist()
     return listed
 
 

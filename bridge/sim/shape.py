@@ -21,7 +21,7 @@ from typing import Any
 
 from bridge.common import tomltext
 from policies.framework.api import ClusterSpec
-from workloads.model import Job
+from workloads.model import Job, distinct
 
 RESOURCES = ("cpu", "mem")
 MEMORY_GB_PER_CORE = 4.0
@@ -107,7 +107,7 @@ class ClusterShape:
             if job.demands is None:
                 out.append(replace(job, demands=(one,) * job.n_tasks))
                 continue
-            for d in dict.fromkeys(job.demands):
+            for d in distinct(job.demands):
                 if d != one and len(d) == len(RESOURCES) and not any(
                         d[0] <= k.cores + 1e-9 and d[1] <= k.memory_gb + 1e-9 for k in self.kinds):
                     where = f" ({self.source})" if self.source else ""

@@ -22,7 +22,7 @@ from bridge.cluster.measure import SegmentLog
 from bridge.common.metrics import Jobs, Segments, summarize, summary, with_completion
 from bridge.sim.cli import simulate
 from bridge.sim.engine import Simulation
-from bridge.sim.output import PerJob, segments
+from bridge.sim.output import PerJob, _csv_cells, segments
 from policies.framework.api import ClusterSpec, PolicyEnv
 from policies.framework.registry import config_for, create
 from workloads.model import Job
@@ -155,6 +155,18 @@ def test_the_per_job_file_by_hand(tmp_path):
     assert per_job.infinite_at() is None
     per_job.columns["estimate"][1] = math.inf
     assert per_job.infinite_at() == "estimate"
+
+
+def test_float_cells_are_numpys_text():
+    """A float column's cells as numpy's ``astype(str)`` gives them (what pandas writes), at every
+    magnitude and bit pattern, NaN as an empty field."""
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2**64, size=50_000, dtype=np.uint64).view(np.float64)
+    values = np.concatenate([bits[np.isfinite(bits)], rng.random(1000) * 10.0 ** rng.integers(-9, 18, 1000),
+                             [1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, 0.0, -0.0, NAN, 5e-324]])
+    expected = values.astype(str).astype(object)
+    expected[np.isnan(values)] = ""
+    assert _csv_cells(values) == expected.tolist()
 
 
 def run(policy: str, jobs: list[Job], nodes: int):
