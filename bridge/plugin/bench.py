@@ -171,23 +171,24 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
 
 
 def throughput(args: SimpleNamespace) -> None:
-    """Stock vs bridge, alternating fresh sessions, ``args.repeats`` times each; with ``--launch-ahead``
-    each endpoint runs without and with it, so the three compare within one run."""
-    bridges = [(e, False) for e in args.endpoints] + ([(e, True) for e in args.endpoints] if args.ahead else [])
-    kinds = [STOCK.name, *(bridge_kind(e, ahead) for e, ahead in bridges)]
+    """Stock vs bridge, fresh sessions, ``args.repeats`` times each, alternating and each repeat
+    starting one kind later (the JVM warms up over the run); with ``--launch-ahead`` each endpoint
+    runs without and with it, so they compare within one run."""
+    bridges = {bridge_kind(e, ahead): (e, ahead) for ahead in (False, *((True,) if args.ahead else ()))
+               for e in args.endpoints}
+    kinds = [STOCK.name, *bridges]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
-    counters = {bridge_kind(e, ahead): {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
-                                        "ahead_tasks": 0, "withdrawn_tasks": 0} for e, ahead in bridges}
-    for _ in range(args.repeats):
-        s = stock_session(args.cores)
-        rates[STOCK.name].append(timed_rate(s, args.tasks))
-        s.stop()
-        for endpoint, ahead in bridges:
-            kind = bridge_kind(endpoint, ahead)
-            s = bridge_session(args.policy, args.cores, endpoint, ahead)[0]
+    counters = {kind: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
+                       "ahead_tasks": 0, "withdrawn_tasks": 0} for kind in bridges}
+    for repeat in range(args.repeats):
+        first = repeat % len(kinds)
+        for kind in kinds[first:] + kinds[:first]:
+            s = bridge_session(args.policy, args.cores, *bridges[kind])[0] if kind in bridges \
+                else stock_session(args.cores)
             rates[kind].append(timed_rate(s, args.tasks))
-            stats = spark_inprocess.stats()
-            counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
+            if kind in bridges:
+                stats = spark_inprocess.stats()
+                counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
             s.stop()
     stock = median(rates[STOCK.name])
     medians = ", ".join(f"bridge [{k}] {median(rates[k]):.0f} tasks/s "
