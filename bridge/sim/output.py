@@ -123,13 +123,13 @@ def _csv_cells(values: np.ndarray) -> list[Any]:
     booleans and labels as Python objects, which the ``csv`` writer turns into ``str``). A 64-bit
     float's ``astype(str)`` is its shortest round-trip text, Python's ``repr`` (pinned by
     ``tests/unit/test_sim_output.py``), which makes it several times faster."""
-    listed: list[Any] = values.tolist()
     if values.dtype == np.float64:
-        return ["" if x != x else repr(x) for x in listed]   # x != x: NaN
+        return ["" if x != x else repr(x) for x in values.tolist()]   # x != x: NaN
     if values.dtype.kind == "f":
         cells = values.astype(str).astype(object)
         cells[np.isnan(values)] = ""
-        listed = cells.tolist()
+        values = cells
+    listed: list[Any] = values.tolist()
     return listed
 
 
