@@ -11,6 +11,7 @@ suspended (like Hadoop's reducer preemption); otherwise dependency-oblivious wor
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -25,7 +26,9 @@ Priority = Callable[[TaskKey, int, ClusterView], float]
 
 class PreemptionRule(Protocol):
     """Pick (preemptor, victim) among a worker's waiting and running tasks, or None.
-    ``compatible(w, r)`` says whether waiting ``w`` may replace running ``r`` at all."""
+    ``compatible(w, r)`` says whether waiting ``w`` may replace running ``r`` at all. A rule
+    preempts only for a startable waiting task of higher priority than some running task (the
+    workers skip the rule, and its random draws, when there is none)."""
 
     def __call__(self, waiting: Sequence[SpTask[TaskKey]], running: Sequence[SpTask[TaskKey]],
                  compatible: Callable[[TaskKey, TaskKey], bool]) -> SpDecision[TaskKey] | None: ...
@@ -75,10 +78,16 @@ class PreemptiveWorkers:
         self.early_start = early_start
         self.max_suspended = max_suspended   # per worker; 0: no limit
         self.queued: dict[int, dict[TaskKey, ProbeInfo]] = {}
+        # Per node, while valid: (instant, the highest priority among its queued tasks); queued
+        # since then. Valid while the instant lasts and the node's steps decide nothing.
+        self._top: dict[int, tuple[float, float]] = {}
+        self._arrived: dict[int, list[TaskKey]] = {}
 
     def enqueue(self, node: int, probe: ProbeInfo) -> None:
         assert probe.task is not None
-        self.queued.setdefault(node, {})[(probe.job_id, probe.task)] = probe
+        key = (probe.job_id, probe.task)
+        self.queued.setdefault(node, {})[key] = probe
+        self._arrived.setdefault(node, []).append(key)
 
     def _startable(self, w: _Waiting, ready_only: bool = False) -> bool:
         """Ready, or a queued (never started) task of a policy that may start it early.
@@ -88,7 +97,40 @@ class PreemptiveWorkers:
     def step(self, node: int, view: ClusterView) -> list[Decision]:
         """Start what fits by priority; then either break a dependency deadlock or consider
         at most one preemption."""
+        if self._idle(node, view):
+            return []
+        out = self._full_step(node, view)
+        if out:
+            self._top.pop(node, None)
+        return out
+
+    def _idle(self, node: int, view: ClusterView) -> bool:
+        """Whether the full step would decide nothing, known without looking at every queued task:
+        no free slot, no running task stuck, and no queued or suspended task beating the lowest
+        running one (every rule preempts only for a startable waiting task that beats a running
+        one). Priorities hold within an instant, so a node's highest queued one is kept for the
+        instant and raised by arrivals: a burst of arrivals on a busy node costs one task each,
+        not one queue each. The priorities asked for are those the full step would ask for."""
+        arrived = self._arrived.pop(node, [])
+        top = self._top.get(node)
+        if top is None or top[0] != view.now or view.free_slot_ids(node):
+            return False
+        best = max([top[1]] + [self.priority(k, node, view) for k in arrived])
+        self._top[node] = (view.now, best)
+        suspended = view.suspended(node)
+        if not suspended and not self.queued.get(node):
+            return True
+        running = view.running(node)
+        if not running or any(not view.is_ready(r.job_id, r.task) for r in running):
+            return False
+        best = max([best] + [self.priority((r.job_id, r.task), node, view) for r in suspended])
+        if self.max_suspended and len(suspended) >= self.max_suspended:
+            return True
+        return best <= min(self.priority((r.job_id, r.task), node, view) for r in running)
+
+    def _full_step(self, node: int, view: ClusterView) -> list[Decision]:
         waiting = self._waiting(node, view)
+        self._top[node] = (view.now, max((w.priority for w in waiting if w.probe is not None), default=-math.inf))
         free: Sequence[float] = view.free_capacity(node) or ()
         running = view.running(node)
         slots = list(view.free_slot_ids(node))
@@ -110,6 +152,8 @@ class PreemptiveWorkers:
               ready_only: bool) -> tuple[list[Decision], Sequence[float]]:
         """Start waiting tasks in priority order while slots last, skipping what does not fit."""
         out: list[Decision] = []
+        if not slots:  # the common case under load: nothing to sort
+            return out, free
         for w in sorted(waiting, key=lambda w: (-w.priority, w.key)):
             if not slots:
                 break
@@ -151,14 +195,17 @@ class PreemptiveWorkers:
         if self.max_suspended and len(view.suspended(node)) >= self.max_suspended:
             return []
         slot_of = {(r.job_id, r.task): r.slot for r in running}
+        run_tasks = [SpTask(k, self.priority(k, node, view), self.estimate(k) - view.attained(node, *k))
+                     for k in sorted(slot_of)]
+        floor = min((r.priority for r in run_tasks), default=math.inf)
+        if not any(w.priority > floor and self._startable(w) for w in waiting):
+            return []  # no rule preempts without a startable waiting task beating a running one
         demand = {w.key: w.demand for w in waiting} | {k: _demand(view, k) for k in slot_of}
         startable = {w.key for w in waiting if self._startable(w)}
 
         def compatible(w: TaskKey, r: TaskKey) -> bool:
             return w in startable and self.independent(w, r) and fits(demand[w], add(free, demand[r]))
 
-        run_tasks = [SpTask(k, self.priority(k, node, view), self.estimate(k) - view.attained(node, *k))
-                     for k in sorted(slot_of)]
         wait_tasks = [SpTask(w.key, w.priority, 0.0, w.key in startable) for w in waiting]
         decision = self.rule(wait_tasks, run_tasks, compatible)
         if decision is None:

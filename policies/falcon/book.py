@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 
 from policies.framework.api import ClusterView
-from policies.falcon.priority import dag_priorities, leaf_priority, successor_weight
+from policies.falcon.priority import MIN_REMAINING, dag_priorities, leaf_priority, successor_weight
 from workloads.dag import ancestors, children_of, topological_order
 from workloads.model import Job
 
@@ -38,6 +38,9 @@ class TaskBook:
         self.pending_parents: dict[TaskKey, int] = {}
         self.finished: set[TaskKey] = set()
         self.node_of: dict[TaskKey, int] = {}
+        self.started: set[TaskKey] = set()   # run at least once (the workers' Run decisions)
+        self._fresh: dict[TaskKey, float] = {}  # Eq. (3)'s first term before any service: w1 / estimate
+        self._flat: set[int] = set()  # jobs without edges among their tasks
         self._memo: dict[int, tuple[float, dict[int, float]]] = {}
 
     def add(self, job: Job) -> list[TaskKey]:
@@ -50,9 +53,12 @@ class TaskBook:
         self.parents[jid] = parents
         self.ancestry[jid] = ancestors(parents)
         self.order[jid] = topological_order(parents)
+        if not any(parents.values()):
+            self._flat.add(jid)
         for i, d in enumerate(job.durations):
             factor = math.exp(self.rng.gauss(0.0, self.noise)) if self.noise > 0 else 1.0
             self.est[(jid, i)] = d * factor
+            self._fresh[(jid, i)] = self.w1 / max(d * factor, MIN_REMAINING)
             self.pending_parents[(jid, i)] = len(parents[i])
         return [(jid, i) for i in range(job.n_tasks) if not parents[i]]
 
@@ -60,6 +66,7 @@ class TaskBook:
         """Record a finished task; returns the tasks it made ready."""
         self.finished.add(key)
         self.node_of.pop(key, None)
+        self.started.discard(key)
         live = self.live[key[0]]
         for p in self.parents[key[0]][key[1]]:
             live[p] = tuple(c for c in live[p] if c != key[1])
@@ -78,12 +85,14 @@ class TaskBook:
         for i in range(job.n_tasks):
             self.finished.discard((jid, i))
             self.est.pop((jid, i), None)
+            self._fresh.pop((jid, i), None)
             self.pending_parents.pop((jid, i), None)
         self.children.pop(jid)
         self.live.pop(jid)
         self.parents.pop(jid)
         self.ancestry.pop(jid)
         self.order.pop(jid)
+        self._flat.discard(jid)
         self._memo.pop(jid, None)
 
     def independent(self, a: TaskKey, b: TaskKey) -> bool:
@@ -95,7 +104,7 @@ class TaskBook:
 
     def attained(self, key: TaskKey, view: ClusterView) -> float:
         node = self.node_of.get(key)
-        if node is None:
+        if node is None or key not in self.started:  # a queued task has received nothing
             return 0.0
         try:
             return view.attained(node, *key)
@@ -103,10 +112,17 @@ class TaskBook:
             return 0.0
 
     def leaf(self, key: TaskKey, view: ClusterView) -> float:
-        """Eq. (3) for one task at ``view.now``."""
+        """Eq. (3) for one task at ``view.now``. A task that never ran takes a shortcut with the
+        same floats (nothing attained: est - 0 is est) and no lookup in the cluster's slots."""
+        if key not in self.started:
+            return self._fresh[key] + self._waited(self.jobs[key[0]], view)
         att = self.attained(key, view)
         waited = view.now - self.jobs[key[0]].submit - att
         return leaf_priority(self.est[key] - att, max(waited, 0.0), self.w1, self.w2)
+
+    def _waited(self, job: Job, view: ClusterView) -> float:
+        """Eq. (3)'s second term for a task that never ran: it has waited since its job came."""
+        return self.w2 * max(view.now - job.submit, 0.0)
 
     def priority(self, key: TaskKey, node: int, view: ClusterView) -> float:
         """Eq. (2) over unfinished children (or Eq. (3) alone when ``dag`` is off)."""
@@ -127,4 +143,8 @@ class TaskBook:
             weight = successor_weight(job.successors,
                                       lambda s: leaf_priority(s.estimate, waited, self.w1, self.w2))
             leaf = lambda i: weight  # noqa: E731
+        elif jid in self._flat:  # no edges: each task is a leaf, and most never ran (one pass)
+            waited, fresh, started = self._waited(job, view), self._fresh, self.started
+            return {i: fresh[(jid, i)] + waited if (jid, i) not in started else self.leaf((jid, i), view)
+                    for i in self.order[jid]}
         return dag_priorities(self.live[jid], leaf, self.order[jid])

@@ -68,7 +68,8 @@ def choose(eligible: Sequence[SpTask[K]], waiting: Sequence[float], rng: random.
            reading: Reading = Reading.ROULETTE) -> SpTask[K]:
     """Draw one eligible task with weight revrank / k (paper §III-C)."""
     k = len(waiting)
-    weights = [reverse_rank(t.priority, waiting) / k for t in eligible]
+    ranked = sorted(waiting)  # reverse_rank by bisection: one sort, not a scan per eligible task
+    weights = [(1 + bisect.bisect_left(ranked, t.priority)) / k for t in eligible]
     if reading is Reading.ROULETTE:
         return rng.choices(list(eligible), weights=weights)[0]
     ordered = sorted(zip(eligible, weights), key=lambda tw: -tw[0].priority)

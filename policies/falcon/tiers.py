@@ -23,7 +23,7 @@ from typing import Any
 
 from policies.framework.bounds import ESTIMATE_NOISE, MASTERS, SUSPENDED_PER_NODE, check_bounds
 from policies.framework.api import (Assign, ClusterView, Decision, Decisions, JobArrival, PolicyEnv, ProbeArrival,
-                          ProbeInfo, SetTimer, SlotFreed, TaskFinished, Timer)
+                          ProbeInfo, Run, SetTimer, SlotFreed, TaskFinished, Timer)
 from policies.common.preemptive import PreemptionRule, PreemptiveWorkers, TaskKey
 from policies.common.vectors import add, most_matched, sub, total
 from policies.falcon.book import TaskBook
@@ -133,14 +133,23 @@ class TieredScheduler:
     # -- workers ---------------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
         self.workers.enqueue(ev.node, ev.probe)
-        return self.workers.step(ev.node, view)
+        return self._step(ev.node, view)
 
     def on_slot_freed(self, ev: SlotFreed, view: ClusterView) -> Decisions:
-        return self.workers.step(ev.node, view)
+        return self._step(ev.node, view)
 
     def on_node_timer(self, ev: Timer, view: ClusterView) -> Decisions:
         assert ev.node is not None, "node timers carry their node"
-        return self.workers.step(ev.node, view)
+        return self._step(ev.node, view)
+
+    def _step(self, node: int, view: ClusterView) -> list[Decision]:
+        """The worker's step; the tasks it starts are noted in the book (from then on they may
+        have attained service; before, priorities skip looking for them in the node's slots)."""
+        out = self.workers.step(node, view)
+        for d in out:
+            if isinstance(d, Run) and d.probe.task is not None:
+                self.book.started.add((d.probe.job_id, d.probe.task))
+        return out
 
 
 

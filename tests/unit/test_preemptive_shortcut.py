@@ -1,0 +1,74 @@
+"""The preemptive workers' shortcut (a busy node with nothing to preempt for decides nothing without
+looking at its whole queue) changes no decision: the same runs with the shortcut always declined
+give the same records, on DAG jobs and on a burst of large flat stages that preempt."""
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+import policies.falcon.tiers as tiers
+from bridge.sim.engine import simulate
+from policies.framework import registry
+from policies.framework.api import ClusterSpec, PolicyEnv, Suspend
+from workloads.model import Job
+from workloads.multires import dag_jobs
+
+SOURCE = Path(__file__).resolve().parents[2] / "policies" / "common" / "preemptive.py"
+
+
+def _pure_workers(monkeypatch) -> type:
+    """The source's class (the compiled one takes no interpreted subclass)."""
+    spec = importlib.util.spec_from_file_location("preemptive_source", SOURCE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look themselves up there
+    spec.loader.exec_module(module)
+    return module.PreemptiveWorkers
+
+
+def _flat_bursts() -> list[Job]:
+    rng = random.Random(4)
+    sizes = (300, 20, 200, 40, 300, 10)
+    return [Job(j, 3.0 * j, tuple(rng.uniform(0.05, 2.0) for _ in range(n)),
+                demands=tuple((1.0, 2.0) for _ in range(n))) for j, n in enumerate(sizes)]
+
+
+def _records(policy: str, spec: ClusterSpec, jobs: list[Job], workers: type, monkeypatch) -> list:
+    monkeypatch.setattr(tiers, "PreemptiveWorkers", workers)
+    pol = registry.create(policy, PolicyEnv(spec, 5), registry.config_for(policy, {}))
+    result = simulate(jobs, pol, spec, switch_cost=0.002, record=True)
+    assert result.unfinished == []
+    return result.log.records
+
+
+@pytest.mark.parametrize("policy", ["falcon", "natjam", "amoeba"])
+@pytest.mark.parametrize("case", ["dag", "bursts"])
+def test_the_shortcut_decides_as_the_full_step(policy, case, monkeypatch):
+    pure = _pure_workers(monkeypatch)
+    taken = []
+
+    class Counting(pure):  # type: ignore[misc, valid-type]
+        def _idle(self, node, view):
+            idle = super()._idle(node, view)
+            taken.append(idle)
+            return idle
+
+    class Full(pure):  # type: ignore[misc, valid-type]
+        def _idle(self, node, view):
+            super()._idle(node, view)  # keeps its record of arrivals as the shortcut would
+            return False
+
+    if case == "dag":
+        spec = ClusterSpec(4, 6, dag_jobs.RESOURCES, dag_jobs.WORKER, 0.0005)
+        jobs = dag_jobs.generate(dag_jobs.DagSpec(12, 50.0), seed=3)
+    else:
+        spec = ClusterSpec(1, 16, dag_jobs.RESOURCES, (16.0, 64.0), 0.0005)
+        jobs = _flat_bursts()
+    fast = _records(policy, spec, jobs, Counting, monkeypatch)
+    full = _records(policy, spec, jobs, Full, monkeypatch)
+    assert fast == full
+    assert any(isinstance(d, Suspend) for _ev, ds in full for d in ds)  # runs that preempt
+    if case == "bursts":  # a busy node taking stages of hundreds of tasks: often the shortcut
+        assert sum(taken) > len(taken) / 4, (sum(taken), len(taken))
