@@ -102,8 +102,9 @@ def stock_session(cores: int) -> SparkSession:
 def bridge_session(policy: str, cores: int, endpoint: str,
                    ahead: bool = False) -> tuple[SparkSession, PolicyHost | None]:
     """A session through the plugin; the in-process host is returned (None for a ``local`` host).
-    ``ahead``: ``spark.schedbridge.launch.ahead`` (freed slots take their predicted stage at once)."""
-    base = {**BASE, **({f"{sparkplugin.CONF_PREFIX}launch.ahead": "true"} if ahead else {})}
+    ``ahead``: ``spark.schedbridge.launch.ahead`` (freed slots take their predicted stage at once), set
+    either way: the bridge without it is the one that asks at each task end, whatever the default."""
+    base = {**BASE, f"{sparkplugin.CONF_PREFIX}launch.ahead": str(ahead).lower()}
     if endpoint == "inprocess":
         host = PolicyHost(make_planner(policy))
         return spark_inprocess.session(f"local[{cores}]", host, conf=base), host

@@ -279,6 +279,8 @@ class PolicyHost:
         if placement.hits or placement.misses:  # a label lookup per round otherwise, for every plugin
             metrics.ahead.labels("hit").inc(placement.hits)
             metrics.ahead.labels("miss").inc(placement.misses)
+            if placement.paused:
+                metrics.ahead_pauses.inc()
 
     @staticmethod
     def _own(app: str, client: Client | None) -> str:

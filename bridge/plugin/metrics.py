@@ -2,8 +2,9 @@
 
 What an operator watches on a shared policy host: how many rounds it answers and how (placed, the
 policy raised, refused by a cap or a mismatch, resync), how long the policy takes, how many of the
-plugin's launches ahead the policy confirmed, attaches accepted and refused, the
-applications and connections it holds, and applications it forgot.
+plugin's launches ahead the policy confirmed, how often it stopped predicting for an application
+whose launches ahead mostly missed, attaches accepted and refused, the applications and connections
+it holds, and applications it forgot.
 No label names an application: a label per application id would grow without bound.
 
 The exporter is a second port beside the daemon's, which speaks the plugin's line protocol, not
@@ -45,6 +46,9 @@ class HostMetrics:
                                    "its grant), miss (not the policy's: withdrawn).", ("outcome",), registry=r)
         for outcome in ("hit", "miss"):
             self.ahead.labels(outcome)
+        self.ahead_pauses = Counter("schedbridge_host_ahead_pauses", "Times the host stopped predicting for an "
+                                    "application whose launches ahead mostly missed (each pause lasts some of its "
+                                    "task ends, then the host predicts again).", registry=r)
         self.attaches = Counter("schedbridge_host_attaches", "Applications' attaches, by result: accepted, "
                                 "refused (another policy or other parameters).", ("result",), registry=r)
         for result in ("accepted", "refused"):

@@ -55,6 +55,9 @@ from workloads.model import Job, Successor
 BASE_CONF = {"spark.driver.memory": "512m", "spark.ui.enabled": "false",
              "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4",
              "spark.schedbridge.deadline": "5s"}
+# Each task end asks the policy and waits for its answer (launching ahead is on by default): the
+# round the tests of its deadline, its late answers, its faults and its Spark order are about.
+ASKING = {"spark.schedbridge.launch.ahead": "false"}
 
 
 @pytest.fixture(scope="module")
@@ -253,7 +256,7 @@ def test_policy_sees_a_freed_slot_in_the_round_it_triggers(stock: dict[str, list
     while the listener bus delivers the end later. The policy must already see that slot free
     (the scheduler reports successful ends itself), or it holds the slot back until a revive."""
     host = PolicyHost(make_planner("fifo"))
-    with bridge_session(host) as spark:
+    with bridge_session(host, **ASKING) as spark:
         assert spark.range(0, 300, 1, 300).count() == 300
         stats = spark_inprocess.stats()
     assert sum(g.slots for d in host.decisions for g in d.placement.grants) >= 300
@@ -266,7 +269,7 @@ def test_spark_order_rounds_skip_the_round_trip(stock: dict[str, list]) -> None:
     """spark-fifo declares Spark's own order: while the stages and executors stay the same, most
     rounds are Spark's without a round trip, and results stay stock Spark's."""
     host = PolicyHost(FifoPlanner())
-    with bridge_session(host) as spark:
+    with bridge_session(host, **ASKING) as spark:
         assert spark.range(0, 300, 1, 300).count() == 300
         assert wordcount(spark) == stock["wordcount"]
         stats = spark_inprocess.stats()
@@ -327,7 +330,7 @@ class LateAtFirstPlanner(FifoPlanner):
                                                        (SlowPlanner(), "50ms", "deadline")])
 def test_failing_policy_falls_back_with_one_warning(stock: dict[str, list], planner: FifoPlanner,
                                                     deadline: str, reason: str) -> None:
-    conf = {"spark.schedbridge.deadline": deadline, "spark.schedbridge.late.limit": "200ms"}
+    conf = {"spark.schedbridge.deadline": deadline, "spark.schedbridge.late.limit": "200ms", **ASKING}
     with bridge_session(PolicyHost(planner), **conf) as spark:
         assert wordcount(spark) == stock["wordcount"]
         assert sql_rows(spark) == stock["sql"]
@@ -342,7 +345,7 @@ def test_late_answers_hold_their_rounds_and_place_every_task(stock: dict[str, li
     """Rounds whose answer misses the deadline launch nothing and are offered again when it lands
     (the local backend offers only when a task ends: without that re-offer the job would stall);
     within the late limit nothing falls back and the policy places every task."""
-    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "1h"}
+    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "1h", **ASKING}
     with bridge_session(PolicyHost(LateAtFirstPlanner(3)), **conf) as spark:
         assert wordcount(spark) == stock["wordcount"]
         stats = spark_inprocess.stats()
@@ -369,7 +372,7 @@ def test_a_call_that_never_answers_ends_in_fallback_rounds_past_the_late_limit(s
     """The round left waiting for a hung call is offered again once the late limit has passed
     (the local backend offers only when a task ends: nothing else would), and falls back."""
     planner = HungPlanner()
-    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "500ms"}
+    conf = {"spark.schedbridge.deadline": "50ms", "spark.schedbridge.late.limit": "500ms", **ASKING}
     with bridge_session(PolicyHost(planner), **conf) as spark:
         try:
             assert wordcount(spark) == stock["wordcount"]
@@ -573,7 +576,7 @@ def test_bad_replies_fall_back_one_round_each_and_later_rounds_stay_matched(stoc
     daemon = PolicyDaemon(("127.0.0.1", 0), host, token="faulty-host-token-0123")
     threading.Thread(target=daemon.serve_forever, daemon=True).start()
     conf = {"spark.schedbridge.endpoint": f"tcp://127.0.0.1:{daemon.server_address[1]}",
-            "spark.schedbridge.token": "faulty-host-token-0123", "spark.schedbridge.retry.wait": "100ms"}
+            "spark.schedbridge.token": "faulty-host-token-0123", "spark.schedbridge.retry.wait": "100ms", **ASKING}
     try:
         with bridge_session(None, **conf) as spark:
             assert wordcount(spark) == stock["wordcount"]

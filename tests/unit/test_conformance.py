@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge.drivers.spark.ahead import AheadBackoff, BackoffRule
 from bridge.drivers.spark.engine import EnginePlanner
 from bridge.drivers.user_jobs import ESTIMATE_PROP
 from bridge.drivers.spark.state import LiveCluster
@@ -203,9 +204,11 @@ class TraceSpark:
                 "executor": executor, "host": f"h{executor}", "speculative": False}
 
 
-def live(name: str, jobs: list[Job], ahead: bool = False) -> tuple[dict[tuple[int, int], tuple[float, float]],
-                                                                       dict[str, int], TraceSpark]:
+def live(name: str, jobs: list[Job], ahead: bool = False, backoff: BackoffRule | None = None
+         ) -> tuple[dict[tuple[int, int], tuple[float, float]], dict[str, int], TraceSpark]:
     planner = EnginePlanner(name, {})
+    if backoff is not None:
+        planner.backoff = AheadBackoff(backoff)
     spark = TraceSpark(jobs, ahead)
     spark.run(planner)
     return spark.times, {c: planner.counters[c] for c in COUNTED}, spark
@@ -229,12 +232,13 @@ def test_the_example_policy_package_behaves_the_same_in_the_simulator_and_live(
     assert_same_behaviour("shortest-estimate-first")
 
 
-def assert_same_behaviour(name: str, ahead: bool = False) -> TraceSpark:
-    """Policy ``name`` starts and finishes every task at the same instants in both worlds; the
-    live run's fake Spark, for its counts of launches ahead."""
+def assert_same_behaviour(name: str, ahead: bool = False, backoff: BackoffRule | None = None) -> TraceSpark:
+    """Policy ``name`` starts and finishes every task at the same instants in both worlds (the
+    live run's host pausing predictions by ``backoff``, else by default); the live run's fake
+    Spark, for its counts of launches ahead."""
     jobs = trace(busy=name not in PREEMPTING)
     sim_times, sim_counts = simulated(name, jobs)
-    live_times, live_counts, spark = live(name, jobs, ahead)
+    live_times, live_counts, spark = live(name, jobs, ahead, backoff)
     assert sorted(live_times) == sorted(sim_times), "different tasks ran"
     late = {k: (sim_times[k], live_times[k]) for k in sim_times
             if any(abs(a - b) > TOLERANCE for a, b in zip(sim_times[k], live_times[k]))}
@@ -265,6 +269,23 @@ def test_a_launch_the_policy_did_not_decide_is_withdrawn_and_runs_no_task() -> N
     (a killed launch is recorded as no task's run)."""
     spark = assert_same_behaviour("fifo-ff", ahead=True)
     assert spark.misses > 0 and spark.hits == 0
+
+
+@pytest.mark.parametrize("name", ["bf-js", "fifo-ff", "vqs", "vqs-bf"])
+def test_a_policy_deciding_at_its_timers_has_few_launches_ahead_withdrawn(name: str) -> None:
+    """Every launch ahead misses for them (0/5 on this trace while the host always predicted): the
+    host stops predicting once misses dominate, and this trace ends within the first pause."""
+    spark = assert_same_behaviour(name, ahead=True)
+    assert spark.hits == 0 and spark.misses <= BackoffRule().pause_misses
+
+
+@pytest.mark.parametrize("name", ["fair", "fifo-ff"])
+def test_predictions_paused_and_resumed_change_no_instant(name: str) -> None:
+    """Short pauses (two task ends, then four): the host predicts again, its probes miss and pause
+    it again, and every task still runs at the simulator's instants."""
+    spark = assert_same_behaviour(name, ahead=True, backoff=BackoffRule(window=4, first_pause=2, max_pause=4))
+    always = assert_same_behaviour(name, ahead=True, backoff=BackoffRule(window=4, pause_misses=5))  # never pauses
+    assert BackoffRule().pause_misses < spark.misses < always.misses
 
 
 @pytest.fixture(scope="module", autouse=True)

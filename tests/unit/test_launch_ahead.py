@@ -1,14 +1,18 @@
 """Launches ahead, host side (``bridge.drivers.spark.ahead``): the plugin launches on a
 ``next`` prediction before asking; the host binds a launch the policy's decision confirms (a hit)
-and withdraws any other, whose task the policy still owes. Rounds go through the JSON protocol."""
+and withdraws any other, whose task the policy still owes; it stops predicting for a while for an
+application whose launches ahead mostly miss (``AheadBackoff``: its rule is tested on its own, the
+rest with rounds through the JSON protocol)."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from bridge.drivers.planners import make_planner
+from bridge.drivers.spark.ahead import AheadBackoff, BackoffRule
 from bridge.drivers.spark.engine import EnginePlanner
 from bridge.plugin.host import PolicyHost
+
 
 def executor(name: str) -> dict[str, Any]:
     return {"e": "executor_added", "t": 0, "executor": name, "host": "h" + name, "cores": 1, "container": "", "nm": ""}
@@ -55,6 +59,9 @@ class Script:
         sample = self.host.metrics.registry.get_sample_value
         return tuple(sample("schedbridge_host_ahead_launches_total", {"outcome": o})  # type: ignore[return-value]
                      for o in ("hit", "miss"))
+
+    def pauses(self) -> float | None:
+        return self.host.metrics.registry.get_sample_value("schedbridge_host_ahead_pauses_total")
 
 
 def task(kind: str, t: int, stage: int, **end: Any) -> dict[str, Any]:
@@ -163,3 +170,93 @@ def test_a_withdrawn_launch_whose_start_spark_reports_late_holds_no_core() -> No
     assert s.send({}, [task("task_end", 0, 3)], [launch(9, 7, ahead=True)])["withdraw"] == [7]
     s.send({}, [task("task_start", 7, 9), task("task_end", 7, 9, reason="TaskKilled")], free=1)
     assert s.send({5: 1}, free=1)["assign"] == [{"stage": 5, "attempt": 0, "executor": "1", "slots": 1}]
+
+
+RULE = BackoffRule(window=4, pause_misses=3, first_pause=5, max_pause=20)
+HIT, MISS = True, False
+
+
+def test_a_run_of_misses_pauses_predictions_for_some_task_ends_then_they_resume() -> None:
+    b = AheadBackoff(RULE)
+    assert b.verified("a", [MISS, MISS]) == 0 and not b.paused("a")
+    assert b.verified("a", [MISS]) == 5 and b.paused("a") and not b.paused("other")
+    b.ended("a", 4)
+    assert b.paused("a")
+    b.ended("a", 1)
+    assert not b.paused("a")
+
+
+def test_hits_keep_predictions_on() -> None:
+    """Misses now and then, never the most of the window, pause nothing (hawk's or eagle's 7-8 of 9)."""
+    b = AheadBackoff(RULE)
+    assert b.verified("a", [HIT, MISS, HIT, MISS, HIT, HIT, MISS, HIT, MISS] * 5) == 0
+    assert not b.paused("a")
+    assert b.verified("a", [MISS]) == 5  # 3 misses of the last 4, more than its hits
+
+
+def test_a_pause_doubles_while_misses_persist_up_to_the_cap_and_a_window_of_hits_starts_over() -> None:
+    b = AheadBackoff(RULE)
+    pauses = []
+    for _ in range(5):
+        pauses.append(b.verified("a", [MISS] * 3))  # the first misses; after a pause, one probe pauses again
+        b.ended("a", 100)
+    assert pauses == [5, 10, 20, 20, 20]
+    assert b.verified("a", [HIT] * 3 + [MISS]) == 0  # 1 miss of 4: predictions stay on
+    assert b.verified("a", [HIT] * 4 + [MISS] * 3) == 5
+
+
+def test_misses_of_launches_made_before_a_pause_do_not_lengthen_it() -> None:
+    b = AheadBackoff(RULE)
+    assert b.verified("a", [MISS] * 3) == 5
+    assert b.verified("a", [MISS] * 2) == 0
+    b.ended("a", 5)
+    assert not b.paused("a")
+
+
+def test_an_applications_record_goes_with_it() -> None:
+    b = AheadBackoff(RULE)
+    b.verified("a", [MISS] * 3)
+    b.forget("b")
+    assert b.paused("a")
+    b.forget("a")
+    assert not b.paused("a") and b.verified("a", [MISS] * 3) == 5  # a first pause again
+
+
+class Misses:
+    """fifo runs stage 3 (100 tasks) on the one core; stage 4 waits behind it. Each task end either
+    refills the core with stage 3 by the policy's grant, or with stage 4 on a guess (a miss: the
+    host withdraws it and the grant follows)."""
+
+    def __init__(self) -> None:
+        self.s = Script()
+        self.s.send({3: 100}, free=1)
+        self.pending, self.running, self.killed = 99, 0, 1000
+        assert self.s.send({3: 99}, [task("task_start", 0, 3)], [launch(3, 0)])["next"]
+        self.s.send({3: 99, 4: 1})
+
+    def end(self, guess: bool = False) -> dict[str, Any]:
+        """The running task ends (and the plugin launches stage 4 on the freed core if ``guess``);
+        the policy's grant of stage 3 then runs the next task. The reply to the end's round."""
+        s, nxt = self.s, self.running + 1
+        reply = s.send({3: self.pending, 4: 0 if guess else 1}, [task("task_end", self.running, 3)],
+                       [launch(4, self.killed, ahead=True)] if guess else [])
+        assert reply["assign"] == [{"stage": 3, "attempt": 0, "executor": "1", "slots": 1}]
+        assert reply.get("withdraw", []) == ([self.killed] if guess else [])
+        kill = [task("task_start", self.killed, 4), task("task_end", self.killed, 4, reason="TaskKilled")]
+        self.pending -= 1
+        s.send({3: self.pending, 4: 1}, (kill if guess else []) + [task("task_start", nxt, 3)], [launch(3, nxt)])
+        self.killed += guess
+        self.running = nxt
+        return reply
+
+
+def test_the_host_stops_predicting_for_an_application_whose_launches_ahead_miss_and_tries_again_later() -> None:
+    m = Misses()
+    assert all("next" in m.end(guess=True) for _ in range(2))
+    assert "next" not in m.end(guess=True) and m.s.pauses() == 1.0  # 3 misses of 3
+    first = BackoffRule().first_pause
+    replies = [m.end() for _ in range(first)]  # task ends by the policy's grants (withdrawn ones do not count)
+    assert ["next" in r for r in replies] == [False] * (first - 1) + [True]
+    assert m.s.outcomes() == (0.0, 3.0)
+    assert "next" not in m.end(guess=True) and m.s.pauses() == 2.0  # one more miss: a pause twice as long
+    assert sum("next" in m.end() for _ in range(first)) == 0

@@ -34,7 +34,7 @@ from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
 from bridge.drivers.spark.dag import successors_of
 from bridge.drivers.spark.slots import SparkRunner
-from bridge.drivers.spark.ahead import AheadLaunches, launches_ahead
+from bridge.drivers.spark.ahead import AheadBackoff, AheadLaunches, launches_ahead
 from bridge.drivers.estimates import Estimates
 from bridge.drivers.ledger import Ledger, StageKey, TaskKey
 from bridge.drivers.spark.state import AppState, LiveCluster
@@ -187,6 +187,7 @@ class EnginePlanner:
         self._job_ids = itertools.count()
         self.user_jobs = self.params.user_jobs()
         self.demand_faults_seen = Counter[str]()  # declared task demands not used as given (``task_demand``)
+        self.backoff = AheadBackoff()  # per application, across its worlds' rebuilds
         self.now = 0.0
 
     @property
@@ -221,6 +222,7 @@ class EnginePlanner:
         """``app`` ended: its world (or its part of a shared one) and its user jobs go."""
         self._drop_world(app)
         self.user_jobs.forget(app)
+        self.backoff.forget(app)
 
     def settle(self, scope: str | None, now: float) -> None:
         """Time passed between rounds (a driver that keeps the policy's time, as the node driver
@@ -252,6 +254,8 @@ class EnginePlanner:
             for app in self.topology.apps(scope, cluster):
                 world.runner.register(app.app, app.executors)
             self._bind_launched(world, rnd)
+            self.backoff.ended(rnd.app, sum(isinstance(ev, TaskEnd) and not world.ahead.is_withdrawn(ev.task)
+                                            for ev in events))
             ends = [x for ev in events for x in self._on_spark_event(world, rnd.app, ev, guesses)]
         for ev in events:
             self.user_jobs.heard(rnd.app, ev)
@@ -261,15 +265,20 @@ class EnginePlanner:
         # one instant, ordered as in the simulator: task ends, then job arrivals, then due timers
         world.settle(self.now, ends + arrivals)
         ended = {ev.task for ev in events if isinstance(ev, TaskEnd) and ev.task in guesses}
-        hits, withdraw = self._verify(world, rnd.app, guesses, ended)
+        outcomes, withdraw = self._verify(world, rnd.app, guesses, ended)
+        pause = self.backoff.verified(rnd.app, outcomes)
+        if pause:
+            log.info("schedbridge engine: %s: most of its last launches ahead missed; no predictions for its "
+                     "next %d task ends", rnd.app, pause)
         grants = world.runner.grants(rnd)
         preempt = world.ledger.take_kills()
         self._forget_done(world)
         own = cluster.app(rnd.app) if rnd.app in cluster else None
-        predict = rnd.ahead and self.topology.predicts
+        predict = rnd.ahead and self.topology.predicts and not self.backoff.paused(rnd.app)
+        hits = sum(outcomes)
         return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own),
                          next=world.ahead.predictions(rnd.app, world.ledger) if predict else (),
-                         withdraw=withdraw, hits=hits, misses=len(guesses) - hits)
+                         withdraw=withdraw, hits=hits, misses=len(outcomes) - hits, paused=pause)
 
     @staticmethod
     def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant], app: AppState | None) -> int:
@@ -350,24 +359,26 @@ class EnginePlanner:
         return task
 
     def _verify(self, world: World, app: str, guesses: Mapping[int, Launched],
-                ended: set[int]) -> tuple[int, tuple[int, ...]]:
+                ended: set[int]) -> tuple[list[bool], tuple[int, ...]]:
         """Once the policy heard the round's task ends: each launch ahead, in launch order,
         that its decisions confirm (a waiting grant of its stage on its executor) is bound to that
         grant, a hit; the others are withdrawn (their grants, if any, wait). A hit that already
         ``ended`` ends at once, before the next launch is verified: that one may have taken the
         core it freed (a short task's slot refilled twice between two requests). A miss that
-        ended needs no withdrawal. The number of hits, and the launches to withdraw."""
-        hits, withdraw = 0, []
+        ended needs no withdrawal. Per launch, in launch order, whether it hit; and the launches to
+        withdraw."""
+        outcomes: list[bool] = []
+        withdraw = []
         for spark_task, rep in guesses.items():
             node = world.runner.node_of_executor(app, rep.executor)
-            if node is not None and self._bind(world, app, node, rep, spark_task) is not None:
-                hits += 1
+            outcomes.append(node is not None and self._bind(world, app, node, rep, spark_task) is not None)
+            if outcomes[-1]:
                 if spark_task in ended:
                     world.settle(self.now, self._spark_task_ended(world, spark_task) or [])
             elif spark_task not in ended:
                 world.ahead.withdraw(spark_task, (app, rep.stage, rep.attempt))
                 withdraw.append(spark_task)
-        return hits, tuple(withdraw)
+        return outcomes, tuple(withdraw)
 
     def _on_spark_event(self, world: World, app: str, ev: LiveEvent, guesses: Mapping[int, Launched]) -> list[Any]:
         """The state's effects of one of Spark's events (task ends are scheduled, not applied, so

@@ -63,6 +63,8 @@ public final class BridgeConf {
     /**
      * A freed slot takes a task of the stage the policy last placed on its executor at once, and the
      * policy confirms it after the fact (else the task is withdrawn): a task end waits for no round trip.
+     * On unless {@code launch.ahead=false}: the host stops predicting for an application whose launches
+     * ahead mostly miss, so a policy that decides elsewhere loses a few launches, not every one.
      */
     public final boolean launchAhead;
     /** {@code launch.ahead.max.wait}: the longest a launch ahead's news waits to go out while the policy's predictions hold. */
@@ -103,8 +105,8 @@ public final class BridgeConf {
         tlsCa = keys.text("tls.ca", "");
         token = keys.text("token", "");
         tokenFile = keys.text("token.file", System.getProperty("user.home") + "/.schedbridge/serve-token");
-        fallback = keys.flag("fallback");
-        launchAhead = keys.flag("launch.ahead");
+        fallback = keys.flag("fallback", false);
+        launchAhead = keys.flag("launch.ahead", true);
         launchAheadMaxWaitMs = keys.millis("launch.ahead.max.wait", "100ms");
         python = keys.text("python", defaultPython(conf));
         clusterPyFile = keys.text("cluster.pyFile", "");
@@ -198,8 +200,8 @@ public final class BridgeConf {
             return all.getOrDefault(key, dflt);
         }
 
-        boolean flag(String key) {
-            String raw = raw(key, "flag", "false").trim();
+        boolean flag(String key, boolean dflt) {
+            String raw = raw(key, "flag", Boolean.toString(dflt)).trim();
             if (raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false")) {
                 return Boolean.parseBoolean(raw);
             }

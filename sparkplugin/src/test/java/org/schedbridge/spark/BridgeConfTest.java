@@ -40,7 +40,7 @@ class BridgeConfTest {
         assertEquals(16, c.maxKillsPerRound);
         assertEquals(3, c.maxKillsPerTask);
         assertEquals(30_000, c.holdMaxMs);
-        assertFalse(c.launchAhead);
+        assertTrue(c.launchAhead);
         assertEquals(100, c.launchAheadMaxWaitMs);
         assertTrue(c.params.isEmpty(), c.params.toString());
     }
@@ -48,10 +48,12 @@ class BridgeConfTest {
     @Test
     void valuesAreRead() {
         BridgeConf c = read("policy", "hawk", "endpoint", "tcp://daemon:7077", "fallback", "TRUE",
-                "python", "/opt/py/bin/python", "max.kills.per.round", " 4 ", "max.kills.per.task", "1");
+                "python", "/opt/py/bin/python", "max.kills.per.round", " 4 ", "max.kills.per.task", "1",
+                "launch.ahead", "false");
         assertEquals("hawk", c.policy);
         assertEquals("tcp://daemon:7077", c.endpoint);
         assertTrue(c.fallback);
+        assertFalse(c.launchAhead);
         assertEquals("/opt/py/bin/python", c.python);
         assertEquals(4, c.maxKillsPerRound);
         assertEquals(1, c.maxKillsPerTask);
