@@ -7,6 +7,7 @@ cores and gigabytes could not be compared.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -42,20 +43,24 @@ def pack_complementary(items: Sequence[PackItem[K]],
     the largest server), the one with the highest Eq. (1) deviation; ties keep the earlier
     task. Tasks without a partner stay single. Returns entities in the order they formed.
     """
-    unpacked = list(items)
+    unpacked = [(item, dominant(item.share)) for item in items]
+    left = Counter(dom for _, dom in unpacked)  # unpaired tasks per dominant resource
     entities: list[tuple[K, ...]] = []
     while unpacked:
-        anchor = unpacked.pop(0)
-        dom = dominant(anchor.share)
+        anchor, dom = unpacked.pop(0)
+        left[dom] -= 1
         best: tuple[float, int] | None = None
-        for idx, cand in enumerate(unpacked):
-            if dominant(cand.share) == dom or not compatible(anchor.key, cand.key):
-                continue
-            dv = deviation(cand.share, anchor.share)
-            if best is None or dv > best[0]:
-                best = (dv, idx)
+        if len(unpacked) > left[dom]:  # a task of another dominant resource is left (else: no scan)
+            for idx, (cand, cand_dom) in enumerate(unpacked):
+                if cand_dom == dom or not compatible(anchor.key, cand.key):
+                    continue
+                dv = deviation(cand.share, anchor.share)
+                if best is None or dv > best[0]:
+                    best = (dv, idx)
         if best is None:
             entities.append((anchor.key,))
         else:
-            entities.append((anchor.key, unpacked.pop(best[1]).key))
+            partner, partner_dom = unpacked.pop(best[1])
+            left[partner_dom] -= 1
+            entities.append((anchor.key, partner.key))
     return entities

@@ -109,26 +109,33 @@ class TieredScheduler:
             return self.book.independent(a, b) and all(
                 x <= c for x, c in zip(add(self._demand(a), self._demand(b)), self.capacity))
 
+        loads = self._loads(master, view)
         extra: dict[int, Vector] = {}
         out: list[Decision] = []
         for entity in self.group(tasks, self._demand, self.capacity, compatible):
             need = total((self._demand(k) for k in entity), len(self.capacity))
-            node = self.place(need, self._table(master, view, extra), self.rng)
+            node = self.place(need, self._table(loads, extra), self.rng)
             extra[node] = add(extra.get(node, tuple(0.0 for _ in self.capacity)), need)
             for key in entity:
                 self.book.node_of[key] = node
                 out.append(Assign(node, ProbeInfo(key[0], key[1], self.book.est[key])))
         return out
 
-    def _table(self, master: int, view: ClusterView,
-               extra: dict[int, Vector]) -> list[tuple[int, Vector, Vector, float]]:
+    def _loads(self, master: int, view: ClusterView) -> list[tuple[int, Vector, Vector, float]]:
+        """Per worker of ``master``: its free capacity, the demand and the work queued at it. Fixed
+        while one dispatch places its entities (its tasks reach the queues later), so read once."""
         rows = []
         for w in self.workers_of[master]:
             queued = self.workers.queued.get(w, {})
-            held = total([self._demand(k) for k in queued] + ([extra[w]] if w in extra else []), len(self.capacity))
-            work = sum(self.book.est[k] for k in queued)
-            rows.append((w, sub(view.free_capacity(w) or self.capacity, held), self.capacity, work))
+            held = total([self._demand(k) for k in queued], len(self.capacity))
+            rows.append((w, view.free_capacity(w) or self.capacity, held, sum(self.book.est[k] for k in queued)))
         return rows
+
+    def _table(self, loads: list[tuple[int, Vector, Vector, float]],
+               extra: dict[int, Vector]) -> list[tuple[int, Vector, Vector, float]]:
+        """The placer's table: each worker's room once its queue and this dispatch's ``extra`` run."""
+        return [(w, sub(free, add(held, extra[w]) if w in extra else held), self.capacity, work)
+                for w, free, held, work in loads]
 
     # -- workers ---------------------------------------------------------------------------
     def on_probe_arrival(self, ev: ProbeArrival, view: ClusterView) -> Decisions:
