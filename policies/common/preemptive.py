@@ -12,7 +12,9 @@ suspended (like Hadoop's reducer preemption); otherwise dependency-oblivious wor
 from __future__ import annotations
 
 import math
+from bisect import insort
 from collections.abc import Callable, Sequence
+from itertools import takewhile
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -62,12 +64,21 @@ class _Waiting:
     key: TaskKey
     probe: ProbeInfo | None  # None: a suspended task (resumed, not run)
     demand: tuple[float, ...]
-    ready: bool
     priority: float
 
 
+def _rank(w: _Waiting) -> tuple[float, TaskKey]:
+    """The order a worker starts its waiting tasks in: priority, then key."""
+    return (-w.priority, w.key)
+
+
 class PreemptiveWorkers:
-    """Per-worker queues plus the fill-then-preempt step."""
+    """Per-worker queues plus the fill-then-preempt step.
+
+    Priorities hold within an instant (a task's waiting time and attained service are read at it),
+    so each worker keeps its waiting tasks in start order for the instant: arrivals are inserted,
+    started tasks removed, and a suspension or a new instant rebuilds it. A round that ends many
+    tasks on one busy worker sorts its queue once, not once per task end."""
 
     def __init__(self, priority: Priority, rule: PreemptionRule, independent: Callable[[TaskKey, TaskKey], bool],
                  estimate: Callable[[TaskKey], float], early_start: bool, max_suspended: int = 0) -> None:
@@ -78,10 +89,8 @@ class PreemptiveWorkers:
         self.early_start = early_start
         self.max_suspended = max_suspended   # per worker; 0: no limit
         self.queued: dict[int, dict[TaskKey, ProbeInfo]] = {}
-        # Per node, while valid: (instant, the highest priority among its queued tasks); queued
-        # since then. Valid while the instant lasts and the node's steps decide nothing.
-        self._top: dict[int, tuple[float, float]] = {}
-        self._arrived: dict[int, list[TaskKey]] = {}
+        self._order: dict[int, tuple[float, list[_Waiting]]] = {}  # node -> (instant, its waiting tasks by _rank)
+        self._arrived: dict[int, list[TaskKey]] = {}  # queued since the node's order was last read
 
     def enqueue(self, node: int, probe: ProbeInfo) -> None:
         assert probe.task is not None
@@ -89,79 +98,53 @@ class PreemptiveWorkers:
         self.queued.setdefault(node, {})[key] = probe
         self._arrived.setdefault(node, []).append(key)
 
-    def _startable(self, w: _Waiting, ready_only: bool = False) -> bool:
+    def _startable(self, w: _Waiting, view: ClusterView, ready_only: bool = False) -> bool:
         """Ready, or a queued (never started) task of a policy that may start it early.
         A suspended task is resumed only once ready: restarting it could not progress."""
-        return w.ready or (self.early_start and not ready_only and w.probe is not None)
+        return view.is_ready(*w.key) or (self.early_start and not ready_only and w.probe is not None)
 
     def step(self, node: int, view: ClusterView) -> list[Decision]:
         """Start what fits by priority; then either break a dependency deadlock or consider
         at most one preemption."""
-        if self._idle(node, view):
-            return []
-        out = self._full_step(node, view)
-        if out:
-            self._top.pop(node, None)
-        return out
-
-    def _idle(self, node: int, view: ClusterView) -> bool:
-        """Whether the full step would decide nothing, known without looking at every queued task:
-        no free slot, no running task stuck, and no queued or suspended task beating the lowest
-        running one (every rule preempts only for a startable waiting task that beats a running
-        one). Priorities hold within an instant, so a node's highest queued one is kept for the
-        instant and raised by arrivals: a burst of arrivals on a busy node costs one task each,
-        not one queue each. The priorities asked for are those the full step would ask for."""
-        arrived = self._arrived.pop(node, [])
-        top = self._top.get(node)
-        if top is None or top[0] != view.now or view.free_slot_ids(node):
-            return False
-        best = max([top[1]] + [self.priority(k, node, view) for k in arrived])
-        self._top[node] = (view.now, best)
-        suspended = view.suspended(node)
-        if not suspended and not self.queued.get(node):
-            return True
-        running = view.running(node)
-        if not running or any(not view.is_ready(r.job_id, r.task) for r in running):
-            return False
-        best = max([best] + [self.priority((r.job_id, r.task), node, view) for r in suspended])
-        if self.max_suspended and len(suspended) >= self.max_suspended:
-            return True
-        return best <= min(self.priority((r.job_id, r.task), node, view) for r in running)
-
-    def _full_step(self, node: int, view: ClusterView) -> list[Decision]:
         waiting = self._waiting(node, view)
-        self._top[node] = (view.now, max((w.priority for w in waiting if w.probe is not None), default=-math.inf))
         free: Sequence[float] = view.free_capacity(node) or ()
         running = view.running(node)
         slots = list(view.free_slot_ids(node))
-        before = {w.key for w in waiting}
-        out, free = self._fill(node, waiting, free, slots, ready_only=False)
+        out, free, started = self._fill(node, view, waiting, free, slots, ready_only=False)
         if not waiting:
             return out
         # Started early: revisit once settled. Needed on both paths below: a task started early
         # here is stuck too but not in ``running``, so the guard cannot suspend it in this step;
         # without the recheck it can keep a ready task out with nothing left to wake the worker.
-        recheck = [SetTimer(view.now, node, "recheck")] if any(
-            not view.is_ready(*k) for k in before - {w.key for w in waiting}) else []
+        recheck = [SetTimer(view.now, node, "recheck")] if any(not view.is_ready(*k) for k in started) else []
         stuck = [r for r in running if not view.is_ready(r.job_id, r.task)]
-        if stuck and any(w.ready for w in waiting):
-            return out + self._unstick(node, view, stuck, waiting, free, slots) + recheck
-        return out + recheck + self._preempt(node, view, waiting, free, running)
+        if stuck and any(view.is_ready(*w.key) for w in waiting):
+            out += self._unstick(node, view, stuck, waiting, free, slots)
+            out += recheck
+        else:
+            out += recheck
+            out += self._preempt(node, view, waiting, free, running)
+        if any(isinstance(d, Suspend) for d in out):
+            del self._order[node]  # a suspended task waits now: rebuilt at the next step
+        return out
 
-    def _fill(self, node: int, waiting: list[_Waiting], free: Sequence[float], slots: list[int],
-              ready_only: bool) -> tuple[list[Decision], Sequence[float]]:
-        """Start waiting tasks in priority order while slots last, skipping what does not fit."""
+    def _fill(self, node: int, view: ClusterView, waiting: list[_Waiting], free: Sequence[float], slots: list[int],
+              ready_only: bool) -> tuple[list[Decision], Sequence[float], list[TaskKey]]:
+        """Start waiting tasks in priority order while slots last, skipping what does not fit;
+        they leave ``waiting``. Returns the decisions, the capacity left and the tasks started."""
         out: list[Decision] = []
-        if not slots:  # the common case under load: nothing to sort
-            return out, free
-        for w in sorted(waiting, key=lambda w: (-w.priority, w.key)):
+        started: list[int] = []
+        for i, w in enumerate(waiting):
             if not slots:
                 break
-            if self._startable(w, ready_only) and fits(w.demand, free):
+            if self._startable(w, view, ready_only) and fits(w.demand, free):
                 out.append(self._start(node, slots.pop(0), w))
                 free = sub(free, w.demand)
-                waiting.remove(w)
-        return out, free
+                started.append(i)
+        keys = [waiting[i].key for i in started]
+        for i in reversed(started):
+            del waiting[i]
+        return out, free, keys
 
     def _unstick(self, node: int, view: ClusterView, stuck: Sequence[RunningTask], waiting: list[_Waiting],
                  free: Sequence[float], slots: list[int]) -> list[Decision]:
@@ -173,14 +156,26 @@ class PreemptiveWorkers:
             free = add(free, _demand(view, (r.job_id, r.task)))
             slots.append(r.slot)
         slots.sort()
-        started, _ = self._fill(node, waiting, free, slots, ready_only=True)
+        started, _, _ = self._fill(node, view, waiting, free, slots, ready_only=True)
         return out + started
 
     def _waiting(self, node: int, view: ClusterView) -> list[_Waiting]:
-        entries: list[tuple[TaskKey, ProbeInfo | None]] = sorted(self.queued.get(node, {}).items())
-        entries += [((r.job_id, r.task), None) for r in view.suspended(node)]
-        return [_Waiting(k, p, _demand(view, k), view.is_ready(*k), self.priority(k, node, view))
-                for k, p in entries]
+        """The node's waiting tasks in start order at ``view.now`` (kept for the instant)."""
+        arrived = self._arrived.pop(node, [])
+        kept = self._order.get(node)
+        if kept is not None and kept[0] == view.now:
+            queued = self.queued[node]
+            for key in arrived:
+                insort(kept[1], self._entry(key, queued[key], node, view), key=_rank)
+            return kept[1]
+        entries = [self._entry(k, p, node, view) for k, p in self.queued.get(node, {}).items()]
+        entries += [self._entry((r.job_id, r.task), None, node, view) for r in view.suspended(node)]
+        entries.sort(key=_rank)
+        self._order[node] = (view.now, entries)
+        return entries
+
+    def _entry(self, key: TaskKey, probe: ProbeInfo | None, node: int, view: ClusterView) -> _Waiting:
+        return _Waiting(key, probe, _demand(view, key), self.priority(key, node, view))
 
     def _start(self, node: int, slot: int, w: _Waiting) -> Decision:
         if w.probe is None:
@@ -198,22 +193,27 @@ class PreemptiveWorkers:
         run_tasks = [SpTask(k, self.priority(k, node, view), self.estimate(k) - view.attained(node, *k))
                      for k in sorted(slot_of)]
         floor = min((r.priority for r in run_tasks), default=math.inf)
-        if not any(w.priority > floor and self._startable(w) for w in waiting):
+        if not any(self._startable(w, view) for w in takewhile(lambda w: w.priority > floor, waiting)):
             return []  # no rule preempts without a startable waiting task beating a running one
-        demand = {w.key: w.demand for w in waiting} | {k: _demand(view, k) for k in slot_of}
-        startable = {w.key for w in waiting if self._startable(w)}
+        # the rule sees the waiting tasks as they queued: queued ones by key, then the suspended ones
+        held = {w.key: w for w in waiting if w.probe is None}
+        ordered = sorted((w for w in waiting if w.probe is not None), key=lambda w: w.key)
+        ordered += [held[k] for r in view.suspended(node) if (k := (r.job_id, r.task)) in held]
+        demand = {w.key: w.demand for w in ordered} | {k: _demand(view, k) for k in slot_of}
+        startable = {w.key for w in ordered if self._startable(w, view)}
 
         def compatible(w: TaskKey, r: TaskKey) -> bool:
             return w in startable and self.independent(w, r) and fits(demand[w], add(free, demand[r]))
 
-        wait_tasks = [SpTask(w.key, w.priority, 0.0, w.key in startable) for w in waiting]
+        wait_tasks = [SpTask(w.key, w.priority, 0.0, w.key in startable) for w in ordered]
         decision = self.rule(wait_tasks, run_tasks, compatible)
         if decision is None:
             return []
-        chosen = next(w for w in waiting if w.key == decision.preemptor)
+        at = next(i for i, w in enumerate(waiting) if w.key == decision.preemptor)
+        chosen = waiting.pop(at)
         slot = slot_of[decision.victim]
         out: list[Decision] = [Suspend(node, slot), self._start(node, slot, chosen)]
-        if not chosen.ready:  # it will be stuck: look again once this instant settles
+        if not view.is_ready(*chosen.key):  # it will be stuck: look again once this instant settles
             out.append(SetTimer(view.now, node, "recheck"))
         return out
 

@@ -40,6 +40,7 @@ class TaskBook:
         self.node_of: dict[TaskKey, int] = {}
         self.started: set[TaskKey] = set()   # run at least once (the workers' Run decisions)
         self._fresh: dict[TaskKey, float] = {}  # Eq. (3)'s first term before any service: w1 / estimate
+        self._left: dict[int, int] = {}   # per job, its tasks not finished yet
         self._flat: set[int] = set()  # jobs without edges among their tasks
         self._memo: dict[int, tuple[float, dict[int, float]]] = {}
 
@@ -53,6 +54,7 @@ class TaskBook:
         self.parents[jid] = parents
         self.ancestry[jid] = ancestors(parents)
         self.order[jid] = topological_order(parents)
+        self._left[jid] = job.n_tasks
         if not any(parents.values()):
             self._flat.add(jid)
         for i, d in enumerate(job.durations):
@@ -64,6 +66,8 @@ class TaskBook:
 
     def finish(self, key: TaskKey) -> list[TaskKey]:
         """Record a finished task; returns the tasks it made ready."""
+        if key not in self.finished:
+            self._left[key[0]] -= 1
         self.finished.add(key)
         self.node_of.pop(key, None)
         self.started.discard(key)
@@ -76,7 +80,7 @@ class TaskBook:
             self.pending_parents[ck] -= 1
             if self.pending_parents[ck] == 0:
                 ready.append(ck)
-        if all((key[0], i) in self.finished for i in range(self.jobs[key[0]].n_tasks)):
+        if not self._left[key[0]]:
             self._forget(key[0])
         return ready
 
@@ -92,6 +96,7 @@ class TaskBook:
         self.parents.pop(jid)
         self.ancestry.pop(jid)
         self.order.pop(jid)
+        self._left.pop(jid)
         self._flat.discard(jid)
         self._memo.pop(jid, None)
 
