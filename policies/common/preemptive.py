@@ -190,11 +190,11 @@ class PreemptiveWorkers:
         if self.max_suspended and len(view.suspended(node)) >= self.max_suspended:
             return []
         slot_of = {(r.job_id, r.task): r.slot for r in running}
-        run_tasks = [SpTask(k, self.priority(k, node, view), self.estimate(k) - view.attained(node, *k))
-                     for k in sorted(slot_of)]
-        floor = min((r.priority for r in run_tasks), default=math.inf)
+        prio = {k: self.priority(k, node, view) for k in slot_of}
+        floor = min(prio.values(), default=math.inf)
         if not any(self._startable(w, view) for w in takewhile(lambda w: w.priority > floor, waiting)):
             return []  # no rule preempts without a startable waiting task beating a running one
+        run_tasks = [SpTask(k, prio[k], self.estimate(k) - view.attained(node, *k)) for k in sorted(slot_of)]
         # the rule sees the waiting tasks as they queued: queued ones by key, then the suspended ones
         held = {w.key: w for w in waiting if w.probe is None}
         ordered = sorted((w for w in waiting if w.probe is not None), key=lambda w: w.key)

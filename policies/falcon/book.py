@@ -41,7 +41,8 @@ class TaskBook:
         self.started: set[TaskKey] = set()   # run at least once (the workers' Run decisions)
         self._fresh: dict[TaskKey, float] = {}  # Eq. (3)'s first term before any service: w1 / estimate
         self._left: dict[int, int] = {}   # per job, its tasks not finished yet
-        self._flat: set[int] = set()  # jobs without edges among their tasks
+        self._instant: tuple[float, dict[TaskKey, float]] = (-math.inf, {})  # started tasks' Eq. (3) at an instant
+        self._leaves: set[int] = set()  # jobs whose tasks are all leaves: no edges, no later stages waiting
         self._memo: dict[int, tuple[float, dict[int, float]]] = {}
 
     def add(self, job: Job) -> list[TaskKey]:
@@ -55,8 +56,8 @@ class TaskBook:
         self.ancestry[jid] = ancestors(parents)
         self.order[jid] = topological_order(parents)
         self._left[jid] = job.n_tasks
-        if not any(parents.values()):
-            self._flat.add(jid)
+        if not any(parents.values()) and not job.successors:
+            self._leaves.add(jid)
         for i, d in enumerate(job.durations):
             factor = math.exp(self.rng.gauss(0.0, self.noise)) if self.noise > 0 else 1.0
             self.est[(jid, i)] = d * factor
@@ -97,7 +98,7 @@ class TaskBook:
         self.ancestry.pop(jid)
         self.order.pop(jid)
         self._left.pop(jid)
-        self._flat.discard(jid)
+        self._leaves.discard(jid)
         self._memo.pop(jid, None)
 
     def independent(self, a: TaskKey, b: TaskKey) -> bool:
@@ -121,19 +122,26 @@ class TaskBook:
         same floats (nothing attained: est - 0 is est) and no lookup in the cluster's slots."""
         if key not in self.started:
             return self._fresh[key] + self._waited(self.jobs[key[0]], view)
-        att = self.attained(key, view)
-        waited = view.now - self.jobs[key[0]].submit - att
-        return leaf_priority(self.est[key] - att, max(waited, 0.0), self.w1, self.w2)
+        if self._instant[0] != view.now:
+            self._instant = (view.now, {})
+        known = self._instant[1]
+        if (value := known.get(key)) is None:  # a started task's service holds within an instant
+            att = self.attained(key, view)
+            waited = view.now - self.jobs[key[0]].submit - att
+            value = known[key] = leaf_priority(self.est[key] - att, max(waited, 0.0), self.w1, self.w2)
+        return value
 
     def _waited(self, job: Job, view: ClusterView) -> float:
         """Eq. (3)'s second term for a task that never ran: it has waited since its job came."""
         return self.w2 * max(view.now - job.submit, 0.0)
 
     def priority(self, key: TaskKey, node: int, view: ClusterView) -> float:
-        """Eq. (2) over unfinished children (or Eq. (3) alone when ``dag`` is off)."""
-        if not self.dag:
-            return self.leaf(key, view)
+        """Eq. (2) over unfinished children (or Eq. (3) alone when ``dag`` is off, or for a job whose
+        tasks are all leaves: read when asked, the value the instant's memo would hold, as a task's
+        attained service holds within an instant and is nothing at the instant it starts)."""
         jid = key[0]
+        if not self.dag or jid in self._leaves:
+            return self.leaf(key, view)
         memo = self._memo.get(jid)
         if memo is None or memo[0] != view.now:
             memo = (view.now, self._job_priorities(jid, view))
@@ -148,8 +156,4 @@ class TaskBook:
             weight = successor_weight(job.successors,
                                       lambda s: leaf_priority(s.estimate, waited, self.w1, self.w2))
             leaf = lambda i: weight  # noqa: E731
-        elif jid in self._flat:  # no edges: each task is a leaf, and most never ran (one pass)
-            waited, fresh, started = self._waited(job, view), self._fresh, self.started
-            return {i: fresh[(jid, i)] + waited if (jid, i) not in started else self.leaf((jid, i), view)
-                    for i in self.order[jid]}
         return dag_priorities(self.live[jid], leaf, self.order[jid])
