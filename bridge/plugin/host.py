@@ -37,6 +37,7 @@ from bridge.drivers.spark.state import LiveCluster
 from bridge.plugin.metrics import HostMetrics
 from bridge.plugin.peer_text import peer_logger
 from bridge.protocol.messages import (
+    Grant,
     LiveEvent,
     OfferRound,
     Placement,
@@ -101,6 +102,11 @@ def _differences(host: Any, app: Any, where: str = "") -> list[str]:
     if isinstance(host, tuple) and isinstance(app, tuple) and len(host) == len(app):
         return [d for h, a in zip(host, app) for d in _differences(h, a, where)]
     return [] if host == app else [f"{where or 'settings'}: host {host!r}, application {app!r}"]
+
+
+def _grants(grants: Sequence[Grant]) -> str:
+    """Grants as the host's log writes them: ``s<stage>.<attempt>-><executor>x<slots>``."""
+    return " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in grants)
 
 
 def _params_text(params: Mapping[str, str]) -> str:
@@ -264,10 +270,11 @@ class PolicyHost:
         micros = (time.perf_counter_ns() - start) // 1000
         self._count(placement, micros)
         self.decisions.append(DecisionRecord(rnd.app, rnd.round, placement, micros))
-        if (placement.grants or placement.preempt) and placements.isEnabledFor(logging.DEBUG):  # formatting costs
-            placements.debug("schedbridge host: %s round %d: %s%s", rnd.app, rnd.round,
-                     " ".join(f"s{g.stage}.{g.attempt}->{g.executor}x{g.slots}" for g in placement.grants),
-                     f" preempt {list(placement.preempt)}" if placement.preempt else "")
+        if (placement.grants or placement.preempt or placement.confirmed) \
+                and placements.isEnabledFor(logging.DEBUG):  # formatting costs
+            parts = [_grants(placement.grants), f"ahead {_grants(placement.confirmed)}" if placement.confirmed else "",
+                     f"preempt {list(placement.preempt)}" if placement.preempt else ""]
+            placements.debug("schedbridge host: %s round %d: %s", rnd.app, rnd.round, " ".join(p for p in parts if p))
         return encode_placement(placement, rnd.round, (time.perf_counter_ns() - received) // 1000)
 
     def _count(self, placement: Placement, micros: int) -> None:

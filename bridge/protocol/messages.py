@@ -160,6 +160,9 @@ class Placement:
     # (withdrawn, or ended before the host heard of them): the host's accounting, not sent.
     hits: int = 0
     misses: int = 0
+    # The hits per stage and executor: the policy's placements among the launches ahead, logged
+    # beside its grants by the host; not sent.
+    confirmed: tuple[Grant, ...] = ()
     # The pause of the application's predictions (in its task ends) that the round's misses started
     # (``bridge.drivers.spark.ahead.AheadBackoff``; 0: none): the host's accounting, not sent.
     paused: int = 0

@@ -107,9 +107,7 @@ def test_a_pyspark_application_by_schedbridge_submit_is_placed_by_hawk_with_its_
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("inner.txt", "unpacked from --archives\n")
     module.write_text('VALUE = "imported from --py-files"\n')
-    # asking at each task end: the host's log lists grants, and launches ahead it confirmed are not grants
     cmd = [*launcher("schedbridge-submit"), "--conf", "spark.schedbridge.policy=hawk", *ROOMY_DEADLINE,
-           "--conf", "spark.schedbridge.launch.ahead=false",
            "--conf", "spark.schedbridge.policy.cutoff=0", "--conf", "spark.schedbridge.policy.big_partition=50",
            "--conf", f"spark.schedbridge.host.log={log}", "--conf", f"spark.schedbridge.stats.file={stats_file}",
            "--files", f"{data}#alias", "--archives", f"{archive}#unpacked", "--py-files", str(module),

@@ -6,6 +6,7 @@ rest with rounds through the JSON protocol)."""
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from bridge.drivers.planners import make_planner
@@ -101,6 +102,15 @@ def test_a_hit_is_bound_to_the_policys_grant_and_retires_nothing() -> None:
     assert s.outcomes() == (1.0, 0.0)
     s.send({}, [task("task_end", 1, 3)])
     assert s.planner.job_specs == {}                      # its end finished the policy's task
+
+
+def test_the_hosts_log_of_placements_lists_the_hits_beside_the_grants(caplog) -> None:
+    s = Script()
+    with caplog.at_level(logging.DEBUG, logger="bridge.plugin.host.placements"):
+        running_stage_3(s)
+        s.send({3: 0}, [task("task_end", 0, 3), task("task_start", 1, 3)], [launch(3, 1, ahead=True)])
+    lines = [r.getMessage() for r in caplog.records if r.name == "bridge.plugin.host.placements"]
+    assert lines == ["schedbridge host: a round 1: s3.0->1x1", "schedbridge host: a round 3: ahead s3.0->1x1"]
 
 
 def test_a_miss_is_withdrawn_and_the_policys_own_grant_waits_for_the_core() -> None:

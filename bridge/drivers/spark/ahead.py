@@ -19,16 +19,24 @@ otherwise have most launches ahead killed.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge.drivers.ledger import Ledger, StageKey
-from bridge.protocol.messages import Launched, OfferRound, Prediction
+from bridge.protocol.messages import Grant, Launched, OfferRound, Prediction
 
 
 def launches_ahead(rnd: OfferRound) -> dict[int, Launched]:
     """The round's launches ahead: Spark task id -> its report."""
     return {task: rep for rep in rnd.launched if rep.ahead for task in rep.tasks}
+
+
+def confirmed(guesses: Mapping[int, Launched], hits: Sequence[bool]) -> tuple[Grant, ...]:
+    """The launches ahead the policy's decisions confirmed (``hits``, in ``guesses``' order), per
+    stage and executor: its placements as grants, for the host's log of decisions."""
+    count = Counter((rep.stage, rep.attempt, rep.executor)
+                    for rep, hit in zip(guesses.values(), hits, strict=True) if hit)
+    return tuple(Grant(stage, attempt, executor, n) for (stage, attempt, executor), n in count.items())
 
 
 class AheadLaunches:

@@ -34,7 +34,7 @@ from bridge.cluster.runner import Pausing
 from bridge.cluster.state import ClusterState
 from bridge.drivers.spark.dag import successors_of
 from bridge.drivers.spark.slots import SparkRunner
-from bridge.drivers.spark.ahead import AheadBackoff, AheadLaunches, launches_ahead
+from bridge.drivers.spark.ahead import AheadBackoff, AheadLaunches, confirmed, launches_ahead
 from bridge.drivers.estimates import Estimates
 from bridge.drivers.ledger import Ledger, StageKey, TaskKey
 from bridge.drivers.spark.state import AppState, LiveCluster
@@ -278,7 +278,8 @@ class EnginePlanner:
         hits = sum(outcomes)
         return Placement(grants, preempt, held=self._held_by_rule(world, rnd, grants, own),
                          next=world.ahead.predictions(rnd.app, world.ledger) if predict else (),
-                         withdraw=withdraw, hits=hits, misses=len(outcomes) - hits, paused=pause)
+                         withdraw=withdraw, hits=hits, misses=len(outcomes) - hits, paused=pause,
+                         confirmed=confirmed(guesses, outcomes))
 
     @staticmethod
     def _held_by_rule(world: World, rnd: OfferRound, grants: Sequence[Grant], app: AppState | None) -> int:
