@@ -110,7 +110,7 @@ class TaskBook:
 
     def attained(self, key: TaskKey, view: ClusterView) -> float:
         node = self.node_of.get(key)
-        if node is None or key not in self.started:  # a queued task has received nothing
+        if node is None:
             return 0.0
         try:
             return view.attained(node, *key)
