@@ -4,9 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -29,6 +32,8 @@ final class ClusterMirror {
     /** Task ids sent by {@link #recordEarlyStart} / {@link #recordEarlyEnd}: the listener's own events are dropped. */
     private final Set<Long> startedEarly = new LinkedHashSet<>();
     private final Set<Long> endedEarly = new LinkedHashSet<>();
+    /** Jobs whose start the listener recorded, or that {@link #awaitJobs} stopped waiting for. */
+    private final Set<Integer> heardJobs = new LinkedHashSet<>();
     private ArrayNode pending = NODES.arrayNode();
     private boolean overflowed;
 
@@ -85,10 +90,10 @@ final class ClusterMirror {
         queue(ev);
     }
 
-    private static void remember(Set<Long> early, long task) {
-        early.add(task);
+    private static <T> void remember(Set<T> early, T id) {
+        early.add(id);
         if (early.size() > MAX_EARLY) {  // the listener bus dropped events: forget the oldest
-            Iterator<Long> oldest = early.iterator();
+            Iterator<T> oldest = early.iterator();
             oldest.next();
             oldest.remove();
         }
@@ -107,6 +112,43 @@ final class ClusterMirror {
         for (JsonNode st : ev.get("stages")) {
             parents.put(st.get("stage").asInt(), (ArrayNode) st.get("parents"));
         }
+        remember(heardJobs, ev.get("job").asInt());
+        notifyAll();
+    }
+
+    /**
+     * Waits up to {@code maxMs} until the listener has recorded the start of each of {@code jobs}.
+     * Spark posts a job's start before it submits the job's first stages, but the listener bus
+     * delivers it on its own thread: a round built at once would name those stages without their
+     * job's DAG (parents, and the stages after them that dependency-aware policies rank by).
+     * Returns the jobs still unheard at the bound (the bus dropped or delays them); they count as
+     * heard from then on, so no later round waits for them again.
+     */
+    synchronized List<Integer> awaitJobs(Collection<Integer> jobs, long maxMs) {
+        long until = System.nanoTime() + maxMs * 1_000_000;
+        List<Integer> unheard = unheard(jobs);
+        try {
+            for (long left = maxMs; !unheard.isEmpty() && left > 0; left = (until - System.nanoTime()) / 1_000_000) {
+                wait(left);
+                unheard = unheard(jobs);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (int job : unheard) {
+            remember(heardJobs, job);
+        }
+        return unheard;
+    }
+
+    private List<Integer> unheard(Collection<Integer> jobs) {
+        List<Integer> out = new ArrayList<>();
+        for (int job : jobs) {
+            if (!heardJobs.contains(job) && !out.contains(job)) {
+                out.add(job);
+            }
+        }
+        return out;
     }
 
     private void endJob(int job) {

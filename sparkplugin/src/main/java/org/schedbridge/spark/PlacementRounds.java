@@ -56,6 +56,12 @@ final class PlacementRounds implements AutoCloseable {
      * Spark's for at most this long; then the policy is asked again (and gets the events since).
      */
     private static final long SPARK_ORDER_MS = 100;
+    /**
+     * A round naming a stage whose job's start the listener has not delivered yet waits this long
+     * for it (see {@link ClusterMirror#awaitJobs}); past it the stage goes without its job's DAG,
+     * counted as a warning.
+     */
+    private static final long JOB_START_WAIT_MS = 100;
 
     private final SparkContext sc;
     private final PolicyClient client;
@@ -507,6 +513,16 @@ final class PlacementRounds implements AutoCloseable {
     }
 
     private OfferBatch newBatch(List<WorkerOffer> offers, int[] freeCores, List<TaskSetManager> queue) {
+        List<Integer> jobs = new ArrayList<>();
+        for (TaskSetManager tsm : queue) {
+            jobs.add(tsm.taskSet().priority());
+        }
+        for (int job : mirror.awaitJobs(jobs, JOB_START_WAIT_MS)) {
+            String reason = "job " + job + "'s start had not reached the listener " + JOB_START_WAIT_MS
+                    + " ms after its stages did: the policy gets them without the job's stage DAG";
+            stats.warning(reason);
+            LOG.warn("schedbridge: {}", reason);
+        }
         return new OfferBatch(sc.applicationId(), ++round, cpusPerTask, offers, freeCores, queue, mirror, launchAhead);
     }
 
