@@ -207,6 +207,9 @@ final class PolicyClient implements AutoCloseable {
         if (late) {
             late = false;
             needSnapshot = !answered(inflight);
+            if (!needSnapshot) {
+                ackedEpoch = callEpoch;  // it carried this connection's snapshot: not sent again
+            }
         }
         boolean snapshot = needSnapshot || epoch != ackedEpoch;
         mirror.drainInto(request, snapshot);

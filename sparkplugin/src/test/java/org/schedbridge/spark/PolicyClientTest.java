@@ -275,6 +275,22 @@ class PolicyClientTest {
     }
 
     @Test
+    void aLateFirstRoundsSnapshotIsNotSentAgainOnceItIsAnswered() throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        heldHost("100ms", "10min", 1, go);
+        assertTrue(round(1, ATTACHED, "{\"v\": 2, \"round\": 1}").late(), "the host rebuilds its state slowly");
+        go.countDown();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (reoffers.get() == 0 && System.nanoTime() < end) {
+            Thread.sleep(5);
+        }
+        assertTrue(round(2, "{\"v\": 2, \"round\": 2}").answered());
+        assertTrue(sent(1).has("conf"), "the first round is a snapshot");
+        // else every round rebuilds the host's state, and each is late again: no task ever starts
+        assertFalse(sent(2).has("conf"), "the late snapshot was answered: the host holds this connection's state");
+    }
+
+    @Test
     void aLateReportWaitsWithoutAReofferAndIsNotAFailure() throws Exception {
         CountDownLatch go = new CountDownLatch(1);
         heldHost("100ms", "10min", 2, go);
