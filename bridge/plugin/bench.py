@@ -20,13 +20,14 @@ py4j callback per round) and ``local`` (the default of spark-submit: a host proc
 driver, JSON over loopback TCP), so their costs compare within one run. The policy's own decision
 time is host-timed in-process only (the local host's decisions live in its own process).
 
-Run: ``schedbridge bench spark [--policy fifo] [--tasks 4000] [--repeats 3] [--task-ms 0]
+Run: ``schedbridge bench spark [--policy fifo] [--param KEY=VALUE] [--tasks 4000] [--repeats 3] [--task-ms 0]
 [--endpoint inprocess --endpoint local] [--launch-ahead]`` (``--repeats 0``: the latency part only).
 """
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from types import SimpleNamespace
 
 import click
@@ -34,7 +35,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 import sparkplugin
-from bridge.common.options import SLOTS
+from bridge.common.options import SLOTS, param_option
 from bridge.common.metrics import median, percentile
 from bridge.drivers.planners import make_planner
 from bridge.plugin import inprocess as spark_inprocess
@@ -66,12 +67,12 @@ def synthetic_rounds(executors: int = 16, slots: int = 4, stages: int = 10,
     return json.dumps(setup), json.dumps(timed)
 
 
-def host_planning_us(policy: str, repeats: int = 200) -> list[float]:
+def host_planning_us(policy: str, repeats: int = 200, params: Mapping[str, str] | None = None) -> list[float]:
     """Host-side time of the synthetic 64-slot / 1,000-task round (a fresh host each repeat)."""
     setup, timed = synthetic_rounds()
     out = []
     for _ in range(repeats):
-        host = PolicyHost(make_planner(policy))
+        host = PolicyHost(make_planner(policy, params))
         host.handle(setup)
         start = time.perf_counter_ns()
         reply = host.handle(timed)
@@ -99,22 +100,23 @@ def stock_session(cores: int) -> SparkSession:
     return SparkSession.builder.config(conf=conf).master(f"local[{cores}]").getOrCreate()
 
 
-def bridge_session(policy: str, cores: int, endpoint: str,
-                   ahead: bool = False) -> tuple[SparkSession, PolicyHost | None]:
+def bridge_session(policy: str, cores: int, endpoint: str, ahead: bool = False,
+                   params: Mapping[str, str] | None = None) -> tuple[SparkSession, PolicyHost | None]:
     """A session through the plugin; the in-process host is returned (None for a ``local`` host).
     ``ahead``: ``spark.schedbridge.launch.ahead`` (freed slots take their predicted stage at once), set
     either way: the bridge without it is the one that asks at each task end, whatever the default."""
     base = {**BASE, f"{sparkplugin.CONF_PREFIX}launch.ahead": str(ahead).lower()}
     if endpoint == "inprocess":
-        host = PolicyHost(make_planner(policy))
+        host = PolicyHost(make_planner(policy, params))
         return spark_inprocess.session(f"local[{cores}]", host, conf=base), host
-    plugin_conf = sparkplugin.spark_conf(policy, endpoint=endpoint)
+    plugin_conf = sparkplugin.spark_conf(policy, params, endpoint=endpoint)
     conf = SparkConf(loadDefaults=False).setAll([*base.items(), *plugin_conf.items()])
     return SparkSession.builder.config(conf=conf).master(sparkplugin.master(f"local[{cores}]")).getOrCreate(), None
 
 
 @click.command("spark")
 @click.option("--policy", default="fifo", show_default=True)
+@param_option()
 @click.option("--tasks", type=click.IntRange(1, 10_000_000), default=4000, show_default=True,
               help="trivial tasks per throughput run")
 @click.option("--cores", type=SLOTS, default=2, show_default=True, help="local[N] for the throughput runs")
@@ -134,7 +136,7 @@ def spark(**options: object) -> None:
     jar = str(sparkplugin.jar_path())
     SparkContext._ensure_initialized(conf=SparkConf().setAll([*BASE.items(), ("spark.driver.extraClassPath", jar)]))
 
-    planning = host_planning_us(args.policy)
+    planning = host_planning_us(args.policy, params=args.params)
     print(f"policy {args.policy}")
     for endpoint in args.endpoints:
         latency(args, endpoint)
@@ -146,7 +148,7 @@ def spark(**options: object) -> None:
 
 def latency(args: SimpleNamespace, endpoint: str) -> None:
     """Round trips on local[64] over 1,000 tasks, after a warm-up job."""
-    spark, host = bridge_session(args.policy, 64, endpoint, args.ahead)
+    spark, host = bridge_session(args.policy, 64, endpoint, args.ahead, args.params)
     trivial_job(spark, 200)  # warm-up
     warm = {key: len(values) for key, values in spark_inprocess.stats().items() if key.endswith("_us")}
     warm_decisions = len(host.decisions) if host else 0
@@ -173,30 +175,38 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
 
 def throughput(args: SimpleNamespace) -> None:
     """Stock vs bridge, fresh sessions, ``args.repeats`` times each, alternating and each repeat
-    starting one kind later (the JVM warms up over the run); with ``--launch-ahead`` each endpoint
-    runs without and with it, so they compare within one run."""
+    starting one kind later, after one uncounted pass over the kinds (a JVM's first runs are its
+    slowest: without it, stock, first, ran 30-45% below its later runs); with ``--launch-ahead``
+    each endpoint runs without and with it, so they compare within one run."""
     bridges = {bridge_kind(e, ahead): (e, ahead) for ahead in (False, *((True,) if args.ahead else ()))
                for e in args.endpoints}
     kinds = [STOCK.name, *bridges]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
     counters = {kind: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
                        "ahead_tasks": 0, "withdrawn_tasks": 0} for kind in bridges}
+
+    def run(kind: str) -> float:
+        s = bridge_session(args.policy, args.cores, *bridges[kind], args.params)[0] if kind in bridges \
+            else stock_session(args.cores)
+        rate = timed_rate(s, args.tasks)
+        if kind in bridges:
+            stats = spark_inprocess.stats()
+            counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
+        s.stop()
+        return rate
+
+    warm_up = {kind: round(run(kind)) for kind in kinds}
     for repeat in range(args.repeats):
         first = repeat % len(kinds)
         for kind in kinds[first:] + kinds[:first]:
-            s = bridge_session(args.policy, args.cores, *bridges[kind])[0] if kind in bridges \
-                else stock_session(args.cores)
-            rates[kind].append(timed_rate(s, args.tasks))
-            if kind in bridges:
-                stats = spark_inprocess.stats()
-                counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
-            s.stop()
+            rates[kind].append(run(kind))
     stock = median(rates[STOCK.name])
     medians = ", ".join(f"bridge [{k}] {median(rates[k]):.0f} tasks/s "
                         f"({100 * median(rates[k]) / stock:.0f}% of stock)" for k in kinds[1:])
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
           f"stock {stock:.0f} tasks/s, {medians}")
-    print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}))
+    print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}),
+          "after an uncounted pass:", json.dumps(warm_up))
     print("bridge throughput runs (incl. warm-ups):", json.dumps(counters))
 
 
