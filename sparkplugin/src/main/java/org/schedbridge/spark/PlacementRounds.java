@@ -79,10 +79,8 @@ final class PlacementRounds implements AutoCloseable {
     private final AtomicBoolean sendScheduled = new AtomicBoolean();
     private final int lateLimitMs;
     private final String statsFile;
-    /** Free slots held back while tasks wait longer than this: one round is Spark's (the watchdog). */
-    private final long holdMaxMs;
-    /** Since when every policy round has held free slots back while tasks waited; -1 if the last did not. */
-    private long heldSinceMs = -1;
+    /** Free slots held back while tasks wait longer than {@code hold.max}: one round is Spark's. */
+    private final HoldWatch holds;
     private final int maxKillsPerRound;
     private final int maxKillsPerTask;
     /** Kills asked by the policy so far, per task ({@code stage.index}) over all its attempts. */
@@ -123,7 +121,7 @@ final class PlacementRounds implements AutoCloseable {
         this.lateLimitMs = conf.lateLimitMs;
         this.statsFile = conf.statsFile;
         this.maxKillsPerRound = conf.maxKillsPerRound;
-        this.holdMaxMs = conf.holdMaxMs;
+        this.holds = new HoldWatch(conf.holdMaxMs);
         this.maxKillsPerTask = conf.maxKillsPerTask;
         this.policy = conf.policy;
         this.launchAhead = conf.launchAhead;
@@ -156,9 +154,8 @@ final class PlacementRounds implements AutoCloseable {
             stats.sparkOrderRound();
             return counted(BridgeStats.Launch.POLICY, spark.resourceOffers(offers, all));  // the policy's declared answer
         }
-        if (heldSinceMs >= 0 && System.currentTimeMillis() - heldSinceMs > holdMaxMs) {
-            heldSinceMs = -1;  // the watchdog: this round is Spark's own, then the policy again
-            stats.watchdogRound(holdMaxMs);
+        if (holds.expired(System.currentTimeMillis())) {  // the watchdog: this round is Spark's, then the policy's
+            stats.watchdogRound(holds.maxMs());
             return counted(BridgeStats.Launch.FALLBACK, spark.resourceOffers(offers, all));
         }
         long start = System.nanoTime();
@@ -192,10 +189,10 @@ final class PlacementRounds implements AutoCloseable {
                 apply(placement, Lookup.of(batch), list, offers, all, spark));
         if (heldBack(batch, launched)) {
             stats.heldBack();
-            heldSinceMs = heldSinceMs < 0 ? System.currentTimeMillis() : heldSinceMs;
+            holds.held(System.currentTimeMillis());
             reviveLater(revive);
         } else {
-            heldSinceMs = -1;
+            holds.ended();
             if (size(launched) > 0 && client.wantsLaunchReports()) {
                 reviveLater(revive);  // the launches reach the policy soon even if no slot frees up
             }
@@ -395,8 +392,12 @@ final class PlacementRounds implements AutoCloseable {
         for (List<TaskDescription> l : launched) {
             n += l.size();
         }
-        if (n == 0 && !out && waiting(freeCores, queue)) {
+        boolean idle = waiting(freeCores, queue);
+        if (n == 0 && !out && idle) {
             return null;  // free slots, tasks waiting, nothing predicted for them: the policy decides now
+        }
+        if (!idle) {
+            holds.ended();  // every free slot took a task (e.g. grants of an answer that landed): nothing is held
         }
         if (!out && (ahead > 0 || news)) {
             long wait = lastRoundMs + pace.waitMs() - System.currentTimeMillis();
