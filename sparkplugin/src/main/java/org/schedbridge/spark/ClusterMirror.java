@@ -92,7 +92,7 @@ final class ClusterMirror {
 
     private static <T> void remember(Set<T> early, T id) {
         early.add(id);
-        if (early.size() > MAX_EARLY) {  // the listener bus dropped events: forget the oldest
+        if (early.size() > MAX_EARLY) {  // the bus dropped events, or a long application's old jobs: forget the oldest
             Iterator<T> oldest = early.iterator();
             oldest.next();
             oldest.remove();
