@@ -209,3 +209,18 @@ class Squatter:
                            "slots": [{"executor": "driver", "host": "localhost", "free": 2}],
                            "stages": [{"stage": 0, "attempt": 0, "job": 0, "tasks": 6, "pending": 6, "running": 0}],
                            "events": [], "snapshot": {"executors": [], "running": [], "jobs": []}}).encode() + b"\n"
+
+
+def hawk_grants_over_two_executors(log: str) -> list[tuple[int, str, int, str]]:
+    """(stage, executor, tasks, Hawk's general executor then) per grant a host's log shows while its
+    state held two executors. The state is rebuilt whenever a snapshot comes (at the start, after a
+    failed call), so each grant is judged against the nodes of the rebuild before it; Hawk's general
+    partition is the highest node ids, the second of two."""
+    granted: list[tuple[int, str, int, str]] = []
+    for world in re.split(r"(?=rebuilt over )", log):
+        nodes = re.match(r"rebuilt over 2 executors x \d+ slots, nodes: \S+ (\S+)", world)
+        if nodes:
+            general = nodes[1].split("/", 1)[1]
+            granted += [(int(stage), ex, int(n), general)
+                        for stage, ex, n in re.findall(r"s(\d+)\.\d+->(\S+?)x(\d+)", world)]
+    return granted

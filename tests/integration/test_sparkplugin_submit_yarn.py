@@ -22,7 +22,7 @@ import sparkplugin
 from bridge.target.spark import SPARK_HOME, spark_submit
 from yarnclient.resourcemanager import ResourceManagerClient
 from tests.integration.process_output import failure_excerpt
-from tests.integration.sparkplugin_support import DaemonProcess
+from tests.integration.sparkplugin_support import DaemonProcess, hawk_grants_over_two_executors
 
 pytestmark = pytest.mark.integration
 
@@ -121,22 +121,10 @@ def test_a_pyspark_application_by_schedbridge_submit_is_placed_by_hawk_with_its_
                                                   "module": "imported from --py-files"}] * 4
     assert_every_task_placed_by_hawk(stats_file, PI_PARTITIONS)
     assert "schedbridge: policy hawk (a host beside the driver" in result.stderr  # the summary at the end
-    granted = grants_over_two_executors(log.read_text())
-    assert sum(n for _, n, _ in granted) >= PI_PARTITIONS, granted
-    assert all(ex == general for ex, _, general in granted), granted
+    granted = hawk_grants_over_two_executors(log.read_text())
+    assert sum(n for _, _, n, _ in granted) >= PI_PARTITIONS, granted
+    assert all(ex == general for _, ex, _, general in granted), granted
 
-
-def grants_over_two_executors(text: str) -> list[tuple[str, int, str]]:
-    """(executor, tasks, Hawk's general executor then) per grant made while the host's state held both
-    executors. The state is rebuilt whenever a snapshot comes (at the start, after a failed call),
-    so each grant is judged against the nodes of the rebuild before it."""
-    granted: list[tuple[str, int, str]] = []
-    for world in re.split(r"(?=rebuilt over )", text):
-        nodes = re.match(r"rebuilt over 2 executors x \d+ slots, nodes: \S+ (\S+)", world)
-        if nodes:
-            general = nodes[1].split("/", 1)[1]  # the highest node ids are Hawk's general partition
-            granted += [(ex, int(n), general) for ex, n in re.findall(r"s\d+\.\d+->(\S+?)x(\d+)", world)]
-    return granted
 
 
 def test_spark_pi_in_cluster_deploy_mode_attaches_to_serve_and_is_placed_by_hawk(env, testbed, tmp_path) -> None:
