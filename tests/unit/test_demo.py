@@ -45,7 +45,8 @@ def test_the_shipped_plan_is_the_interactive_batch_mix_under_three_named_policie
     assert workload is not None and {c.kind for c in workload.categories} == {"tpch", "wordcount"}
     assert (mix.executors, mix.executor_cores, mix.extra_vcores) == (4, 1, 0) and mix.job_model == "stages"
     assert mix.estimates_from == "stock" and mix.reading == ("short", "p90") and mix.cutoff == 5.0
-    assert mix.params == {"cutoff": "5", "big_partition": "75", "probe_ratio": "8", "q": "2"}
+    assert mix.params == {"cutoff": "5", "big_partition": "75", "probe_ratio": "16",
+                          "integer_estimates": "false", "q": "2"}
 
 
 def test_a_comparison_without_job_model_plays_each_stage_as_a_job(tmp_path: Path) -> None:
