@@ -126,7 +126,6 @@ def test_a_pyspark_application_by_schedbridge_submit_is_placed_by_hawk_with_its_
     assert all(ex == general for _, ex, _, general in granted), granted
 
 
-
 def test_spark_pi_in_cluster_deploy_mode_attaches_to_serve_and_is_placed_by_hawk(env, testbed, tmp_path) -> None:
     """Spark's own `pi.py` with its driver in YARN's ApplicationMaster container, attached to a
     `schedbridge serve` daemon (`spark.schedbridge.endpoint`): the application ends SUCCEEDED in
