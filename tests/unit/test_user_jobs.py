@@ -84,3 +84,12 @@ def test_the_engine_tells_the_policy_the_filed_estimate_and_the_unit(tmp_path: P
 def test_a_missing_estimates_file_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="nope.json"):
         EnginePlanner("fifo", {"estimates": str(tmp_path / "nope.json")})
+
+
+@pytest.mark.parametrize("params,warned", [({"learn": "true"}, True), ({}, False),
+                                           ({"learn": "true", "integer_estimates": "false"}, False)])
+def test_measured_estimates_truncated_to_whole_seconds_are_warned_of(
+        params: dict[str, str], warned: bool, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING", logger="bridge.drivers.spark.engine"):
+        EnginePlanner("hawk", params)
+    assert ("integer_estimates=false" in caplog.text) == warned, caplog.text

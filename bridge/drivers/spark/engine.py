@@ -186,9 +186,20 @@ class EnginePlanner:
         self._world: World | None = None                # the world of the last round
         self._job_ids = itertools.count()
         self.user_jobs = self.params.user_jobs()
+        self._warn_truncated_estimates()
         self.demand_faults_seen = Counter[str]()  # declared task demands not used as given (``task_demand``)
         self.backoff = AheadBackoff()  # per application, across its worlds' rebuilds
         self.now = 0.0
+
+    def _warn_truncated_estimates(self) -> None:
+        """Say so when measured estimates (a file from history, or ``learn``) reach a policy that
+        truncates them to whole seconds: right for the authors' traces, it moves a job measured at
+        5.96 s to 5 s, across a cutoff of 5."""
+        if getattr(self.config, "integer_estimates", False) and (self.params.estimates or self.params.learn):
+            log.warning("schedbridge engine: %s truncates each job's estimate to whole seconds "
+                        "(integer_estimates, true by default: the authors' simulator reads its traces so); "
+                        "estimates from history are measured means: spark.schedbridge.policy."
+                        "integer_estimates=false uses them as measured", self.name)
 
     @property
     def job_specs(self) -> Mapping[int, Job]:
