@@ -4,12 +4,14 @@ beside each driver (``bridge.plugin.local_host``)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,7 @@ from bridge.drivers.planners import make_planner
 from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.drivers.spark.state import LiveCluster
 from bridge.plugin.host import PolicyHost
+from bridge.plugin.local_host import own_session
 from bridge.protocol.auth import AuthError, client_handshake, new_nonce
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement, ProtocolError, decode
 from tests.unit.test_spark_live_engine import FakeSpark, drive
@@ -91,6 +94,7 @@ def test_local_host_serves_with_its_token_and_exits_when_its_stdin_closes() -> N
     try:
         ready = proc.stdout.readline().split()
         assert ready[0] == "READY" and ready[1].startswith("tcp://127.0.0.1:")
+        assert os.getsid(proc.pid) == proc.pid != os.getsid(0)  # a session of its own
         port = int(ready[1].rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s, s.makefile("rwb") as f:
             with pytest.raises(AuthError):
@@ -103,6 +107,44 @@ def test_local_host_serves_with_its_token_and_exits_when_its_stdin_closes() -> N
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("parent,written", [("/autogroup-7 nice -10\n", "-10\n"), ("/autogroup-7 nice 5\n", "5\n"),
+                                            ("/autogroup-7 nice 0\n", None), (None, None)])
+def test_the_hosts_own_session_keeps_the_drivers_autogroup_nice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parent: str | None, written: str | None) -> None:
+    sessions: list[bool] = []
+    monkeypatch.setattr(os, "setsid", lambda: sessions.append(True))
+    (tmp_path / "self").mkdir()
+    if parent is not None:   # else no autogroups here
+        (tmp_path / str(os.getppid())).mkdir()
+        (tmp_path / str(os.getppid()) / "autogroup").write_text(parent)
+    own_session(tmp_path)
+    assert sessions == [True]
+    mine = tmp_path / "self" / "autogroup"
+    assert (mine.read_text() if mine.exists() else None) == written
+
+
+def test_a_host_that_leads_its_session_already_keeps_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse() -> None:
+        raise PermissionError(1, "Operation not permitted")
+    monkeypatch.setattr(os, "setsid", refuse)
+    (tmp_path / str(os.getppid())).mkdir()
+    (tmp_path / str(os.getppid()) / "autogroup").write_text("/autogroup-7 nice -10\n")
+    own_session(tmp_path)
+    assert not (tmp_path / "self" / "autogroup").exists()
+
+
+def test_a_raised_nice_the_kernel_refuses_is_warned_of(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(os, "setsid", lambda: None)
+    (tmp_path / str(os.getppid())).mkdir()
+    (tmp_path / str(os.getppid()) / "autogroup").write_text("/autogroup-7 nice -10\n")
+    (tmp_path / "self").mkdir()
+    (tmp_path / "self" / "autogroup").mkdir()   # unwritable as a file, as /proc refuses a non-root -10
+    with caplog.at_level(logging.WARNING):
+        own_session(tmp_path)
+    assert "keeps nice 0, not the driver's -10" in caplog.text
 
 
 def test_local_host_refuses_to_start_without_a_token() -> None:
