@@ -186,11 +186,11 @@ def test_interactive_batch_draws_its_three_batch_jobs_where_its_paragraph_says()
     workload = load_workload(EXAMPLES / "interactive-batch.toml")
     submissions = expand(workload)
     batch = [(s.job_id, s.time_s) for s in submissions if s.category == "batch"]
-    assert [b[0] for b in batch] == [1, 9, 17] and [b[1] for b in batch] == pytest.approx([2.5, 22.5, 42.5])
-    assert len(submissions) == 24 and submissions[-1].time_s == pytest.approx(23 * 2.5)
+    assert [b[0] for b in batch] == [1, 9, 17] and [b[1] for b in batch] == pytest.approx([3.0, 27.0, 51.0])
+    assert len(submissions) == 24 and submissions[-1].time_s == pytest.approx(23 * 3.0)
     assert all(isinstance(s.params, TpchJob) for s in submissions if s.category != "batch")
     wc = next(i for i in workload.inputs if isinstance(i, WordCountInput))
-    assert (wc.size_mb / wc.block_mb, submissions[1].params) == (6, WordCountJob("wc-72m", 3, 0))  # 6 long maps
+    assert (wc.size_mb / wc.block_mb, submissions[1].params) == (6, WordCountJob("wc-144m", 3, 0))  # 6 long maps
 
 
 def test_falcon_dag_draws_each_category_its_expected_count() -> None:
