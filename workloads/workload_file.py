@@ -7,6 +7,7 @@ format and `workloads/examples/` for complete files.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import tomllib
@@ -236,3 +237,15 @@ def check_demands_fit(workload: Workload, capacity: Demand) -> None:
             raise WorkloadFileError(workload.path, f"categories.{category.name}.demand",
                                     f"{category.demands.map} / {category.demands.reduce} (map / reduce; cores, GB) "
                                     f"fits no executor of {capacity[0]:g} cores and {capacity[1]:g} GB")
+
+
+def at_interarrival(workload: Workload, seconds: float) -> Workload:
+    """``workload`` with its mix's ``mean_interarrival_s`` set to ``seconds``: the same jobs in the same
+    order (the seed's draws do not depend on the rate), arriving faster or slower. A trace's arrival
+    times are its own: WorkloadFileError."""
+    if workload.mix is None:
+        raise WorkloadFileError(workload.path, "mean_interarrival_s",
+                                "a trace workload's arrivals are the trace's; only a job mix has a rate to set")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise WorkloadFileError(workload.path, "mean_interarrival_s", f"{seconds}: must be a positive number")
+    return dataclasses.replace(workload, mix=dataclasses.replace(workload.mix, mean_interarrival_s=seconds))

@@ -68,6 +68,7 @@ class Planned:
     params: dict[str, str] = field(default_factory=dict)
     job_model: str = DEFAULT_JOB_MODEL  # how a workload without trace durations is simulated
     estimates_from: str | None = None  # the stand-in whose live run gives the other policies' estimates
+    offered_load: float | None = None  # fit the mix's rate to this load first (`Comparison.fit_load`)
 
 
 def _policies(table: TomlTable) -> tuple[str, ...]:
@@ -92,6 +93,14 @@ def _cutoff(table: TomlTable) -> float | None:
     return None if table.raw("cutoff", None) is None else table.number("cutoff")
 
 
+def _offered_load(table: TomlTable) -> float | None:
+    """The load the mix's rate is fitted to before the comparison, or None to keep the file's rate."""
+    load = table.optional_number("offered_load")
+    if load is not None and load > 1:
+        raise table.error("offered_load", f"a fraction of the slots' time, at most 1, got {load}")
+    return load
+
+
 def _comparison(table: TomlTable, base: Path) -> Planned:
     """One ``[[comparison]]`` table, every key checked (the error names the file and the key)."""
     preempt, params = table.raw("preempt", False), table.raw("params", {})
@@ -107,7 +116,8 @@ def _comparison(table: TomlTable, base: Path) -> Planned:
                       table.integer("executors", minimum=1), table.integer("executor_cores", minimum=1),
                       table.integer("extra_vcores", 0, minimum=0), preempt, _cutoff(table),
                       _reading(table), {k: str(v) for k, v in params.items()},
-                      table.text("job_model", DEFAULT_JOB_MODEL, choices=JOB_MODELS), estimates_from)
+                      table.text("job_model", DEFAULT_JOB_MODEL, choices=JOB_MODELS), estimates_from,
+                      _offered_load(table))
     table.finish()
     return planned
 
@@ -184,6 +194,8 @@ def _run(planned: Planned, comparison: Comparison, out: Path) -> str:
     with ExitStack() as stack:
         if planned.extra_vcores:
             comparison.raise_vcores(stack, planned.extra_vcores)
+        if planned.offered_load is not None:
+            comparison.fit_load(planned.offered_load, out)
         result = comparison.run(1, out)
     return "\n".join([f"{planned.title} ({comparison.name}: {planned.executors} executors x "
                       f"{planned.executor_cores} cores; short/long cutoff {result.cutoff:.3g} s)",

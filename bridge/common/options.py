@@ -199,6 +199,14 @@ def estimates_option() -> Callable[[F], F]:
                              "default estimate; --param learn=true learns them from the run's own finished jobs.")
 
 
+def interarrival_option(f: F) -> F:
+    """``--interarrival SECONDS``: a job mix's mean seconds between arrivals instead of its file's
+    ``mean_interarrival_s``, passed as ``interarrival: float | None``."""
+    return click.option("--interarrival", type=FiniteFloat(min=0.001, max=1e6), default=None, metavar="SECONDS",
+                        help="Mean seconds between the mix's arrivals instead of the file's mean_interarrival_s "
+                             "(the same jobs in the same order, faster or slower).")(f)
+
+
 def renamed_option(old: str, new: str) -> Callable[[F], F]:
     """A hidden ``old`` option that stops the command saying to use ``new`` (click alone would
     answer "no such option", or suggest an unrelated look-alike)."""

@@ -12,6 +12,7 @@ from bridge.common.options import (
     KeyValue,
     OutputPath,
     estimates_option,
+    interarrival_option,
     pairs_to_dict,
     param_option,
     renamed_option,
@@ -25,7 +26,7 @@ from bridge.replay.runner import MODES, Replay, ReplayPlan
 from bridge.target.config import announce, hadoop_conf_dir_option, resolve
 from workloads.expand import expand
 from workloads.trace import TraceError
-from workloads.workload_file import WorkloadFileError, load_workload
+from workloads.workload_file import WorkloadFileError, at_interarrival, load_workload
 from yarnclient.errors import YarnError
 from yarnclient.resourcemanager import ResourceManagerClient
 
@@ -60,10 +61,15 @@ def _results_dir(results: Path | None, workload: str, policy: str, mode: str) ->
 def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None,
                conf_dir: Path | None, conf: dict[str, str], preempt: bool = False,
                agents_file: Path | None = None,
-               measure_alone: bool = False, min_share: float | None = None) -> tuple[ReplayPlan, ResourceManagerClient]:
+               measure_alone: bool = False, min_share: float | None = None,
+               interarrival: float | None = None) -> tuple[ReplayPlan, ResourceManagerClient]:
     """Validate everything (with ``preempt``, every node agent answers) and prepare the inputs;
-    nothing is submitted yet."""
+    nothing is submitted yet. ``interarrival``: the mix's mean seconds between jobs instead of the
+    file's."""
     workload = load_workload(workload_path)
+    if interarrival is not None:
+        workload = at_interarrival(workload, interarrival)
+        click.echo(f"replay: one job every {interarrival:.3g} s on average (--interarrival)", err=True)
     submissions = expand(workload)
     policies.check(policy, conf, preempt)
     target = resolve(conf_dir)
@@ -109,9 +115,11 @@ def build_plan(workload_path: Path, policy: str, mode: str, results: Path | None
               help="Before time 0, run the first job of each category once by itself (shared mode: in the "
                    "replay's application; per-job: as its own application) and record its runtime as "
                    "duration_alone_s, the slowdown's denominator, of every job of that category.")
+@interarrival_option
 def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf_dir: Path | None,
            params: dict[str, str], estimates: Path | None, conf: dict[str, str], preempt: bool,
-           agents: Path | None, min_share: float | None, measure_alone: bool) -> None:
+           agents: Path | None, min_share: float | None, measure_alone: bool,
+           interarrival: float | None) -> None:
     """Submit every job of WORKLOAD at its arrival time and record what happens."""
     settings = spark_settings(conf, params, estimates)
     try:
@@ -120,7 +128,8 @@ def replay(workload: Path, policy: str, out: Path | None, mode: str, hadoop_conf
         if min_share is not None and not preempt:
             raise click.BadParameter("the node agents' share is for --preempt only", param_hint="--min-share")
         plan, rm = build_plan(workload, policy, mode, out, hadoop_conf_dir, settings, preempt, agents,
-                              measure_alone=measure_alone, min_share=min_share)
+                              measure_alone=measure_alone, min_share=min_share,
+                              interarrival=interarrival)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from None
     try:

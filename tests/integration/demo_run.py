@@ -8,9 +8,10 @@ at a reduced size, six Spark applications in all.
   under FIFO and Kairos with `--preempt` (the replay starts a node agent per NodeManager, which
   resizes containers through cgroups: root);
 - mission: mission-mini.toml shrunk (a TPC-H query and two WordCount jobs) under stock Spark and
-  Hawk (Falcon's live path is test_replay_preempt_testbed.py's), each Spark stage simulated as a
-  job arriving when its parents end (`job_model = "stages"`; the preemption comparison keeps
-  `critical-path`, so both paths run live); every job short (the cutoff far above them), so the
+  Hawk (Falcon's live path is test_replay_preempt_testbed.py's), at the rate a first stock run
+  measured to offer load 0.5 (`offered_load`), each Spark stage simulated as a job arriving when
+  its parents end (`job_model = "stages"`; the preemption comparison keeps `critical-path`, so
+  both paths run live); every job short (the cutoff far above them), so the
   classes need no measurement to agree. Hawk gets the runtime estimates built from stock's run
   (`estimates_from`).
 
@@ -54,6 +55,7 @@ PREEMPTION_CUTOFF = 6.0
 # stock-fair (Spark's FAIR scheduler) for the placement baseline, stock (its FIFO) for the mission's
 PLACEMENT, PREEMPTION, MISSION = ("stock-fair", "eagle"), ("fifo", "kairos"), ("stock", "hawk")
 MISSION_CUTOFF = 1000.0  # every job short
+MISSION_LOAD = 0.5  # the mission comparison runs at the rate a stock run measured to offer this load
 KAIROS_Q = 1  # Kairos' live default: one extra executor per NodeManager beside its N = 1
 
 TRACE_WORKLOAD = """\
@@ -100,6 +102,7 @@ job_model = "stages"
 cutoff = {MISSION_CUTOFF}
 reading = "short p50"
 estimates_from = "stock"
+offered_load = {MISSION_LOAD}
 """
 
 

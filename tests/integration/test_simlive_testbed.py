@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.integration.demo_run import (MEANS, PLACEMENT, PLACEMENT_CUTOFF, PREEMPTION, PREEMPTION_CUTOFF,
+from tests.integration.demo_run import (MEANS, MISSION_LOAD, PLACEMENT, PLACEMENT_CUTOFF, PREEMPTION, PREEMPTION_CUTOFF,
                                         TRACE_TASKS, DemoRun, live_figures, long_jobs, measured_work, sim_figures)
 from workloads.trace import read_trace
 
@@ -124,3 +124,20 @@ def test_the_mission_policies_are_told_the_estimates_built_from_stocks_history(d
     replayed = told[told["occurrence"].str.startswith("schedbridge-job-")]
     assert sorted(replayed["key"]) == sorted(key.values()) and set(replayed["source"]) == {"file"}, told
     assert list(replayed["estimate_s"]) == pytest.approx([built[k]["mean_s"] for k in replayed["key"]])
+
+
+def test_the_mission_runs_at_the_rate_fitted_to_the_offered_load(demo_run: DemoRun) -> None:
+    """`offered_load`: stock Spark ran the mix once at the file's rate; the rate set from it offers
+    the load asked (its tasks' slot-seconds over 2 slots x 3 jobs x the new interarrival), and both
+    compared runs submitted their jobs at that rate."""
+    fitted = demo_run.out / "mission" / "offered-load"
+    fit = json.loads((fitted / "fit.json").read_text())
+    tasks = pd.read_csv(fitted / "live" / "tasks.csv")
+    work = float((tasks["finish_s"] - tasks["launch_s"]).sum())
+    assert fit["work_s"] == pytest.approx(work, rel=1e-9) and work > 0
+    seconds = work / (2 * 3 * MISSION_LOAD)
+    assert fit["interarrival_s"] == pytest.approx(seconds, rel=1e-9)
+    assert list(pd.read_csv(fitted / "live" / "jobs.csv")["arrival_s"]) == pytest.approx([0, 2, 4])
+    for policy in ("stock", "hawk"):
+        arrivals = pd.read_csv(demo_run.live_dir("mission", policy) / "jobs.csv")["arrival_s"]
+        assert list(arrivals) == pytest.approx([0, seconds, 2 * seconds], abs=1e-5), policy

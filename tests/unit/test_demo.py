@@ -45,6 +45,7 @@ def test_the_shipped_plan_is_the_interactive_batch_mix_under_three_named_policie
     assert workload is not None and {c.kind for c in workload.categories} == {"tpch", "wordcount"}
     assert (mix.executors, mix.executor_cores, mix.extra_vcores) == (4, 1, 0) and mix.job_model == "stages"
     assert mix.estimates_from == "stock" and mix.reading == ("short", "p90") and mix.cutoff == 5.0
+    assert mix.offered_load == 0.85
     assert mix.params == {"cutoff": "5", "big_partition": "75", "probe_ratio": "16",
                           "integer_estimates": "false", "q": "2"}
 
@@ -62,6 +63,8 @@ def test_a_comparison_without_job_model_plays_each_stage_as_a_job(tmp_path: Path
     (PLACEMENT.replace('["stock", "eagle"]', '["eagle"]'), "comparison[1].policies: expected a list of two"),
     (PLACEMENT + 'reading = "median"\n', "comparison[1].reading: expected 'CLASS STAT'"),
     (PLACEMENT + "preempt = 1\n", "comparison[1].preempt: expected true or false"),
+    (PLACEMENT + "offered_load = 1.5\n", "comparison[1].offered_load: a fraction of the slots' time, at most 1"),
+    (PLACEMENT + "offered_load = 0\n", "comparison[1].offered_load: must be > 0"),
     (PLACEMENT + 'job_model = "parallel"\n', "comparison[1].job_model: must be one of critical-path, serial, tasks"),
     (PLACEMENT + PLACEMENT, "comparison: two comparisons share a name"),
     ("comparisons = []\n", "comparison: missing (is 'comparisons' a misspelling?)"),

@@ -17,6 +17,7 @@ from bridge.common.options import (
     FiniteFloat,
     OutputPath,
     estimates_option,
+    interarrival_option,
     param_option,
 )
 from bridge.target.config import hadoop_conf_dir_option
@@ -101,13 +102,19 @@ SIZE = MemorySize()
               help="Reuse the complete live runs already in --out (POLICY/repeat-R/live of this workload, "
                    "policy and seed): simulate every run again, run live only the missing ones (an "
                    "interrupted one is moved aside and run again).")
+@interarrival_option
+@click.option("--offered-load", type=FiniteFloat(min=0.01, max=1.0), default=None, metavar="FRACTION",
+              help="Before the comparison, run stock Spark once at the mix's rate, measure its work, and run "
+                   "every policy at the rate that offers this load to the executors' slots (e.g. 0.85; "
+                   "docs/sim-vs-live.md). A job mix only; not with --interarrival.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int,
                 executor_memory: float | None, repeats: int,
                 preempt: bool, min_share: float | None, seed: int | None, cutoff: float | None,
                 job_model: str | None, extra_vcores: int,
                 params: dict[str, str], estimates: Path | None, estimates_from: str | None,
-                hadoop_conf_dir: Path | None, out: Path | None, resume: bool, as_json: bool) -> None:
+                hadoop_conf_dir: Path | None, out: Path | None, resume: bool, interarrival: float | None,
+                offered_load: float | None, as_json: bool) -> None:
     """Run WORKLOAD live under each --policy and simulate it on the same shape, calibrated from the
     live run's event logs; write one table and CDF plots with both."""
     from bridge.apps.simlive.calibration import CalibrationError
@@ -127,16 +134,21 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
         raise click.BadParameter("--resume needs the --out of the comparison to resume", param_hint="--resume")
     if min_share is not None and not preempt:
         raise click.BadParameter("the node agents' share is for --preempt only", param_hint="--min-share")
+    if offered_load is not None and interarrival is not None:
+        raise click.BadParameter("give the rate (--interarrival) or the load to fit it to, not both",
+                                 param_hint="--offered-load")
     try:
         comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
                                         seed, cutoff, params, preempt, hadoop_conf_dir, job_model,
-                                        executor_memory_gb=executor_memory)
+                                        executor_memory_gb=executor_memory, interarrival=interarrival)
         comparison.resume, comparison.min_share = resume, min_share
         comparison.use_estimates(estimates, estimates_from)
         target.mkdir(parents=True, exist_ok=True)  # kept on failure: a live run's results are evidence
         with ExitStack() as stack:
             if extra_vcores:
                 comparison.raise_vcores(stack, extra_vcores)
+            if offered_load is not None:
+                comparison.fit_load(offered_load, target)
             result = comparison.run(repeats, target)
     except errors as exc:
         raise click.ClickException(str(exc)) from None

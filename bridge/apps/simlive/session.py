@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bridge.apps.simlive import compare
+from bridge.apps.simlive import compare, offered_load
 from bridge.apps.simlive.calibration import Calibration, apply, measure
 from bridge.apps.simlive.compare import CompareError, Measured
 from bridge.apps.simlive.measured import (DEFAULT_JOB_MODEL, JOB_MODELS, STAGED_MODELS, live_tasks, measured_jobs,
@@ -44,7 +44,7 @@ from workloads.model import Job
 from workloads.multires.jsonl import write_jsonl
 from workloads.spec import Submission, TasksJob, Workload, declared_demands
 from workloads.trace import write_trace
-from workloads.workload_file import check_demands_fit, load_workload
+from workloads.workload_file import at_interarrival, check_demands_fit, load_workload
 from yarnclient.resourcemanager import ResourceManagerClient
 
 TRACE_DURATIONS = "the trace's task durations, each plus the calibrated task overhead"
@@ -168,6 +168,7 @@ class Comparison:
         self.min_share: float | None = None  # cores a shrunk container keeps, with --preempt (None: the agent's)
         self.submissions, self.job_model = list(submissions), job_model
         self.executor_memory_gb = executor_memory_gb
+        self.interarrival: float | None = None    # the mix's mean seconds between jobs, if not the file's
         self.estimates: Path | None = None        # the runtime-estimates file every live policy gets
         self.estimates_from: str | None = None    # or: a compared stand-in whose run of a repeat gives them
         self.driver_share = ""  # how the live runs' drivers shared the testbed's CPU (bridge.testbed.driver_share)
@@ -177,14 +178,17 @@ class Comparison:
     def prepare(cls, workload: Path, policies: list[str], executors: int, cores: int, seed: int | None,
                 cutoff: float | None, params: dict[str, str], preempt: bool, conf_dir: Path | None,
                 job_model: str | None = None, check: bool = True,
-                executor_memory_gb: float | None = None) -> Comparison:
+                executor_memory_gb: float | None = None, interarrival: float | None = None) -> Comparison:
         """Load and check the workload, the policies and their parameters; with ``check``, also
         whether each policy can be simulated (:meth:`check_simulatable`, which reads the RM's
         NodeManagers with --preempt: a caller that starts the cluster first checks afterwards).
         ``job_model``: how a workload without trace durations is simulated (None: ``stages``); a
         trace workload plays its trace's durations, whatever the model. A workload that declares
-        task demands needs ``executor_memory_gb``, and each demand must fit an executor."""
+        task demands needs ``executor_memory_gb``, and each demand must fit an executor.
+        ``interarrival``: the mix's mean seconds between jobs instead of the file's."""
         spec = load_workload(workload)
+        if interarrival is not None:
+            spec = at_interarrival(spec, interarrival)
         submissions = expand(spec)
         if not submissions:
             raise CompareError(f"{workload}: the workload has no jobs")
@@ -203,6 +207,7 @@ class Comparison:
             comparison = cls(workload, spec.name, [], policies, split, (executors, cores), seed, cutoff, preempt,
                              conf_dir, submissions, job_model, cutoff_given=cutoff is not None,
                              executor_memory_gb=executor_memory_gb)
+        comparison.interarrival = interarrival
         if check:
             comparison.check_simulatable()
         return comparison
@@ -277,6 +282,36 @@ class Comparison:
         self._write(result, out)
         return result
 
+    def fit_load(self, load: float, out: Path) -> float:
+        """Set the mix's rate to offer ``load`` (`offered_load`): run stock Spark once at the current
+        rate into ``out/offered-load/live``, measure its work, and arrive at the rate that work gives
+        ``load`` at; the figures in ``out/offered-load/fit.json``. Returns the new interarrival."""
+        if self.jobs or not self.submissions:
+            raise CompareError("--offered-load: a job mix only (a trace workload's arrivals are the trace's)")
+        spec = load_workload(self.workload)
+        assert spec.mix is not None
+        before = self.interarrival if self.interarrival is not None else spec.mix.mean_interarrival_s
+        directory = out / "offered-load"
+        print(f"sim-vs-live: measuring the mix's work under stock Spark at one job every {before:.3g} s "
+              f"(--offered-load {load:g})", file=sys.stderr)
+        live = directory / "live"
+        if not (self.resume and self._reused(live, "stock", self.seed)):
+            self._replay("stock", self.seed, live)
+        work, slots, jobs = float(live_tasks(live)["work"].sum()), self.shape[0] * self.shape[1], len(self.submissions)
+        try:
+            seconds = offered_load.interarrival_for(work, slots, jobs, load)
+        except ValueError as exc:
+            raise CompareError(f"{live}: {exc}") from None
+        was = offered_load.offered(work, slots, jobs, before)
+        atomic.write_text(directory / "fit.json", json.dumps(
+            {"load": load, "work_s": work, "slots": slots, "jobs": jobs, "measured_at_interarrival_s": before,
+             "offered_there": was, "interarrival_s": seconds}, indent=2) + "\n")
+        print(f"sim-vs-live: {work:.0f} slot-seconds of work: one job every {before:.3g} s offered {was:.2f}; "
+              f"one every {seconds:.3g} s offers {load:g} (--interarrival {seconds:.3g})", file=sys.stderr)
+        self.interarrival = seconds
+        self.submissions = list(expand(at_interarrival(spec, seconds)))
+        return seconds
+
     def seed_of(self, repeat: int) -> int:
         """The policy seed of repeat ``repeat``, live and simulated: the given seed, then the next ones,
         so that a mean over repeats samples the policy's randomness on both sides alike."""
@@ -319,6 +354,7 @@ class Comparison:
         live_params = dict(self.params[policy]) | ({} if stand_in(policy) else {"seed": str(seed)})
         command = [sys.executable, "-c", "from bridge.cli import main; main()", "replay", str(self.workload),
                    "--policy", policy, "--out", str(results),
+                   *(("--interarrival", repr(self.interarrival)) if self.interarrival is not None else ()),
                    *(("--estimates", str(estimates)) if estimates is not None else ()),
                    *(a for k, v in conf.items() for a in ("--conf", f"{k}={v}")),
                    *(a for k, v in live_params.items() for a in ("--param", f"{k}={v}")),
