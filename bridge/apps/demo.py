@@ -201,7 +201,8 @@ def _run(planned: Planned, comparison: Comparison, out: Path) -> str:
                       f"{planned.executor_cores} cores; short/long cutoff {result.cutoff:.3g} s)",
                       f"simulated durations: {result.durations}", figures_table(result.runs),
                       *(f"reading: {line}" for line in reading_lines(result.runs, *planned.reading)),
-                      f"table: {out / 'table.txt'}", f"plot: {out / 'jct_cdf.png'}"])
+                      f"table: {out / 'table.txt'}", f"plot: {out / 'jct_cdf.png'}",
+                      *([f"arrivals: {result.arrivals}"] if result.arrivals else [])])
 
 
 def _runnable(planned: Planned) -> tuple[Planned | None, str | None]:

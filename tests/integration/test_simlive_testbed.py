@@ -141,3 +141,4 @@ def test_the_mission_runs_at_the_rate_fitted_to_the_offered_load(demo_run: DemoR
     for policy in ("stock", "hawk"):
         arrivals = pd.read_csv(demo_run.live_dir("mission", policy) / "jobs.csv")["arrival_s"]
         assert list(arrivals) == pytest.approx([0, seconds, 2 * seconds], abs=1e-5), policy
+    assert f"arrivals: one job every {seconds:.3g} s on average, offering 0.5" in demo_run.stdout

@@ -84,6 +84,8 @@ def test_fit_load_runs_stock_once_and_sets_every_later_runs_rate(tmp_path: Path,
     assert fit == {"load": 0.5, "work_s": 8.0, "slots": 2, "jobs": 2, "measured_at_interarrival_s": 1.0,
                    "offered_there": 2.0, "interarrival_s": 4.0}
     assert [s.time_s for s in comparison.submissions] == [0.0, 4.0]
+    assert comparison.arrivals.startswith("one job every 4 s on average, offering 0.5 of the slots' time: stock's "
+                                          "run at 1 s measured 8 slot-seconds")
     commands: list[list[str]] = []
     monkeypatch.setattr(session.subprocess, "Popen",
                         lambda command, **kwargs: commands.append(command) or SimpleNamespace(wait=lambda: 0, pid=-1))

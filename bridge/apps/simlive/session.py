@@ -111,13 +111,14 @@ class Result:
     cutoff_origin: str = "as given"  # how the cutoff was chosen (`bridge.common.metrics.cutoff_origin`)
     driver_share: str = ""  # how the live drivers shared the testbed's CPU (`bridge.testbed.driver_share`)
     executor_memory_gb: float | None = None  # --executor-memory (None: Spark's setting live, 4 GB per core simulated)
+    arrivals: str = ""  # the mix's rate when not the file's (--interarrival, --offered-load)
 
     def as_dict(self) -> dict[str, object]:
         """The one JSON object of ``--json`` (and results.json)."""
         return {"workload": self.workload, "executors": self.executors, "executor_cores": self.executor_cores,
                 "executor_memory_gb": self.executor_memory_gb,
                 "slots": self.executors * self.executor_cores, "reporting_cutoff_s": self.cutoff,
-                "driver_share": self.driver_share,
+                "driver_share": self.driver_share, "arrivals": self.arrivals,
                 "sim_durations": self.durations, "runs": [r.as_dict() for r in self.runs]}
 
     def text(self) -> str:
@@ -127,7 +128,8 @@ class Result:
         lines = [f"{self.workload}: {self.executors} executors x {self.executor_cores} cores{memory}, live and "
                  f"simulated; short/long cutoff {self.cutoff:.4g} s (mean task duration; {self.cutoff_origin})",
                  f"simulated durations: {self.durations}",
-                 *([f"live: {self.driver_share}"] if self.driver_share else []), "",
+                 *([f"live: {self.driver_share}"] if self.driver_share else []),
+                 *([f"arrivals: {self.arrivals}"] if self.arrivals else []), "",
                  render(compare.table(self.runs)), "", "simulator delays (calibrated from each live run):"]
         lines += [f"  {r.policy} repeat {r.repeat}: {r.calibration.describe()}{_placed(r)}{_estimates(r)}{_answers(r)}"
                   for r in self.runs]
@@ -169,6 +171,7 @@ class Comparison:
         self.submissions, self.job_model = list(submissions), job_model
         self.executor_memory_gb = executor_memory_gb
         self.interarrival: float | None = None    # the mix's mean seconds between jobs, if not the file's
+        self.arrivals = ""                        # how that rate was chosen, for the table's head
         self.estimates: Path | None = None        # the runtime-estimates file every live policy gets
         self.estimates_from: str | None = None    # or: a compared stand-in whose run of a repeat gives them
         self.driver_share = ""  # how the live runs' drivers shared the testbed's CPU (bridge.testbed.driver_share)
@@ -208,6 +211,8 @@ class Comparison:
                              conf_dir, submissions, job_model, cutoff_given=cutoff is not None,
                              executor_memory_gb=executor_memory_gb)
         comparison.interarrival = interarrival
+        if interarrival is not None:
+            comparison.arrivals = f"one job every {interarrival:.3g} s on average (--interarrival)"
         if check:
             comparison.check_simulatable()
         return comparison
@@ -278,7 +283,7 @@ class Comparison:
                 for policy in self.policies for repeat in range(1, repeats + 1)]
         assert self.cutoff is not None  # set by the first run when the jobs are measured
         result = Result(self.name, *self.shape, self.cutoff, runs, self.durations, self.cutoff_origin,
-                        self.driver_share, self.executor_memory_gb)
+                        self.driver_share, self.executor_memory_gb, self.arrivals)
         self._write(result, out)
         return result
 
@@ -309,6 +314,8 @@ class Comparison:
         print(f"sim-vs-live: {work:.0f} slot-seconds of work: one job every {before:.3g} s offered {was:.2f}; "
               f"one every {seconds:.3g} s offers {load:g} (--interarrival {seconds:.3g})", file=sys.stderr)
         self.interarrival = seconds
+        self.arrivals = (f"one job every {seconds:.3g} s on average, offering {load:g} of the slots' time: stock's "
+                         f"run at {before:.3g} s measured {work:.0f} slot-seconds ({directory / 'fit.json'})")
         self.submissions = list(expand(at_interarrival(spec, seconds)))
         return seconds
 
