@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from bridge.apps.simlive import session
 from bridge.apps.simlive.compare import CompareError
-from bridge.apps.simlive.offered_load import interarrival_for, offered
+from bridge.apps.simlive.offered_load import Measured, interarrival_for, next_interarrival
 from bridge.apps.simlive.session import Comparison
 from bridge.cli import main as cli
 from tests.unit.test_simlive import wordcount_workload
@@ -26,8 +26,8 @@ def test_the_interarrival_offers_the_load_asked() -> None:
     """288 slot-seconds of 24 jobs on 4 slots: one job every 3.53 s offers 0.85 (the study's aim)."""
     seconds = interarrival_for(288.0, 4, 24, 0.85)
     assert seconds == pytest.approx(288 / (4 * 24 * 0.85))
-    assert offered(288.0, 4, 24, seconds) == pytest.approx(0.85)
-    assert offered(288.0, 4, 24, 1.5) == pytest.approx(2.0)  # twice the slots' time: overload
+    assert Measured(seconds, 288.0).offered(4, 24) == pytest.approx(0.85)
+    assert Measured(1.5, 288.0).offered(4, 24) == pytest.approx(2.0)  # twice the slots' time: overload
 
 
 @pytest.mark.parametrize(("work", "slots", "jobs", "load"), [(0.0, 4, 24, 0.85), (float("nan"), 4, 24, 0.85),
@@ -66,38 +66,69 @@ def _complete(live: Path, work: list[float]) -> Path:
     return live
 
 
-def test_fit_load_runs_stock_once_and_sets_every_later_runs_rate(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """2 jobs of 6 + 2 slot-seconds on 1 x 2 slots at load 0.5: one job every 4 s; the fit run is
-    stock's at the file's rate, every later replay is told the new rate, and the jobs move."""
+def test_fit_load_measures_again_until_a_run_offers_the_load(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work that shrinks as the rate slows (10 - s slot-seconds at one job every s seconds), 2 jobs on
+    1 x 2 slots, aim 0.5: at the file's 1 s it offers 2.25; the rate its work calls for (4.5 s)
+    offers 0.31; the secant through both (10/3 s) offers 0.5 and is kept. Every later replay is told
+    that rate, and the jobs move."""
     comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
-    replayed: list[tuple[str, Path]] = []
+    replayed: list[tuple[str, Path, float]] = []
 
     def replay(policy: str, seed: int, results: Path, estimates: Path | None = None) -> Path:
-        replayed.append((policy, results))
-        return _complete(results, [6.0, 2.0])
+        assert comparison.interarrival is not None
+        replayed.append((policy, results, comparison.interarrival))
+        return _complete(results, [10.0 - comparison.interarrival])
 
     monkeypatch.setattr(comparison, "_replay", replay)
-    assert comparison.fit_load(0.5, tmp_path / "out") == pytest.approx(4.0)
-    assert replayed == [("stock", tmp_path / "out" / "offered-load" / "live")]
-    fit = json.loads((tmp_path / "out" / "offered-load" / "fit.json").read_text())
-    assert fit == {"load": 0.5, "work_s": 8.0, "slots": 2, "jobs": 2, "measured_at_interarrival_s": 1.0,
-                   "offered_there": 2.0, "interarrival_s": 4.0}
-    assert [s.time_s for s in comparison.submissions] == [0.0, 4.0]
-    assert comparison.arrivals.startswith("one job every 4 s on average, offering 0.5 of the slots' time: stock's "
-                                          "run at 1 s measured 8 slot-seconds")
+    out = tmp_path / "out"
+    assert comparison.fit_load(0.5, out) == pytest.approx(10 / 3)
+    assert [(p, r.name) for p, r, _ in replayed] == [("stock", "live-1"), ("stock", "live-2"), ("stock", "live-3")]
+    assert [rate for *_, rate in replayed] == pytest.approx([1.0, 4.5, 10 / 3])
+    fit = json.loads((out / "offered-load" / "fit.json").read_text())
+    assert [r["offered"] for r in fit["runs"]] == pytest.approx([2.25, 5.5 / 18, 0.5])
+    assert fit["measured_at_that_rate"] is True and fit["interarrival_s"] == pytest.approx(10 / 3)
+    assert [s.time_s for s in comparison.submissions] == pytest.approx([0.0, 10 / 3], abs=1e-6)
+    assert comparison.arrivals.startswith("one job every 3.33 s on average, fitted to offer 0.5 of the slots' "
+                                          "time (3 stock run(s), measured there;")
     commands: list[list[str]] = []
     monkeypatch.setattr(session.subprocess, "Popen",
                         lambda command, **kwargs: commands.append(command) or SimpleNamespace(wait=lambda: 0, pid=-1))
     with pytest.raises(CompareError):
         Comparison._replay(comparison, "hawk", 1, tmp_path / "hawk")
-    assert commands[0][commands[0].index("--interarrival") + 1] == "4.0"
+    assert float(commands[0][commands[0].index("--interarrival") + 1]) == pytest.approx(10 / 3)
+
+
+def test_a_fit_that_does_not_converge_says_so_and_keeps_its_last_call(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One run allowed: 8 slot-seconds at 1 s offer 2.0; the rate they call for (4 s) is not measured."""
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None)
+    monkeypatch.setattr(comparison, "_replay", lambda policy, seed, results, estimates=None: _complete(results, [8.0]))
+    assert comparison.fit_load(0.5, tmp_path / "out", runs=1) == pytest.approx(4.0)
+    fit = json.loads((tmp_path / "out" / "offered-load" / "fit.json").read_text())
+    assert fit["measured_at_that_rate"] is False and fit["runs"] == [{"interarrival_s": 1.0, "work_s": 8.0,
+                                                                     "offered": 2.0}]
+    assert "not within 0.05 in 1 runs: the last call" in comparison.arrivals
+
+
+@pytest.mark.parametrize(("runs", "expected"), [
+    ([Measured(3.0, 525.0)], 525 / (96 * 0.85)),                          # one run: its own call
+    ([Measured(3.0, 525.0), Measured(6.43, 382.0)], None),                # the secant (the 2026-12-02 testbed)
+    ([Measured(3.0, 300.0), Measured(6.0, 900.0)], 900 / (96 * 0.85)),    # work rising steeper than demand
+])
+def test_the_next_rate_is_the_secant_of_work_against_the_rate(runs: list[Measured], expected: float | None) -> None:
+    got = next_interarrival(runs, 4, 24, 0.85)
+    if expected is None:   # where the line through both runs' work meets 81.6 slot-seconds per second
+        slope = (382 - 525) / (6.43 - 3.0)
+        assert 525 + slope * (got - 3.0) == pytest.approx(4 * 24 * 0.85 * got) and 3.0 < got < 6.43
+    else:
+        assert got == pytest.approx(expected)
 
 
 def test_a_run_with_no_task_measured_names_its_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None)
     monkeypatch.setattr(comparison, "_replay", lambda policy, seed, results, estimates=None: _complete(results, []))
-    with pytest.raises(CompareError, match=r"offered-load/live: the measured work is 0.0 slot-seconds"):
+    with pytest.raises(CompareError, match=r"offered-load/live-1: the measured work is 0.0 slot-seconds"):
         comparison.fit_load(0.85, tmp_path / "out")
 
 

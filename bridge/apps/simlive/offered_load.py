@@ -3,17 +3,36 @@
 A fixed ``mean_interarrival_s`` offers a load that follows the host's speed: the interactive/batch
 mix kept stock Spark's slots 0.84 busy on one day's testbed and overloaded it (short jobs' median
 JCT 25x longer) on a host half as fast. The papers' conditions are a load, not a rate, so the
-comparison can first measure the mix's work on this cluster and set the rate from it.
+comparison first measures the mix's work on this cluster and sets the rate from it.
 
 The offered load of ``jobs`` jobs arriving one every ``s`` seconds on ``slots`` slots is
 ``work / (slots * jobs * s)``, with ``work`` the slot-seconds their tasks held (full-share task
-time, `measured.live_tasks`) in a run of stock Spark at the file's rate. Task work grows a little
-with contention (executors sharing a host's cores), so a run measured under overload sets a rate
-whose load comes out somewhat below the aim; sim-vs-live prints each run's utilization beside it.
+time, `measured.live_tasks`) in a run of stock Spark. Work itself depends on the rate where
+executors share a host's cores (the testbed's 4 one-core executors on 2 cores): the mix measured
+525 slot-seconds at overload and 382 at the rate that work alone called for, which then offered
+0.62, not 0.85. So the fit measures again at each new rate, the next rate from the last two
+measurements (the secant of work against the rate), until a run offers the load within
+``TOLERANCE``, for at most ``RUNS`` stock runs.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+RUNS = 3          # stock runs a fit may take (our choice: each costs a run of the whole mix)
+TOLERANCE = 0.05  # how close to the aim a measured run must come (absolute, in fractions of the slots' time)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One stock run of the fit: its rate and the slot-seconds its tasks held."""
+
+    interarrival_s: float
+    work_s: float
+
+    def offered(self, slots: int, jobs: int) -> float:
+        """The load this run offered: its work over slots x jobs x its interarrival."""
+        return self.work_s / (slots * jobs * self.interarrival_s)
 
 
 def interarrival_for(work_s: float, slots: int, jobs: int, load: float) -> float:
@@ -26,7 +45,23 @@ def interarrival_for(work_s: float, slots: int, jobs: int, load: float) -> float
     return work_s / (slots * jobs * load)
 
 
-def offered(work_s: float, slots: int, jobs: int, interarrival_s: float) -> float:
-    """The load ``jobs`` jobs of ``work_s`` slot-seconds offer ``slots`` slots at one every
-    ``interarrival_s`` seconds (the inverse of :func:`interarrival_for`)."""
-    return work_s / (slots * jobs * interarrival_s)
+def next_interarrival(runs: list[Measured], slots: int, jobs: int, load: float) -> float:
+    """The rate to measure next: with one run, the one its work calls for; with more, where the
+    line through the last two runs' work crosses the work that offers ``load`` (falling back to
+    the last run's own call where that line does not cross it at a positive rate)."""
+    last = runs[-1]
+    direct = interarrival_for(last.work_s, slots, jobs, load)
+    if len(runs) < 2 or runs[-2].interarrival_s == last.interarrival_s:
+        return direct
+    before = runs[-2]
+    slope = (last.work_s - before.work_s) / (last.interarrival_s - before.interarrival_s)
+    demand = slots * jobs * load            # the work per second of interarrival that offers `load`
+    if demand - slope <= 0:
+        return direct
+    crossing = (before.work_s - slope * before.interarrival_s) / (demand - slope)
+    return crossing if crossing > 0 and math.isfinite(crossing) else direct
+
+
+def converged(run: Measured, slots: int, jobs: int, load: float) -> bool:
+    """Whether ``run`` offered ``load`` within :data:`TOLERANCE`."""
+    return abs(run.offered(slots, jobs) - load) <= TOLERANCE

@@ -287,37 +287,51 @@ class Comparison:
         self._write(result, out)
         return result
 
-    def fit_load(self, load: float, out: Path) -> float:
-        """Set the mix's rate to offer ``load`` (`offered_load`): run stock Spark once at the current
-        rate into ``out/offered-load/live``, measure its work, and arrive at the rate that work gives
-        ``load`` at; the figures in ``out/offered-load/fit.json``. Returns the new interarrival."""
+    def fit_load(self, load: float, out: Path, runs: int = offered_load.RUNS) -> float:
+        """Set the mix's rate to offer ``load`` (`offered_load`): run stock Spark at the current rate
+        into ``out/offered-load/live-1``, measure its work, and run again at the rate that calls for
+        (``live-2``, ...) until a run offers ``load`` within the tolerance or ``runs`` ran; the
+        figures in ``out/offered-load/fit.json``. Returns the interarrival every policy then runs at."""
         if self.jobs or not self.submissions:
             raise CompareError("--offered-load: a job mix only (a trace workload's arrivals are the trace's)")
         spec = load_workload(self.workload)
         assert spec.mix is not None
-        before = self.interarrival if self.interarrival is not None else spec.mix.mean_interarrival_s
-        directory = out / "offered-load"
-        print(f"sim-vs-live: measuring the mix's work under stock Spark at one job every {before:.3g} s "
+        rate = self.interarrival if self.interarrival is not None else spec.mix.mean_interarrival_s
+        directory, slots, jobs = out / "offered-load", self.shape[0] * self.shape[1], len(self.submissions)
+        measured: list[offered_load.Measured] = []
+        for n in range(1, runs + 1):
+            run = offered_load.Measured(rate, self._fit_run(directory / f"live-{n}", rate, load))
+            measured.append(run)
+            print(f"sim-vs-live: one job every {rate:.3g} s: {run.work_s:.0f} slot-seconds of work, offering "
+                  f"{run.offered(slots, jobs):.2f} of the slots' time (aim {load:g})", file=sys.stderr)
+            if offered_load.converged(run, slots, jobs, load):
+                break
+            try:
+                rate = offered_load.next_interarrival(measured, slots, jobs, load)
+            except ValueError as exc:
+                raise CompareError(f"{directory / f'live-{n}'}: {exc}") from None
+        fitted = offered_load.converged(measured[-1], slots, jobs, load)
+        atomic.write_text(directory / "fit.json", json.dumps(
+            {"load": load, "slots": slots, "jobs": jobs, "tolerance": offered_load.TOLERANCE,
+             "runs": [{"interarrival_s": r.interarrival_s, "work_s": r.work_s, "offered": r.offered(slots, jobs)}
+                      for r in measured],
+             "interarrival_s": rate, "measured_at_that_rate": fitted}, indent=2) + "\n")
+        how = "measured there" if fitted else f"not within {offered_load.TOLERANCE:g} in {runs} runs: the last call"
+        self.interarrival = rate
+        self.arrivals = (f"one job every {rate:.3g} s on average, fitted to offer {load:g} of the slots' time "
+                         f"({len(measured)} stock run(s), {how}; {directory / 'fit.json'})")
+        print(f"sim-vs-live: {self.arrivals}", file=sys.stderr)
+        self.submissions = list(expand(at_interarrival(spec, rate)))
+        return rate
+
+    def _fit_run(self, live: Path, rate: float, load: float) -> float:
+        """One stock run of the fit at ``rate``: the slot-seconds its tasks held."""
+        self.interarrival = rate
+        print(f"sim-vs-live: measuring the mix's work under stock Spark at one job every {rate:.3g} s "
               f"(--offered-load {load:g})", file=sys.stderr)
-        live = directory / "live"
         if not (self.resume and self._reused(live, "stock", self.seed)):
             self._replay("stock", self.seed, live)
-        work, slots, jobs = float(live_tasks(live)["work"].sum()), self.shape[0] * self.shape[1], len(self.submissions)
-        try:
-            seconds = offered_load.interarrival_for(work, slots, jobs, load)
-        except ValueError as exc:
-            raise CompareError(f"{live}: {exc}") from None
-        was = offered_load.offered(work, slots, jobs, before)
-        atomic.write_text(directory / "fit.json", json.dumps(
-            {"load": load, "work_s": work, "slots": slots, "jobs": jobs, "measured_at_interarrival_s": before,
-             "offered_there": was, "interarrival_s": seconds}, indent=2) + "\n")
-        print(f"sim-vs-live: {work:.0f} slot-seconds of work: one job every {before:.3g} s offered {was:.2f}; "
-              f"one every {seconds:.3g} s offers {load:g} (--interarrival {seconds:.3g})", file=sys.stderr)
-        self.interarrival = seconds
-        self.arrivals = (f"one job every {seconds:.3g} s on average, offering {load:g} of the slots' time: stock's "
-                         f"run at {before:.3g} s measured {work:.0f} slot-seconds ({directory / 'fit.json'})")
-        self.submissions = list(expand(at_interarrival(spec, seconds)))
-        return seconds
+        return float(live_tasks(live)["work"].sum())
 
     def seed_of(self, repeat: int) -> int:
         """The policy seed of repeat ``repeat``, live and simulated: the given seed, then the next ones,
