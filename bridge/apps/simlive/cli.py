@@ -104,9 +104,10 @@ SIZE = MemorySize()
                    "interrupted one is moved aside and run again).")
 @interarrival_option
 @click.option("--offered-load", type=FiniteFloat(min=0.01, max=1.0), default=None, metavar="FRACTION",
-              help="Before the comparison, run stock Spark once at the mix's rate, measure its work, and run "
-                   "every policy at the rate that offers this load to the executors' slots (e.g. 0.85; "
-                   "docs/sim-vs-live.md). A job mix only; not with --interarrival.")
+              help="Before the comparison, run stock Spark at the mix's rate and measure its work, again at "
+                   "each rate that work calls for (at most 3 runs), and run every policy at the rate that "
+                   "offers this load to the executors' slots (e.g. 0.85; docs/sim-vs-live.md). A job mix "
+                   "only; not with --interarrival.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int,
                 executor_memory: float | None, repeats: int,
