@@ -111,6 +111,40 @@ def test_a_fit_that_does_not_converge_says_so_and_keeps_its_last_call(tmp_path: 
     assert "not within 0.05 in 1 runs: the last call" in comparison.arrivals
 
 
+def test_the_run_that_offered_the_load_is_stocks_first_repeat(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit's last run ran stock at the fitted rate and seed: stock's first repeat is a copy of it,
+    not a run of its own; stock's second repeat (the next seed) and every other policy run."""
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock", "hawk"], 1, 2, None, None, {}, False, None)
+    replayed: list[tuple[str, str]] = []
+
+    def replay(policy: str, seed: int, results: Path, estimates: Path | None = None) -> Path:
+        replayed.append((policy, results.parent.name))
+        return _complete(results, [2.0])
+
+    monkeypatch.setattr(comparison, "_replay", replay)
+    out = tmp_path / "out"
+    comparison.fit_load(0.5, out)                    # 2 slot-seconds at 1 s on 2 slots, 2 jobs: 0.5
+    assert replayed == [("stock", "offered-load")]
+    first = comparison._live("stock", comparison.seed_of(1), out / "stock" / "repeat-1", 1)
+    assert first == out / "stock" / "repeat-1" / "live" and (first / "tasks.csv").read_text() == (
+        out / "offered-load" / "live-1" / "tasks.csv").read_text()
+    comparison._live("stock", comparison.seed_of(2), out / "stock" / "repeat-2", 2)
+    comparison._live("hawk", comparison.seed_of(1), out / "hawk" / "repeat-1", 1)
+    assert replayed[1:] == [("stock", "repeat-2"), ("hawk", "repeat-1")]
+
+
+def test_a_fit_that_missed_the_load_runs_stock_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fit whose last run did not offer the load ran at another rate than the one kept: no copy."""
+    comparison = Comparison.prepare(wordcount_workload(tmp_path), ["stock"], 1, 2, None, None, {}, False, None)
+    replayed: list[str] = []
+    monkeypatch.setattr(comparison, "_replay", lambda policy, seed, results, estimates=None:
+                        replayed.append(results.parent.name) or _complete(results, [8.0]))
+    comparison.fit_load(0.5, tmp_path / "out", runs=1)
+    comparison._live("stock", comparison.seed_of(1), tmp_path / "out" / "stock" / "repeat-1", 1)
+    assert replayed == ["offered-load", "repeat-1"]
+
+
 @pytest.mark.parametrize(("runs", "expected"), [
     ([Measured(3.0, 525.0)], 525 / (96 * 0.85)),                          # one run: its own call
     ([Measured(3.0, 525.0), Measured(6.43, 382.0)], None),                # the secant (the 2026-12-02 testbed)

@@ -12,13 +12,15 @@ executors share a host's cores (the testbed's 4 one-core executors on 2 cores): 
 525 slot-seconds at overload and 382 at the rate that work alone called for, which then offered
 0.62, not 0.85. So the fit measures again at each new rate, the next rate from the last two
 measurements (the secant of work against the rate), until a run offers the load within
-``TOLERANCE``, for at most ``RUNS`` stock runs.
+``TOLERANCE``, for at most ``RUNS`` stock runs. The run that offered the load is stock's first
+repeat of the comparison, at that rate already.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+FIT_POLICY = "stock"  # whose runs measure the mix's work (the load is stock Spark's)
 RUNS = 3          # stock runs a fit may take (our choice: each costs a run of the whole mix)
 TOLERANCE = 0.05  # how close to the aim a measured run must come (absolute, in fractions of the slots' time)
 

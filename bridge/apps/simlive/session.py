@@ -10,6 +10,7 @@ policy, repeat, class and statistic), ``spread.csv`` (over repeats), ``results.j
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -172,6 +173,7 @@ class Comparison:
         self.executor_memory_gb = executor_memory_gb
         self.interarrival: float | None = None    # the mix's mean seconds between jobs, if not the file's
         self.arrivals = ""                        # how that rate was chosen, for the table's head
+        self.fitted_run: Path | None = None       # the fit's stock run at that rate, stock's first repeat
         self.estimates: Path | None = None        # the runtime-estimates file every live policy gets
         self.estimates_from: str | None = None    # or: a compared stand-in whose run of a repeat gives them
         self.driver_share = ""  # how the live runs' drivers shared the testbed's CPU (bridge.testbed.driver_share)
@@ -317,6 +319,7 @@ class Comparison:
                       for r in measured],
              "interarrival_s": rate, "measured_at_that_rate": fitted}, indent=2) + "\n")
         how = "measured there" if fitted else f"not within {offered_load.TOLERANCE:g} in {runs} runs: the last call"
+        self.fitted_run = directory / f"live-{len(measured)}" if fitted else None
         self.interarrival = rate
         self.arrivals = (f"one job every {rate:.3g} s on average, fitted to offer {load:g} of the slots' time "
                          f"({len(measured)} stock run(s), {how}; {directory / 'fit.json'})")
@@ -330,7 +333,7 @@ class Comparison:
         print(f"sim-vs-live: measuring the mix's work under stock Spark at one job every {rate:.3g} s "
               f"(--offered-load {load:g})", file=sys.stderr)
         if not (self.resume and self._reused(live, "stock", self.seed)):
-            self._replay("stock", self.seed, live)
+            self._replay(offered_load.FIT_POLICY, self.seed, live)
         return float(live_tasks(live)["work"].sum())
 
     def seed_of(self, repeat: int) -> int:
@@ -345,6 +348,8 @@ class Comparison:
         results = directory / "live"
         if self.resume and self._reused(results, policy, seed):
             return results
+        if policy == offered_load.FIT_POLICY and seed == self.seed and self.fitted_run is not None:
+            return self._copied_fit(results)
         estimates = None if stand_in(policy) else self._estimates_of(repeat, directory.parent.parent)
         return self._replay(policy, seed, results, estimates)
 
@@ -391,6 +396,15 @@ class Comparison:
         if code != 0 or state != "complete":
             raise CompareError(f"the live run of {policy} ended with exit status {code}, state {state}; "
                                f"see {results} and the replay's messages above")
+        return results
+
+    def _copied_fit(self, results: Path) -> Path:
+        """Stock's first repeat is the fit's last run, which ran stock at the fitted rate and seed:
+        copied to ``results`` rather than run again (a run of the whole mix saved)."""
+        assert self.fitted_run is not None
+        shutil.copytree(self.fitted_run, results)
+        print(f"sim-vs-live: {offered_load.FIT_POLICY}'s run at the fitted rate is the fit's last run, "
+              f"{self.fitted_run} (copied to {results})", file=sys.stderr)
         return results
 
     def _reused(self, results: Path, policy: str, seed: int) -> bool:
