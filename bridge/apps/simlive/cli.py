@@ -104,10 +104,10 @@ SIZE = MemorySize()
                    "interrupted one is moved aside and run again).")
 @interarrival_option
 @click.option("--offered-load", type=FiniteFloat(min=0.01, max=1.0), default=None, metavar="FRACTION",
-              help="Before the comparison, run stock Spark at the mix's rate and measure its work, again at "
-                   "each rate that work calls for (at most 3 runs), and run every policy at the rate that "
-                   "offers this load to the executors' slots (e.g. 0.85; docs/sim-vs-live.md). A job mix "
-                   "only; not with --interarrival.")
+              help="Before the comparison, run stock Spark at the mix's rate (or --interarrival's, where the "
+                   "fit starts) and measure its work, again at each rate that work calls for (at most 3 "
+                   "runs), and run every policy at the rate that offers this load to the executors' slots "
+                   "(e.g. 0.85; docs/sim-vs-live.md). A job mix only.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout instead of the table.")
 def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, executor_cores: int,
                 executor_memory: float | None, repeats: int,
@@ -135,9 +135,6 @@ def sim_vs_live(workload: Path, policies: tuple[str, ...], executors: int, execu
         raise click.BadParameter("--resume needs the --out of the comparison to resume", param_hint="--resume")
     if min_share is not None and not preempt:
         raise click.BadParameter("the node agents' share is for --preempt only", param_hint="--min-share")
-    if offered_load is not None and interarrival is not None:
-        raise click.BadParameter("give the rate (--interarrival) or the load to fit it to, not both",
-                                 param_hint="--offered-load")
     try:
         comparison = Comparison.prepare(workload, list(dict.fromkeys(policies)), executors, executor_cores,
                                         seed, cutoff, params, preempt, hadoop_conf_dir, job_model,
