@@ -332,7 +332,7 @@ class Comparison:
         self.interarrival = rate
         print(f"sim-vs-live: measuring the mix's work under stock Spark at one job every {rate:.3g} s "
               f"(--offered-load {load:g})", file=sys.stderr)
-        if not (self.resume and self._reused(live, "stock", self.seed)):
+        if not (self.resume and self._reused(live, offered_load.FIT_POLICY, self.seed)):
             self._replay(offered_load.FIT_POLICY, self.seed, live)
         return float(live_tasks(live)["work"].sum())
 
