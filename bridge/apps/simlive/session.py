@@ -349,7 +349,7 @@ class Comparison:
         if self.resume and self._reused(results, policy, seed):
             return results
         if policy == offered_load.FIT_POLICY and seed == self.seed and self.fitted_run is not None:
-            return self._copied_fit(results)
+            return self._copied_fit(self.fitted_run, results)
         estimates = None if stand_in(policy) else self._estimates_of(repeat, directory.parent.parent)
         return self._replay(policy, seed, results, estimates)
 
@@ -398,13 +398,13 @@ class Comparison:
                                f"see {results} and the replay's messages above")
         return results
 
-    def _copied_fit(self, results: Path) -> Path:
-        """Stock's first repeat is the fit's last run, which ran stock at the fitted rate and seed:
-        copied to ``results`` rather than run again (a run of the whole mix saved)."""
-        assert self.fitted_run is not None
-        shutil.copytree(self.fitted_run, results)
+    @staticmethod
+    def _copied_fit(fitted: Path, results: Path) -> Path:
+        """Stock's first repeat is the fit's last run ``fitted``, which ran stock at the fitted rate and
+        seed: copied to ``results`` rather than run again (a run of the whole mix saved)."""
+        shutil.copytree(fitted, results)
         print(f"sim-vs-live: {offered_load.FIT_POLICY}'s run at the fitted rate is the fit's last run, "
-              f"{self.fitted_run} (copied to {results})", file=sys.stderr)
+              f"{fitted} (copied to {results})", file=sys.stderr)
         return results
 
     def _reused(self, results: Path, policy: str, seed: int) -> bool:
