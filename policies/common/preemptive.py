@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from bisect import insort
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from itertools import takewhile
 from dataclasses import dataclass
 from typing import Protocol
@@ -24,6 +24,9 @@ from policies.falcon.preemption import SpDecision, SpTask
 
 TaskKey = tuple[int, int]
 Priority = Callable[[TaskKey, int, ClusterView], float]
+# A waiting task's priority class: every task of one class has the very same priority at every
+# instant while it waits (None: a class of its own). Fixed from the task's queueing to its start.
+PriorityClass = Callable[[TaskKey], Hashable | None]
 
 
 class PreemptionRule(Protocol):
@@ -59,12 +62,13 @@ def preempt_longest(waiting: Sequence[SpTask[TaskKey]], running: Sequence[SpTask
     return None
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Waiting:
     key: TaskKey
     probe: ProbeInfo | None  # None: a suspended task (resumed, not run)
     demand: tuple[float, ...]
-    priority: float
+    priority: float  # at the instant its node's order was last read
+    cls: Hashable | None  # its priority class (always None for a suspended task)
 
 
 def _rank(w: _Waiting) -> tuple[float, TaskKey]:
@@ -77,12 +81,17 @@ class PreemptiveWorkers:
 
     Priorities hold within an instant (a task's waiting time and attained service are read at it),
     so each worker keeps its waiting tasks in start order for the instant: arrivals are inserted,
-    started tasks removed, and a suspension or a new instant rebuilds it. A round that ends many
-    tasks on one busy worker sorts its queue once, not once per task end."""
+    started tasks removed, and a suspension rebuilds it. A round that ends many tasks on one busy
+    worker sorts its queue once, not once per task end. A new instant re-ranks the kept order: one
+    priority per ``priority_class`` (a large stage's tasks share one), then a sort of an order that
+    has mostly not changed, so a queue of thousands costs a few priorities per instant, not one per
+    task."""
 
     def __init__(self, priority: Priority, rule: PreemptionRule, independent: Callable[[TaskKey, TaskKey], bool],
-                 estimate: Callable[[TaskKey], float], early_start: bool, max_suspended: int = 0) -> None:
+                 estimate: Callable[[TaskKey], float], early_start: bool, max_suspended: int = 0,
+                 priority_class: PriorityClass | None = None) -> None:
         self.priority = priority
+        self.priority_class = priority_class
         self.rule = rule
         self.independent = independent
         self.estimate = estimate
@@ -163,7 +172,8 @@ class PreemptiveWorkers:
         """The node's waiting tasks in start order at ``view.now`` (kept for the instant)."""
         arrived = self._arrived.pop(node, [])
         kept = self._order.get(node)
-        if kept is not None and kept[0] == view.now:
+        if kept is not None and (kept[0] == view.now or self._rerank(kept[1], len(arrived), node, view)):
+            self._order[node] = (view.now, kept[1])
             queued = self.queued[node]
             for key in arrived:
                 insort(kept[1], self._entry(key, queued[key], node, view), key=_rank)
@@ -174,8 +184,36 @@ class PreemptiveWorkers:
         self._order[node] = (view.now, entries)
         return entries
 
+    def _rerank(self, entries: list[_Waiting], arrived: int, node: int, view: ClusterView) -> bool:
+        """Carry an earlier instant's order (less ``arrived`` new tasks) to ``view.now``: each
+        entry's priority now, read once per priority class, and the order sorted again: what a
+        rebuild gives (the same priorities; keys break ties). False, and nothing carried, when the
+        entries are no longer the node's waiting tasks (a suspension the workers did not make)."""
+        held = {(r.job_id, r.task) for r in view.suspended(node)}
+        queued = sum(1 for w in entries if w.probe is not None)
+        if queued + arrived != len(self.queued.get(node, {})) or len(entries) - queued != len(held) \
+                or any(w.probe is None and w.key not in held for w in entries):
+            return False
+        shared: dict[Hashable, float] = {}
+        ordered = True
+        last: _Waiting | None = None
+        for w in entries:
+            if w.cls is None:
+                w.priority = self.priority(w.key, node, view)
+            elif (p := shared.get(w.cls)) is not None:
+                w.priority = p
+            else:
+                w.priority = shared[w.cls] = self.priority(w.key, node, view)
+            if last is not None and ordered:
+                ordered = last.priority > w.priority or (last.priority == w.priority and last.key < w.key)
+            last = w
+        if not ordered:
+            entries.sort(key=_rank)
+        return True
+
     def _entry(self, key: TaskKey, probe: ProbeInfo | None, node: int, view: ClusterView) -> _Waiting:
-        return _Waiting(key, probe, _demand(view, key), self.priority(key, node, view))
+        cls = self.priority_class(key) if probe is not None and self.priority_class is not None else None
+        return _Waiting(key, probe, _demand(view, key), self.priority(key, node, view), cls)
 
     def _start(self, node: int, slot: int, w: _Waiting) -> Decision:
         if w.probe is None:

@@ -135,6 +135,14 @@ class TaskBook:
         """Eq. (3)'s second term for a task that never ran: it has waited since its job came."""
         return self.w2 * max(view.now - job.submit, 0.0)
 
+    def priority_class(self, key: TaskKey) -> tuple[int, float] | None:
+        """Tasks that never ran, of one job whose tasks are all leaves (or of any job when ``dag``
+        is off), with the same estimate: Eq. (3) gives them the very same priority at every instant
+        (the same first term, their job's waiting time), so a worker reads it once for all."""
+        if key in self.started or (self.dag and key[0] not in self._leaves):
+            return None
+        return (key[0], self._fresh[key])
+
     def priority(self, key: TaskKey, node: int, view: ClusterView) -> float:
         """Eq. (2) over unfinished children (or Eq. (3) alone when ``dag`` is off, or for a job whose
         tasks are all leaves: read when asked, the value the instant's memo would hold, as a task's

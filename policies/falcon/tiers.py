@@ -72,7 +72,7 @@ class TieredScheduler:
         self.place = place
         self.rng = env.rng("placement")
         self.workers = PreemptiveWorkers(book.priority, rule, book.independent, book.est.__getitem__, early_start,
-                                         max_suspended)
+                                         max_suspended, book.priority_class)
         self.workers_of = [list(range(m, spec.n_nodes, masters)) for m in range(masters)]
         self.master_of: dict[int, int] = {}
 
