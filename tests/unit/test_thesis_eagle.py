@@ -202,6 +202,20 @@ def test_sticky_probe_keeps_the_node_on_the_same_job() -> None:
     assert out == [Drop(0, a), Run(0, 0, b, True)]               # job 1 is done: move on to job 2
 
 
+def test_a_probe_of_a_job_with_no_task_left_is_dropped_when_it_arrives() -> None:
+    """The node looks for such probes only when something may have made one (a job left, a probe
+    came back from a request, or one arrived for a job already gone): this arrival is the last."""
+    policy, view = _eagle(1, big_partition=100.0, min_probes=1, probe_ratio=0.1)
+    (sent,) = _arrive(policy, view, Job(1, 0.0, (1.0,)))
+    a = sent.probe
+    assert policy.on_probe_arrival(ProbeArrival(0.001, 0, a), view) == [Run(0, 0, a, True)]
+    view.run[0] = [RunningTask(0, 1, 0, 0.002, 0.0)]
+    assert policy.on_task_request(TaskRequest(0.0015, 0, 0, a), view) == (Launch(0, 0, 1, 0),)
+    view.run[0] = []
+    assert policy.on_slot_freed(SlotFreed(1.0, 0, 0, 1, 0), view) == [Drop(0, a)]   # job 1 handed out its task
+    assert policy.on_probe_arrival(ProbeArrival(1.5, 0, a), view) == [Drop(0, a)]   # a late copy: not run
+
+
 def test_fifo_ablation_uses_one_task_per_probe() -> None:
     policy, view = _eagle(1, big_partition=100.0, min_probes=1, probe_ratio=0.1, sbp_srpt=False)
     (probe_a,) = _arrive(policy, view, Job(1, 0.0, (1.0,) * 2))
