@@ -270,7 +270,8 @@ class _Nodes:
         # per node, the job of every probe queued since its queue was last empty (-1: several)
         self.solo = vec[i64]([-1] * n_nodes)
 
-    def queued(self, node: int, entry: QueuedProbe) -> None:
+    def append(self, node: int, entry: QueuedProbe) -> None:
+        """Queue ``entry`` at ``node``, keeping ``solo``."""
         queue = self.queues[node]
         jid = entry.probe.job_id
         if not queue:
@@ -469,7 +470,7 @@ class Eagle:
         if probe.long:
             nodes.long_here[node] += 1
             nodes.snapshot[node] = probe.info
-        nodes.queued(node, QueuedProbe(probe))
+        nodes.append(node, QueuedProbe(probe))
         if probe.job_id not in self.tasks_left:
             nodes.checked[node] = -1
         slot = view.free_slot(node)
