@@ -2,30 +2,15 @@
 the node last found none, and SRPT's pick when the queue holds one job's probes (its first free
 entry). Neither changes a decision: the same runs with both scans made at every step give the
 same records, on a few nodes whose queues hold one large stage at a time and several at once."""
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
 from bridge.sim.engine import simulate
 from policies.framework import registry
 from policies.framework.api import ClusterSpec, PolicyEnv
+from tests.unit.source_module import load_source
 from workloads.model import Job
-
-SOURCE = Path(__file__).resolve().parents[2] / "policies" / "eagle" / "eagle.py"
-
-
-def _source_module(monkeypatch):
-    """The source's module (the compiled class takes no interpreted subclass)."""
-    spec = importlib.util.spec_from_file_location("eagle_source", SOURCE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
 
 def _jobs() -> list[Job]:
     """Large stages arriving alone (one job per queue), bursts that share the queues, and long
@@ -51,7 +36,7 @@ def _records(policy_class, params: dict[str, str]) -> list:
 @pytest.mark.parametrize("params", [{}, {"integer_estimates": "false"}, {"sss": "false"}, {"sbp_srpt": "false"},
                                     {"queue_pick": "last_fit", "integer_estimates": "false"}])
 def test_skipping_the_scans_decides_as_scanning(params, monkeypatch):
-    module = _source_module(monkeypatch)
+    module = load_source("policies/eagle/eagle.py", monkeypatch)
     shortcuts = []
 
     class Scanning(module.Eagle):  # type: ignore[misc, valid-type]

@@ -2,10 +2,7 @@
 tasks removed, re-ranked at a new instant with one priority per priority class, rebuilt after a
 suspension): that changes no decision. The same runs with the order rebuilt at every step give the
 same records, on DAG jobs and on bursts of large flat stages that preempt."""
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,20 +10,14 @@ import policies.falcon.tiers as tiers
 from bridge.sim.engine import simulate
 from policies.framework import registry
 from policies.framework.api import ClusterSpec, PolicyEnv, Suspend
+from tests.unit.source_module import load_source
 from workloads.model import Job
 from workloads.multires import dag_jobs
-
-SOURCE = Path(__file__).resolve().parents[2] / "policies" / "common" / "preemptive.py"
 
 
 def _pure_workers(monkeypatch) -> type:
     """The source's class (the compiled one takes no interpreted subclass)."""
-    spec = importlib.util.spec_from_file_location("preemptive_source", SOURCE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look themselves up there
-    spec.loader.exec_module(module)
-    return module.PreemptiveWorkers
+    return load_source("policies/common/preemptive.py", monkeypatch).PreemptiveWorkers
 
 
 def _flat_bursts() -> list[Job]:
