@@ -204,7 +204,7 @@ class PreemptiveWorkers:
                 w.priority = p
             else:
                 w.priority = shared[w.cls] = self.priority(w.key, node, view)
-            if last is not None and ordered:
+            if last is not None and ordered:  # _rank's order, without a tuple per entry (20% of the host's CPU)
                 ordered = last.priority > w.priority or (last.priority == w.priority and last.key < w.key)
             last = w
         if not ordered:
