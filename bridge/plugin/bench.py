@@ -168,7 +168,8 @@ def latency(args: SimpleNamespace, endpoint: str) -> None:
     print(f"[{endpoint}] round trip per offer round (JVM-timed, {len(calls)} rounds, local[64], 1,000 {tasks}): "
           f"p50 {percentile(calls, 50):.0f} us, p99 {percentile(calls, 99):.0f} us; whole round in the scheduler "
           f"p50 {percentile(rounds, 50):.0f} us, p99 {percentile(rounds, 99):.0f} us; the policy's decision "
-          f"(host-timed) {decided}; late rounds {stats['late_rounds']}, fallback rounds {stats['fallback_rounds']}")
+          f"(host-timed) {decided}; late rounds {stats['late_rounds']}, fallback rounds {stats['fallback_rounds']}, "
+          f"stall revivals {stats['stall_revivals']}")
     print(f"[{endpoint}] where the round trip goes, p50 / p99 us: " + ", ".join(
         f"{label} {percentile(timed[key], 50):.0f} / {percentile(timed[key], 99):.0f}" for key, label in CALL_PARTS))
 
@@ -183,7 +184,7 @@ def throughput(args: SimpleNamespace) -> None:
     kinds = [STOCK.name, *bridges]
     rates: dict[str, list[float]] = {kind: [] for kind in kinds}
     counters = {kind: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
-                       "ahead_tasks": 0, "withdrawn_tasks": 0} for kind in bridges}
+                       "ahead_tasks": 0, "withdrawn_tasks": 0, "stall_revivals": 0} for kind in bridges}
 
     def run(kind: str) -> float:
         s = bridge_session(args.policy, args.cores, *bridges[kind], args.params)[0] if kind in bridges \

@@ -9,8 +9,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
 
 from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.common.tls import ServerTls
@@ -18,6 +21,7 @@ from bridge.drivers.spark.state import LiveCluster
 from bridge.protocol.auth import client_handshake, new_nonce
 from bridge.protocol.messages import LiveEvent, OfferRound, Placement, TaskEnd, TaskStart
 
+T = TypeVar("T")
 WORDS = ("alpha", "beta", "gamma", "delta", "epsilon")
 LINES = [" ".join(WORDS[(i * j) % len(WORDS)] for j in range(1, 8)) for i in range(400)]
 SQL = """
@@ -47,6 +51,21 @@ def slow_sum(spark, tasks: int, seconds: float, group: str) -> int:
         return [sum(it)]
 
     return sum(sc.parallelize(range(tasks), tasks).mapPartitions(work).collect())
+
+
+def finishes_within(spark, seconds: float, job: Callable[[], T]) -> T:
+    """``job()``'s result, or the test fails once it has run ``seconds`` (its Spark jobs cancelled
+    first, so the session still stops: a stalled job would otherwise hang the test's teardown)."""
+    result: list[T] = []
+    runner = threading.Thread(target=lambda: result.append(job()), daemon=True)
+    runner.start()
+    runner.join(seconds)
+    if runner.is_alive():
+        spark.sparkContext.cancelAllJobs()
+        runner.join(30)
+        pytest.fail(f"the job did not finish within {seconds:.0f} s")
+    assert result, "the job raised (see its thread's traceback above)"
+    return result[0]
 
 
 def assert_no_task_lost_or_repeated(spark, group: str) -> None:

@@ -43,6 +43,7 @@ from tests.integration.sparkplugin_support import (
     RecordingPlanner,
     Squatter,
     assert_no_task_lost_or_repeated,
+    finishes_within,
     slow_sum,
     sql_rows,
     wordcount,
@@ -625,6 +626,34 @@ def test_the_watchdog_gives_a_round_to_spark_when_slots_stay_held_while_tasks_wa
         stats = spark_inprocess.stats()
     assert stats["watchdog_rounds"] >= 1 and stats["placed_tasks"] == 0
     assert stats["fallback_tasks"] >= 4 and "watchdog" in stats["last_failure"]
+
+
+class HoldFirstPlanner(FifoPlanner):
+    """Holds every free slot back in its first round, then FIFO."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rounds = 0
+
+    def plan(self, rnd: OfferRound, events: Sequence[LiveEvent], cluster: LiveCluster) -> Placement:
+        self.rounds += 1
+        placement = super().plan(rnd, events, cluster)
+        return Placement() if self.rounds == 1 else placement
+
+
+def test_local_mode_revives_a_round_when_none_was_scheduled_after_one_left_work() -> None:
+    # A held-back round's revive pushed out to 10 min: only the liveness check (late.limit + 1 s)
+    # brings the next round, as it would after a round that scheduled none by a fault. Without
+    # the check the job never gets another round: it is cancelled and the test fails.
+    planner = HoldFirstPlanner()
+    with bridge_session(PolicyHost(planner), **{"spark.schedbridge.revive.interval": "10min"}) as spark:
+        start = time.monotonic()
+        assert finishes_within(spark, 60, lambda: slow_sum(spark, 4, 0.1, "revived")) == sum(range(4))
+        took = time.monotonic() - start
+        stats = spark_inprocess.stats()
+    assert stats["stall_revivals"] >= 1 and "liveness" in stats["last_failure"], stats
+    assert stats["fallback_rounds"] == 0 and stats["placed_tasks"] >= 4  # the revived round was the policy's
+    assert 2.0 <= took < 60, took  # waited out the bound, then finished
 
 
 class TimedPlanner(FifoPlanner):

@@ -44,6 +44,7 @@ public final class BridgeStats {
     private long kills;
     private long killsRefused;
     private long watchdogRounds;
+    private long stallRevivals;
     private long aheadTasks;
     private long withdrawnTasks;
     private final ContainerCounts resizes = new ContainerCounts();
@@ -123,6 +124,20 @@ public final class BridgeStats {
         fallbackRounds++;
         lastFailure = "free slots held back while tasks waited over " + boundMs + " ms (the watchdog)";
         journal.accept(new BridgeEvents.Fallback(System.currentTimeMillis(), lastFailure));
+    }
+
+    /**
+     * Local mode's liveness check revived a round that nothing had scheduled (see
+     * {@link PlacementRounds#keepAlive}): a fault of the plugin. True the first time (to warn once).
+     */
+    synchronized boolean stallRevived(long boundMs) {
+        stallRevivals++;
+        lastFailure = "no offer round came for over " + boundMs + " ms while a slot was free and tasks waited "
+                + "(the liveness check revived one)";
+        if (stallRevivals == 1) {
+            warnings++;
+        }
+        return stallRevivals == 1;
     }
 
     /** Tasks launched ahead of the policy's answer, on its prediction (each confirmed or withdrawn later). */
@@ -250,7 +265,8 @@ public final class BridgeStats {
                 .put("warnings", warnings).put("held_rounds", heldRounds).put("spark_order_rounds", sparkOrderRounds)
                 .put("placed_tasks", placedTasks).put("fallback_tasks", fallbackTasks)
                 .put("unmanaged_tasks", unmanagedTasks).put("kills", kills).put("kills_refused", killsRefused)
-                .put("watchdog_rounds", watchdogRounds).put("ahead_tasks", aheadTasks)
+                .put("watchdog_rounds", watchdogRounds).put("stall_revivals", stallRevivals)
+                .put("ahead_tasks", aheadTasks)
                 .put("withdrawn_tasks", withdrawnTasks).put("suspends", resizes.suspends())
                 .put("resumes", resizes.resumes()).put("failed_container_commands", resizes.failed())
                 .put("last_failure", lastFailure);
@@ -295,6 +311,6 @@ public final class BridgeStats {
     }
 
     synchronized boolean degraded() {
-        return fallbackRounds > 0 || failedReports > 0 || warnings > 0;
+        return fallbackRounds > 0 || failedReports > 0 || warnings > 0 || stallRevivals > 0;
     }
 }

@@ -18,10 +18,13 @@ import scala.collection.immutable.Seq;
  */
 public final class BridgeTaskScheduler extends TaskSchedulerImpl {
     private final PlacementRounds rounds;
+    /** Local mode: its backend offers only on task events and revives (see {@link PlacementRounds#keepAlive}). */
+    private final boolean local;
 
     BridgeTaskScheduler(SparkContext sc, int maxTaskFailures, boolean isLocal, PlacementRounds rounds) {
         super(sc, maxTaskFailures, isLocal, new org.apache.spark.util.SystemClock());
         this.rounds = rounds;
+        this.local = isLocal;
     }
 
     @Override
@@ -45,6 +48,9 @@ public final class BridgeTaskScheduler extends TaskSchedulerImpl {
     public void postStartHook() {
         super.postStartHook();
         rounds.started();
+        if (local) {
+            rounds.keepAlive(() -> backend().reviveOffers());
+        }
     }
 
     @Override

@@ -40,6 +40,7 @@ final class BridgeUiPage extends WebUIPage {
         m.put("fallback_rounds", "rounds left to Spark's own scheduling after a failure (watchdog included)");
         m.put("late_rounds", "rounds that launched nothing while a late policy answer was awaited");
         m.put("watchdog_rounds", "rounds given to Spark because free slots were held back too long");
+        m.put("stall_revivals", "rounds revived after none came while a slot was free and tasks waited (local mode)");
         m.put("held_rounds", "rounds in which the policy held free slots back while tasks waited");
         m.put("spark_order_rounds", "rounds in Spark's order, as the policy declared, without asking");
         m.put("failed_reports", "reports without a slot to grant that failed");

@@ -62,6 +62,8 @@ final class PlacementRounds implements AutoCloseable {
      * counted as a warning.
      */
     private static final long JOB_START_WAIT_MS = 100;
+    /** Local mode's liveness bound is the late limit plus this; also how often it is checked. */
+    private static final long LIVENESS_MARGIN_MS = 1000;
 
     private final SparkContext sc;
     private final PolicyClient client;
@@ -81,6 +83,8 @@ final class PlacementRounds implements AutoCloseable {
     private final String statsFile;
     /** Free slots held back while tasks wait longer than {@code hold.max}: one round is Spark's. */
     private final HoldWatch holds;
+    /** Local mode's liveness clock (see {@link #keepAlive}); null on backends that revive by themselves. */
+    private volatile Liveness liveness;
     private final int maxKillsPerRound;
     private final int maxKillsPerTask;
     /** Kills asked by the policy so far, per task ({@code stage.index}) over all its attempts. */
@@ -137,6 +141,16 @@ final class PlacementRounds implements AutoCloseable {
         stats.publish(false);
         List<WorkerOffer> list = CollectionConverters.asJava(offers);
         List<TaskSetManager> queue = CollectionConverters.asJava(pool.sortedQueue());
+        Seq<Seq<TaskDescription>> launched = place(list, queue, offers, all, spark, revive);
+        Liveness check = liveness;
+        if (check != null) {
+            check.roundEnded(System.currentTimeMillis(), leftWork(list, launched, queue));
+        }
+        return launched;
+    }
+
+    private Seq<Seq<TaskDescription>> place(List<WorkerOffer> list, List<TaskSetManager> queue,
+            IndexedSeq<WorkerOffer> offers, boolean all, SparkOffers spark, Runnable revive) {
         if (sc.applicationId() == null) {
             return spark.resourceOffers(offers, all);  // not registered yet: no tasks to place
         }
@@ -396,6 +410,9 @@ final class PlacementRounds implements AutoCloseable {
         if (n == 0 && !out && idle) {
             return null;  // free slots, tasks waiting, nothing predicted for them: the policy decides now
         }
+        if (out && idle) {
+            offerPastTheLateLimit(revive);  // slots wait for the call's answer, which a hung host never gives
+        }
         if (!idle) {
             holds.ended();  // every free slot took a task (e.g. grants of an answer that landed): nothing is held
         }
@@ -412,6 +429,42 @@ final class PlacementRounds implements AutoCloseable {
             }
         }
         return counted(BridgeStats.Launch.POLICY, perOffer(launched));
+    }
+
+    /**
+     * Local mode: from now on a round that left a free slot with a task waiting and was followed by
+     * no round for longer than the liveness bound is revived, counted as a fault. The bound outlasts
+     * every wake-up the rounds schedule (the late limit's is the longest), so it fires only where a
+     * round scheduled none; other backends revive every second by themselves.
+     */
+    void keepAlive(Runnable revive) {
+        Liveness check = new Liveness(lateLimitMs + LIVENESS_MARGIN_MS);
+        liveness = check;
+        timer.scheduleWithFixedDelay(() -> {
+            if (check.stalled(System.currentTimeMillis())) {
+                if (stats.stallRevived(check.boundMs())) {
+                    LOG.warn("schedbridge: no offer round came for over {} ms while a slot was free and tasks "
+                            + "waited; revived (counted as stall_revivals; warned once)", check.boundMs());
+                }
+                revive.run();
+            }
+        }, LIVENESS_MARGIN_MS, LIVENESS_MARGIN_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** True if, after the round's launches, an executor has a free slot and a task waits for one. */
+    private boolean leftWork(List<WorkerOffer> list, Seq<Seq<TaskDescription>> launched, List<TaskSetManager> queue) {
+        Map<String, Integer> started = new HashMap<>();
+        for (Seq<TaskDescription> perOffer : CollectionConverters.asJava(launched)) {
+            for (TaskDescription t : CollectionConverters.asJava(perOffer)) {
+                started.merge(t.executorId(), 1, Integer::sum);
+            }
+        }
+        int[] freeCores = new int[list.size()];
+        for (int i = 0; i < list.size(); i++) {
+            WorkerOffer o = list.get(i);
+            freeCores[i] = o.cores().toInt() - started.getOrDefault(o.executorId(), 0) * cpusPerTask;
+        }
+        return waiting(freeCores, queue);
     }
 
     /** True if a core is free and a runnable stage has a task that is neither running nor done. */
