@@ -11,9 +11,10 @@
    synthetic round with exactly 64 free slots and 1,000 pending tasks is reported too.
 2. Placement throughput: many trivial tasks (JVM-only, no Python workers), stock Spark
    (``local[N]``) vs the bridge (``spark-schedbridge://local[N]``), alternating in one run, with
-   the bridge's count of rounds in which the policy held free slots back while tasks were pending;
-   with ``--launch-ahead``, the bridge without and with ``spark.schedbridge.launch.ahead`` in the
-   same alternation (the latency part then launches ahead).
+   the bridge's count of rounds in which the policy held free slots back while tasks were pending,
+   and each kind's CPU per task (the driver JVM's, and the policy host's); with
+   ``--launch-ahead``, the bridge without and with ``spark.schedbridge.launch.ahead`` in the same
+   alternation (the latency part then launches ahead).
 
 Both parts run for each ``--endpoint``: ``inprocess`` (the PySpark driver hosts the policy, a
 py4j callback per round) and ``local`` (the default of spark-submit: a host process beside the
@@ -28,7 +29,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Any
 
 import click
 from pyspark import SparkConf, SparkContext
@@ -182,31 +185,34 @@ def throughput(args: SimpleNamespace) -> None:
     bridges = {bridge_kind(e, ahead): (e, ahead) for ahead in (False, *((True,) if args.ahead else ()))
                for e in args.endpoints}
     kinds = [STOCK.name, *bridges]
-    rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+    runs: dict[str, list[Run]] = {kind: [] for kind in kinds}
     counters = {kind: {"policy_rounds": 0, "held_rounds": 0, "late_rounds": 0, "fallback_rounds": 0,
                        "ahead_tasks": 0, "withdrawn_tasks": 0, "stall_revivals": 0} for kind in bridges}
 
-    def run(kind: str) -> float:
+    def run(kind: str) -> Run:
         s = bridge_session(args.policy, args.cores, *bridges[kind], args.params)[0] if kind in bridges \
             else stock_session(args.cores)
-        rate = timed_rate(s, args.tasks)
+        measured = timed_rate(s, args.tasks, kind in bridges and bridges[kind][0] == "inprocess")
         if kind in bridges:
             stats = spark_inprocess.stats()
             counters[kind] = {k: v + stats[k] for k, v in counters[kind].items()}
         s.stop()
-        return rate
+        return measured
 
-    warm_up = {kind: round(run(kind)) for kind in kinds}
+    warm_up = {kind: round(run(kind).rate) for kind in kinds}
     for repeat in range(args.repeats):
         first = repeat % len(kinds)
         for kind in kinds[first:] + kinds[:first]:
-            rates[kind].append(run(kind))
-    stock = median(rates[STOCK.name])
-    medians = ", ".join(f"bridge [{k}] {median(rates[k]):.0f} tasks/s "
-                        f"({100 * median(rates[k]) / stock:.0f}% of stock)" for k in kinds[1:])
+            runs[kind].append(run(kind))
+    rate = {k: median([r.rate for r in rs]) for k, rs in runs.items()}
+    medians = ", ".join(f"bridge [{k}] {rate[k]:.0f} tasks/s ({100 * rate[k] / rate[STOCK.name]:.0f}% of stock)"
+                        for k in kinds[1:])
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
-          f"stock {stock:.0f} tasks/s, {medians}")
-    print("runs:", json.dumps({k: [round(v) for v in vs] for k, vs in rates.items()}),
+          f"stock {rate[STOCK.name]:.0f} tasks/s, {medians}")
+    print("CPU per task, ms (median): " + ", ".join(
+        f"{k}: driver {median([r.driver_ms for r in rs]):.2f}"
+        + (f" + host {median([r.host_ms for r in rs]):.3f}" if k in bridges else "") for k, rs in runs.items()))
+    print("runs:", json.dumps({k: [round(r.rate) for r in rs] for k, rs in runs.items()}),
           "after an uncounted pass:", json.dumps(warm_up))
     print("bridge throughput runs (incl. warm-ups):", json.dumps(counters))
 
@@ -216,7 +222,38 @@ def bridge_kind(endpoint: str, ahead: bool) -> str:
     return f"{endpoint}, launching ahead" if ahead else endpoint
 
 
-def timed_rate(spark: SparkSession, tasks: int) -> float:
-    """Tasks per second of a ``tasks``-task trivial job, after a warm-up job."""
+@dataclass(frozen=True)
+class Run:
+    """One throughput run: tasks per second, and CPU per task (ms) of the driver JVM and of the
+    policy's host (the process beside the driver, or the in-process host's Python driver)."""
+    rate: float
+    driver_ms: float
+    host_ms: float
+
+
+def timed_rate(spark: SparkSession, tasks: int, host_in_python: bool) -> Run:
+    """A ``tasks``-task trivial job, after a warm-up job. CPU per task is steadier than the rate on a
+    shared machine: a run that meets another process's burst loses time, not CPU."""
     trivial_job(spark, 200)
-    return tasks / trivial_job(spark, tasks)
+    driver, started = cpu_s()
+    python = time.process_time()
+    seconds = trivial_job(spark, tasks)
+    driver_after, started_after = cpu_s()
+    host = time.process_time() - python if host_in_python else started_after - started
+    return Run(tasks / seconds, 1000 * (driver_after - driver) / tasks, 1000 * host / tasks)
+
+
+def cpu_s() -> tuple[float, float]:
+    """CPU seconds used so far by the driver JVM and by the processes it started (a ``local`` host)."""
+    gateway = SparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("no SparkContext: the driver's CPU is read while a session runs")
+    current = gateway.jvm.java.lang.ProcessHandle.current()
+    started = sum(cpu_of(h) for h in current.descendants().toArray())
+    return cpu_of(current), started
+
+
+def cpu_of(handle: Any) -> float:
+    """A process's CPU seconds, as the JVM reads them (0 once it has exited)."""
+    duration = handle.info().totalCpuDuration()
+    return duration.get().toNanos() / 1e9 if duration.isPresent() else 0.0

@@ -32,6 +32,7 @@ from bridge.apps.report.load import load_runs
 from bridge.drivers.planners import make_planner
 from bridge.drivers.spark.fifo import FifoPlanner
 from bridge.drivers.spark.state import LiveCluster
+from bridge.plugin import bench
 from bridge.plugin import inprocess as spark_inprocess
 from bridge.plugin.host import PolicyHost, scoped
 from bridge.plugin.daemon import DEFAULT_LIMITS, PolicyDaemon
@@ -462,6 +463,15 @@ def test_default_endpoint_hosts_the_policy_beside_the_driver_and_stops_it(stock:
     port = int(re.search(r"tcp://127\.0\.0\.1:(\d+)", stats["endpoint"]).group(1))
     with pytest.raises(OSError):  # the host stopped with the application
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_the_benchmark_reads_the_driver_s_and_the_local_host_s_cpu_per_task() -> None:
+    # bench spark's throughput part: besides the rate, CPU per task of the driver JVM and of the host
+    # beside it (~0.07 ms per task: 1,000 tasks give it several of the kernel's 10 ms ticks)
+    with local_host_session("fifo") as spark:
+        run = bench.timed_rate(spark, 1000, host_in_python=False)
+    assert run.rate > 0 and run.driver_ms > 0 and run.host_ms > 0, run
+    assert run.host_ms < run.driver_ms, run  # the host's share is small beside Spark's own work
 
 
 def test_an_application_asking_a_daemon_for_another_policy_is_refused_at_start(tmp_path) -> None:
