@@ -453,6 +453,13 @@ final class PlacementRounds implements AutoCloseable {
 
     /** True if, after the round's launches, an executor has a free slot and a task waits for one. */
     private boolean leftWork(List<WorkerOffer> list, Seq<Seq<TaskDescription>> launched, List<TaskSetManager> queue) {
+        int cores = 0;
+        for (WorkerOffer o : list) {
+            cores += o.cores().toInt();
+        }
+        if (cores - size(launched) * cpusPerTask < cpusPerTask) {
+            return false;  // every slot took a task (a large stage's usual round): no per-executor count needed
+        }
         Map<String, Integer> started = new HashMap<>();
         for (Seq<TaskDescription> perOffer : CollectionConverters.asJava(launched)) {
             for (TaskDescription t : CollectionConverters.asJava(perOffer)) {
