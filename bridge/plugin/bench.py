@@ -14,7 +14,8 @@
    the bridge's count of rounds in which the policy held free slots back while tasks were pending,
    and each kind's CPU per task (the driver JVM's, and the policy host's); with
    ``--launch-ahead``, the bridge without and with ``spark.schedbridge.launch.ahead`` in the same
-   alternation (the latency part then launches ahead).
+   alternation (the latency part then launches ahead). Beside the medians of each kind, each bridge
+   run paired with stock's run of the same repeat: its rate, and stock's CPU per task over its own.
 
 Both parts run for each ``--endpoint``: ``inprocess`` (the PySpark driver hosts the policy, a
 py4j callback per round) and ``local`` (the default of spark-submit: a host process beside the
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -209,12 +210,38 @@ def throughput(args: SimpleNamespace) -> None:
                         for k in kinds[1:])
     print(f"throughput, {args.tasks} trivial tasks on local[{args.cores}] (median of {args.repeats}): "
           f"stock {rate[STOCK.name]:.0f} tasks/s, {medians}")
+    print("paired with stock's run of the same repeat, median (per repeat): " + "; ".join(
+        f"[{k}] rate {percent(paired(runs[k], runs[STOCK.name], by_rate))}, "
+        f"CPU {percent(paired(runs[k], runs[STOCK.name], by_cpu))}" for k in kinds[1:]))
     print("CPU per task, ms (median): " + ", ".join(
         f"{k}: driver {median([r.driver_ms for r in rs]):.2f}"
         + (f" + host {median([r.host_ms for r in rs]):.3f}" if k in bridges else "") for k, rs in runs.items()))
     print("runs:", json.dumps({k: [round(r.rate) for r in rs] for k, rs in runs.items()}),
           "after an uncounted pass:", json.dumps(warm_up))
     print("bridge throughput runs (incl. warm-ups):", json.dumps(counters))
+
+
+def by_rate(bridge: Run, stock: Run) -> float:
+    """The bridge's rate as a fraction of stock's."""
+    return bridge.rate / stock.rate
+
+
+def by_cpu(bridge: Run, stock: Run) -> float:
+    """Stock's CPU per task as a fraction of the bridge's (driver and host): the rate the bridge
+    would reach on a CPU-bound driver, steadier than the rate where other processes come and go."""
+    return stock.driver_ms / (bridge.driver_ms + bridge.host_ms)
+
+
+def paired(bridge: list[Run], stock: list[Run], ratio: Callable[[Run, Run], float]) -> list[float]:
+    """Each repeat's bridge run against stock's run of the same repeat (minutes apart at most): a
+    machine whose speed drifts over a sitting (this one's halved between a morning and an evening)
+    moves both runs of a pair, where it moves a median of each kind's runs apart."""
+    return [ratio(b, s) for b, s in zip(bridge, stock, strict=True)]
+
+
+def percent(ratios: list[float]) -> str:
+    """``median% (each%, ...)``."""
+    return f"{100 * median(ratios):.0f}% ({', '.join(f'{100 * r:.0f}%' for r in ratios)})"
 
 
 def bridge_kind(endpoint: str, ahead: bool) -> str:
